@@ -1,0 +1,1 @@
+"""pi-hermes-memory."""

@@ -1,0 +1,6 @@
+"""pi-hermes-memory: durable, searchable, self-maintaining long-term memory for LLM agents."""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"
+__all__ = ["__version__"]

@@ -1,0 +1,110 @@
+"""Domain events. Each has a stable, versioned wire tag (see ADR 0007).
+
+Events are facts about one stream (one Markdown document). Every event carries its stream id,
+its version in that stream and the time it happened.
+"""
+
+from __future__ import annotations
+
+import enum
+from datetime import date, datetime
+from typing import ClassVar
+
+import attrs
+
+from pi_hermes_memory.domain.model import FailureCategory, Target
+
+
+class Origin(enum.StrEnum):
+    """Who caused a change: the memory tool, a hand edit of the Markdown, a migration, …"""
+
+    TOOL = "tool"
+    MARKDOWN = "markdown"
+    MIGRATION = "migration"
+    CONSOLIDATION = "consolidation"
+
+
+class RemovalReason(enum.StrEnum):
+    TOOL = "tool"
+    EVICTED = "evicted"
+    MARKDOWN = "markdown"
+
+
+@attrs.frozen(kw_only=True)
+class Event:
+    TAG: ClassVar[str] = ""
+
+    stream: str
+    version: int
+    at: datetime
+
+
+@attrs.frozen(kw_only=True)
+class MemoryAdded(Event):
+    TAG: ClassVar[str] = "memory.added.v1"
+
+    entry_id: str
+    target: Target
+    text: str
+    project: str | None
+    category: FailureCategory | None
+    created: date
+    last_referenced: date
+    origin: Origin = Origin.TOOL
+
+
+@attrs.frozen(kw_only=True)
+class MemoryReplaced(Event):
+    """`old_id` becomes superseded history; `new_id` is the new active entry."""
+
+    TAG: ClassVar[str] = "memory.replaced.v1"
+
+    old_id: str
+    new_id: str
+    text: str
+    created: date
+    last_referenced: date
+    origin: Origin = Origin.TOOL
+
+
+@attrs.frozen(kw_only=True)
+class MemorySuperseded(Event):
+    """`old_id` is merged into the already active `by_id` (same text); no new entry appears."""
+
+    TAG: ClassVar[str] = "memory.superseded.v1"
+
+    old_id: str
+    by_id: str
+    on: date
+    origin: Origin = Origin.TOOL
+
+
+@attrs.frozen(kw_only=True)
+class MemoryRemoved(Event):
+    """The active entry is deleted; no supersede node is created."""
+
+    TAG: ClassVar[str] = "memory.removed.v1"
+
+    entry_id: str
+    reason: RemovalReason
+
+
+@attrs.frozen(kw_only=True)
+class MemoryReferenced(Event):
+    """The entry's `last_referenced` date moves to `on`."""
+
+    TAG: ClassVar[str] = "memory.referenced.v1"
+
+    entry_id: str
+    on: date
+
+
+DomainEvent = MemoryAdded | MemoryReplaced | MemorySuperseded | MemoryRemoved | MemoryReferenced
+
+EVENT_TYPES: tuple[type[Event], ...] = (
+    MemoryAdded,
+    MemoryReplaced,
+    MemorySuperseded,
+    MemoryRemoved,
+    MemoryReferenced,
+)

@@ -1,0 +1,29 @@
+"""What a Markdown memory document holds once parsed, independent of its byte format."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import attrs
+
+
+@attrs.frozen(kw_only=True)
+class ParsedEntry:
+    """One entry read back from a Markdown file.
+
+    `created`/`last` are None when the metadata comment is missing or unreadable (a hand-written
+    entry). `extra` keeps metadata keys we do not know, so nothing a person wrote is lost.
+    """
+
+    text: str
+    created: date | None = None
+    last: date | None = None
+    project: str | None = None
+    category: str | None = None
+    extra: tuple[tuple[str, str], ...] = ()
+
+
+@attrs.frozen(kw_only=True)
+class ParsedDocument:
+    entries: tuple[ParsedEntry, ...]
+    warnings: tuple[str, ...] = ()

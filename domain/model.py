@@ -1,0 +1,92 @@
+"""Memory values: targets, categories and the MemoryEntry."""
+
+from __future__ import annotations
+
+import enum
+import unicodedata
+from datetime import date
+
+import attrs
+
+
+class Target(enum.StrEnum):
+    """Where an entry lives; each target is one Markdown document."""
+
+    USER = "user"
+    MEMORY = "memory"
+    PROJECT = "project"
+    FAILURE = "failure"
+
+
+class FailureCategory(enum.StrEnum):
+    FAILURE = "failure"
+    CORRECTION = "correction"
+    INSIGHT = "insight"
+    PREFERENCE = "preference"
+    CONVENTION = "convention"
+    TOOL_QUIRK = "tool-quirk"
+
+
+def normalize_text(text: str) -> str:
+    """The identity of an entry's content: NFC, stripped, inner whitespace collapsed.
+
+    Used for exact-duplicate detection. Case is kept: "Use X" and "use x" are near-duplicates,
+    not the same fact (the near-duplicate rule catches them).
+    """
+    return " ".join(unicodedata.normalize("NFC", text).split())
+
+
+def clean_entry_text(text: str) -> str:
+    """The stored form of an entry's text: NFC, stripped, with no blank-line runs."""
+    return unicodedata.normalize("NFC", text).strip()
+
+
+@attrs.frozen(kw_only=True)
+class MemoryEntry:
+    """One remembered fact. `project` is the real project attribution (None = global)."""
+
+    id: str
+    target: Target
+    text: str
+    project: str | None
+    category: FailureCategory | None
+    created: date
+    last_referenced: date
+    superseded_by: str | None = None
+    superseded_at: date | None = None
+
+    @classmethod
+    def create(
+        cls,
+        *,
+        id: str,
+        target: Target,
+        text: str,
+        project: str | None,
+        category: FailureCategory | None,
+        created: date,
+        last_referenced: date | None = None,
+    ) -> MemoryEntry:
+        if target is Target.FAILURE:
+            category = category or FailureCategory.FAILURE
+        else:
+            category = None
+        if target in (Target.USER, Target.MEMORY):
+            project = None
+        return cls(
+            id=id,
+            target=target,
+            text=clean_entry_text(text),
+            project=project,
+            category=category,
+            created=created,
+            last_referenced=last_referenced or created,
+        )
+
+    @property
+    def key(self) -> str:
+        return normalize_text(self.text)
+
+    @property
+    def active(self) -> bool:
+        return self.superseded_by is None
