@@ -1,6 +1,33 @@
-"""pi-hermes-memory: durable, searchable, self-maintaining long-term memory for LLM agents."""
+"""pi-hermes-memory: durable, searchable, self-maintaining long-term memory for LLM agents.
+
+    import pi_hermes_memory
+    with pi_hermes_memory.open(project="my-app") as memory:
+        memory.add("The test command is `make test`", target="project")
+
+Importing this package is light: storage modules load when `open` is called.
+"""
 
 from __future__ import annotations
 
+from pi_hermes_memory.api import Memory
+from pi_hermes_memory.bootstrap import open_memory as open
+from pi_hermes_memory.domain.model import FailureCategory, Target
+from pi_hermes_memory.errors import HermesMemoryError, MarkdownUnreadable
+from pi_hermes_memory.results import BatchResult, CandidateView, EntryView, WriteResult
+from pi_hermes_memory.tools import ToolDefinition
+
 __version__ = "0.1.0"
-__all__ = ["__version__"]
+__all__ = [
+    "BatchResult",
+    "CandidateView",
+    "EntryView",
+    "FailureCategory",
+    "HermesMemoryError",
+    "MarkdownUnreadable",
+    "Memory",
+    "Target",
+    "ToolDefinition",
+    "WriteResult",
+    "__version__",
+    "open",
+]

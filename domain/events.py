@@ -62,6 +62,8 @@ class MemoryReplaced(Event):
     old_id: str
     new_id: str
     text: str
+    project: str | None
+    category: FailureCategory | None
     created: date
     last_referenced: date
     origin: Origin = Origin.TOOL

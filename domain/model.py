@@ -37,7 +37,8 @@ def normalize_text(text: str) -> str:
 
 
 def clean_entry_text(text: str) -> str:
-    """The stored form of an entry's text: NFC, stripped, with no blank-line runs."""
+    """The stored form of an entry's text: NFC, newlines as LF, surrounding space stripped."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
     return unicodedata.normalize("NFC", text).strip()
 
 
@@ -90,3 +91,26 @@ class MemoryEntry:
     @property
     def active(self) -> bool:
         return self.superseded_by is None
+
+
+SEPARATOR_LINE = "§"
+MAX_ENTRY_CHARS = 65_536
+
+
+def entry_text_problem(text: str) -> str | None:
+    """Why `text` (already cleaned) cannot be stored as one entry, or None when it can.
+
+    The Markdown format separates entries with a line holding only `§` and ends each entry with
+    an HTML metadata comment, so an entry may contain neither.
+    """
+    if not text:
+        return "the content is empty"
+    if len(text) > MAX_ENTRY_CHARS:
+        return f"the content is longer than {MAX_ENTRY_CHARS} characters"
+    if any(line.strip() == SEPARATOR_LINE for line in text.splitlines()):
+        return "a line holding only '§' is the entry separator and cannot be part of an entry"
+    if "<!--" in text or "-->" in text:
+        return "HTML comments ('<!--', '-->') are reserved for entry metadata"
+    if "\x00" in text:
+        return "the content contains a NUL character"
+    return None

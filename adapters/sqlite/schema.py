@@ -1,0 +1,117 @@
+"""Schema of our SQLite file: ordered migration steps under `user_version` (ADR 0003).
+
+The file is marked with `application_id`; a database that is not ours (another program's
+`sessions.db`) or newer than this code is refused before anything is written.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import apsw
+
+APPLICATION_ID = 0x50484D31  # "PHM1"
+
+MIGRATIONS: tuple[str, ...] = (
+    # 1: journal, memory read model with external-content FTS5, Markdown render ledger
+    """
+    CREATE TABLE events (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        stream TEXT NOT NULL,
+        version INTEGER NOT NULL CHECK (version > 0),
+        tag TEXT NOT NULL,
+        at TEXT NOT NULL,
+        data TEXT NOT NULL,
+        UNIQUE (stream, version)
+    );
+    CREATE TABLE memories (
+        rowid INTEGER PRIMARY KEY,
+        id TEXT NOT NULL UNIQUE,
+        target TEXT NOT NULL CHECK (target IN ('user', 'memory', 'project', 'failure')),
+        project TEXT,
+        category TEXT,
+        text TEXT NOT NULL,
+        grams TEXT NOT NULL DEFAULT '',
+        created TEXT NOT NULL,
+        last_referenced TEXT NOT NULL,
+        superseded_by TEXT,
+        superseded_at TEXT,
+        embedding BLOB,
+        embedding_model TEXT
+    );
+    CREATE INDEX memories_scope ON memories (target, project, superseded_by);
+    CREATE VIRTUAL TABLE memories_fts USING fts5 (
+        text, grams,
+        content='memories', content_rowid='rowid',
+        tokenize='unicode61 remove_diacritics 2'
+    );
+    CREATE TRIGGER memories_ai AFTER INSERT ON memories BEGIN
+        INSERT INTO memories_fts (rowid, text, grams) VALUES (new.rowid, new.text, new.grams);
+    END;
+    CREATE TRIGGER memories_ad AFTER DELETE ON memories BEGIN
+        INSERT INTO memories_fts (memories_fts, rowid, text, grams)
+        VALUES ('delete', old.rowid, old.text, old.grams);
+    END;
+    CREATE TRIGGER memories_au AFTER UPDATE OF text, grams ON memories BEGIN
+        INSERT INTO memories_fts (memories_fts, rowid, text, grams)
+        VALUES ('delete', old.rowid, old.text, old.grams);
+        INSERT INTO memories_fts (rowid, text, grams) VALUES (new.rowid, new.text, new.grams);
+    END;
+    CREATE TABLE markdown_ledger (
+        stream TEXT PRIMARY KEY,
+        version INTEGER NOT NULL,
+        sha256 TEXT NOT NULL
+    );
+    """,
+)
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+class ForeignDatabaseError(RuntimeError):
+    """The file exists but belongs to another program or a newer version of this one."""
+
+
+def _user_tables(conn: apsw.Connection) -> list[str]:
+    return [
+        row[0]
+        for row in conn.execute(
+            "SELECT name FROM sqlite_schema WHERE type='table' AND name NOT LIKE 'sqlite_%'"
+        )
+    ]
+
+
+def check_ours(conn: apsw.Connection, path: Path) -> int:
+    """Return the schema version of our file (0 = new); refuse a foreign or newer one."""
+    app_id = conn.execute("PRAGMA application_id").get
+    version = conn.execute("PRAGMA user_version").get
+    if app_id == 0 and version == 0:
+        tables = _user_tables(conn)
+        if tables:
+            raise ForeignDatabaseError(
+                f"{path} is not a pi-hermes-memory database (it holds tables "
+                f"{', '.join(sorted(tables)[:5])}); it was left untouched. Move it aside or set "
+                "memoryDir to another folder, then run sync-markdown to rebuild from Markdown."
+            )
+        return 0
+    if app_id != APPLICATION_ID:
+        raise ForeignDatabaseError(
+            f"{path} belongs to another application (application_id {app_id:#x}); it was left "
+            "untouched."
+        )
+    if version > SCHEMA_VERSION:
+        raise ForeignDatabaseError(
+            f"{path} has schema version {version}, newer than this pi-hermes-memory "
+            f"(knows {SCHEMA_VERSION}); upgrade the package. The file was left untouched."
+        )
+    return int(version)
+
+
+def migrate(conn: apsw.Connection, path: Path) -> None:
+    """Bring our file to SCHEMA_VERSION, each step in its own IMMEDIATE transaction."""
+    with conn:
+        current = check_ours(conn, path)  # re-checked under the write lock
+        for step, sql in enumerate(MIGRATIONS[current:], start=current + 1):
+            conn.execute(sql)
+            conn.execute(f"PRAGMA user_version={step}")
+        if current < SCHEMA_VERSION:
+            conn.execute(f"PRAGMA application_id={APPLICATION_ID}")

@@ -1,0 +1,200 @@
+"""The public facade: `Memory`, returned by `pi_hermes_memory.open(...)`."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pi_hermes_memory.domain.commands import AddMemory, MemoryCommand, RemoveMemory, ReplaceMemory
+from pi_hermes_memory.domain.model import FailureCategory, Target
+from pi_hermes_memory.errors import HermesMemoryError
+from pi_hermes_memory.ports import Clock, IdFactory, Storage
+from pi_hermes_memory.results import BatchResult, EntryView, WriteResult
+from pi_hermes_memory.service import MemoryService
+from pi_hermes_memory.tools import (
+    MEMORY_TOOL,
+    ArgumentError,
+    MemoryCall,
+    ToolDefinition,
+    ToolResult,
+    batch_result_json,
+    invalid,
+    parse_memory_arguments,
+    write_result_json,
+)
+
+
+def _target(value: Target | str) -> Target:
+    try:
+        return Target(value)
+    except ValueError:
+        raise ValueError(
+            f"target must be one of {', '.join(t.value for t in Target)}; got {value!r}"
+        ) from None
+
+
+def _category(value: FailureCategory | str | None) -> FailureCategory | None:
+    if value is None:
+        return None
+    try:
+        return FailureCategory(value)
+    except ValueError:
+        raise ValueError(
+            f"category must be one of {', '.join(c.value for c in FailureCategory)}; "
+            f"got {value!r}"
+        ) from None
+
+
+class Memory:
+    """Durable agent memory for one session (one current project).
+
+    Methods return typed results; `call_tool` is the JSON boundary for agent frameworks.
+    """
+
+    def __init__(
+        self,
+        *,
+        service: MemoryService,
+        storage: Storage,
+        clock: Clock,
+        ids: IdFactory,
+        config: Any = None,
+        warnings: Sequence[str] = (),
+    ) -> None:
+        self._service = service
+        self._storage = storage
+        self._clock = clock
+        self._ids = ids
+        self.config = config
+        self.warnings: tuple[str, ...] = tuple(warnings)
+
+    # -- lifecycle ------------------------------------------------------------------------
+
+    def close(self) -> None:
+        self._storage.close()
+
+    def __enter__(self) -> Memory:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def project(self) -> str | None:
+        return self._service.settings.scope.project
+
+    # -- typed API ------------------------------------------------------------------------
+
+    def add(
+        self,
+        content: str,
+        *,
+        target: Target | str = Target.MEMORY,
+        category: FailureCategory | str | None = None,
+        force: bool = False,
+    ) -> WriteResult:
+        return self._service.execute(self._add(content, target, category, force))
+
+    def replace(
+        self,
+        old_text: str,
+        content: str,
+        *,
+        target: Target | str = Target.MEMORY,
+        category: FailureCategory | str | None = None,
+    ) -> WriteResult:
+        return self._service.execute(self._replace(old_text, content, target, category))
+
+    def remove(self, old_text: str, *, target: Target | str = Target.MEMORY) -> WriteResult:
+        return self._service.execute(
+            RemoveMemory(target=_target(target), old_text=old_text, at=self._clock.now())
+        )
+
+    def batch(self, operations: Sequence[Mapping[str, Any]]) -> BatchResult:
+        """Apply several add/replace/remove operations (memory/user/project) at once."""
+        parsed = parse_memory_arguments({"operations": list(operations)})
+        assert isinstance(parsed, list)
+        return self._run_batch(parsed)
+
+    def entries(
+        self, target: Target | str | None = None, *, include_history: bool = False
+    ) -> list[EntryView]:
+        """Active entries visible to this session (plus superseded history if asked)."""
+        return self._service.entries(
+            _target(target) if target is not None else None, include_history=include_history
+        )
+
+    # -- tool API -------------------------------------------------------------------------
+
+    @staticmethod
+    def tool_definitions() -> list[ToolDefinition]:
+        return [MEMORY_TOOL]
+
+    def call_tool(self, name: str, arguments: Any) -> ToolResult:
+        """Run tool `name` with JSON `arguments`; always returns a result object."""
+        if name != MEMORY_TOOL.name:
+            known = ", ".join(t.name for t in self.tool_definitions())
+            return {"success": False, "status": "unknown_tool", "message": f"Unknown tool {name!r}; tools: {known}"}
+        try:
+            parsed = parse_memory_arguments(arguments)
+            if isinstance(parsed, list):
+                return batch_result_json(self._run_batch(parsed))
+            return write_result_json(self._service.execute(self._command(parsed)))
+        except ArgumentError as exc:
+            return invalid(str(exc))
+        except (HermesMemoryError, OSError) as exc:
+            return {"success": False, "status": "error", "message": f"Storage error: {exc}"}
+
+    # -- helpers --------------------------------------------------------------------------
+
+    def _add(
+        self, content: str, target: Target | str, category: FailureCategory | str | None, force: bool
+    ) -> AddMemory:
+        return AddMemory(
+            target=_target(target),
+            text=content,
+            category=_category(category),
+            force=force,
+            entry_id=self._ids.new_id(),
+            at=self._clock.now(),
+        )
+
+    def _replace(
+        self,
+        old_text: str,
+        content: str,
+        target: Target | str,
+        category: FailureCategory | str | None,
+    ) -> ReplaceMemory:
+        return ReplaceMemory(
+            target=_target(target),
+            old_text=old_text,
+            text=content,
+            category=_category(category),
+            entry_id=self._ids.new_id(),
+            at=self._clock.now(),
+        )
+
+    def _command(self, call: MemoryCall) -> MemoryCommand:
+        if call.action == "add":
+            return self._add(call.content or "", call.target, call.category, call.force)
+        if call.action == "replace":
+            return self._replace(call.old_text or "", call.content or "", call.target, call.category)
+        return RemoveMemory(target=_target(call.target), old_text=call.old_text or "", at=self._clock.now())
+
+    def _run_batch(self, parsed: Sequence[MemoryCall | ArgumentError]) -> BatchResult:
+        items = [
+            WriteResult(success=False, status="invalid_arguments", message=str(p))
+            if isinstance(p, ArgumentError)
+            else self._command(p)
+            for p in parsed
+        ]
+        results = self._service.execute_batch(items)
+        ok = sum(r.success for r in results)
+        status = "ok" if ok == len(results) else ("partial" if ok else "failed")
+        return BatchResult(
+            success=ok == len(results),
+            status=status,
+            message=f"{ok} of {len(results)} operations applied.",
+            results=tuple(results),
+        )

@@ -1,0 +1,99 @@
+"""The composition root: the one place that picks concrete adapters.
+
+`open(...)` is keyword-only and resolves every default inside the call; nothing is read from the
+environment or the disk at import time, and heavy modules (apsw) load only here.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import structlog
+
+from pi_hermes_memory.api import Memory
+from pi_hermes_memory.domain.capacity import OverflowStrategy
+from pi_hermes_memory.domain.model import Target
+from pi_hermes_memory.domain.scope import SessionScope
+from pi_hermes_memory.ports import Clock, IdFactory, MarkdownStore, Storage
+from pi_hermes_memory.service import MemoryService, MemorySettings
+
+
+def open_memory(
+    *,
+    agent_root: str | os.PathLike[str] | None = None,
+    cwd: str | os.PathLike[str] | None = None,
+    project: str | None = None,
+    environ: Mapping[str, str] | None = None,
+    clock: Clock | None = None,
+    ids: IdFactory | None = None,
+    logger: Any = None,
+    storage: Storage | None = None,
+    markdown: MarkdownStore | None = None,
+) -> Memory:
+    """Open the memory store described by the configuration.
+
+    agent_root: overrides ``PI_CODING_AGENT_DIR`` / ``~/.pi/agent``.
+    cwd: the working directory the current project is derived from (default: os.getcwd()).
+    project: an explicit project name (wins over config and cwd; must be a safe name).
+    storage / markdown: custom adapters (they must pass the contract suite in
+    ``pi_hermes_memory.testing``); default: SQLite ``sessions.db`` and Markdown files.
+    """
+    from pi_hermes_memory.adapters.config_file import load_config
+    from pi_hermes_memory.adapters.markdown.codec import MarkdownFormat
+    from pi_hermes_memory.adapters.system import SystemClock, UlidFactory
+
+    env = dict(os.environ if environ is None else environ)
+    if agent_root is not None:
+        env["PI_CODING_AGENT_DIR"] = os.fspath(agent_root)
+    config, config_warnings = load_config(
+        environ=env, cwd=Path(cwd if cwd is not None else os.getcwd()), project_override=project
+    )
+    if storage is None:
+        from pi_hermes_memory.adapters.sqlite.storage import SqliteStorage
+
+        storage = SqliteStorage(config.db_path)
+    if markdown is None:
+        from pi_hermes_memory.adapters.markdown.store import MarkdownFiles
+
+        markdown = MarkdownFiles(config.memory_dir, config.projects_memory_dir)
+    clock = clock or SystemClock()
+    ids = ids or UlidFactory()
+    logger = logger or structlog.wrap_logger(logging.getLogger("pi_hermes_memory"))
+    settings = MemorySettings(
+        scope=SessionScope(project=config.project, sharing=config.project_memory_sharing),
+        limits={
+            Target.MEMORY: config.memory_char_limit,
+            Target.USER: config.user_char_limit,
+            Target.PROJECT: config.project_char_limit,
+            Target.FAILURE: config.memory_char_limit,
+        },
+        overflow=OverflowStrategy(config.overflow_strategy.value),
+        consolidation_available=False,
+    )
+    service = MemoryService(
+        storage=storage,
+        markdown=markdown,
+        fmt=MarkdownFormat(),
+        clock=clock,
+        ids=ids,
+        settings=settings,
+        logger=logger,
+    )
+    try:
+        service.entries()  # converge: finish interrupted renders, import hand edits
+    except BaseException:
+        storage.close()
+        raise
+    warnings = [f"{w.field}: {w.message}" for w in config_warnings]
+    return Memory(
+        service=service,
+        storage=storage,
+        clock=clock,
+        ids=ids,
+        config=config,
+        warnings=(*warnings, *service.warnings),
+    )

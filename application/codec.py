@@ -1,0 +1,54 @@
+"""The wire format of events: JSON with a stable versioned tag (ADR 0007).
+
+One private cattrs converter. Decoding is strict: unknown tags, missing or extra keys and wrong
+types all become one `CorruptEvent`. Python import paths are never persisted.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import date, datetime
+
+import cattrs
+from cattrs.preconf.json import make_converter
+
+from pi_hermes_memory.domain.events import EVENT_TYPES, Event
+
+_BY_TAG: dict[str, type[Event]] = {cls.TAG: cls for cls in EVENT_TYPES}
+_converter = make_converter(forbid_extra_keys=True)
+_converter.register_unstructure_hook(datetime, lambda d: d.isoformat())
+_converter.register_structure_hook(datetime, lambda v, _: datetime.fromisoformat(v))
+_converter.register_unstructure_hook(date, lambda d: d.isoformat())
+_converter.register_structure_hook(date, lambda v, _: date.fromisoformat(v))
+
+
+def _strict(kind: type) -> object:
+    def hook(value: object, _: object) -> object:
+        # cattrs would coerce 1 -> "1"; a journal row of the wrong type is corrupt instead.
+        if type(value) is not kind:
+            raise TypeError(f"expected {kind.__name__}, got {type(value).__name__}")
+        return value
+
+    return hook
+
+
+for _kind in (str, int, bool):
+    _converter.register_structure_hook(_kind, _strict(_kind))
+
+
+class CorruptEvent(Exception):
+    """A stored event cannot be decoded (unknown tag, bad shape)."""
+
+
+def encode(event: Event) -> tuple[str, str]:
+    """(tag, JSON payload) for `event`."""
+    payload = _converter.unstructure(event)
+    return type(event).TAG, json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+
+
+def decode(tag: str, data: str) -> Event:
+    try:
+        cls = _BY_TAG[tag]
+        return _converter.structure(json.loads(data), cls)
+    except (KeyError, ValueError, TypeError, cattrs.BaseValidationError) as exc:
+        raise CorruptEvent(f"cannot decode event with tag {tag!r}: {exc}") from exc

@@ -1,0 +1,333 @@
+"""The memory service: load state, import hand edits, decide, append, project, render.
+
+Every write runs under the store-wide file lock (so Markdown writes of several processes never
+interleave), inside one IMMEDIATE transaction (events, SQLite rows, FTS and the render ledger
+commit together), and renders the touched Markdown documents before the lock is released
+(ADR 0002). A crash anywhere leaves the journal authoritative; the next operation converges.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+import attrs
+import structlog
+
+from pi_hermes_memory.errors import MarkdownUnreadable
+from pi_hermes_memory.domain.capacity import OverflowStrategy
+from pi_hermes_memory.domain.commands import AddMemory, MemoryCommand, RemoveMemory, ReplaceMemory
+from pi_hermes_memory.domain.decide import Decision, Status, WritePolicy, decide
+from pi_hermes_memory.domain.document import MemoryDocument, fold, stream_for
+from pi_hermes_memory.domain.events import Event
+from pi_hermes_memory.domain.model import MemoryEntry, Target
+from pi_hermes_memory.domain.reconcile import reconcile
+from pi_hermes_memory.domain.scanning import scan
+from pi_hermes_memory.domain.scope import SessionScope
+from pi_hermes_memory.ports import (
+    Clock,
+    DocumentFormat,
+    IdFactory,
+    MarkdownStore,
+    Storage,
+    UnitOfWork,
+)
+from pi_hermes_memory.results import CandidateView, EntryView, WriteResult
+
+
+@attrs.frozen(kw_only=True)
+class MemorySettings:
+    scope: SessionScope
+    limits: dict[Target, int]
+    overflow: OverflowStrategy = OverflowStrategy.AUTO_CONSOLIDATE
+    consolidation_available: bool = False
+
+    def policy(self, target: Target) -> WritePolicy:
+        return WritePolicy(
+            scope=self.scope,
+            char_limit=self.limits[target],
+            overflow=self.overflow,
+            consolidation_available=self.consolidation_available,
+        )
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+class MemoryService:
+    def __init__(
+        self,
+        *,
+        storage: Storage,
+        markdown: MarkdownStore,
+        fmt: DocumentFormat,
+        clock: Clock,
+        ids: IdFactory,
+        settings: MemorySettings,
+        logger: Any = None,
+        lock_timeout: float = 30.0,
+    ) -> None:
+        self._storage = storage
+        self._markdown = markdown
+        self._fmt = fmt
+        self._clock = clock
+        self._ids = ids
+        self.settings = settings
+        self._log = logger or structlog.get_logger("pi_hermes_memory")
+        self._lock_timeout = lock_timeout
+        self._docs: dict[Target, MemoryDocument] = {}
+        self.warnings: list[str] = []
+
+    # -- state ----------------------------------------------------------------------------
+
+    def _catch_up(self, uow: UnitOfWork, target: Target) -> MemoryDocument:
+        doc = self._docs.get(target) or MemoryDocument.empty(target)
+        return fold(doc, uow.journal.read(doc.stream, after=doc.version))
+
+    def _render(self, doc: MemoryDocument) -> bytes:
+        return self._fmt.render(doc.active, doc.target).encode("utf-8")
+
+    def _import_hand_edits(
+        self, uow: UnitOfWork, doc: MemoryDocument, warnings: list[str]
+    ) -> MemoryDocument:
+        """If the Markdown file changed behind our back, import the change as events first."""
+        data = self._markdown.read(doc.target)
+        if data is None:
+            return doc  # a missing file is re-rendered from the journal, never read as "delete all"
+        digest = sha256(data)
+        recorded = uow.ledger.rendered(doc.stream)
+        if recorded is not None and recorded[1] == digest:
+            return doc
+        if sha256(self._render(doc)) == digest:  # written, then crashed before the ledger update
+            uow.ledger.record(doc.stream, doc.version, digest)
+            return doc
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise MarkdownUnreadable(
+                f"{self._markdown.describe(doc.target)} is not valid UTF-8 (byte {exc.start}); "
+                "it was left untouched and no change was written. Fix the file by hand."
+            ) from exc
+        base = MemoryDocument.empty(doc.target)
+        if recorded is not None:
+            base = fold(base, uow.journal.read(doc.stream, upto=recorded[0]))
+        parsed = self._fmt.parse(text, doc.target)
+        result = reconcile(
+            base=base, parsed=parsed, head=doc, new_id=self._ids.new_id, at=self._clock.now()
+        )
+        for entry_text_warning in _scan_imported(result.events):
+            warnings.append(entry_text_warning)
+        warnings.extend(result.warnings)
+        if result.events:
+            uow.journal.append(doc.stream, doc.version, result.events)
+            uow.projection.apply(result.events)
+            doc = fold(doc, result.events)
+            self._log.info(
+                "markdown.imported",
+                target=doc.target.value,
+                added=result.added,
+                revised=result.revised,
+                removed=result.removed,
+            )
+        uow.ledger.record(doc.stream, doc.version, digest)
+        return doc
+
+    def _sync(self, uow: UnitOfWork, target: Target, warnings: list[str]) -> MemoryDocument:
+        return self._import_hand_edits(uow, self._catch_up(uow, target), warnings)
+
+    def _publish(self, docs: dict[Target, MemoryDocument]) -> None:
+        """Render every document whose file is not what its state renders to."""
+        for target, doc in docs.items():
+            data = self._render(doc)
+            digest = sha256(data)
+            with self._storage.transaction() as uow:
+                recorded = uow.ledger.rendered(doc.stream)
+                if recorded == (doc.version, digest) and self._markdown.read(target) is not None:
+                    continue
+            self._markdown.write(target, data)
+            with self._storage.transaction() as uow:
+                uow.ledger.record(doc.stream, doc.version, digest)
+
+    def run(
+        self,
+        targets: Iterable[Target],
+        plan: Callable[[dict[Target, MemoryDocument]], Sequence[tuple[Target, Decision]]],
+    ) -> tuple[list[tuple[Target, Decision]], list[str]]:
+        """Run `plan` on fresh state of `targets` and commit the events of its decisions.
+
+        `plan` sees the documents after the hand-edit import and returns decisions in order;
+        decisions for the same target must chain versions (the batch path folds as it goes).
+        """
+        wanted = sorted(set(targets), key=lambda t: t.value)
+        warnings: list[str] = []
+        with self._markdown.lock(self._lock_timeout):
+            with self._storage.transaction() as uow:
+                docs = {t: self._sync(uow, t, warnings) for t in wanted}
+                decisions = list(plan(dict(docs)))
+                for target in wanted:
+                    events: list[Event] = [
+                        e for t, d in decisions if t is target for e in d.events
+                    ]
+                    if not events:
+                        continue
+                    uow.journal.append(stream_for(target), docs[target].version, events)
+                    uow.projection.apply(events)
+                    docs[target] = fold(docs[target], events)
+            self._docs.update(docs)
+            self._publish(docs)
+        for warning in warnings:
+            self._log.warning("memory.warning", detail=warning)
+        return decisions, warnings
+
+    # -- commands -------------------------------------------------------------------------
+
+    def execute(self, command: MemoryCommand) -> WriteResult:
+        target = command.target
+        if isinstance(command, AddMemory | ReplaceMemory):
+            scanned = self._scan(command)
+            if isinstance(scanned, WriteResult):
+                return scanned
+            command = scanned
+
+        def plan(docs: dict[Target, MemoryDocument]) -> list[tuple[Target, Decision]]:
+            return [(target, decide(docs[target], command, self.settings.policy(target)))]
+
+        decisions, warnings = self.run([target], plan)
+        return to_result(decisions[0][1], command, warnings)
+
+    def execute_batch(self, items: Sequence[MemoryCommand | WriteResult]) -> list[WriteResult]:
+        """Apply commands in order with partial-commit semantics.
+
+        Each command is decided against the state left by the ones before it; failed ones
+        (and items that are already failed results, e.g. bad arguments) change nothing while
+        the others proceed. All events commit in one transaction.
+        """
+        prepared: list[MemoryCommand | WriteResult] = []
+        for item in items:
+            if isinstance(item, AddMemory | ReplaceMemory):
+                blocked = self._scan(item)
+                if isinstance(blocked, WriteResult):
+                    prepared.append(blocked)
+                    continue
+                item = blocked
+            prepared.append(item)
+        scan_notes: dict[int, tuple[str, ...]] = {}
+        targets = {i.target for i in prepared if not isinstance(i, WriteResult)}
+
+        def plan(docs: dict[Target, MemoryDocument]) -> list[tuple[Target, Decision]]:
+            out: list[tuple[Target, Decision]] = []
+            for item in prepared:
+                if isinstance(item, WriteResult):
+                    continue
+                decision = decide(docs[item.target], item, self.settings.policy(item.target))
+                if decision.events:
+                    docs[item.target] = fold(docs[item.target], decision.events)
+                out.append((item.target, decision))
+            return out
+
+        decisions, warnings = self.run(targets, plan) if targets else ([], [])
+        results: list[WriteResult] = []
+        it = iter(decisions)
+        for index, item in enumerate(prepared):
+            if isinstance(item, WriteResult):
+                results.append(item)
+            else:
+                results.append(to_result(next(it)[1], item, scan_notes.get(index, ())))
+        if warnings and results:
+            results[-1] = attrs.evolve(results[-1], warnings=(*results[-1].warnings, *warnings))
+        return results
+
+    def _scan(self, command: AddMemory | ReplaceMemory) -> AddMemory | ReplaceMemory | WriteResult:
+        result = scan(command.text)
+        if result.blocked:
+            return WriteResult(
+                success=False,
+                status="blocked",
+                message=result.message(),
+                target=command.target.value,
+                action=_action(command),
+            )
+        return attrs.evolve(command, text=result.text)
+
+    def entries(
+        self, target: Target | None = None, *, include_history: bool = False
+    ) -> list[EntryView]:
+        targets = [target] if target else list(Target)
+        with self._markdown.lock(self._lock_timeout):
+            warnings: list[str] = []
+            with self._storage.transaction() as uow:
+                docs = {t: self._sync(uow, t, warnings) for t in targets}
+            self._docs.update(docs)
+            self._publish(docs)
+        scope = self.settings.scope
+        views: list[EntryView] = []
+        for t in targets:
+            doc = docs[t]
+            rows: Iterable[MemoryEntry] = doc.active
+            if include_history:
+                rows = [*doc.active, *doc.history]
+            views.extend(entry_view(e) for e in rows if scope.visible(e))
+        return views
+
+    def document(self, target: Target) -> MemoryDocument:
+        """The current state of one document (after catching up and importing hand edits)."""
+        self.entries(target)
+        return self._docs[target]
+
+
+def _action(command: MemoryCommand) -> str:
+    return {AddMemory: "add", ReplaceMemory: "replace", RemoveMemory: "remove"}[type(command)]
+
+
+def _scan_imported(events: Sequence[Event]) -> list[str]:
+    found = []
+    for event in events:
+        text = getattr(event, "text", None)
+        if text is None:
+            continue
+        result = scan(text)
+        if result.blocked:
+            found.append(
+                f"a hand-edited {event.stream.split(':', 1)[1]} entry was imported but fails the "
+                f"content scan: {result.message()}"
+            )
+    return found
+
+
+def entry_view(e: MemoryEntry) -> EntryView:
+    return EntryView(
+        id=e.id,
+        target=e.target.value,
+        text=e.text,
+        project=e.project,
+        category=e.category.value if e.category else None,
+        created=e.created,
+        last_referenced=e.last_referenced,
+        superseded_by=e.superseded_by,
+        superseded_at=e.superseded_at,
+    )
+
+
+def to_result(
+    decision: Decision, command: MemoryCommand, warnings: Sequence[str] = ()
+) -> WriteResult:
+    return WriteResult(
+        success=decision.success,
+        status=decision.status.value,
+        message=decision.message,
+        target=command.target.value,
+        action=_action(command),
+        entry_id=decision.entry_id,
+        candidates=tuple(
+            CandidateView(entry_id=c.entry_id, text=c.text, score=round(c.score, 3), basis=c.basis)
+            for c in decision.candidates
+        ),
+        matches=decision.matches,
+        evicted=len(decision.evicted),
+        warnings=tuple(warnings),
+    )
+
+
+__all__ = ["MemoryService", "MemorySettings", "Status"]

@@ -1,0 +1,270 @@
+"""The framework-neutral tool API: definitions with JSON Schemas and one dispatcher.
+
+Every result is a JSON object with a boolean `success`, a machine-readable `status` from the
+set documented in docs/tools.md and a `message` for the model. Bad arguments give
+`success: false, status: "invalid_arguments"` with a precise message; no exception escapes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import attrs
+
+from pi_hermes_memory.domain.model import FailureCategory, Target
+from pi_hermes_memory.results import BatchResult, WriteResult
+
+ToolResult = dict[str, Any]
+
+_TARGETS = [t.value for t in Target]
+_CATEGORIES = [c.value for c in FailureCategory]
+_BATCH_TARGETS = ["memory", "user", "project"]
+
+MEMORY_TOOL_DESCRIPTION = (
+    "Save, update or delete durable memory that persists across sessions. Targets: 'user' "
+    "(the user's profile, preferences, communication style, standing instructions), 'memory' "
+    "(global facts, environment, cross-project lessons), 'project' (this project's "
+    "architecture, commands, conventions, workflows), 'failure' (failures, corrections, "
+    "insights, preferences, conventions, tool quirks; optional category). Actions: add "
+    "(content), replace (old_text identifies the entry by a unique substring; content is the "
+    "new text; the old text is kept as history), remove (old_text). Use 'operations' to apply "
+    "several add/replace/remove steps to memory/user/project at once (not mixing project with "
+    "memory/user). An add similar to an existing entry is refused with candidates: replace "
+    "one of them, or repeat with force: true if it is a different fact. Save stable facts, "
+    "not transient task state; never save secrets."
+)
+
+_OPERATION_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "action": {"type": "string", "enum": ["add", "replace", "remove"]},
+        "target": {"type": "string", "enum": _BATCH_TARGETS},
+        "content": {"type": "string"},
+        "old_text": {"type": "string"},
+        "force": {"type": "boolean"},
+    },
+    "required": ["action", "target"],
+    "additionalProperties": False,
+}
+
+MEMORY_TOOL_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "action": {"type": "string", "enum": ["add", "replace", "remove"]},
+        "target": {"type": "string", "enum": _TARGETS},
+        "content": {"type": "string", "description": "The entry text (add, replace)."},
+        "old_text": {
+            "type": "string",
+            "description": "A unique substring of the entry to replace or remove.",
+        },
+        "category": {
+            "type": "string",
+            "enum": _CATEGORIES,
+            "description": "Only for target 'failure'.",
+        },
+        "force": {
+            "type": "boolean",
+            "description": "add only: save even though similar entries exist.",
+        },
+        "operations": {"type": "array", "minItems": 1, "items": _OPERATION_SCHEMA},
+    },
+    "additionalProperties": False,
+}
+
+
+@attrs.frozen(kw_only=True)
+class ToolDefinition:
+    name: str
+    description: str
+    parameters: Mapping[str, Any]
+
+    def as_openai(self) -> dict[str, Any]:
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": dict(self.parameters),
+            },
+        }
+
+
+MEMORY_TOOL = ToolDefinition(
+    name="memory", description=MEMORY_TOOL_DESCRIPTION, parameters=MEMORY_TOOL_SCHEMA
+)
+
+
+class ArgumentError(ValueError):
+    """Tool arguments that do not fit the schema; the message says exactly what is wrong."""
+
+
+def invalid(message: str) -> ToolResult:
+    return {"success": False, "status": "invalid_arguments", "message": message}
+
+
+def write_result_json(result: WriteResult) -> ToolResult:
+    out: ToolResult = {
+        "success": result.success,
+        "status": result.status,
+        "message": result.message,
+    }
+    for key in ("target", "action", "entry_id"):
+        value = getattr(result, key)
+        if value is not None:
+            out[key] = value
+    if result.candidates:
+        out["candidates"] = [
+            {"id": c.entry_id, "text": c.text, "score": c.score, "basis": c.basis}
+            for c in result.candidates
+        ]
+    if result.matches:
+        out["matches"] = list(result.matches)
+    if result.evicted:
+        out["evicted"] = result.evicted
+    if result.warnings:
+        out["warnings"] = list(result.warnings)
+    return out
+
+
+def batch_result_json(result: BatchResult) -> ToolResult:
+    out: ToolResult = {
+        "success": result.success,
+        "status": result.status,
+        "message": result.message,
+        "results": [
+            {"index": i, **write_result_json(r)} for i, r in enumerate(result.results)
+        ],
+    }
+    if result.warnings:
+        out["warnings"] = list(result.warnings)
+    return out
+
+
+def _string(args: Mapping[str, Any], key: str, where: str) -> str | None:
+    value = args.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise ArgumentError(f"{where}{key} must be a string, got {_json_type(value)}")
+    return value
+
+
+def _json_type(value: object) -> str:
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    if value is None:
+        return "null"
+    return "string" if isinstance(value, str) else type(value).__name__
+
+
+def _enum(args: Mapping[str, Any], key: str, allowed: list[str], where: str) -> str | None:
+    value = _string(args, key, where)
+    if value is not None and value not in allowed:
+        raise ArgumentError(f"{where}{key} must be one of {', '.join(allowed)}; got {value!r}")
+    return value
+
+
+def _check_keys(args: Mapping[str, Any], allowed: set[str], where: str) -> None:
+    unknown = sorted(set(args) - allowed)
+    if unknown:
+        raise ArgumentError(
+            f"{where}unknown argument(s): {', '.join(unknown)}; allowed: "
+            f"{', '.join(sorted(allowed))}"
+        )
+
+
+@attrs.frozen(kw_only=True)
+class MemoryCall:
+    """One validated memory operation."""
+
+    action: str
+    target: str
+    content: str | None = None
+    old_text: str | None = None
+    category: str | None = None
+    force: bool = False
+
+
+def parse_operation(
+    args: Mapping[str, Any], *, where: str = "", batch: bool = False
+) -> MemoryCall:
+    if not isinstance(args, Mapping):
+        raise ArgumentError(f"{where.rstrip(': ') or 'arguments'} must be an object")
+    allowed = set(_OPERATION_SCHEMA["properties"]) if batch else set(MEMORY_TOOL_SCHEMA["properties"]) - {"operations"}
+    if batch and args.get("action") in ("promote", "demote"):
+        raise ArgumentError(
+            f"{where}{args['action']} cannot run inside operations; call it on its own"
+        )
+    _check_keys(args, allowed, where)
+    action = _enum(args, "action", ["add", "replace", "remove"], where)
+    if action is None:
+        raise ArgumentError(f"{where}action is required (add, replace or remove)")
+    targets = _BATCH_TARGETS if batch else _TARGETS
+    target = _enum(args, "target", targets, where)
+    if target is None:
+        raise ArgumentError(f"{where}target is required ({', '.join(targets)})")
+    content = _string(args, "content", where)
+    old_text = _string(args, "old_text", where)
+    category = _enum(args, "category", _CATEGORIES, where) if not batch else None
+    force = args.get("force", False)
+    if not isinstance(force, bool):
+        raise ArgumentError(f"{where}force must be a boolean, got {_json_type(force)}")
+    if category is not None and target != "failure":
+        raise ArgumentError(f"{where}category applies only to target 'failure'")
+    if force and action != "add":
+        raise ArgumentError(f"{where}force applies only to action 'add'")
+    if action in ("add", "replace") and not (content and content.strip()):
+        raise ArgumentError(f"{where}content is required for {action} and cannot be empty")
+    if action in ("replace", "remove") and not (old_text and old_text.strip()):
+        raise ArgumentError(f"{where}old_text is required for {action} and cannot be empty")
+    if action == "add" and old_text is not None:
+        raise ArgumentError(f"{where}old_text is not used by add; use replace to change an entry")
+    if action == "remove" and content is not None:
+        raise ArgumentError(f"{where}content is not used by remove")
+    return MemoryCall(
+        action=action,
+        target=target,
+        content=content,
+        old_text=old_text,
+        category=category,
+        force=force,
+    )
+
+
+def parse_memory_arguments(args: object) -> MemoryCall | list[MemoryCall | ArgumentError]:
+    """Validate the memory tool's arguments: one call, or a batch with per-op errors."""
+    if not isinstance(args, Mapping):
+        raise ArgumentError(f"arguments must be a JSON object, got {_json_type(args)}")
+    if "operations" not in args:
+        return parse_operation(args)
+    others = sorted(set(args) - {"operations"})
+    if others:
+        raise ArgumentError(
+            f"operations cannot be combined with {', '.join(others)}; put them in each operation"
+        )
+    ops = args["operations"]
+    if not isinstance(ops, list) or not ops:
+        raise ArgumentError("operations must be a non-empty array of operation objects")
+    parsed: list[MemoryCall | ArgumentError] = []
+    for i, op in enumerate(ops):
+        try:
+            parsed.append(parse_operation(op, where=f"operations[{i}].", batch=True))
+        except ArgumentError as exc:
+            parsed.append(exc)
+    groups = {("project" if c.target == "project" else "global") for c in parsed if isinstance(c, MemoryCall)}
+    if len(groups) > 1:
+        raise ArgumentError(
+            "one batch cannot mix project operations with memory/user operations; send two "
+            "batches"
+        )
+    return parsed
+
+
+Dispatcher = Callable[[str, Any], ToolResult]

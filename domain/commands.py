@@ -1,0 +1,39 @@
+"""Commands: what a caller asks the memory to do. Time and new ids arrive inside them."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import attrs
+
+from pi_hermes_memory.domain.model import FailureCategory, Target
+
+
+@attrs.frozen(kw_only=True)
+class AddMemory:
+    target: Target
+    text: str
+    entry_id: str
+    at: datetime
+    category: FailureCategory | None = None
+    force: bool = False
+
+
+@attrs.frozen(kw_only=True)
+class ReplaceMemory:
+    target: Target
+    old_text: str
+    text: str
+    entry_id: str  # id of the new version
+    at: datetime
+    category: FailureCategory | None = None
+
+
+@attrs.frozen(kw_only=True)
+class RemoveMemory:
+    target: Target
+    old_text: str
+    at: datetime
+
+
+MemoryCommand = AddMemory | ReplaceMemory | RemoveMemory

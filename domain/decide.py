@@ -1,0 +1,322 @@
+"""Decisions: ``decide(state, command, policy) -> Decision`` holding the events to append.
+
+Nothing here mutates: a Decision lists events; the application appends them and folds them.
+"""
+
+from __future__ import annotations
+
+import enum
+
+import attrs
+
+from pi_hermes_memory.domain.capacity import OverflowStrategy, plan_capacity
+from pi_hermes_memory.domain.commands import AddMemory, MemoryCommand, RemoveMemory, ReplaceMemory
+from pi_hermes_memory.domain.document import MemoryDocument
+from pi_hermes_memory.domain.events import (
+    Event,
+    MemoryAdded,
+    MemoryRemoved,
+    MemoryReplaced,
+    MemorySuperseded,
+    RemovalReason,
+)
+from pi_hermes_memory.domain.model import (
+    FailureCategory,
+    MemoryEntry,
+    Target,
+    clean_entry_text,
+    entry_text_problem,
+    normalize_text,
+)
+from pi_hermes_memory.domain.scope import SessionScope
+from pi_hermes_memory.domain.similarity import Candidate, near_duplicates
+
+
+class Status(enum.StrEnum):
+    """Machine-readable outcome of a write (documented in docs/tools.md)."""
+
+    ADDED = "added"
+    REPLACED = "replaced"
+    REMOVED = "removed"
+    MERGED = "merged"
+    NOOP = "noop"
+    NEAR_DUPLICATE = "near_duplicate"
+    CAPACITY_EXCEEDED = "capacity_exceeded"
+    NEEDS_CONSOLIDATION = "needs_consolidation"
+    NOT_FOUND = "not_found"
+    AMBIGUOUS = "ambiguous"
+    INVALID = "invalid"
+
+
+SUCCESS = frozenset({Status.ADDED, Status.REPLACED, Status.REMOVED, Status.MERGED, Status.NOOP})
+
+
+@attrs.frozen(kw_only=True)
+class WritePolicy:
+    scope: SessionScope
+    char_limit: int
+    overflow: OverflowStrategy = OverflowStrategy.REJECT
+    consolidation_available: bool = False
+
+
+@attrs.frozen(kw_only=True)
+class Decision:
+    status: Status
+    message: str
+    events: tuple[Event, ...] = ()
+    entry_id: str | None = None
+    candidates: tuple[Candidate, ...] = ()
+    evicted: tuple[MemoryEntry, ...] = ()
+    matches: tuple[str, ...] = ()
+
+    @property
+    def success(self) -> bool:
+        return self.status in SUCCESS
+
+
+def _preview(text: str, width: int = 80) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def _project_problem(target: Target, scope: SessionScope) -> str | None:
+    if target is Target.PROJECT and scope.project is None:
+        return "there is no current project (set projectName or run inside a project directory)"
+    return None
+
+
+def _exact(doc: MemoryDocument, scope: SessionScope, key: str, project: str | None) -> MemoryEntry | None:
+    """The active row of the same (target, project) scope whose text equals `key`."""
+    for entry in doc.active:
+        if entry.project == project and scope.own(entry) and entry.key == key:
+            return entry
+    return None
+
+
+def locate(doc: MemoryDocument, scope: SessionScope, old_text: str) -> tuple[MemoryEntry, ...]:
+    """Visible active rows containing `old_text` (verbatim, else whitespace-insensitive)."""
+    visible = [e for e in doc.active if scope.visible(e)]
+    found = [e for e in visible if old_text in e.text]
+    if not found:
+        needle = normalize_text(old_text)
+        found = [e for e in visible if needle in e.key]
+    return tuple(found)
+
+
+def _locate_one(
+    doc: MemoryDocument, scope: SessionScope, old_text: str
+) -> MemoryEntry | Decision:
+    if not old_text.strip():
+        return Decision(status=Status.INVALID, message="old_text is required and cannot be empty")
+    found = locate(doc, scope, old_text)
+    if not found:
+        return Decision(
+            status=Status.NOT_FOUND,
+            message=f"No {doc.target.value} entry contains old_text; nothing was changed.",
+        )
+    if len({e.key for e in found}) > 1:
+        previews = tuple(_preview(e.text) for e in found[:5])
+        listing = "; ".join(f"[{i + 1}] {p}" for i, p in enumerate(previews))
+        return Decision(
+            status=Status.AMBIGUOUS,
+            message=(
+                f"old_text matches {len(found)} {doc.target.value} entries; use a longer, unique "
+                f"old_text. Matches: {listing}"
+            ),
+            matches=previews,
+        )
+    return found[0]
+
+
+def _capacity_events(
+    doc: MemoryDocument,
+    policy: WritePolicy,
+    *,
+    adding: int,
+    replacing: MemoryEntry | None,
+    version: int,
+    command: AddMemory | ReplaceMemory,
+) -> tuple[tuple[Event, ...], tuple[MemoryEntry, ...]] | Decision:
+    own = [e for e in doc.active if policy.scope.own(e)]
+    plan = plan_capacity(
+        target=doc.target,
+        own=own,
+        adding=adding,
+        replacing=replacing,
+        limit=policy.char_limit,
+        strategy=policy.overflow,
+        consolidation_available=policy.consolidation_available,
+    )
+    if not plan.fits:
+        status = Status.NEEDS_CONSOLIDATION if plan.needs_consolidation else Status.CAPACITY_EXCEEDED
+        return Decision(status=status, message=plan.message)
+    events = tuple(
+        MemoryRemoved(
+            stream=doc.stream,
+            version=version + i + 1,
+            at=command.at,
+            entry_id=e.id,
+            reason=RemovalReason.EVICTED,
+        )
+        for i, e in enumerate(plan.evict)
+    )
+    return events, plan.evict
+
+
+def decide_add(doc: MemoryDocument, cmd: AddMemory, policy: WritePolicy) -> Decision:
+    scope = policy.scope
+    text = clean_entry_text(cmd.text)
+    problem = _project_problem(cmd.target, scope) or entry_text_problem(text)
+    if problem:
+        return Decision(status=Status.INVALID, message=f"Refused: {problem}.")
+    project = scope.attribution(cmd.target)
+    key = normalize_text(text)
+    same = _exact(doc, scope, key, project)
+    if same is not None:
+        return Decision(
+            status=Status.NOOP,
+            message="This exact entry is already saved; nothing was added.",
+            entry_id=same.id,
+        )
+    if not cmd.force and cmd.target is not Target.FAILURE:
+        pool = [(e.id, e.text) for e in doc.active if e.project == project and scope.own(e)]
+        candidates = near_duplicates(text, pool)
+        if candidates:
+            listing = "; ".join(f"[{i + 1}] {_preview(c.text)}" for i, c in enumerate(candidates))
+            return Decision(
+                status=Status.NEAR_DUPLICATE,
+                message=(
+                    "Not saved: similar entries already exist. Use action 'replace' with one of "
+                    "them as old_text to update it, add again with force: true if this is a "
+                    f"different fact, or drop it. Similar: {listing}"
+                ),
+                candidates=candidates,
+            )
+    capacity = _capacity_events(
+        doc, policy, adding=len(text), replacing=None, version=doc.version, command=cmd
+    )
+    if isinstance(capacity, Decision):
+        return capacity
+    evictions, evicted = capacity
+    added = MemoryAdded(
+        stream=doc.stream,
+        version=doc.version + len(evictions) + 1,
+        at=cmd.at,
+        entry_id=cmd.entry_id,
+        target=cmd.target,
+        text=text,
+        project=project,
+        category=_category(cmd.target, cmd.category, None),
+        created=cmd.at.date(),
+        last_referenced=cmd.at.date(),
+    )
+    note = f" Evicted {len(evicted)} oldest entr{'y' if len(evicted) == 1 else 'ies'}." if evicted else ""
+    return Decision(
+        status=Status.ADDED,
+        message=f"Saved to {cmd.target.value} memory.{note}",
+        events=(*evictions, added),
+        entry_id=cmd.entry_id,
+        evicted=evicted,
+    )
+
+
+def _category(
+    target: Target, asked: FailureCategory | None, old: FailureCategory | None
+) -> FailureCategory | None:
+    if target is not Target.FAILURE:
+        return None
+    return asked or old or FailureCategory.FAILURE
+
+
+def decide_replace(doc: MemoryDocument, cmd: ReplaceMemory, policy: WritePolicy) -> Decision:
+    scope = policy.scope
+    text = clean_entry_text(cmd.text)
+    problem = _project_problem(cmd.target, scope) or entry_text_problem(text)
+    if problem:
+        return Decision(status=Status.INVALID, message=f"Refused: {problem}.")
+    located = _locate_one(doc, scope, cmd.old_text)
+    if isinstance(located, Decision):
+        return located
+    old = located
+    key = normalize_text(text)
+    project = scope.attribution(cmd.target)
+    category = _category(cmd.target, cmd.category, old.category)
+    if key == old.key and project == old.project and category == old.category:
+        return Decision(
+            status=Status.NOOP, message="The entry already has this content.", entry_id=old.id
+        )
+    same = _exact(doc, scope, key, project)
+    if same is not None and same.id != old.id:
+        merged = MemorySuperseded(
+            stream=doc.stream,
+            version=doc.version + 1,
+            at=cmd.at,
+            old_id=old.id,
+            by_id=same.id,
+            on=cmd.at.date(),
+        )
+        return Decision(
+            status=Status.MERGED,
+            message="An entry with this content already exists; the old entry now points to it.",
+            events=(merged,),
+            entry_id=same.id,
+        )
+    capacity = _capacity_events(
+        doc, policy, adding=len(text), replacing=old, version=doc.version, command=cmd
+    )
+    if isinstance(capacity, Decision):
+        return capacity
+    evictions, evicted = capacity
+    replaced = MemoryReplaced(
+        stream=doc.stream,
+        version=doc.version + len(evictions) + 1,
+        at=cmd.at,
+        old_id=old.id,
+        new_id=cmd.entry_id,
+        text=text,
+        project=project,
+        category=category,
+        created=cmd.at.date(),
+        last_referenced=cmd.at.date(),
+    )
+    return Decision(
+        status=Status.REPLACED,
+        message=f"Replaced the {cmd.target.value} entry; the old text is kept as history.",
+        events=(*evictions, replaced),
+        entry_id=cmd.entry_id,
+        evicted=evicted,
+    )
+
+
+def decide_remove(doc: MemoryDocument, cmd: RemoveMemory, policy: WritePolicy) -> Decision:
+    problem = _project_problem(cmd.target, policy.scope)
+    if problem:
+        return Decision(status=Status.INVALID, message=f"Refused: {problem}.")
+    located = _locate_one(doc, policy.scope, cmd.old_text)
+    if isinstance(located, Decision):
+        return located
+    removed = MemoryRemoved(
+        stream=doc.stream,
+        version=doc.version + 1,
+        at=cmd.at,
+        entry_id=located.id,
+        reason=RemovalReason.TOOL,
+    )
+    return Decision(
+        status=Status.REMOVED,
+        message=f"Removed the {cmd.target.value} entry.",
+        events=(removed,),
+        entry_id=located.id,
+    )
+
+
+def decide(doc: MemoryDocument, cmd: MemoryCommand, policy: WritePolicy) -> Decision:
+    if doc.target is not cmd.target:
+        raise ValueError(f"{type(cmd).__name__} for {cmd.target} given the {doc.target} document")
+    match cmd:
+        case AddMemory():
+            return decide_add(doc, cmd, policy)
+        case ReplaceMemory():
+            return decide_replace(doc, cmd, policy)
+        case RemoveMemory():
+            return decide_remove(doc, cmd, policy)

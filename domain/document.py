@@ -1,0 +1,179 @@
+"""The MemoryDocument aggregate: the entries of one target (one Markdown file) and their history.
+
+State is rebuilt by folding events: ``fold(state, events) -> state``. ``evolve`` is the one-event
+case. Folding is O(entries + events): the fold works on private dicts and freezes once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from datetime import date
+
+import attrs
+
+from pi_hermes_memory.domain.errors import InvariantViolation, VersionConflict
+from pi_hermes_memory.domain.events import (
+    Event,
+    MemoryAdded,
+    MemoryReferenced,
+    MemoryRemoved,
+    MemoryReplaced,
+    MemorySuperseded,
+)
+from pi_hermes_memory.domain.model import MemoryEntry, Target
+
+
+def stream_for(target: Target) -> str:
+    """One event stream per Markdown document."""
+    return f"memory:{target.value}"
+
+
+@attrs.frozen(kw_only=True)
+class MemoryDocument:
+    stream: str
+    target: Target
+    version: int = 0
+    active: tuple[MemoryEntry, ...] = ()
+    history: tuple[MemoryEntry, ...] = ()
+    #: Ids of rows deleted by remove/eviction: a supersede chain may end at one of them.
+    removed: frozenset[str] = frozenset()
+
+    @classmethod
+    def empty(cls, target: Target) -> MemoryDocument:
+        return cls(stream=stream_for(target), target=target)
+
+    def find(self, entry_id: str) -> MemoryEntry | None:
+        for entry in self.active:
+            if entry.id == entry_id:
+                return entry
+        for entry in self.history:
+            if entry.id == entry_id:
+                return entry
+        return None
+
+    def all_entries(self) -> Iterator[MemoryEntry]:
+        yield from self.active
+        yield from self.history
+
+
+@attrs.define
+class _Builder:
+    """Mutable working copy used only inside `fold`."""
+
+    target: Target
+    stream: str
+    version: int
+    slots: dict[int, MemoryEntry]  # position slot -> active entry (keeps file order)
+    slot_of: dict[str, int]
+    history: dict[str, MemoryEntry]
+    removed: set[str]
+    next_slot: int
+
+    @classmethod
+    def of(cls, doc: MemoryDocument) -> _Builder:
+        slots = dict(enumerate(doc.active))
+        return cls(
+            target=doc.target,
+            stream=doc.stream,
+            version=doc.version,
+            slots=slots,
+            slot_of={e.id: i for i, e in slots.items()},
+            history={e.id: e for e in doc.history},
+            removed=set(doc.removed),
+            next_slot=len(slots),
+        )
+
+    def freeze(self) -> MemoryDocument:
+        return MemoryDocument(
+            stream=self.stream,
+            target=self.target,
+            version=self.version,
+            active=tuple(self.slots[k] for k in sorted(self.slots)),
+            history=tuple(self.history.values()),
+            removed=frozenset(self.removed),
+        )
+
+    def active_entry(self, entry_id: str) -> MemoryEntry:
+        slot = self.slot_of.get(entry_id)
+        if slot is None:
+            raise InvariantViolation(f"{self.stream}: entry {entry_id} is not active")
+        return self.slots[slot]
+
+    def require_new_id(self, entry_id: str) -> None:
+        if entry_id in self.slot_of or entry_id in self.history or entry_id in self.removed:
+            raise InvariantViolation(f"{self.stream}: entry id {entry_id} already used")
+
+    def retire(self, entry_id: str, by: str, on: date) -> int:
+        """Move an active entry to history, pointing at its successor; returns its slot."""
+        old = self.active_entry(entry_id)
+        slot = self.slot_of.pop(entry_id)
+        del self.slots[slot]
+        self.history[entry_id] = attrs.evolve(old, superseded_by=by, superseded_at=on)
+        return slot
+
+    def apply(self, event: Event) -> None:
+        if event.stream != self.stream:
+            raise InvariantViolation(f"event of {event.stream} applied to {self.stream}")
+        if event.version != self.version + 1:
+            raise VersionConflict(self.stream, self.version + 1, event.version)
+        self.version = event.version
+        match event:
+            case MemoryAdded():
+                self.require_new_id(event.entry_id)
+                entry = MemoryEntry(
+                    id=event.entry_id,
+                    target=event.target,
+                    text=event.text,
+                    project=event.project,
+                    category=event.category,
+                    created=event.created,
+                    last_referenced=event.last_referenced,
+                )
+                self.slots[self.next_slot] = entry
+                self.slot_of[entry.id] = self.next_slot
+                self.next_slot += 1
+            case MemoryReplaced():
+                self.require_new_id(event.new_id)
+                old = self.active_entry(event.old_id)
+                slot = self.retire(event.old_id, event.new_id, event.at.date())
+                new = attrs.evolve(
+                    old,
+                    id=event.new_id,
+                    text=event.text,
+                    project=event.project,
+                    category=event.category,
+                    created=event.created,
+                    last_referenced=event.last_referenced,
+                )
+                self.slots[slot] = new  # the new version takes the old one's place
+                self.slot_of[new.id] = slot
+            case MemorySuperseded():
+                self.active_entry(event.by_id)
+                self.retire(event.old_id, event.by_id, event.on)
+            case MemoryRemoved():
+                self.active_entry(event.entry_id)
+                del self.slots[self.slot_of.pop(event.entry_id)]
+                self.removed.add(event.entry_id)
+            case MemoryReferenced():
+                slot = self.slot_of.get(event.entry_id)
+                if slot is None:
+                    raise InvariantViolation(f"{self.stream}: entry {event.entry_id} is not active")
+                entry = self.slots[slot]
+                if event.on > entry.last_referenced:
+                    self.slots[slot] = attrs.evolve(entry, last_referenced=event.on)
+            case _:
+                raise InvariantViolation(f"unknown event {type(event).__name__}")
+
+
+def fold(state: MemoryDocument, events: Iterable[Event]) -> MemoryDocument:
+    """Apply `events` in order; raises VersionConflict on a gap or a repeat."""
+    builder: _Builder | None = None
+    for event in events:
+        if builder is None:
+            builder = _Builder.of(state)
+        builder.apply(event)
+    return state if builder is None else builder.freeze()
+
+
+def evolve(state: MemoryDocument, event: Event) -> MemoryDocument:
+    return fold(state, (event,))

@@ -1,0 +1,130 @@
+"""The near-duplicate rule: conservative token-set Jaccard with CJK code-point bigrams.
+
+See ADR 0008 for the thresholds. Pure and deterministic; token sets are cached by text because
+the add path compares one new text against every active entry of its scope.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import unicodedata
+from collections.abc import Iterable, Sequence
+
+import attrs
+
+#: Token-set Jaccard at or above this blocks an add (unless ``force``).
+JACCARD_THRESHOLD = 0.8
+#: Cosine similarity at or above this blocks an add when both sides have a current vector.
+COSINE_THRESHOLD = 0.90
+#: At most this many candidates are returned to the agent.
+MAX_CANDIDATES = 3
+
+# Han (incl. extensions in the supplementary planes), Hiragana, Katakana, Hangul.
+_CJK_RANGES: tuple[tuple[int, int], ...] = (
+    (0x1100, 0x11FF),  # Hangul Jamo
+    (0x2E80, 0x2FDF),  # CJK radicals, Kangxi radicals
+    (0x3005, 0x3007),  # 々 〆 〇
+    (0x3021, 0x3029),  # Hangzhou numerals
+    (0x3038, 0x303C),
+    (0x3040, 0x30FF),  # Hiragana, Katakana
+    (0x3130, 0x318F),  # Hangul compatibility Jamo
+    (0x31F0, 0x31FF),  # Katakana phonetic extensions
+    (0x3400, 0x4DBF),  # Han extension A
+    (0x4E00, 0x9FFF),  # Han unified
+    (0xA960, 0xA97F),  # Hangul Jamo extended A
+    (0xAC00, 0xD7FF),  # Hangul syllables + Jamo extended B
+    (0xF900, 0xFAFF),  # Han compatibility
+    (0xFF66, 0xFF9F),  # half-width Katakana
+    (0x1B000, 0x1B16F),  # Kana supplement / extended
+    (0x20000, 0x3134F),  # Han extensions B–G (planes 2 and 3)
+)
+
+_TOKEN_RE = re.compile(r"\w+", re.UNICODE)
+
+
+def is_cjk(ch: str) -> bool:
+    cp = ord(ch)
+    return any(lo <= cp <= hi for lo, hi in _CJK_RANGES)
+
+
+def _split_runs(word: str) -> Iterable[tuple[bool, str]]:
+    """Split a \\w+ run into maximal CJK and non-CJK pieces."""
+    start = 0
+    for i in range(1, len(word) + 1):
+        if i == len(word) or is_cjk(word[i]) != is_cjk(word[start]):
+            yield is_cjk(word[start]), word[start:i]
+            start = i
+
+
+@functools.lru_cache(maxsize=65_536)
+def token_set(text: str) -> frozenset[str]:
+    """Tokens of `text`: case-folded NFKC words; CJK runs become code-point bigrams.
+
+    A CJK run of one character is kept as a unigram so that short texts still have tokens.
+    Python strings index by code point, so supplementary-plane Han counts as one character.
+    """
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    tokens: set[str] = set()
+    for match in _TOKEN_RE.finditer(folded):
+        for cjk, piece in _split_runs(match.group()):
+            if not cjk:
+                tokens.add(piece)
+            elif len(piece) == 1:
+                tokens.add(piece)
+            else:
+                tokens.update(piece[i : i + 2] for i in range(len(piece) - 1))
+    return frozenset(tokens)
+
+
+def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    if not a and not b:
+        return 0.0
+    return len(a & b) / len(a | b)
+
+
+@attrs.frozen(kw_only=True)
+class Similarity:
+    score: float
+    basis: str  # "token" or "cosine"
+
+
+def similarity(text_a: str, text_b: str, cosine: float | None = None) -> Similarity:
+    """How alike two texts are, by cosine when both vectors exist, else by tokens."""
+    token_score = jaccard(token_set(text_a), token_set(text_b))
+    if cosine is not None and cosine >= COSINE_THRESHOLD and cosine > token_score:
+        return Similarity(score=cosine, basis="cosine")
+    return Similarity(score=token_score, basis="token")
+
+
+def is_near_duplicate(text_a: str, text_b: str, cosine: float | None = None) -> bool:
+    """The add-time rule: token Jaccard ≥ 0.8, or cosine ≥ 0.90 when both vectors exist."""
+    if cosine is not None and cosine >= COSINE_THRESHOLD:
+        return True
+    return jaccard(token_set(text_a), token_set(text_b)) >= JACCARD_THRESHOLD
+
+
+@attrs.frozen(kw_only=True)
+class Candidate:
+    entry_id: str
+    text: str
+    score: float
+    basis: str
+
+
+def near_duplicates(
+    text: str,
+    pool: Sequence[tuple[str, str]],
+    cosines: dict[str, float] | None = None,
+    limit: int = MAX_CANDIDATES,
+) -> tuple[Candidate, ...]:
+    """The best `limit` near-duplicates of `text` among `pool` ((entry_id, text) pairs)."""
+    cosines = cosines or {}
+    found: list[Candidate] = []
+    for entry_id, other in pool:
+        cos = cosines.get(entry_id)
+        if is_near_duplicate(text, other, cos):
+            sim = similarity(text, other, cos)
+            found.append(Candidate(entry_id=entry_id, text=other, score=sim.score, basis=sim.basis))
+    found.sort(key=lambda c: (-c.score, c.entry_id))
+    return tuple(found[:limit])
