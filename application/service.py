@@ -23,7 +23,6 @@ from pi_hermes_memory.domain.document import MemoryDocument, fold, stream_for
 from pi_hermes_memory.domain.events import Event
 from pi_hermes_memory.domain.model import MemoryEntry, Target
 from pi_hermes_memory.domain.reconcile import reconcile
-from pi_hermes_memory.domain.scanning import scan
 from pi_hermes_memory.domain.scope import SessionScope
 from pi_hermes_memory.ports import (
     Clock,
@@ -240,6 +239,8 @@ class MemoryService:
         return results
 
     def _scan(self, command: AddMemory | ReplaceMemory) -> AddMemory | ReplaceMemory | WriteResult:
+        from pi_hermes_memory.domain.scanning import scan  # TEMP: lazy until scanner lands
+
         result = scan(command.text)
         if result.blocked:
             return WriteResult(
@@ -282,6 +283,8 @@ def _action(command: MemoryCommand) -> str:
 
 
 def _scan_imported(events: Sequence[Event]) -> list[str]:
+    from pi_hermes_memory.domain.scanning import scan  # TEMP: lazy until scanner lands
+
     found = []
     for event in events:
         text = getattr(event, "text", None)
