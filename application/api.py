@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import structlog
+
 from pi_hermes_memory.domain.commands import AddMemory, MemoryCommand, RemoveMemory, ReplaceMemory
 from pi_hermes_memory.domain.model import FailureCategory, Target
 from pi_hermes_memory.errors import HermesMemoryError
@@ -60,6 +62,7 @@ class Memory:
         ids: IdFactory,
         config: Any = None,
         warnings: Sequence[str] = (),
+        logger: Any = None,
     ) -> None:
         self._service = service
         self._storage = storage
@@ -67,6 +70,7 @@ class Memory:
         self._ids = ids
         self.config = config
         self.warnings: tuple[str, ...] = tuple(warnings)
+        self._log = logger or structlog.get_logger("pi_hermes_memory")
 
     # -- lifecycle ------------------------------------------------------------------------
 
@@ -142,8 +146,16 @@ class Memory:
             return write_result_json(self._service.execute(self._command(parsed)))
         except ArgumentError as exc:
             return invalid(str(exc))
-        except (HermesMemoryError, OSError) as exc:
-            return {"success": False, "status": "error", "message": f"Storage error: {exc}"}
+        except HermesMemoryError as exc:
+            return {"success": False, "status": "error", "message": str(exc)}
+        except Exception as exc:  # the agent gets a result, never a traceback
+            self._log.error("tool.failed", tool=name, exc_info=True)
+            return {
+                "success": False,
+                "status": "error",
+                "message": f"The memory store failed ({type(exc).__name__}); nothing was "
+                "reported saved. Details are in the application log.",
+            }
 
     # -- helpers --------------------------------------------------------------------------
 

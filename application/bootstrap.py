@@ -96,4 +96,5 @@ def open_memory(
         ids=ids,
         config=config,
         warnings=(*warnings, *service.warnings),
+        logger=logger,
     )

@@ -29,6 +29,7 @@ from pi_hermes_memory.domain.events import (
 )
 from pi_hermes_memory.domain.markdown_doc import ParsedDocument, ParsedEntry
 from pi_hermes_memory.domain.model import (
+    SEPARATOR_LINE,
     FailureCategory,
     MemoryEntry,
     Target,
@@ -58,6 +59,25 @@ def _project(target: Target, raw: str | None) -> str | None:
     return raw if target in (Target.PROJECT, Target.FAILURE) else None
 
 
+def _split_on_separators(entries: tuple[ParsedEntry, ...]) -> list[ParsedEntry]:
+    """A `§` line inside a parsed text (e.g. after CR-only line breaks) starts a new entry."""
+    out: list[ParsedEntry] = []
+    for p in entries:
+        text = clean_entry_text(p.text)
+        pieces = [""]
+        for line in text.split("\n"):
+            if line.strip() == SEPARATOR_LINE:
+                pieces.append("")
+            else:
+                pieces[-1] += ("\n" if pieces[-1] else "") + line
+        pieces = [clean_entry_text(x) for x in pieces if x.strip()]
+        if len(pieces) == 1 and pieces[0] == p.text:
+            out.append(p)
+        else:
+            out.extend(attrs.evolve(p, text=piece) for piece in pieces)
+    return out
+
+
 def reconcile(
     *,
     base: MemoryDocument,
@@ -72,7 +92,7 @@ def reconcile(
     for entry in base.active:
         unmatched_base.setdefault(entry.key, []).append(entry)
     new_entries: list[ParsedEntry] = []
-    for p in parsed.entries:
+    for p in _split_on_separators(parsed.entries):
         bucket = unmatched_base.get(normalize_text(clean_entry_text(p.text)))
         if bucket:
             bucket.pop(0)

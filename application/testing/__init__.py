@@ -1,1 +1,20 @@
-"""pi-hermes-memory."""
+"""Contract suites that every adapter must pass (in-memory, SQLite/Markdown, or your own).
+
+Usage in your test suite::
+
+    import pytest
+    from pi_hermes_memory.testing import StorageContract
+
+    class TestMyStorage(StorageContract):
+        @pytest.fixture
+        def storage(self):
+            s = MyStorage(...)
+            yield s
+            s.close()
+
+pytest collects the inherited ``test_*`` methods. Requires pytest.
+"""
+
+from pi_hermes_memory.testing.contracts import MarkdownStoreContract, StorageContract
+
+__all__ = ["MarkdownStoreContract", "StorageContract"]

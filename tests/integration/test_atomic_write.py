@@ -15,6 +15,7 @@ import signal
 import stat
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -171,7 +172,7 @@ def test_mkstemp_failure_is_a_storage_error(
     def no_space(*args: Any, **kwargs: Any) -> tuple[int, str]:
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(atomic.tempfile, "mkstemp", no_space)
+    monkeypatch.setattr(tempfile, "mkstemp", no_space)
     with pytest.raises(StorageError, match="temporary file"):
         atomic_write(path, NEW)
     assert path.read_bytes() == OLD
@@ -288,7 +289,7 @@ def test_sigkill_at_random_moments_never_tears_the_file(tmp_path: Path) -> None:
     rng = random.Random(seed)
     path = tmp_path / "MEMORY.md"
     atomic_write(path, b"0 " + hashlib.sha256(b"").hexdigest().encode() + b"\n")
-    kills, torn, leftovers = 120, 0, 0
+    kills, torn, leftovers = 200, 0, 0
     for run in range(kills):
         child = start_child(WRITER, path, run)
         time.sleep(rng.uniform(0, 0.03))
@@ -325,7 +326,8 @@ from pathlib import Path
 spec = importlib.util.spec_from_file_location("atomic", sys.argv[1])
 atomic = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(atomic)
-lock_path, log, go, rounds = Path(sys.argv[2]), Path(sys.argv[3]), Path(sys.argv[4]), int(sys.argv[5])
+lock_path, log, go = map(Path, sys.argv[2:5])
+rounds = int(sys.argv[5])
 print("ready", flush=True)
 while not go.exists():
     time.sleep(0.001)

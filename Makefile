@@ -1,0 +1,42 @@
+# pi-hermes-memory developer tasks. `make dev` once, then `make test`.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+FUZZ_SECONDS ?= 60
+DATA ?= ../shared/data/locomo-dev.json
+
+.PHONY: dev test lint typecheck fuzz bench wheel-test clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip setuptools wheel
+
+dev: $(BIN)/python
+	$(BIN)/pip install -q -e '.[dev]' --config-settings editable_mode=strict
+
+test: dev
+	$(BIN)/python -m pytest -q
+
+lint: dev
+	$(BIN)/ruff check domain application adapters tests
+	$(BIN)/ruff format --check domain application adapters tests
+
+typecheck: dev
+	$(BIN)/mypy -p pi_hermes_memory
+
+fuzz: dev
+	HYPOTHESIS_PROFILE=fuzz $(BIN)/python -m tests.fuzz.run --seconds $(FUZZ_SECONDS)
+
+bench: dev
+	$(BIN)/python -m tests.bench.run
+
+wheel-test: dev
+	rm -rf dist build/wheel-venv
+	$(BIN)/python -m build --wheel --outdir dist . > /dev/null
+	$(PYTHON) -m venv build/wheel-venv
+	build/wheel-venv/bin/pip install -q dist/*.whl pytest hypothesis
+	cd build && wheel-venv/bin/python -c "import pi_hermes_memory, sys; assert 'build/wheel-venv' in pi_hermes_memory.__file__, pi_hermes_memory.__file__"
+	build/wheel-venv/bin/python -m pytest -q -p no:cacheprovider --import-mode=importlib -o pythonpath=. tests
+
+clean:
+	rm -rf $(VENV) build dist .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -1,0 +1,344 @@
+"""Crash-safe file replacement and a cross-process lock (docs/reliability.md, section 2).
+
+`atomic_write` guarantees that after a crash at any moment a reader sees the whole old file or
+the whole new one, never a mix, and that a reported success is durable. What it cannot avoid is a
+leftover `.NAME.xxxxxxxx.tmp` when the process dies mid-write; `stale_temp_files` finds those.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno as errno_codes
+import os
+import re
+import stat
+import sys
+import tempfile
+import time
+from pathlib import Path
+from types import TracebackType
+
+__all__ = ["FileLock", "LockTimeout", "StorageError", "atomic_write", "stale_temp_files"]
+
+# pip's numbers: antivirus and indexers hold files open on Windows for well under a second.
+_REPLACE_RETRY_S = 1.0
+_REPLACE_RETRY_WAIT_S = 0.1
+# Errors that mean "this filesystem cannot sync that way", not "the data may be lost".
+_SYNC_UNSUPPORTED = frozenset({errno_codes.EINVAL, errno_codes.ENOTSUP, errno_codes.ENOTTY})
+# mkstemp names are prefix + 8 characters from [a-z0-9_] + suffix. Matching the 8 exactly keeps
+# other tools' temp files (e.g. Syncthing's `.syncthing.MEMORY.md.tmp`) out of a cleanup.
+_TEMP_NAME = re.compile(r"\.(?P<name>.+)\.[a-z0-9_]{8}\.tmp")
+
+
+class StorageError(Exception):
+    """A write did not happen durably; whatever it carried must not be reported as saved.
+
+    `errno` is the underlying OS error number when there is one (ENOSPC, EIO, EACCES...).
+    """
+
+    def __init__(self, message: str, *, path: Path | None = None, errno: int | None = None):
+        super().__init__(message)
+        self.path = path
+        self.errno = errno
+
+    @classmethod
+    def from_os_error(cls, action: str, path: Path, exc: OSError) -> StorageError:
+        """`could not <action> <path>: <reason>`, keeping the errno."""
+        reason = exc.strerror or exc.__class__.__name__
+        return cls(f"could not {action} {path}: {reason}", path=path, errno=exc.errno)
+
+
+class LockTimeout(StorageError):
+    """Another process held the lock for longer than the timeout."""
+
+
+# --- atomic replacement ------------------------------------------------------------------------
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Replace the content of `path` with `data`, all or nothing, durably.
+
+    Steps: temp file in the same directory (so the rename stays on one filesystem), write, fsync,
+    rename over the target, fsync the directory. A failure before the rename leaves the old file
+    untouched and removes the temp file. An fsync error is never retried: Linux reports a
+    writeback error once and then forgets it, so a retry could "succeed" over lost data.
+
+    A symlink at `path` is followed, so a memory file linked into e.g. a dotfiles repository
+    stays linked. Raises StorageError on any OS failure.
+    """
+    target = Path(os.path.realpath(path))
+    _make_parent(target)
+    tmp = _write_temp(target, data)
+    try:
+        _replace_file(tmp, target)
+    except BaseException:
+        _discard(tmp)
+        raise
+    # After the rename the new content is visible but not yet durable; an error here still means
+    # "not saved", although readers may already see the new content.
+    _fsync_directory(target.parent)
+
+
+def _make_parent(target: Path) -> None:
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StorageError.from_os_error("create the directory of", target, exc) from exc
+
+
+def _write_temp(target: Path, data: bytes) -> Path:
+    """A synced temp file next to `target` holding `data`; removed again if anything fails."""
+    try:
+        fd, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    except OSError as exc:
+        raise StorageError.from_os_error("create a temporary file for", target, exc) from exc
+    tmp = Path(name)
+    try:
+        try:
+            _copy_mode(target, fd)
+            _write_all(fd, data)
+            _fsync_file(fd)
+        finally:
+            os.close(fd)
+    except BaseException as exc:
+        _discard(tmp)
+        if isinstance(exc, OSError):
+            raise StorageError.from_os_error("write", target, exc) from exc
+        raise
+    return tmp
+
+
+def _copy_mode(target: Path, fd: int) -> None:
+    """Keep an existing file's permissions; mkstemp's 0600 is the right default for new ones."""
+    if not hasattr(os, "fchmod"):
+        return
+    try:
+        mode = stat.S_IMODE(os.stat(target).st_mode)
+    except FileNotFoundError:
+        return
+    os.fchmod(fd, mode)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    # os.write may write less than asked (signals, quotas); there is no userspace buffer to flush
+    # because we write to the raw descriptor.
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+def _fsync_file(fd: int) -> None:
+    if sys.platform == "darwin":
+        import fcntl
+
+        # macOS fsync only reaches the drive's cache; F_FULLFSYNC asks the drive to flush too.
+        try:
+            fcntl.fcntl(fd, fcntl.F_FULLFSYNC)
+            return
+        except OSError as exc:
+            if exc.errno not in _SYNC_UNSUPPORTED:
+                raise
+    os.fsync(fd)
+
+
+def _replace_file(tmp: Path, target: Path) -> None:
+    try:
+        if sys.platform == "win32":
+            _replace_with_retry(tmp, target)
+        else:
+            os.replace(tmp, target)
+    except OSError as exc:
+        raise StorageError.from_os_error("replace", target, exc) from exc
+
+
+def _replace_with_retry(
+    tmp: Path,
+    target: Path,
+    *,
+    retry_s: float = _REPLACE_RETRY_S,
+    wait_s: float = _REPLACE_RETRY_WAIT_S,
+) -> None:
+    """os.replace, retried on PermissionError: on Windows a reader holding the target open
+    blocks the rename for a moment."""
+    deadline = time.monotonic() + retry_s
+    while True:
+        try:
+            os.replace(tmp, target)
+            return
+        except PermissionError:
+            if time.monotonic() + wait_s > deadline:
+                raise
+            time.sleep(wait_s)
+
+
+def _fsync_directory(directory: Path) -> None:
+    """Make the rename durable. Windows has no directory fsync (and no way to open a directory)."""
+    if sys.platform == "win32":
+        return
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        if exc.errno in _SYNC_UNSUPPORTED:
+            return
+        raise StorageError.from_os_error("sync the directory", directory, exc) from exc
+
+
+def _discard(tmp: Path) -> None:
+    # Best effort: the original error is the one worth reporting; a leftover is doctor's job.
+    with contextlib.suppress(OSError):
+        tmp.unlink()
+
+
+def stale_temp_files(directory: Path, older_than_s: float = 300) -> list[Path]:
+    """Temp files `atomic_write` left behind in `directory` (a writer died mid-write).
+
+    Only files untouched for `older_than_s` seconds: a younger one may belong to a write that is
+    still running in another process. Sorted; empty when the directory does not exist.
+    """
+    cutoff = time.time() - older_than_s
+    try:
+        candidates = list(directory.iterdir())
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    return sorted(p for p in candidates if _TEMP_NAME.fullmatch(p.name) and _older(p, cutoff))
+
+
+def _older(path: Path, cutoff: float) -> bool:
+    try:
+        info = path.lstat()
+    except OSError:
+        return False  # vanished meanwhile: its writer finished or someone cleaned it up
+    return stat.S_ISREG(info.st_mode) and info.st_mtime <= cutoff
+
+
+# --- cross-process lock ------------------------------------------------------------------------
+
+
+if sys.platform == "win32":
+    import msvcrt
+
+    def _try_lock(fd: int) -> bool:
+        # Lock byte 0 (locking past the end of file is allowed); position first because
+        # msvcrt.locking locks from the current offset.
+        os.lseek(fd, 0, os.SEEK_SET)
+        try:
+            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+        except OSError as exc:
+            if exc.errno in (errno_codes.EACCES, errno_codes.EDEADLOCK):
+                return False
+            raise
+        return True
+
+    def _unlock(fd: int) -> None:
+        os.lseek(fd, 0, os.SEEK_SET)
+        msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
+
+    _OPEN_FLAGS = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOINHERIT", 0)
+
+else:
+    import fcntl
+
+    def _try_lock(fd: int) -> bool:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        return True
+
+    def _unlock(fd: int) -> None:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+
+    # O_CLOEXEC: a program we exec must not inherit (and so prolong) the lock. O_NOFOLLOW: a
+    # symlink planted at the lock path must not make us create or lock some other file.
+    _OPEN_FLAGS = os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
+
+
+class FileLock:
+    """An exclusive lock between processes, held on a separate lock file.
+
+    The lock file is never deleted: a process that deleted it while another waited on the old
+    inode would let two holders in at once. Kernel locks (flock on POSIX, msvcrt.locking on
+    Windows) are released by the OS when the holder dies, even by SIGKILL, so there are no stale
+    locks to break. Waiting polls until `timeout` seconds, then raises LockTimeout.
+
+    Not re-entrant: acquiring a FileLock that is already held raises RuntimeError, and two
+    FileLock objects on the same path in one process exclude each other (so nesting them would
+    wait until the timeout). A child created by fork() shares the held lock; exec() drops it.
+    flock is unreliable on some network filesystems; keep the memory directory local.
+    """
+
+    def __init__(self, path: Path, *, timeout: float = 30.0, poll_s: float = 0.05) -> None:
+        self.path = path
+        self.timeout = timeout
+        self.poll_s = poll_s
+        self._fd: int | None = None
+
+    @property
+    def held(self) -> bool:
+        return self._fd is not None
+
+    def acquire(self) -> None:
+        if self._fd is not None:
+            raise RuntimeError(f"the lock {self.path} is already held by this FileLock")
+        fd = self._open()
+        try:
+            self._wait_for(fd)
+        except BaseException:
+            os.close(fd)
+            raise
+        self._fd = fd
+
+    def release(self) -> None:
+        fd, self._fd = self._fd, None
+        if fd is None:
+            return
+        try:
+            _unlock(fd)
+        finally:
+            # Closing alone would release it too; unlocking first is explicit for Windows.
+            os.close(fd)
+
+    def __enter__(self) -> FileLock:
+        self.acquire()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.release()
+
+    def _open(self) -> int:
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            return os.open(self.path, _OPEN_FLAGS, 0o600)
+        except OSError as exc:
+            raise StorageError.from_os_error("open the lock file", self.path, exc) from exc
+
+    def _wait_for(self, fd: int) -> None:
+        deadline = time.monotonic() + self.timeout
+        # Start polling fast (locks are usually held for milliseconds), back off to poll_s.
+        pause = min(0.001, self.poll_s)
+        while True:
+            try:
+                if _try_lock(fd):
+                    return
+            except OSError as exc:
+                raise StorageError.from_os_error("lock", self.path, exc) from exc
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise LockTimeout(
+                    f"could not lock {self.path} within {self.timeout:g} s: "
+                    "another process is holding it",
+                    path=self.path,
+                    errno=errno_codes.EWOULDBLOCK,
+                )
+            time.sleep(min(pause, remaining))
+            pause = min(pause * 2, self.poll_s)

@@ -1,0 +1,295 @@
+"""The Markdown memory format: entries separated by `§` lines, each ending in a metadata comment.
+
+    First entry text <!-- created=2026-07-29, last=2026-07-29, project=my-project -->
+    §
+    Second entry,
+    over two lines <!-- created=2026-07-30, last=2026-08-01, project=api, category=tool-quirk -->
+
+People edit these files by hand, so reading is lenient: it never raises and never drops text. A
+trailing comment counts as metadata only when every part of it is readable; otherwise the comment
+stays in the entry's text and a warning says why, so a typo never silently loses a date or a note.
+Pure functions only: the I/O lives in `store.py` and `atomic.py`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from datetime import date
+
+import attrs
+from pi_hermes_memory.domain.markdown_doc import ParsedDocument, ParsedEntry
+from pi_hermes_memory.domain.model import (
+    SEPARATOR_LINE,
+    FailureCategory,
+    MemoryEntry,
+    Target,
+    clean_entry_text,
+    entry_text_problem,
+)
+
+__all__ = ["PROJECT_NAME", "is_safe_project_name", "parse_document", "render_document"]
+
+BOM = "\ufeff"
+ENTRY_JOINER = f"\n{SEPARATOR_LINE}\n"
+COMMENT_OPEN = "<!--"
+COMMENT_CLOSE = "-->"
+
+# A project name is written bare inside the comment and also names a directory elsewhere, so it
+# may not hold the comment's own syntax (`,` `=` `>` whitespace) or path syntax (`/` `\` `..`).
+# `\w` is Unicode-aware: CJK and accented project names are fine.
+PROJECT_NAME = re.compile(r"[\w-][\w.-]{0,127}")
+# Keys are plain identifiers so that a stray `a=b` inside prose cannot pose as metadata.
+_KEY = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,63}")
+# Only the exact form we write; `date.fromisoformat` alone would also take `20260729`. `[0-9]`,
+# not `\d`, because `\d` matches non-ASCII digits.
+_ISO_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+
+_KNOWN_KEYS = frozenset({"created", "last", "project", "category"})
+_CATEGORIES = {c.value: c for c in FailureCategory}
+_PROJECT_TARGETS = frozenset({Target.PROJECT, Target.FAILURE})
+_FILE_LABEL = {
+    Target.MEMORY: "MEMORY.md",
+    Target.USER: "USER.md",
+    Target.PROJECT: "projects MEMORY.md",
+    Target.FAILURE: "failures.md",
+}
+
+
+def is_safe_project_name(name: str) -> bool:
+    return PROJECT_NAME.fullmatch(name) is not None
+
+
+# --- rendering ---------------------------------------------------------------------------------
+
+
+def render_document(entries: Sequence[MemoryEntry], *, target: Target) -> str:
+    """The file content for `entries`, in order. Same input, same bytes.
+
+    Raises ValueError for an entry that could not be read back unchanged (wrong target, text the
+    format cannot hold, unsafe project name): writing it would corrupt the file's structure, and
+    the caller is expected to have validated entries already.
+    """
+    blocks = [_render_entry(entry, target, number) for number, entry in enumerate(entries, 1)]
+    if not blocks:
+        return ""
+    document = ENTRY_JOINER.join(blocks) + "\n"
+    # The reader drops one leading BOM, so a first entry that itself starts with U+FEFF needs a
+    # sacrificial one in front to survive the round trip.
+    return BOM + document if document.startswith(BOM) else document
+
+
+def _render_entry(entry: MemoryEntry, target: Target, number: int) -> str:
+    problem = _render_problem(entry, target)
+    if problem is not None:
+        raise ValueError(f"entry {number} cannot be written to {_FILE_LABEL[target]}: {problem}")
+    metadata = ", ".join(_metadata_pairs(entry, target))
+    return f"{entry.text} {COMMENT_OPEN} {metadata} {COMMENT_CLOSE}"
+
+
+def _render_problem(entry: MemoryEntry, target: Target) -> str | None:
+    if entry.target is not target:
+        return f"it belongs to the {entry.target.value} target"
+    if entry.text != clean_entry_text(entry.text):
+        return "its text is not in cleaned form (clean_entry_text)"
+    # Only what would change the file's structure is refused here. Text imported from a
+    # hand-edited file may hold a malformed comment, a NUL or be very long: it still reads back
+    # unchanged because the reader strips only our trailing comment, so it must stay writable
+    # (new content is validated earlier, by the domain's entry_text_problem).
+    if not entry.text:
+        return "its text is empty"
+    if any(line.strip() == SEPARATOR_LINE for line in entry.text.split("\n")):
+        return "a line holding only '§' would split the entry"
+    project = entry.project if target in _PROJECT_TARGETS else None
+    if project is not None and not is_safe_project_name(project):
+        return "the project name is not a safe name"
+    return None
+
+
+def _metadata_pairs(entry: MemoryEntry, target: Target) -> list[str]:
+    pairs = [f"created={entry.created.isoformat()}", f"last={entry.last_referenced.isoformat()}"]
+    # MEMORY.md and USER.md are global by definition: a project there would be meaningless.
+    if target in _PROJECT_TARGETS and entry.project is not None:
+        pairs.append(f"project={entry.project}")
+    if target is Target.FAILURE and entry.category is not None:
+        pairs.append(f"category={entry.category.value}")
+    return pairs
+
+
+# --- parsing -----------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class _Chunk:
+    """The raw text between two separator lines and the 1-based line where it starts."""
+
+    text: str
+    line: int
+
+
+@attrs.frozen
+class _Metadata:
+    created: date | None = None
+    last: date | None = None
+    project: str | None = None
+    category: str | None = None
+    extra: tuple[tuple[str, str], ...] = ()
+
+
+class _Unreadable(Exception):
+    """A trailing comment that is not valid metadata; the message says why, never the content."""
+
+
+def parse_document(text: str, *, target: Target) -> ParsedDocument:
+    """Read a memory file leniently. Never raises; text that is not metadata is never dropped."""
+    if text.startswith(BOM):
+        text = text[len(BOM) :]
+    entries: list[ParsedEntry] = []
+    warnings: list[str] = []
+    for number, chunk in enumerate(_chunks(text), 1):
+        where = f"entry {number} (line {chunk.line})"
+        entry, warning = _parse_chunk(chunk.text, target)
+        if warning is not None:
+            warnings.append(f"{_FILE_LABEL[target]}: {where}: {warning}")
+        if entry is not None:
+            entries.append(entry)
+    return ParsedDocument(entries=tuple(entries), warnings=tuple(warnings))
+
+
+def _chunks(text: str) -> Iterator[_Chunk]:
+    """Split on separator lines. Only LF breaks lines; CRLF leaves a CR that strip() removes."""
+    lines: list[str] = []
+    start = 1
+    for number, line in enumerate(text.split("\n"), 1):
+        if line.strip() == SEPARATOR_LINE:
+            yield from _non_blank(lines, start)
+            lines, start = [], number + 1
+        else:
+            lines.append(line)
+    yield from _non_blank(lines, start)
+
+
+def _non_blank(lines: list[str], start: int) -> Iterator[_Chunk]:
+    # Blank chunks come from trailing or doubled separators: structure, not entries.
+    joined = "\n".join(lines)
+    if joined.strip():
+        # Number from the first line with content, which is where a person would look.
+        leading_blank = len(joined) - len(joined.lstrip())
+        yield _Chunk(text=joined, line=start + joined.count("\n", 0, leading_blank))
+
+
+def _parse_chunk(raw: str, target: Target) -> tuple[ParsedEntry | None, str | None]:
+    try:
+        body, comment = _split_trailing_comment(raw.strip())
+        metadata = _Metadata() if comment is None else _read_metadata(comment)
+    except _Unreadable as why:
+        # Keep the whole chunk as text: a person wrote something there we do not understand.
+        entry = _plain_entry(raw)
+        return entry, f"the trailing comment is not entry metadata ({why}); kept it as text"
+    text = clean_entry_text(body)
+    if not text:
+        what = "is empty" if comment is None else "has metadata but no text"
+        return None, f"{what}; skipped it"
+    entry = ParsedEntry(
+        text=text,
+        created=metadata.created,
+        last=metadata.last,
+        project=metadata.project,
+        category=metadata.category,
+        extra=metadata.extra,
+    )
+    return entry, _misplaced_metadata(metadata, target) or _unwritable(text)
+
+
+def _plain_entry(raw: str) -> ParsedEntry | None:
+    text = clean_entry_text(raw)
+    return ParsedEntry(text=text) if text else None
+
+
+def _unwritable(text: str) -> str | None:
+    # Such text reads fine but would change shape if written back (e.g. a comment in the middle,
+    # or a CR-only line break that becomes a separator line), so the caller should know.
+    problem = entry_text_problem(text)
+    return None if problem is None else f"cannot be written back unchanged: {problem}"
+
+
+def _misplaced_metadata(metadata: _Metadata, target: Target) -> str | None:
+    unused = []
+    if metadata.project is not None and target not in _PROJECT_TARGETS:
+        unused.append("project")
+    if metadata.category is not None and target is not Target.FAILURE:
+        unused.append("category")
+    if not unused:
+        return None
+    keys = " and ".join(unused)
+    return f"{keys} metadata has no meaning in {_FILE_LABEL[target]} and will not be kept"
+
+
+def _split_trailing_comment(chunk: str) -> tuple[str, str | None]:
+    """(text before, comment body or None) for a stripped chunk that may end in `<!-- ... -->`."""
+    if not chunk.endswith(COMMENT_CLOSE):
+        return chunk, None
+    start = chunk.rfind(COMMENT_OPEN)
+    body_start, body_end = start + len(COMMENT_OPEN), len(chunk) - len(COMMENT_CLOSE)
+    # "<!-->" counts as unmatched: its "-->" overlaps the opener.
+    if start < 0 or body_start > body_end:
+        raise _Unreadable(f"'{COMMENT_CLOSE}' has no matching '{COMMENT_OPEN}'")
+    return chunk[:start], chunk[body_start:body_end]
+
+
+def _read_metadata(comment: str) -> _Metadata:
+    if not comment.strip():
+        raise _Unreadable("it holds no key=value pairs")
+    if COMMENT_CLOSE in comment:
+        raise _Unreadable(f"it contains '{COMMENT_CLOSE}' before its end")
+    known: dict[str, str] = {}
+    extra: list[tuple[str, str]] = []
+    for key, value in _pairs(comment):
+        if key in known or key in dict(extra):
+            raise _Unreadable(f"'{key}' appears twice")
+        if key in _KNOWN_KEYS:
+            known[key] = value
+        else:
+            extra.append((key, value))
+    return _Metadata(
+        created=_read_date(known, "created"),
+        last=_read_date(known, "last"),
+        project=_read_project(known),
+        category=_read_category(known),
+        extra=tuple(extra),
+    )
+
+
+def _pairs(comment: str) -> Iterator[tuple[str, str]]:
+    for number, part in enumerate(comment.split(","), 1):
+        key, equals, value = part.partition("=")
+        key, value = key.strip(), value.strip()
+        if not equals or _KEY.fullmatch(key) is None:
+            raise _Unreadable(f"part {number} is not key=value")
+        yield key, value
+
+
+def _read_date(known: dict[str, str], key: str) -> date | None:
+    value = known.get(key)
+    if value is None:
+        return None
+    try:
+        if _ISO_DATE.fullmatch(value) is None:
+            raise ValueError(value)
+        return date.fromisoformat(value)
+    except ValueError:
+        raise _Unreadable(f"'{key}' is not a valid YYYY-MM-DD date") from None
+
+
+def _read_project(known: dict[str, str]) -> str | None:
+    value = known.get("project")
+    if value is not None and not is_safe_project_name(value):
+        raise _Unreadable("'project' is not a safe project name")
+    return value
+
+
+def _read_category(known: dict[str, str]) -> str | None:
+    value = known.get("category")
+    if value is not None and value not in _CATEGORIES:
+        raise _Unreadable(f"'category' is not one of {', '.join(_CATEGORIES)}")
+    return value

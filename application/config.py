@@ -1,0 +1,900 @@
+"""Configuration values and the pure parser of `hermes-memory-config.json`.
+
+`parse_config` turns the decoded JSON document into an immutable `Config`. It never raises on
+any document (only on an invalid explicit project override, a usage error): every field that is
+missing, of the wrong type or out of range falls back to its default, and each rejection is
+reported as a `ConfigWarning` value. Nothing here reads files or the process environment; the
+environment mapping and the physical path resolver are passed in (see
+`pi_hermes_memory.adapters.config_file` for the real ones).
+
+Warning texts name fields and the expected shape, never the rejected value: a misplaced secret
+(an API key pasted into the wrong field) must not travel into logs through a warning.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+import os.path
+import re
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Final, TypeVar
+from urllib.parse import urlsplit
+
+import attrs
+
+CONFIG_FILE_NAME: Final = "hermes-memory-config.json"
+DEFAULT_MEMORY_DIR_NAME: Final = "pi-hermes-memory"
+DEFAULT_PROJECTS_MEMORY_DIR_NAME: Final = "projects-memory"
+DB_FILE_NAME: Final = "sessions.db"
+# The field named by warnings about the document as a whole (JSONPath's root).
+DOCUMENT_FIELD: Final = "$"
+# Integers beyond 2**53 - 1 are not exact in the JSON of the JS original (and overflow float
+# conversion in consumers that turn milliseconds into seconds), so they are rejected.
+MAX_SAFE_INTEGER: Final = 2**53 - 1
+EMBEDDING_MAX_TIMEOUT_MS: Final = 30_000
+# The usual file-name limit of local file systems; a project name becomes a directory.
+MAX_PROJECT_NAME_BYTES: Final = 255
+
+
+class ConfigError(Exception):
+    """A usage error in configuration supplied by the caller (e.g. an invalid `--project`)."""
+
+
+@attrs.frozen(kw_only=True)
+class ConfigWarning:
+    """One rejected or ignored setting. `field` is the dotted JSON path (`$` for the document)."""
+
+    field: str
+    message: str
+
+
+class MemoryMode(enum.StrEnum):
+    POLICY_ONLY = "policy-only"
+    LEGACY_INJECT = "legacy-inject"
+
+
+class MemoryPolicyStyle(enum.StrEnum):
+    FULL = "full"
+    COMPACT = "compact"
+    CUSTOM = "custom"
+    NONE = "none"
+
+
+class OverflowStrategy(enum.StrEnum):
+    AUTO_CONSOLIDATE = "auto-consolidate"
+    REJECT = "reject"
+    FIFO_EVICT = "fifo-evict"
+
+
+class ThinkingLevel(enum.StrEnum):
+    OFF = "off"
+    MINIMAL = "minimal"
+    LOW = "low"
+    MEDIUM = "medium"
+    HIGH = "high"
+    XHIGH = "xhigh"
+
+
+class SessionSearchVariant(enum.StrEnum):
+    LEGACY = "legacy"
+    ANCHORS = "anchors"
+
+
+class EmbeddingProvider(enum.StrEnum):
+    OFF = "off"
+    OPENAI_COMPATIBLE = "openai-compatible"
+
+
+class EmbeddingDisabledReason(enum.StrEnum):
+    """Why the effective embedding provider is off (for /memory-doctor)."""
+
+    PROVIDER_OFF = "provider-off"
+    INVALID_CONFIG = "invalid-config"
+    API_KEY_ENV_UNSET = "api-key-env-unset"
+    API_KEY_MISSING = "api-key-missing"
+
+
+class PromotionConflictStrategy(enum.StrEnum):
+    BLOCK = "block"
+    OVERWRITE = "overwrite"
+
+
+DEFAULT_EMBEDDING_BASE_URL: Final = "https://api.openai.com/v1"
+DEFAULT_EMBEDDING_MODEL: Final = "text-embedding-3-small"
+DEFAULT_EMBEDDING_TIMEOUT_MS: Final = 3000
+
+
+@attrs.frozen(kw_only=True)
+class EmbeddingConfig:
+    """The embedding provider settings. `provider` is the effective one: OPENAI_COMPATIBLE only
+    when the section is valid and the API key was found in the environment.
+
+    `api_key` and `base_url` are kept out of repr: the key is a secret and the full URL may
+    carry tenant names or tokens in its path (use `redacted_base_url` for display).
+    """
+
+    provider: EmbeddingProvider = EmbeddingProvider.OFF
+    requested_provider: EmbeddingProvider = EmbeddingProvider.OFF
+    base_url: str = attrs.field(default=DEFAULT_EMBEDDING_BASE_URL, repr=False)
+    model: str = DEFAULT_EMBEDDING_MODEL
+    timeout_ms: int = DEFAULT_EMBEDDING_TIMEOUT_MS
+    api_key_env: str | None = None
+    dimensions: int | None = None
+    task_query: str | None = None
+    task_passage: str | None = None
+    normalized: bool | None = None
+    api_key: str | None = attrs.field(default=None, repr=False)
+    disabled_reason: EmbeddingDisabledReason | None = EmbeddingDisabledReason.PROVIDER_OFF
+
+    @property
+    def enabled(self) -> bool:
+        return self.provider is EmbeddingProvider.OPENAI_COMPATIBLE
+
+    @property
+    def model_id(self) -> str:
+        """The vector identity stored with each row: `openai-compatible/<model>`."""
+        return f"{EmbeddingProvider.OPENAI_COMPATIBLE.value}/{self.model}"
+
+    @property
+    def redacted_base_url(self) -> str:
+        """Scheme and host only: safe to show in reports."""
+        parts = urlsplit(self.base_url)
+        return f"{parts.scheme}://{parts.hostname}"
+
+
+@attrs.frozen(kw_only=True)
+class SessionSearchConfig:
+    variant: SessionSearchVariant = SessionSearchVariant.LEGACY
+
+
+@attrs.frozen(kw_only=True)
+class TaskDomain:
+    """A configured promotion task domain: a slug id and the terms that signal it."""
+
+    id: str
+    description: str | None
+    terms: tuple[str, ...]
+
+
+@attrs.frozen(kw_only=True)
+class SkillScopesConfig:
+    """Skill roots. `project_skills_dir` None means "derive": the projects memory root."""
+
+    global_skills_dir: Path
+    project_skills_dir: Path | None = None
+
+
+@attrs.frozen(kw_only=True)
+class SkillGovernanceConfig:
+    scopes: SkillScopesConfig
+    promotion_enabled: bool = True
+    promotion_min_same_domain_usages: int = 3
+    promotion_min_sessions: int = 2
+    promotion_min_projects: int = 1
+    # None means "use the built-in task domains".
+    promotion_task_domains: tuple[TaskDomain, ...] | None = None
+    promotion_domain_terms: tuple[str, ...] = ()
+    promotion_require_global_safe: bool = True
+    promotion_conflict_strategy: PromotionConflictStrategy = PromotionConflictStrategy.BLOCK
+    # Already resolved: an unset curationTimeoutMs takes consolidationTimeoutMs.
+    curation_timeout_ms: int = 60_000
+    curation_max_consecutive_failures: int = 0
+    auto_curation_cooldown_ms: int = 86_400_000
+    auto_curation_failure_cooldown_ms: int = 3_600_000
+    load_event_retention_days: int = 180
+    load_event_cleanup_budget: int = 500
+
+
+@attrs.frozen(kw_only=True)
+class Config:
+    """The effective configuration. Paths are absolute and lexically normalised.
+
+    Correction pattern/word fields: None means "built-in rules", an empty tuple disables them.
+    """
+
+    agent_root: Path
+    memory_dir: Path
+    projects_memory_dir: Path
+    project: str | None
+    memory_mode: MemoryMode = MemoryMode.POLICY_ONLY
+    memory_policy_style: MemoryPolicyStyle = MemoryPolicyStyle.FULL
+    memory_policy_custom_text: str | None = None
+    memory_char_limit: int = 5000
+    user_char_limit: int = 5000
+    project_char_limit: int = 5000
+    project_memory_sharing: bool = False
+    nudge_interval: int = 10
+    review_recent_messages: int = 0
+    review_enabled: bool = True
+    review_skills_enabled: bool = True
+    flush_on_compact: bool = True
+    flush_on_shutdown: bool = True
+    flush_min_turns: int = 6
+    flush_recent_messages: int = 0
+    session_search: SessionSearchConfig = SessionSearchConfig()
+    embedding: EmbeddingConfig = EmbeddingConfig()
+    llm_model_override: str | None = None
+    llm_thinking_override: ThinkingLevel | None = None
+    overflow_strategy: OverflowStrategy = OverflowStrategy.AUTO_CONSOLIDATE
+    correction_detection: bool = True
+    correction_strong_patterns: tuple[str, ...] | None = None
+    correction_weak_patterns: tuple[str, ...] | None = None
+    correction_negative_patterns: tuple[str, ...] | None = None
+    correction_directive_words: tuple[str, ...] | None = None
+    failure_injection_enabled: bool = True
+    failure_injection_max_age_days: int = 7
+    failure_injection_max_entries: int = 5
+    nudge_tool_calls: int = 15
+    skill_review_tool_calls: int = 10
+    consolidation_timeout_ms: int = 60_000
+    skill_governance: SkillGovernanceConfig
+
+    @classmethod
+    def default(cls, agent_root: Path, cwd: Path) -> Config:
+        """Every field at its default (no file, empty environment, lexical paths)."""
+        config, _ = parse_config(
+            {}, agent_root=agent_root, cwd=cwd, environ={}, physical=lambda path: path
+        )
+        return config
+
+    @property
+    def config_path(self) -> Path:
+        return self.agent_root / CONFIG_FILE_NAME
+
+    @property
+    def db_path(self) -> Path:
+        return self.memory_dir / DB_FILE_NAME
+
+    @property
+    def auto_consolidate(self) -> bool:
+        """The legacy `autoConsolidate` flag, derived from the overflow strategy."""
+        return self.overflow_strategy is OverflowStrategy.AUTO_CONSOLIDATE
+
+    @property
+    def effective_policy_style(self) -> MemoryPolicyStyle:
+        """`custom` without custom text falls back to the compact policy."""
+        if self.memory_policy_style is MemoryPolicyStyle.CUSTOM and not (
+            self.memory_policy_custom_text
+        ):
+            return MemoryPolicyStyle.COMPACT
+        return self.memory_policy_style
+
+    @property
+    def embedding_disabled_reason(self) -> EmbeddingDisabledReason | None:
+        return self.embedding.disabled_reason
+
+    @property
+    def project_skills_root(self) -> Path:
+        return self.skill_governance.scopes.project_skills_dir or self.projects_memory_dir
+
+    @property
+    def active_project_skills_dir(self) -> Path | None:
+        """`<project skills root>/<project>/skills`, or None without a current project."""
+        if self.project is None:
+            return None
+        return self.project_skills_root / self.project / "skills"
+
+
+# --- names ------------------------------------------------------------------------------------
+
+_UNSAFE_PROJECT_CHARS: Final = frozenset("/\\,<>")
+_SLUG: Final = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
+_ENV_VAR_NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _has_control_char(text: str) -> bool:
+    return any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in text)
+
+
+def is_safe_project_name(name: str) -> bool:
+    """Whether `name` can be a project attribution and a directory name.
+
+    The name must already be trimmed. Rejected: empty, `.`, `..`, path separators, `,` (the
+    metadata list separator), `<`/`>` (they would break the HTML metadata comment), control
+    characters (newline, NUL, ...) and names longer than 255 UTF-8 bytes.
+    """
+    if not name or name != name.strip() or name in (".", ".."):
+        return False
+    if len(name.encode("utf-8", "surrogatepass")) > MAX_PROJECT_NAME_BYTES:
+        return False
+    return not (_has_control_char(name) or any(ch in _UNSAFE_PROJECT_CHARS for ch in name))
+
+
+def _is_safe_dir_name(name: str) -> bool:
+    return bool(name) and name not in (".", "..") and not any(ch in name for ch in "/\\\x00")
+
+
+# --- the field reader -------------------------------------------------------------------------
+
+_E = TypeVar("_E", bound=enum.StrEnum)
+
+
+def _show(value: object) -> str:
+    """A default value as the user would write it in JSON."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, enum.Enum):
+        return repr(value.value)
+    return str(value)
+
+
+def _integral(value: object) -> int | None:
+    """An int, or an integral finite float (JSON does not distinguish 5000 from 5000.0)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        return int(value)
+    return None
+
+
+def _range_text(minimum: int, maximum: int) -> str:
+    if maximum >= MAX_SAFE_INTEGER:
+        return f"an integer >= {minimum}"
+    return f"an integer from {minimum} to {maximum}"
+
+
+class _Section:
+    """Reads typed fields out of one JSON object, recording a warning per rejected field.
+
+    JSON null counts as absent: it is the natural way to write "unset" in JSON.
+    """
+
+    def __init__(
+        self, raw: Mapping[str, object], prefix: str, sink: list[ConfigWarning], *, valid: bool
+    ) -> None:
+        self._raw = raw
+        self._prefix = prefix
+        self._sink = sink
+        self.valid = valid
+        self.rejected: list[str] = []
+
+    def field(self, key: str) -> str:
+        return f"{self._prefix}{key}"
+
+    def get(self, key: str) -> object:
+        return self._raw.get(key)
+
+    def warn(self, key: str, message: str) -> None:
+        self._sink.append(ConfigWarning(field=self.field(key), message=message))
+
+    def reject(self, key: str, message: str) -> None:
+        self.rejected.append(self.field(key))
+        self.warn(key, message)
+
+    def section(self, key: str) -> _Section:
+        value = self.get(key)
+        prefix = f"{self.field(key)}."
+        if value is None:
+            return _Section({}, prefix, self._sink, valid=True)
+        if isinstance(value, Mapping):
+            return _Section(value, prefix, self._sink, valid=True)
+        self.reject(key, "expected an object; using defaults for the whole section")
+        return _Section({}, prefix, self._sink, valid=False)
+
+    def optional_boolean(self, key: str, *, fallback: str) -> bool | None:
+        value = self.get(key)
+        if value is None or isinstance(value, bool):
+            return value
+        self.reject(key, f"expected true or false; {fallback}")
+        return None
+
+    def boolean(self, key: str, default: bool) -> bool:
+        value = self.optional_boolean(key, fallback=f"using default {_show(default)}")
+        return default if value is None else value
+
+    def optional_integer(
+        self, key: str, *, minimum: int, maximum: int = MAX_SAFE_INTEGER, fallback: str
+    ) -> int | None:
+        value = self.get(key)
+        if value is None:
+            return None
+        number = _integral(value)
+        if number is not None and minimum <= number <= maximum:
+            return number
+        self.reject(key, f"expected {_range_text(minimum, maximum)}; {fallback}")
+        return None
+
+    def integer(
+        self, key: str, default: int, *, minimum: int = 0, maximum: int = MAX_SAFE_INTEGER
+    ) -> int:
+        value = self.optional_integer(
+            key, minimum=minimum, maximum=maximum, fallback=f"using default {default}"
+        )
+        return default if value is None else value
+
+    def optional_choice(self, key: str, kind: type[_E], *, fallback: str) -> _E | None:
+        value = self.get(key)
+        if value is None:
+            return None
+        if isinstance(value, str):
+            for member in kind:
+                if member.value == value:
+                    return member
+        choices = ", ".join(repr(member.value) for member in kind)
+        self.reject(key, f"expected one of {choices}; {fallback}")
+        return None
+
+    def choice(self, key: str, default: _E) -> _E:
+        value = self.optional_choice(key, type(default), fallback=f"using default {_show(default)}")
+        return default if value is None else value
+
+    def optional_text(self, key: str, *, fallback: str) -> str | None:
+        value = self.get(key)
+        if value is None or isinstance(value, str):
+            return value
+        self.reject(key, f"expected a string; {fallback}")
+        return None
+
+    def non_empty_text(self, key: str, *, fallback: str) -> str | None:
+        value = self.optional_text(key, fallback=fallback)
+        if value is None or value.strip():
+            return value
+        self.reject(key, f"expected a non-empty string; {fallback}")
+        return None
+
+    def string_list(self, key: str, *, trim: bool, fallback: str) -> tuple[str, ...] | None:
+        value = self.get(key)
+        if value is None:
+            return None
+        if isinstance(value, list) and all(
+            isinstance(item, str) and item.strip() for item in value
+        ):
+            return tuple(item.strip() if trim else item for item in value)
+        self.reject(key, f"expected a list of non-empty strings; {fallback}")
+        return None
+
+
+def _document(raw: object, sink: list[ConfigWarning]) -> _Section:
+    if isinstance(raw, Mapping):
+        return _Section(raw, "", sink, valid=True)
+    sink.append(
+        ConfigWarning(
+            field=DOCUMENT_FIELD,
+            message="the configuration must be a JSON object; using defaults for every field",
+        )
+    )
+    return _Section({}, "", sink, valid=False)
+
+
+# --- paths ------------------------------------------------------------------------------------
+
+
+def _lexical(path: Path | str, base: Path) -> Path:
+    """Absolute and normalised like Node's path.resolve (no file system access)."""
+    return Path(os.path.normpath(os.path.join(base, path)))
+
+
+def _expand_home(value: str, home: Path | None) -> str | None:
+    """`~` and `~/...` expanded; None when that is impossible (`~user`, or no home known)."""
+    if not value.startswith("~"):
+        return value
+    head, _, tail = value.partition("/")
+    if head != "~" or home is None:
+        return None
+    return os.path.join(home, tail) if tail else str(home)
+
+
+def _directory(section: _Section, key: str, *, base: Path, home: Path | None) -> Path | None:
+    """An optional directory setting: relative to `base`, `~` expanded; None when unset."""
+    text = section.optional_text(key, fallback="using the default directory")
+    if text is None or not text.strip():
+        return None
+    expanded = _expand_home(text.strip(), home)
+    if expanded is None:
+        section.reject(key, "only '~' and '~/...' can be expanded; using the default directory")
+        return None
+    if "\x00" in expanded:
+        section.reject(key, "a path cannot contain NUL; using the default directory")
+        return None
+    return _lexical(expanded, base)
+
+
+def _projects_dir_name(top: _Section, *, agent_root: Path, home: Path | None) -> str | None:
+    """The explicit projectsMemoryDir as a directory name under agentRoot, or None."""
+    text = top.optional_text("projectsMemoryDir", fallback="using the default")
+    if text is None:
+        return None
+    expanded = _expand_home(text.strip(), home)
+    if expanded is not None and os.path.isabs(expanded) and "\x00" not in expanded:
+        absolute = _lexical(expanded, agent_root)
+        if absolute.parent == agent_root and _is_safe_dir_name(absolute.name):
+            return absolute.name
+    elif expanded is not None and _is_safe_dir_name(expanded):
+        return expanded
+    top.reject(
+        "projectsMemoryDir",
+        "expected a single directory name under agentRoot (or an absolute path directly inside"
+        f" it); using default {DEFAULT_PROJECTS_MEMORY_DIR_NAME!r}",
+    )
+    return None
+
+
+Physical = Callable[[Path], Path]
+
+
+def _physical_or_lexical(path: Path, physical: Physical) -> Path:
+    # Permission errors and symlink loops are not a reason to fail start-up: compare the
+    # lexical absolute paths instead, as the spec prescribes.
+    try:
+        return Path(os.path.normpath(physical(path)))
+    except (OSError, RuntimeError, ValueError):
+        return path
+
+
+def _share_root(a: Path, b: Path, physical: Physical) -> bool:
+    real_a, real_b = _physical_or_lexical(a, physical), _physical_or_lexical(b, physical)
+    return real_a == real_b or real_a.is_relative_to(real_b) or real_b.is_relative_to(real_a)
+
+
+_CONFLICT: Final = (
+    "resolves to the same physical directory as the other memory root (or one contains the"
+    " other); using the default"
+)
+
+
+def _memory_roots(
+    top: _Section, *, agent_root: Path, home: Path | None, physical: Physical
+) -> tuple[Path, Path]:
+    """memoryDir and the projects memory root, kept on different physical roots."""
+    default_memory = agent_root / DEFAULT_MEMORY_DIR_NAME
+    default_projects = agent_root / DEFAULT_PROJECTS_MEMORY_DIR_NAME
+    explicit_memory = _directory(top, "memoryDir", base=agent_root, home=home)
+    projects_name = _projects_dir_name(top, agent_root=agent_root, home=home)
+    memory = explicit_memory or default_memory
+    projects = default_projects if projects_name is None else agent_root / projects_name
+    if not _share_root(memory, projects, physical):
+        return memory, projects
+    if explicit_memory is not None:
+        top.reject("memoryDir", _CONFLICT)
+        memory = default_memory
+    if projects_name is not None:
+        top.reject("projectsMemoryDir", _CONFLICT)
+        projects = default_projects
+    if _share_root(memory, projects, physical):
+        top.warn(
+            "memoryDir",
+            "memoryDir and projectsMemoryDir still share a physical root (a symlink on disk);"
+            " project and global memory are not separated",
+        )
+    return memory, projects
+
+
+# --- fields with their own rules --------------------------------------------------------------
+
+
+def _cwd_project(cwd: Path) -> str | None:
+    name = Path(os.path.normpath(cwd)).name.strip()
+    return name if is_safe_project_name(name) else None
+
+
+def _project(top: _Section, *, cwd: Path, override: str | None) -> str | None:
+    text = top.optional_text("projectName", fallback="deriving the project from the cwd")
+    explicit = None if text is None else text.strip()
+    if explicit is not None and not is_safe_project_name(explicit):
+        top.reject(
+            "projectName",
+            "must be non-empty, not '.' or '..', and contain no / \\ , < > or control"
+            " characters; deriving the project from the cwd",
+        )
+        explicit = None
+    if override is not None:
+        if not is_safe_project_name(override.strip()):
+            raise ConfigError(
+                "invalid project name: it must be non-empty, not '.' or '..', and contain no"
+                " / \\ , < > or control characters"
+            )
+        return override.strip()
+    return explicit if explicit is not None else _cwd_project(cwd)
+
+
+def _overflow_strategy(top: _Section) -> OverflowStrategy:
+    explicit = top.optional_choice(
+        "memoryOverflowStrategy",
+        OverflowStrategy,
+        fallback="using autoConsolidate or the default 'auto-consolidate'",
+    )
+    legacy = top.optional_boolean("autoConsolidate", fallback="ignoring it")
+    if explicit is not None:
+        return explicit
+    if legacy is False:
+        return OverflowStrategy.REJECT
+    return OverflowStrategy.AUTO_CONSOLIDATE
+
+
+def _policy_custom_text(top: _Section) -> str | None:
+    text = top.optional_text("memoryPolicyCustomText", fallback="ignoring it")
+    return text if text and text.strip() else None
+
+
+def _model_override(top: _Section) -> str | None:
+    text = top.optional_text("llmModelOverride", fallback="ignoring it")
+    return text.strip() if text and text.strip() else None
+
+
+def _compiles(pattern: str) -> bool:
+    try:
+        re.compile(pattern)
+    except (re.error, OverflowError, RecursionError, ValueError, MemoryError):
+        return False
+    return True
+
+
+def _patterns(section: _Section, key: str) -> tuple[str, ...] | None:
+    fallback = "using the built-in rules"
+    patterns = section.string_list(key, trim=False, fallback=fallback)
+    if patterns is None:
+        return None
+    bad = [index for index, pattern in enumerate(patterns) if not _compiles(pattern)]
+    if bad:
+        section.reject(key, f"item {bad[0]} is not a valid regular expression; {fallback}")
+        return None
+    return patterns
+
+
+def _task_domain_problem(item: object) -> str | None:
+    if not isinstance(item, Mapping):
+        return "is not an object"
+    domain_id = item.get("id")
+    if not isinstance(domain_id, str) or not _SLUG.fullmatch(domain_id):
+        return "id must be a slug starting with a lowercase letter"
+    description = item.get("description")
+    if description is not None and not isinstance(description, str):
+        return "description must be a string"
+    terms = item.get("terms")
+    if not isinstance(terms, list) or not terms:
+        return "terms must be a non-empty list"
+    if not all(isinstance(term, str) and term.strip() for term in terms):
+        return "terms must be non-empty strings"
+    return None
+
+
+def _task_domain(item: Mapping[str, object]) -> TaskDomain:
+    description = item.get("description")
+    terms = item.get("terms")
+    assert isinstance(terms, list)  # checked by _task_domain_problem
+    return TaskDomain(
+        id=str(item["id"]),
+        description=description if isinstance(description, str) else None,
+        terms=tuple(str(term).strip() for term in terms),
+    )
+
+
+def _task_domains(section: _Section) -> tuple[TaskDomain, ...] | None:
+    key = "promotionTaskDomains"
+    value = section.get(key)
+    if value is None:
+        return None
+    problem: str | None = "expected a list of {id, description?, terms} objects"
+    if isinstance(value, list):
+        problems = ((index, _task_domain_problem(item)) for index, item in enumerate(value))
+        problem = next((f"item {i}: {p}" for i, p in problems if p is not None), None)
+    if problem is None:
+        assert isinstance(value, list)
+        domains = tuple(_task_domain(item) for item in value)
+        if len({domain.id for domain in domains}) == len(domains):
+            return domains
+        problem = "domain ids must be unique"
+    section.reject(key, f"{problem}; using the built-in task domains")
+    return None
+
+
+# --- embedding --------------------------------------------------------------------------------
+
+_EMBEDDING_OFF: Final = "embedding is disabled"
+
+
+def _url_problem(url: str) -> str | None:
+    if any(ch.isspace() for ch in url) or _has_control_char(url):
+        return "must not contain whitespace or control characters"
+    try:
+        parts = urlsplit(url)
+        _ = parts.port  # raises ValueError on a malformed port
+    except ValueError:
+        return "is not a valid URL"
+    if parts.scheme not in ("http", "https"):
+        return "must be an http or https URL"
+    if not parts.hostname:
+        return "must include a host"
+    if parts.username is not None or parts.password is not None:
+        return "must not embed credentials"
+    if parts.query or parts.fragment:
+        return "must not have a query or fragment ('/embeddings' is appended to it)"
+    return None
+
+
+def _base_url(section: _Section) -> str:
+    text = section.optional_text("baseUrl", fallback=_EMBEDDING_OFF)
+    if text is None:
+        return DEFAULT_EMBEDDING_BASE_URL
+    url = text.strip().rstrip("/")
+    problem = _url_problem(url)
+    if problem is None:
+        return url
+    section.reject("baseUrl", f"{problem}; {_EMBEDDING_OFF}")
+    return DEFAULT_EMBEDDING_BASE_URL
+
+
+def _api_key_env(section: _Section) -> str | None:
+    name = section.optional_text("apiKeyEnv", fallback=_EMBEDDING_OFF)
+    if name is None or _ENV_VAR_NAME.fullmatch(name):
+        return name
+    section.reject(
+        "apiKeyEnv",
+        f"expected an environment variable name ([A-Za-z_][A-Za-z0-9_]*); {_EMBEDDING_OFF}",
+    )
+    return None
+
+
+def _with_api_key(settings: EmbeddingConfig, environ: Mapping[str, str]) -> EmbeddingConfig:
+    if settings.requested_provider is not EmbeddingProvider.OPENAI_COMPATIBLE:
+        return settings
+    if settings.api_key_env is None:
+        return attrs.evolve(settings, disabled_reason=EmbeddingDisabledReason.API_KEY_ENV_UNSET)
+    key = environ.get(settings.api_key_env, "").strip()
+    if not key:
+        return attrs.evolve(settings, disabled_reason=EmbeddingDisabledReason.API_KEY_MISSING)
+    return attrs.evolve(
+        settings, provider=EmbeddingProvider.OPENAI_COMPATIBLE, api_key=key, disabled_reason=None
+    )
+
+
+def _embedding(top: _Section, environ: Mapping[str, str]) -> EmbeddingConfig:
+    section = top.section("embedding")
+    provider = section.optional_choice("provider", EmbeddingProvider, fallback=_EMBEDDING_OFF)
+    settings = EmbeddingConfig(
+        requested_provider=provider or EmbeddingProvider.OFF,
+        base_url=_base_url(section),
+        model=(section.non_empty_text("model", fallback=_EMBEDDING_OFF) or "").strip()
+        or DEFAULT_EMBEDDING_MODEL,
+        timeout_ms=section.optional_integer(
+            "timeoutMs", minimum=1, maximum=EMBEDDING_MAX_TIMEOUT_MS, fallback=_EMBEDDING_OFF
+        )
+        or DEFAULT_EMBEDDING_TIMEOUT_MS,
+        api_key_env=_api_key_env(section),
+        dimensions=section.optional_integer("dimensions", minimum=1, fallback=_EMBEDDING_OFF),
+        task_query=section.non_empty_text("taskQuery", fallback=_EMBEDDING_OFF),
+        task_passage=section.non_empty_text("taskPassage", fallback=_EMBEDDING_OFF),
+        normalized=section.optional_boolean("normalized", fallback=_EMBEDDING_OFF),
+    )
+    if section.get("apiKey") is not None:
+        # Ignored, not fatal: the rest of the section may be fine and the key may be in the
+        # environment too. The warning is the nudge to remove the plaintext secret.
+        section.warn(
+            "apiKey",
+            "API keys are never read from the config file; it was ignored. Put the key in an"
+            " environment variable and name it in embedding.apiKeyEnv",
+        )
+    if not section.valid or section.rejected:
+        return attrs.evolve(settings, disabled_reason=EmbeddingDisabledReason.INVALID_CONFIG)
+    return _with_api_key(settings, environ)
+
+
+# --- skill governance -------------------------------------------------------------------------
+
+
+def _skill_governance(
+    top: _Section, *, agent_root: Path, home: Path | None, memory_dir: Path, fallback_timeout: int
+) -> SkillGovernanceConfig:
+    section = top.section("skillGovernance")
+    scopes = section.section("scopes")
+    global_dir = _directory(scopes, "globalSkillsDir", base=agent_root, home=home)
+    curation_timeout = section.optional_integer(
+        "curationTimeoutMs", minimum=1, fallback="using consolidationTimeoutMs"
+    )
+    return SkillGovernanceConfig(
+        scopes=SkillScopesConfig(
+            global_skills_dir=global_dir or memory_dir / "skills",
+            project_skills_dir=_directory(scopes, "projectSkillsDir", base=agent_root, home=home),
+        ),
+        promotion_enabled=section.boolean("promotionEnabled", True),
+        promotion_min_same_domain_usages=section.integer("promotionMinSameDomainUsages", 3),
+        promotion_min_sessions=section.integer("promotionMinSessions", 2),
+        promotion_min_projects=section.integer("promotionMinProjects", 1),
+        promotion_task_domains=_task_domains(section),
+        promotion_domain_terms=section.string_list(
+            "promotionDomainTerms", trim=True, fallback="using default []"
+        )
+        or (),
+        promotion_require_global_safe=section.boolean("promotionRequireGlobalSafe", True),
+        promotion_conflict_strategy=section.choice(
+            "promotionConflictStrategy", PromotionConflictStrategy.BLOCK
+        ),
+        curation_timeout_ms=curation_timeout or fallback_timeout,
+        curation_max_consecutive_failures=section.integer("curationMaxConsecutiveFailures", 0),
+        auto_curation_cooldown_ms=section.integer("autoCurationCooldownMs", 86_400_000),
+        auto_curation_failure_cooldown_ms=section.integer(
+            "autoCurationFailureCooldownMs", 3_600_000
+        ),
+        load_event_retention_days=section.integer("loadEventRetentionDays", 180),
+        load_event_cleanup_budget=section.integer("loadEventCleanupBudget", 500),
+    )
+
+
+# --- the parser -------------------------------------------------------------------------------
+
+
+def _home_from(environ: Mapping[str, str]) -> Path | None:
+    home = environ.get("HOME", "")
+    return Path(home) if os.path.isabs(home) else None
+
+
+def parse_config(
+    raw: object,
+    *,
+    agent_root: Path,
+    cwd: Path,
+    environ: Mapping[str, str],
+    physical: Callable[[Path], Path],
+    project_override: str | None = None,
+    home: Path | None = None,
+) -> tuple[Config, tuple[ConfigWarning, ...]]:
+    """The effective configuration of the decoded document `raw`, and the warnings.
+
+    `physical` maps an absolute path to its physical form (symlinks resolved); it is only used
+    to keep memoryDir and projectsMemoryDir apart and may raise OSError (then paths are
+    compared lexically). `home` expands `~`; by default it is `environ["HOME"]`.
+    Raises ConfigError only for an invalid `project_override`.
+    """
+    sink: list[ConfigWarning] = []
+    top = _document(raw, sink)
+    root = _lexical(agent_root, cwd)
+    home = home if home is not None else _home_from(environ)
+    memory_dir, projects_dir = _memory_roots(top, agent_root=root, home=home, physical=physical)
+    consolidation_timeout = top.integer("consolidationTimeoutMs", 60_000, minimum=1)
+    config = Config(
+        agent_root=root,
+        memory_dir=memory_dir,
+        projects_memory_dir=projects_dir,
+        project=_project(top, cwd=cwd, override=project_override),
+        memory_mode=top.choice("memoryMode", MemoryMode.POLICY_ONLY),
+        memory_policy_style=top.choice("memoryPolicyStyle", MemoryPolicyStyle.FULL),
+        memory_policy_custom_text=_policy_custom_text(top),
+        # A zero character limit would make every write fail: limits must be positive.
+        memory_char_limit=top.integer("memoryCharLimit", 5000, minimum=1),
+        user_char_limit=top.integer("userCharLimit", 5000, minimum=1),
+        project_char_limit=top.integer("projectCharLimit", 5000, minimum=1),
+        project_memory_sharing=top.boolean("projectMemorySharing", False),
+        # "Every 0 turns" has no meaning (and would be a modulo by zero): must be positive.
+        nudge_interval=top.integer("nudgeInterval", 10, minimum=1),
+        review_recent_messages=top.integer("reviewRecentMessages", 0),
+        review_enabled=top.boolean("reviewEnabled", True),
+        review_skills_enabled=top.boolean("reviewSkillsEnabled", True),
+        flush_on_compact=top.boolean("flushOnCompact", True),
+        flush_on_shutdown=top.boolean("flushOnShutdown", True),
+        flush_min_turns=top.integer("flushMinTurns", 6),
+        flush_recent_messages=top.integer("flushRecentMessages", 0),
+        session_search=SessionSearchConfig(
+            variant=top.section("sessionSearch").choice("variant", SessionSearchVariant.LEGACY)
+        ),
+        embedding=_embedding(top, environ),
+        llm_model_override=_model_override(top),
+        llm_thinking_override=top.optional_choice(
+            "llmThinkingOverride", ThinkingLevel, fallback="using the default thinking level"
+        ),
+        overflow_strategy=_overflow_strategy(top),
+        correction_detection=top.boolean("correctionDetection", True),
+        correction_strong_patterns=_patterns(top, "correctionStrongPatterns"),
+        correction_weak_patterns=_patterns(top, "correctionWeakPatterns"),
+        correction_negative_patterns=_patterns(top, "correctionNegativePatterns"),
+        correction_directive_words=top.string_list(
+            "correctionDirectiveWords", trim=True, fallback="using the built-in words"
+        ),
+        failure_injection_enabled=top.boolean("failureInjectionEnabled", True),
+        failure_injection_max_age_days=top.integer("failureInjectionMaxAgeDays", 7),
+        failure_injection_max_entries=top.integer("failureInjectionMaxEntries", 5),
+        nudge_tool_calls=top.integer("nudgeToolCalls", 15),
+        skill_review_tool_calls=top.integer("skillReviewToolCalls", 10),
+        consolidation_timeout_ms=consolidation_timeout,
+        skill_governance=_skill_governance(
+            top,
+            agent_root=root,
+            home=home,
+            memory_dir=memory_dir,
+            fallback_timeout=consolidation_timeout,
+        ),
+    )
+    return config, tuple(sink)

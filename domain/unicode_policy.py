@@ -1,0 +1,526 @@
+"""The invisible/dangerous Unicode policy applied to every memory write (reliability.md §6).
+
+Pure: standard library only. The table is Unicode's Default_Ignorable_Code_Point property
+(DerivedCoreProperties.txt, pinned to the Unicode version of Python 3.11's `unicodedata`,
+14.0.0) plus the general categories Cc (except TAB, LF, CR), Co, Cs and Cn, plus the bidi
+controls. Each code point gets one of three outcomes:
+
+* REJECT - it can change meaning or smuggle data and a reviewer would not see it: bidi
+  embeddings/overrides/isolates, tag characters outside a well-formed emoji flag sequence,
+  VS1-VS14 and the supplementary variation selectors, runs of two or more variation selectors,
+  private use, controls, unassigned code points, lone surrogates, a BOM in mid-text, Hangul
+  fillers outside Hangul text, the interlinear annotation controls.
+* STRIP - it carries no content and is usually pasted in by accident: ZWSP, soft hyphen, word
+  joiner and the invisible operators, CGJ, the Mongolian vowel separator, a leading BOM, the
+  deprecated format characters, the other default-ignorables; and the context-dependent ones
+  (ZWJ/ZWNJ, LRM/RLM/ALM, VS15/VS16, Mongolian FVS) when their context does not need them.
+* KEEP - VS15/VS16 right after an emoji or symbol, ZWJ inside an emoji sequence, ZWJ/ZWNJ between
+  letters of a joining script (Arabic/Persian, Indic, ...), LRM/RLM/ALM in text that has
+  right-to-left letters, well-formed flag tag sequences, Hangul fillers next to Hangul letters.
+
+`apply_policy` returns the cleaned text (NFC, STRIP characters removed), the labels of the
+stripped code points and the rejections with their offsets in the input. `scan_copy` returns the
+NFKC, fully invisible-stripped copy on which the pattern scanners run, with a map back to input
+offsets. Cleaning is idempotent: `apply_policy(apply_policy(t).text)` strips and rejects nothing
+more whenever `t` had no rejection.
+"""
+
+from __future__ import annotations
+
+import enum
+import functools
+import re
+import unicodedata
+from collections.abc import Iterable
+
+import attrs
+
+UNICODE_VERSION = "14.0.0"
+
+#: Default_Ignorable_Code_Point, DerivedCoreProperties-14.0.0.txt (inclusive ranges).
+DEFAULT_IGNORABLE_RANGES: tuple[tuple[int, int], ...] = (
+    (0x00AD, 0x00AD),  # Cf SOFT HYPHEN
+    (0x034F, 0x034F),  # Mn COMBINING GRAPHEME JOINER
+    (0x061C, 0x061C),  # Cf ARABIC LETTER MARK
+    (0x115F, 0x1160),  # Lo HANGUL CHOSEONG FILLER..HANGUL JUNGSEONG FILLER
+    (0x17B4, 0x17B5),  # Mn KHMER VOWEL INHERENT AQ..AA
+    (0x180B, 0x180D),  # Mn MONGOLIAN FREE VARIATION SELECTOR ONE..THREE
+    (0x180E, 0x180E),  # Cf MONGOLIAN VOWEL SEPARATOR
+    (0x180F, 0x180F),  # Mn MONGOLIAN FREE VARIATION SELECTOR FOUR
+    (0x200B, 0x200F),  # Cf ZWSP, ZWNJ, ZWJ, LRM, RLM
+    (0x202A, 0x202E),  # Cf LRE..RLO
+    (0x2060, 0x2064),  # Cf WORD JOINER..INVISIBLE PLUS
+    (0x2065, 0x2065),  # Cn
+    (0x2066, 0x206F),  # Cf LRI..NOMINAL DIGIT SHAPES
+    (0x3164, 0x3164),  # Lo HANGUL FILLER
+    (0xFE00, 0xFE0F),  # Mn VARIATION SELECTOR-1..16
+    (0xFEFF, 0xFEFF),  # Cf ZERO WIDTH NO-BREAK SPACE (BOM)
+    (0xFFA0, 0xFFA0),  # Lo HALFWIDTH HANGUL FILLER
+    (0xFFF0, 0xFFF8),  # Cn
+    (0x1BCA0, 0x1BCA3),  # Cf SHORTHAND FORMAT LETTER OVERLAP..UP STEP
+    (0x1D173, 0x1D17A),  # Cf MUSICAL SYMBOL BEGIN BEAM..END PHRASE
+    (0xE0000, 0xE0000),  # Cn
+    (0xE0001, 0xE0001),  # Cf LANGUAGE TAG
+    (0xE0002, 0xE001F),  # Cn
+    (0xE0020, 0xE007F),  # Cf TAG SPACE..CANCEL TAG
+    (0xE0080, 0xE00FF),  # Cn
+    (0xE0100, 0xE01EF),  # Mn VARIATION SELECTOR-17..256
+    (0xE01F0, 0xE0FFF),  # Cn
+)
+
+#: Bidi embedding, override and isolate controls (Trojan Source, CVE-2021-42574).
+BIDI_CONTROLS: frozenset[int] = frozenset((*range(0x202A, 0x202F), *range(0x2066, 0x206A)))
+#: Weak direction marks: LRM, RLM, ALM.
+DIRECTION_MARKS: frozenset[int] = frozenset((0x200E, 0x200F, 0x061C))
+HANGUL_FILLERS: frozenset[int] = frozenset((0x115F, 0x1160, 0x3164, 0xFFA0))
+ZWNJ = 0x200C
+ZWJ = 0x200D
+VS15 = 0xFE0E
+VS16 = 0xFE0F
+BOM = 0xFEFF
+TAG_CANCEL = 0xE007F
+WAVING_BLACK_FLAG = 0x1F3F4
+MONGOLIAN_FVS: frozenset[int] = frozenset((0x180B, 0x180C, 0x180D, 0x180F))
+
+# Rule ids of the rejections (category invisible_unicode).
+RULE_BIDI = "bidi_control"
+RULE_TAG = "tag_character"
+RULE_VS = "variation_selector"
+RULE_VS_RUN = "variation_selector_run"
+RULE_PRIVATE_USE = "private_use"
+RULE_CONTROL = "control_character"
+RULE_UNASSIGNED = "unassigned_code_point"
+RULE_SURROGATE = "lone_surrogate"
+RULE_BOM = "bom_mid_text"
+RULE_HANGUL_FILLER = "hangul_filler"
+RULE_ANNOTATION = "interlinear_annotation"
+
+UNICODE_RULE_IDS: tuple[str, ...] = (
+    RULE_BIDI,
+    RULE_TAG,
+    RULE_VS,
+    RULE_VS_RUN,
+    RULE_PRIVATE_USE,
+    RULE_CONTROL,
+    RULE_UNASSIGNED,
+    RULE_SURROGATE,
+    RULE_BOM,
+    RULE_HANGUL_FILLER,
+    RULE_ANNOTATION,
+)
+
+#: At most this many rejections are reported (one per distinct (rule, code point)).
+MAX_REPORTED_REJECTIONS = 16
+
+
+class Action(enum.Enum):
+    """Context-free classification of one code point."""
+
+    ALLOW = "allow"
+    STRIP = "strip"
+    REJECT = "reject"
+    JOINER = "joiner"  # ZWJ / ZWNJ
+    DIRECTION_MARK = "direction_mark"  # LRM / RLM / ALM
+    EMOJI_VS = "emoji_vs"  # VS15 / VS16
+    MONGOLIAN_FVS = "mongolian_fvs"
+    HANGUL_FILLER = "hangul_filler"
+    TAG = "tag"  # E0020..E007F: only inside a flag sequence
+    BOM = "bom"  # U+FEFF: stripped at offset 0, rejected elsewhere
+
+
+#: Outcomes decided by neighbours after NFC; each is either kept or stripped.
+_STRIP_OR_KEEP = frozenset(
+    (Action.JOINER, Action.DIRECTION_MARK, Action.EMOJI_VS, Action.MONGOLIAN_FVS)
+)
+
+
+def _in_ranges(cp: int, ranges: Iterable[tuple[int, int]]) -> bool:
+    return any(lo <= cp <= hi for lo, hi in ranges)
+
+
+def is_default_ignorable(cp: int) -> bool:
+    """Default_Ignorable_Code_Point per the pinned table."""
+    return _in_ranges(cp, DEFAULT_IGNORABLE_RANGES)
+
+
+def code_point_label(cp: int) -> str:
+    return f"U+{cp:04X}"
+
+
+@functools.lru_cache(maxsize=8192)
+def classify(cp: int) -> tuple[Action, str | None]:
+    """(action, rejection rule id) for one code point, without looking at its neighbours."""
+    if cp < 0x80:
+        if cp in (0x09, 0x0A, 0x0D) or 0x20 <= cp < 0x7F:
+            return Action.ALLOW, None
+        return Action.REJECT, RULE_CONTROL
+    if cp <= 0x9F:
+        return Action.REJECT, RULE_CONTROL
+    if cp in BIDI_CONTROLS:
+        return Action.REJECT, RULE_BIDI
+    if 0xE0020 <= cp <= 0xE007F:
+        return Action.TAG, None
+    if 0xE0000 <= cp <= 0xE001F:
+        return Action.REJECT, RULE_TAG
+    if 0xE0100 <= cp <= 0xE01EF or 0xFE00 <= cp <= 0xFE0D:
+        return Action.REJECT, RULE_VS
+    if cp in (VS15, VS16):
+        return Action.EMOJI_VS, None
+    if cp in MONGOLIAN_FVS:
+        return Action.MONGOLIAN_FVS, None
+    if cp in (ZWJ, ZWNJ):
+        return Action.JOINER, None
+    if cp in DIRECTION_MARKS:
+        return Action.DIRECTION_MARK, None
+    if cp == BOM:
+        return Action.BOM, None
+    if cp in HANGUL_FILLERS:
+        return Action.HANGUL_FILLER, None
+    if 0xFFF9 <= cp <= 0xFFFB:
+        return Action.REJECT, RULE_ANNOTATION
+    category = unicodedata.category(chr(cp))
+    if is_default_ignorable(cp):
+        if category == "Cn":
+            return Action.REJECT, RULE_UNASSIGNED
+        return Action.STRIP, None
+    if category == "Co":
+        return Action.REJECT, RULE_PRIVATE_USE
+    if category == "Cs":
+        return Action.REJECT, RULE_SURROGATE
+    if category == "Cc":
+        return Action.REJECT, RULE_CONTROL
+    if category == "Cn":
+        if 0x1F000 <= cp <= 0x1FAFF:
+            # Future emoji (assigned after Unicode 14): allowed, they render visibly.
+            return Action.ALLOW, None
+        return Action.REJECT, RULE_UNASSIGNED
+    return Action.ALLOW, None
+
+
+# --------------------------------------------------------------------------------------------
+# Neighbour predicates
+
+_PICTOGRAPHIC_RANGES: tuple[tuple[int, int], ...] = (
+    (0x00A9, 0x00A9),
+    (0x00AE, 0x00AE),
+    (0x203C, 0x203C),
+    (0x2049, 0x2049),
+    (0x2122, 0x2122),
+    (0x2139, 0x2139),
+    (0x2190, 0x21FF),
+    (0x2300, 0x23FF),
+    (0x24C2, 0x24C2),
+    (0x25A0, 0x25FF),
+    (0x2600, 0x27BF),
+    (0x2900, 0x297F),
+    (0x2B00, 0x2BFF),
+    (0x3030, 0x3030),
+    (0x303D, 0x303D),
+    (0x3297, 0x3297),
+    (0x3299, 0x3299),
+    (0x1F000, 0x1FAFF),
+    (0x1FC00, 0x1FFFD),
+)
+
+_JOINING_SCRIPT_RANGES: tuple[tuple[int, int], ...] = (
+    (0x0600, 0x08FF),  # Arabic, Syriac, Thaana, NKo, Samaritan, Mandaic, Arabic ext.
+    (0x0900, 0x0DFF),  # Devanagari .. Sinhala
+    (0x0F00, 0x0FFF),  # Tibetan
+    (0x1000, 0x109F),  # Myanmar
+    (0x1780, 0x17FF),  # Khmer
+    (0x1800, 0x18AF),  # Mongolian
+    (0x1900, 0x194F),  # Limbu
+    (0x1A20, 0x1AAF),  # Tai Tham
+    (0x1B00, 0x1BFF),  # Balinese, Sundanese, Batak
+    (0xA800, 0xA8FF),  # Syloti Nagri, Phags-pa, Saurashtra, Devanagari ext.
+    (0xA980, 0xA9DF),  # Javanese
+    (0xFB50, 0xFDFF),  # Arabic presentation forms A
+    (0xFE70, 0xFEFE),  # Arabic presentation forms B
+    (0x10AC0, 0x10AFF),  # Manichaean
+    (0x10B80, 0x10BAF),  # Psalter Pahlavi
+    (0x10D00, 0x10D3F),  # Hanifi Rohingya
+    (0x10F30, 0x10FFF),  # Sogdian, Old Uyghur, Chorasmian, Elymaic
+    (0x11000, 0x11FFF),  # Brahmic scripts of the SMP
+    (0x1E900, 0x1E95F),  # Adlam
+)
+
+_HANGUL_RANGES: tuple[tuple[int, int], ...] = (
+    (0x1100, 0x11FF),
+    (0x3131, 0x318E),
+    (0xA960, 0xA97F),
+    (0xAC00, 0xD7A3),
+    (0xD7B0, 0xD7FF),
+    (0xFFA1, 0xFFDC),
+)
+
+_MONGOLIAN_RANGES: tuple[tuple[int, int], ...] = ((0x1800, 0x18AF), (0x11660, 0x1167F))
+
+
+def is_pictographic(ch: str) -> bool:
+    """An approximation of Extended_Pictographic (the emoji bases of ZWJ sequences)."""
+    return _in_ranges(ord(ch), _PICTOGRAPHIC_RANGES)
+
+
+def _is_emoji_continuation(ch: str) -> bool:
+    cp = ord(ch)
+    return cp in (VS16, TAG_CANCEL, 0x20E3) or is_pictographic(ch)
+
+
+def _is_vs_base(ch: str) -> bool:
+    """May VS15/VS16 follow `ch`? Emoji, symbols, and the keycap bases."""
+    return is_pictographic(ch) or ch in "0123456789#*" or unicodedata.category(ch)[0] == "S"
+
+
+def _is_joining_letter(ch: str) -> bool:
+    return unicodedata.category(ch)[0] in "LM" and _in_ranges(ord(ch), _JOINING_SCRIPT_RANGES)
+
+
+def _is_hangul_letter(ch: str) -> bool:
+    cp = ord(ch)
+    return cp not in HANGUL_FILLERS and _in_ranges(cp, _HANGUL_RANGES)
+
+
+def _is_mongolian_letter(ch: str) -> bool:
+    return unicodedata.category(ch)[0] == "L" and _in_ranges(ord(ch), _MONGOLIAN_RANGES)
+
+
+def _is_variation_selector(cp: int) -> bool:
+    return 0xFE00 <= cp <= 0xFE0F or 0xE0100 <= cp <= 0xE01EF or cp in MONGOLIAN_FVS
+
+
+def _is_rtl(ch: str) -> bool:
+    return unicodedata.bidirectional(ch) in ("R", "AL")
+
+
+def _keep_in_context(
+    cp: int, action: Action, prev: str | None, nxt: str | None, has_rtl: bool
+) -> bool:
+    """Keep a strip-or-keep character, given the previous kept and the next character?"""
+    if action is Action.DIRECTION_MARK:
+        return has_rtl
+    if prev is None:
+        return False
+    if action is Action.EMOJI_VS:
+        return _is_vs_base(prev)
+    if action is Action.MONGOLIAN_FVS:
+        return _is_mongolian_letter(prev)
+    # Action.JOINER (ZWJ or ZWNJ): between joining letters, or ZWJ inside an emoji sequence.
+    if nxt is None:
+        return False
+    if _is_joining_letter(prev) and _is_joining_letter(nxt):
+        return True
+    return cp == ZWJ and _is_emoji_continuation(prev) and is_pictographic(nxt)
+
+
+# --------------------------------------------------------------------------------------------
+# The policy
+
+
+@attrs.frozen(kw_only=True)
+class Rejection:
+    """One rejected code point: its rule id, label ("U+202E") and offset in the input."""
+
+    rule_id: str
+    code_point: str
+    offset: int
+
+
+@attrs.frozen(kw_only=True)
+class PolicyResult:
+    text: str
+    stripped: tuple[str, ...]
+    rejections: tuple[Rejection, ...]
+
+
+_INTERESTING = re.compile(r"[^\t\n\r\x20-\x7e]")
+
+
+class _Rejections:
+    def __init__(self) -> None:
+        self.items: list[Rejection] = []
+        self._seen: set[tuple[str, int]] = set()
+
+    def add(self, rule_id: str, cp: int, offset: int) -> None:
+        key = (rule_id, cp)
+        if key in self._seen or len(self.items) >= MAX_REPORTED_REJECTIONS:
+            return
+        self._seen.add(key)
+        self.items.append(Rejection(rule_id=rule_id, code_point=code_point_label(cp), offset=offset))
+
+
+def _valid_flag_tags(tags: list[int]) -> bool:
+    """UTS #51 emoji tag sequence spec: a subdivision id, 2 letters + 1-4 letters/digits."""
+    if not 3 <= len(tags) <= 6:
+        return False
+    spec = "".join(chr(t - 0xE0000) for t in tags)
+    return spec[:2].isalpha() and spec.islower() and spec.isalnum() and spec.isascii()
+
+
+def apply_policy(text: str) -> PolicyResult:
+    """Clean `text` per the policy; see the module docstring."""
+    if _INTERESTING.search(text) is None:
+        # Printable ASCII plus TAB/LF/CR: nothing to strip or reject, already NFC.
+        return PolicyResult(text=text, stripped=(), rejections=())
+
+    rejections = _Rejections()
+    stripped: dict[str, None] = {}  # ordered set of labels
+
+    # Step 1: context-free classification; unconditional strips leave the sequence.
+    chars: list[str] = []
+    offsets: list[int] = []
+    actions: list[Action] = []
+    for offset, ch in enumerate(text):
+        cp = ord(ch)
+        action, rule = classify(cp)
+        if action is Action.STRIP or (action is Action.BOM and offset == 0):
+            stripped[code_point_label(cp)] = None
+            continue
+        if action is Action.BOM:
+            action, rule = Action.REJECT, RULE_BOM
+        if action is Action.REJECT:
+            assert rule is not None
+            rejections.add(rule, cp, offset)
+        chars.append(ch)
+        offsets.append(offset)
+        actions.append(action)
+
+    # Step 2: decisions that keep or reject (never strip), on the sequence after step 1.
+    n = len(chars)
+    i = 0
+    while i < n:
+        cp = ord(chars[i])
+        if _is_variation_selector(cp):
+            j = i
+            while j < n and _is_variation_selector(ord(chars[j])):
+                j += 1
+            if j - i >= 2:
+                rejections.add(RULE_VS_RUN, cp, offsets[i])
+                for k in range(i, j):
+                    actions[k] = Action.REJECT
+            i = j
+            continue
+        if cp == WAVING_BLACK_FLAG:
+            j = i + 1
+            while j < n and j - i <= 7 and 0xE0020 <= ord(chars[j]) <= 0xE007E:
+                j += 1
+            tags = [ord(c) for c in chars[i + 1 : j]]
+            if j < n and ord(chars[j]) == TAG_CANCEL and _valid_flag_tags(tags):
+                for k in range(i + 1, j + 1):
+                    actions[k] = Action.ALLOW
+                i = j + 1
+                continue
+        i += 1
+    for k in range(n):
+        action = actions[k]
+        if action is Action.TAG:
+            actions[k] = Action.REJECT
+            rejections.add(RULE_TAG, ord(chars[k]), offsets[k])
+        elif action is Action.HANGUL_FILLER:
+            if _filler_run_has_hangul(chars, k):
+                actions[k] = Action.ALLOW
+            else:
+                actions[k] = Action.REJECT
+                rejections.add(RULE_HANGUL_FILLER, ord(chars[k]), offsets[k])
+
+    has_rtl = any(
+        actions[k] is Action.ALLOW and _is_rtl(chars[k])
+        for k in range(n)
+        if ord(chars[k]) >= 0x0590
+    )
+
+    # Step 3: keep-or-strip decisions on the NFC form, until nothing more is stripped (NFC can
+    # compose across a removed character, which may change a neighbour).
+    current = unicodedata.normalize("NFC", "".join(chars))
+    while True:
+        out: list[str] = []
+        removed = False
+        length = len(current)
+        for idx, ch in enumerate(current):
+            action, _ = classify(ord(ch))
+            if action in _STRIP_OR_KEEP:
+                prev = out[-1] if out else None
+                nxt = current[idx + 1] if idx + 1 < length else None
+                if not _keep_in_context(ord(ch), action, prev, nxt, has_rtl):
+                    stripped[code_point_label(ord(ch))] = None
+                    removed = True
+                    continue
+            out.append(ch)
+        current = "".join(out)
+        if not removed:
+            break
+        current = unicodedata.normalize("NFC", current)
+
+    return PolicyResult(
+        text=current, stripped=tuple(stripped), rejections=tuple(rejections.items)
+    )
+
+
+def _filler_run_has_hangul(chars: list[str], k: int) -> bool:
+    """Is chars[k] (a Hangul filler) inside a run of Hangul letters and fillers with a letter?"""
+    for step in (-1, 1):
+        j = k + step
+        while 0 <= j < len(chars):
+            ch = chars[j]
+            if _is_hangul_letter(ch):
+                return True
+            if ord(ch) not in HANGUL_FILLERS:
+                break
+            j += step
+    return False
+
+
+# --------------------------------------------------------------------------------------------
+# The scan copy
+
+_WS_SPLIT = re.compile(r"[\t\n\r ]+|[^\t\n\r ]+")
+_ASCII_CONTROLS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+def scan_copy(text: str) -> tuple[str, str, list[int] | None, list[int] | None]:
+    """The copies the pattern scanners read.
+
+    Returns (stripped, folded, stripped_map, folded_map):
+    * stripped: `text` with every code point that is not plain ALLOW removed (strip, context,
+      reject alike), not normalised;
+    * folded: NFKC(stripped), the copy the injection and secret regexes run on;
+    * the maps give, for each index of the copy, the offset in `text` (None = identity).
+    For a map into `folded`, characters whose NFKC form depends on their neighbours map to the
+    start of their whitespace-delimited chunk.
+    """
+    if text.isascii():
+        if _ASCII_CONTROLS.search(text) is None:
+            return text, text, None, None
+        kept = [(i, ch) for i, ch in enumerate(text) if classify(ord(ch))[0] is Action.ALLOW]
+    else:
+        kept = []
+        for i, ch in enumerate(text):
+            if ch < "\x80":
+                if " " <= ch < "\x7f" or ch in "\t\n\r":
+                    kept.append((i, ch))
+            elif classify(ord(ch))[0] is Action.ALLOW:
+                kept.append((i, ch))
+    stripped = "".join(ch for _, ch in kept)
+    stripped_map = [i for i, _ in kept]
+    if stripped.isascii() or unicodedata.is_normalized("NFKC", stripped):
+        return stripped, stripped, stripped_map, stripped_map
+
+    # ASCII whitespace never takes part in normalisation, so NFKC of the whole equals the
+    # concatenation of NFKC of its whitespace-delimited chunks.
+    pieces: list[str] = []
+    folded_map: list[int] = []
+    for m in _WS_SPLIT.finditer(stripped):
+        chunk = m.group()
+        start = m.start()
+        if chunk.isascii() or unicodedata.is_normalized("NFKC", chunk):
+            pieces.append(chunk)
+            folded_map.extend(stripped_map[start : start + len(chunk)])
+            continue
+        folded = unicodedata.normalize("NFKC", chunk)
+        per_char = [unicodedata.normalize("NFKC", c) for c in chunk]
+        pieces.append(folded)
+        if "".join(per_char) == folded:
+            for k, part in enumerate(per_char):
+                folded_map.extend([stripped_map[start + k]] * len(part))
+        else:
+            folded_map.extend([stripped_map[start]] * len(folded))
+    return stripped, "".join(pieces), stripped_map, folded_map

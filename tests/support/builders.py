@@ -1,0 +1,58 @@
+"""Builders for services and facades over in-memory or on-disk adapters."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pi_hermes_memory.adapters.markdown.codec import MarkdownFormat
+from pi_hermes_memory.adapters.memory import InMemoryMarkdown, InMemoryStorage
+from pi_hermes_memory.domain.capacity import OverflowStrategy
+from pi_hermes_memory.domain.model import Target
+from pi_hermes_memory.domain.scope import SessionScope
+from pi_hermes_memory.ports import MarkdownStore, Storage
+from pi_hermes_memory.service import MemoryService, MemorySettings
+from tests.support.fakes import SequentialIds, StepClock
+
+
+def settings(
+    project: str | None = "app",
+    *,
+    sharing: bool = False,
+    limit: int = 100_000,
+    overflow: OverflowStrategy = OverflowStrategy.REJECT,
+) -> MemorySettings:
+    return MemorySettings(
+        scope=SessionScope(project=project, sharing=sharing),
+        limits=dict.fromkeys(Target, limit),
+        overflow=overflow,
+    )
+
+
+def service(
+    storage: Storage | None = None,
+    markdown: MarkdownStore | None = None,
+    *,
+    clock: StepClock | None = None,
+    ids: SequentialIds | None = None,
+    **kw: object,
+) -> MemoryService:
+    return MemoryService(
+        storage=storage or InMemoryStorage(),
+        markdown=markdown or InMemoryMarkdown(),
+        fmt=MarkdownFormat(),
+        clock=clock or StepClock(),
+        ids=ids or SequentialIds(),
+        settings=settings(**kw),  # type: ignore[arg-type]
+    )
+
+
+def disk_service(root: Path, **kw: object) -> MemoryService:
+    from pi_hermes_memory.adapters.markdown.store import MarkdownFiles
+    from pi_hermes_memory.adapters.sqlite.storage import SqliteStorage
+
+    memory_dir = root / "pi-hermes-memory"
+    return service(
+        SqliteStorage(memory_dir / "sessions.db"),
+        MarkdownFiles(memory_dir, root / "projects-memory"),
+        **kw,  # type: ignore[arg-type]
+    )

@@ -1,0 +1,111 @@
+"""Importing hand edits of a Markdown document as events."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime
+
+from pi_hermes_memory.domain.document import MemoryDocument, fold
+from pi_hermes_memory.domain.events import MemoryAdded, MemoryRemoved, MemoryReplaced, Origin
+from pi_hermes_memory.domain.markdown_doc import ParsedDocument, ParsedEntry
+from pi_hermes_memory.domain.model import Target
+from pi_hermes_memory.domain.reconcile import reconcile
+
+AT = datetime(2026, 8, 1, 10, 0, tzinfo=UTC)
+D1, D2 = date(2026, 7, 1), date(2026, 7, 2)
+
+
+def _doc(*texts: tuple[str, date], target: Target = Target.MEMORY, project: str | None = None) -> MemoryDocument:
+    doc = MemoryDocument.empty(target)
+    events = [
+        MemoryAdded(
+            stream=doc.stream, version=i, at=AT, entry_id=f"b{i}", target=target, text=t,
+            project=project, category=None, created=c, last_referenced=c,
+        )
+        for i, (t, c) in enumerate(texts, start=1)
+    ]
+    return fold(doc, events)
+
+
+def _ids() -> object:
+    counter = iter(range(1, 1000))
+    return lambda: f"n{next(counter)}"
+
+
+def _parsed(*entries: ParsedEntry) -> ParsedDocument:
+    return ParsedDocument(entries=entries)
+
+
+def test_unchanged_file_yields_no_events() -> None:
+    base = _doc(("alpha fact", D1), ("beta fact", D2))
+    parsed = _parsed(ParsedEntry(text="beta fact", created=D2), ParsedEntry(text="alpha fact"))
+    result = reconcile(base=base, parsed=parsed, head=base, new_id=_ids(), at=AT)
+    assert result.events == ()
+
+
+def test_added_revised_and_removed_entries_become_events() -> None:
+    base = _doc(("alpha fact", D1), ("beta fact", D2), ("gamma fact", D2))
+    parsed = _parsed(
+        ParsedEntry(text="alpha fact", created=D1),
+        ParsedEntry(text="beta fact, revised by hand", created=D2),
+        ParsedEntry(text="a brand new line without metadata"),
+    )
+    result = reconcile(base=base, parsed=parsed, head=base, new_id=_ids(), at=AT)
+    kinds = [type(e) for e in result.events]
+    assert kinds == [MemoryReplaced, MemoryAdded, MemoryRemoved]
+    assert (result.added, result.revised, result.removed) == (1, 1, 1)
+    assert all(getattr(e, "origin", Origin.MARKDOWN) is Origin.MARKDOWN for e in result.events[:2])
+    new = fold(base, result.events)
+    assert [e.text for e in new.active] == [
+        "alpha fact",
+        "beta fact, revised by hand",
+        "a brand new line without metadata",
+    ]
+    assert new.active[2].created == AT.date()
+    assert new.history[0].text == "beta fact" and new.history[0].superseded_by == new.active[1].id
+
+
+def test_edits_apply_on_top_of_a_newer_head() -> None:
+    base = _doc(("alpha fact", D1))
+    head = fold(
+        base,
+        [
+            MemoryAdded(
+                stream=base.stream, version=2, at=AT, entry_id="h2", target=Target.MEMORY,
+                text="committed but not yet rendered", project=None, category=None,
+                created=D2, last_referenced=D2,
+            )
+        ],
+    )
+    parsed = _parsed(ParsedEntry(text="alpha fact"), ParsedEntry(text="hand addition"))
+    result = reconcile(base=base, parsed=parsed, head=head, new_id=_ids(), at=AT)
+    new = fold(head, result.events)
+    assert [e.text for e in new.active] == [
+        "alpha fact",
+        "committed but not yet rendered",
+        "hand addition",
+    ]
+
+
+def test_duplicate_hand_lines_are_merged_with_a_warning() -> None:
+    base = _doc(("alpha fact", D1))
+    parsed = _parsed(ParsedEntry(text="alpha fact"), ParsedEntry(text="alpha   fact"))
+    result = reconcile(base=base, parsed=parsed, head=base, new_id=_ids(), at=AT)
+    assert result.events == ()
+    assert any("repeats" in w for w in result.warnings)
+
+
+def test_reimport_is_idempotent() -> None:
+    base = _doc(("alpha fact", D1))
+    parsed = _parsed(ParsedEntry(text="hand addition"))
+    first = reconcile(base=base, parsed=parsed, head=base, new_id=_ids(), at=AT)
+    head = fold(base, first.events)
+    second = reconcile(base=base, parsed=parsed, head=head, new_id=_ids(), at=AT)
+    assert second.events == ()
+
+
+def test_unattributed_project_rows_are_kept_as_is() -> None:
+    empty = MemoryDocument.empty(Target.PROJECT)
+    parsed = _parsed(ParsedEntry(text="legacy line"), ParsedEntry(text="owned", project="web"))
+    result = reconcile(base=empty, parsed=parsed, head=empty, new_id=_ids(), at=AT)
+    new = fold(empty, result.events)
+    assert [(e.text, e.project) for e in new.active] == [("legacy line", None), ("owned", "web")]
