@@ -6,6 +6,7 @@ types all become one `CorruptEvent`. Python import paths are never persisted.
 
 from __future__ import annotations
 
+import enum
 import json
 from datetime import date, datetime
 
@@ -22,18 +23,20 @@ _converter.register_unstructure_hook(date, lambda d: d.isoformat())
 _converter.register_structure_hook(date, lambda v, _: date.fromisoformat(v))
 
 
-def _strict(kind: type) -> object:
-    def hook(value: object, _: object) -> object:
-        # cattrs would coerce 1 -> "1"; a journal row of the wrong type is corrupt instead.
-        if type(value) is not kind:
-            raise TypeError(f"expected {kind.__name__}, got {type(value).__name__}")
-        return value
-
-    return hook
+def _strict_scalar(value: object, kind: type) -> object:
+    """cattrs would coerce 1 -> "1"; a journal row of the wrong JSON type is corrupt instead."""
+    if issubclass(kind, enum.Enum):  # StrEnums dispatch here as str subclasses
+        if not isinstance(value, str):
+            raise TypeError(f"expected a {kind.__name__} string")
+        return kind(value)  # ValueError for an unknown member
+    base = next(b for b in (bool, int, str) if issubclass(kind, b))
+    if type(value) is not base:
+        raise TypeError(f"expected {base.__name__}, got {type(value).__name__}")
+    return value
 
 
 for _kind in (str, int, bool):
-    _converter.register_structure_hook(_kind, _strict(_kind))
+    _converter.register_structure_hook(_kind, _strict_scalar)
 
 
 class CorruptEvent(Exception):

@@ -1,0 +1,70 @@
+"""Event encoding round trips and strict decoding (ADR 0007)."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pi_hermes_memory.codec import CorruptEvent, decode, encode
+from pi_hermes_memory.domain.events import (
+    EVENT_TYPES,
+    MemoryAdded,
+    MemoryReferenced,
+    MemoryRemoved,
+    MemoryReplaced,
+    MemorySuperseded,
+    Origin,
+    RemovalReason,
+)
+from pi_hermes_memory.domain.model import FailureCategory, Target
+
+text = st.text(st.characters(exclude_categories=("Cs",)), max_size=50)
+dates = st.dates()
+times = st.datetimes(timezones=st.just(UTC))
+common = {"stream": st.sampled_from(["memory:memory", "memory:project"]), "version": st.integers(1, 10**9), "at": times}
+
+events = st.one_of(
+    st.builds(MemoryAdded, **common, entry_id=text, target=st.sampled_from(Target), text=text,
+              project=st.none() | text, category=st.none() | st.sampled_from(FailureCategory),
+              created=dates, last_referenced=dates, origin=st.sampled_from(Origin)),
+    st.builds(MemoryReplaced, **common, old_id=text, new_id=text, text=text, project=st.none() | text,
+              category=st.none() | st.sampled_from(FailureCategory), created=dates,
+              last_referenced=dates, origin=st.sampled_from(Origin)),
+    st.builds(MemorySuperseded, **common, old_id=text, by_id=text, on=dates, origin=st.sampled_from(Origin)),
+    st.builds(MemoryRemoved, **common, entry_id=text, reason=st.sampled_from(RemovalReason)),
+    st.builds(MemoryReferenced, **common, entry_id=text, on=dates),
+)
+
+
+@given(events)
+def test_round_trip(event: object) -> None:
+    tag, data = encode(event)  # type: ignore[arg-type]
+    assert decode(tag, data) == event
+
+
+def test_tags_are_unique_and_versioned() -> None:
+    tags = [cls.TAG for cls in EVENT_TYPES]
+    assert len(set(tags)) == len(tags)
+    assert all(t.startswith("memory.") and t.rsplit(".", 1)[1].startswith("v") for t in tags)
+
+
+def test_corrupt_payloads_raise_one_error() -> None:
+    good = MemoryRemoved(stream="memory:user", version=1, at=datetime(2026, 1, 1, tzinfo=UTC),
+                         entry_id="x", reason=RemovalReason.TOOL)
+    tag, data = encode(good)
+    payload = json.loads(data)
+    for bad_tag, bad in [
+        ("memory.unknown.v1", data),
+        (tag, "{not json"),
+        (tag, json.dumps({**payload, "extra": 1})),
+        (tag, json.dumps({k: v for k, v in payload.items() if k != "entry_id"})),
+        (tag, json.dumps({**payload, "version": "1"})),
+        (tag, json.dumps({**payload, "reason": "nope"})),
+        (tag, json.dumps({**payload, "at": "yesterday"})),
+    ]:
+        with pytest.raises(CorruptEvent):
+            decode(bad_tag, bad)
