@@ -12,7 +12,6 @@ import threading
 from collections.abc import Iterator, Sequence
 
 import attrs
-
 from pi_hermes_memory.domain.errors import VersionConflict
 from pi_hermes_memory.domain.events import (
     Event,

@@ -6,7 +6,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import structlog
-
 from pi_hermes_memory.domain.commands import AddMemory, MemoryCommand, RemoveMemory, ReplaceMemory
 from pi_hermes_memory.domain.model import FailureCategory, Target
 from pi_hermes_memory.errors import HermesMemoryError
@@ -42,8 +41,7 @@ def _category(value: FailureCategory | str | None) -> FailureCategory | None:
         return FailureCategory(value)
     except ValueError:
         raise ValueError(
-            f"category must be one of {', '.join(c.value for c in FailureCategory)}; "
-            f"got {value!r}"
+            f"category must be one of {', '.join(c.value for c in FailureCategory)}; got {value!r}"
         ) from None
 
 
@@ -138,7 +136,11 @@ class Memory:
         """Run tool `name` with JSON `arguments`; always returns a result object."""
         if name != MEMORY_TOOL.name:
             known = ", ".join(t.name for t in self.tool_definitions())
-            return {"success": False, "status": "unknown_tool", "message": f"Unknown tool {name!r}; tools: {known}"}
+            return {
+                "success": False,
+                "status": "unknown_tool",
+                "message": f"Unknown tool {name!r}; tools: {known}",
+            }
         try:
             parsed = parse_memory_arguments(arguments)
             if isinstance(parsed, list):
@@ -160,7 +162,11 @@ class Memory:
     # -- helpers --------------------------------------------------------------------------
 
     def _add(
-        self, content: str, target: Target | str, category: FailureCategory | str | None, force: bool
+        self,
+        content: str,
+        target: Target | str,
+        category: FailureCategory | str | None,
+        force: bool,
     ) -> AddMemory:
         return AddMemory(
             target=_target(target),
@@ -191,8 +197,12 @@ class Memory:
         if call.action == "add":
             return self._add(call.content or "", call.target, call.category, call.force)
         if call.action == "replace":
-            return self._replace(call.old_text or "", call.content or "", call.target, call.category)
-        return RemoveMemory(target=_target(call.target), old_text=call.old_text or "", at=self._clock.now())
+            return self._replace(
+                call.old_text or "", call.content or "", call.target, call.category
+            )
+        return RemoveMemory(
+            target=_target(call.target), old_text=call.old_text or "", at=self._clock.now()
+        )
 
     def _run_batch(self, parsed: Sequence[MemoryCall | ArgumentError]) -> BatchResult:
         items = [

@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import structlog
-
 from pi_hermes_memory.api import Memory
 from pi_hermes_memory.domain.capacity import OverflowStrategy
 from pi_hermes_memory.domain.model import Target

@@ -12,7 +12,6 @@ from datetime import date, datetime
 
 import cattrs
 from cattrs.preconf.json import make_converter
-
 from pi_hermes_memory.domain.events import EVENT_TYPES, Event
 
 _BY_TAG: dict[str, type[Event]] = {cls.TAG: cls for cls in EVENT_TYPES}

@@ -8,14 +8,13 @@ commit together), and renders the touched Markdown documents before the lock is 
 
 from __future__ import annotations
 
+import collections
 import hashlib
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import attrs
 import structlog
-
-from pi_hermes_memory.errors import MarkdownUnreadable
 from pi_hermes_memory.domain.capacity import OverflowStrategy
 from pi_hermes_memory.domain.commands import AddMemory, MemoryCommand, RemoveMemory, ReplaceMemory
 from pi_hermes_memory.domain.decide import Decision, Status, WritePolicy, decide
@@ -24,6 +23,7 @@ from pi_hermes_memory.domain.events import Event
 from pi_hermes_memory.domain.model import MemoryEntry, Target
 from pi_hermes_memory.domain.reconcile import reconcile
 from pi_hermes_memory.domain.scope import SessionScope
+from pi_hermes_memory.errors import MarkdownUnreadable
 from pi_hermes_memory.ports import (
     Clock,
     DocumentFormat,
@@ -77,7 +77,8 @@ class MemoryService:
         self._log = logger or structlog.get_logger("pi_hermes_memory")
         self._lock_timeout = lock_timeout
         self._docs: dict[Target, MemoryDocument] = {}
-        self.warnings: list[str] = []
+        # the most recent warnings (hand-edit imports, …), bounded for long-running hosts
+        self.warnings: collections.deque[str] = collections.deque(maxlen=200)
 
     # -- state ----------------------------------------------------------------------------
 
@@ -166,9 +167,7 @@ class MemoryService:
                 docs = {t: self._sync(uow, t, warnings) for t in wanted}
                 decisions = list(plan(dict(docs)))
                 for target in wanted:
-                    events: list[Event] = [
-                        e for t, d in decisions if t is target for e in d.events
-                    ]
+                    events: list[Event] = [e for t, d in decisions if t is target for e in d.events]
                     if not events:
                         continue
                     uow.journal.append(stream_for(target), docs[target].version, events)
@@ -176,8 +175,7 @@ class MemoryService:
                     docs[target] = fold(docs[target], events)
             self._docs.update(docs)
             self._publish(docs)
-        for warning in warnings:
-            self._log.warning("memory.warning", detail=warning)
+        self._note(warnings)
         return decisions, warnings
 
     # -- commands -------------------------------------------------------------------------
@@ -262,6 +260,7 @@ class MemoryService:
                 docs = {t: self._sync(uow, t, warnings) for t in targets}
             self._docs.update(docs)
             self._publish(docs)
+        self._note(warnings)
         scope = self.settings.scope
         views: list[EntryView] = []
         for t in targets:
@@ -271,6 +270,12 @@ class MemoryService:
                 rows = [*doc.active, *doc.history]
             views.extend(entry_view(e) for e in rows if scope.visible(e))
         return views
+
+    def _note(self, warnings: Sequence[str]) -> None:
+        """Log warnings and keep them for the caller (`Memory.warnings`, a future doctor)."""
+        for warning in warnings:
+            self._log.warning("memory.warning", detail=warning)
+        self.warnings.extend(warnings)
 
     def document(self, target: Target) -> MemoryDocument:
         """The current state of one document (after catching up and importing hand edits)."""

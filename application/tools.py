@@ -11,7 +11,6 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import attrs
-
 from pi_hermes_memory.domain.model import FailureCategory, Target
 from pi_hermes_memory.results import BatchResult, WriteResult
 
@@ -132,9 +131,7 @@ def batch_result_json(result: BatchResult) -> ToolResult:
         "success": result.success,
         "status": result.status,
         "message": result.message,
-        "results": [
-            {"index": i, **write_result_json(r)} for i, r in enumerate(result.results)
-        ],
+        "results": [{"index": i, **write_result_json(r)} for i, r in enumerate(result.results)],
     }
     if result.warnings:
         out["warnings"] = list(result.warnings)
@@ -192,12 +189,14 @@ class MemoryCall:
     force: bool = False
 
 
-def parse_operation(
-    args: Mapping[str, Any], *, where: str = "", batch: bool = False
-) -> MemoryCall:
+def parse_operation(args: Mapping[str, Any], *, where: str = "", batch: bool = False) -> MemoryCall:
     if not isinstance(args, Mapping):
         raise ArgumentError(f"{where.rstrip(': ') or 'arguments'} must be an object")
-    allowed = set(_OPERATION_SCHEMA["properties"]) if batch else set(MEMORY_TOOL_SCHEMA["properties"]) - {"operations"}
+    allowed = (
+        set(_OPERATION_SCHEMA["properties"])
+        if batch
+        else set(MEMORY_TOOL_SCHEMA["properties"]) - {"operations"}
+    )
     if batch and args.get("action") in ("promote", "demote"):
         raise ArgumentError(
             f"{where}{args['action']} cannot run inside operations; call it on its own"
@@ -258,11 +257,14 @@ def parse_memory_arguments(args: object) -> MemoryCall | list[MemoryCall | Argum
             parsed.append(parse_operation(op, where=f"operations[{i}].", batch=True))
         except ArgumentError as exc:
             parsed.append(exc)
-    groups = {("project" if c.target == "project" else "global") for c in parsed if isinstance(c, MemoryCall)}
+    groups = {
+        ("project" if c.target == "project" else "global")
+        for c in parsed
+        if isinstance(c, MemoryCall)
+    }
     if len(groups) > 1:
         raise ArgumentError(
-            "one batch cannot mix project operations with memory/user operations; send two "
-            "batches"
+            "one batch cannot mix project operations with memory/user operations; send two batches"
         )
     return parsed
 

@@ -6,7 +6,6 @@ import enum
 from collections.abc import Iterable, Sequence
 
 import attrs
-
 from pi_hermes_memory.domain.model import MemoryEntry, Target
 
 
@@ -63,7 +62,9 @@ def plan_capacity(
     )
     if strategy is OverflowStrategy.FIFO_EVICT:
         if adding > limit:
-            return CapacityPlan(fits=False, message=f"Refused: {over}; the entry alone is too long.")
+            return CapacityPlan(
+                fits=False, message=f"Refused: {over}; the entry alone is too long."
+            )
         evict: list[MemoryEntry] = []
         # Oldest first by created date; file order breaks ties (sorted() is stable).
         for entry in sorted(kept, key=lambda e: e.created):
@@ -83,6 +84,4 @@ def plan_capacity(
                 "entries first."
             ),
         )
-    return CapacityPlan(
-        fits=False, message=f"Refused: {over}. Remove or replace entries first."
-    )
+    return CapacityPlan(fits=False, message=f"Refused: {over}. Remove or replace entries first.")

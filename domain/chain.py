@@ -7,7 +7,6 @@ existing text points the old row at that canonical active row, so several chains
 from __future__ import annotations
 
 import attrs
-
 from pi_hermes_memory.domain.document import MemoryDocument
 from pi_hermes_memory.domain.errors import InvariantViolation
 from pi_hermes_memory.domain.model import MemoryEntry

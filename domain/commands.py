@@ -5,7 +5,6 @@ from __future__ import annotations
 from datetime import datetime
 
 import attrs
-
 from pi_hermes_memory.domain.model import FailureCategory, Target
 
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 import enum
 
 import attrs
-
 from pi_hermes_memory.domain.capacity import OverflowStrategy, plan_capacity
 from pi_hermes_memory.domain.commands import AddMemory, MemoryCommand, RemoveMemory, ReplaceMemory
 from pi_hermes_memory.domain.document import MemoryDocument
@@ -85,7 +84,9 @@ def _project_problem(target: Target, scope: SessionScope) -> str | None:
     return None
 
 
-def _exact(doc: MemoryDocument, scope: SessionScope, key: str, project: str | None) -> MemoryEntry | None:
+def _exact(
+    doc: MemoryDocument, scope: SessionScope, key: str, project: str | None
+) -> MemoryEntry | None:
     """The active row of the same (target, project) scope whose text equals `key`."""
     for entry in doc.active:
         if entry.project == project and scope.own(entry) and entry.key == key:
@@ -103,9 +104,7 @@ def locate(doc: MemoryDocument, scope: SessionScope, old_text: str) -> tuple[Mem
     return tuple(found)
 
 
-def _locate_one(
-    doc: MemoryDocument, scope: SessionScope, old_text: str
-) -> MemoryEntry | Decision:
+def _locate_one(doc: MemoryDocument, scope: SessionScope, old_text: str) -> MemoryEntry | Decision:
     if not old_text.strip():
         return Decision(status=Status.INVALID, message="old_text is required and cannot be empty")
     found = locate(doc, scope, old_text)
@@ -148,7 +147,9 @@ def _capacity_events(
         consolidation_available=policy.consolidation_available,
     )
     if not plan.fits:
-        status = Status.NEEDS_CONSOLIDATION if plan.needs_consolidation else Status.CAPACITY_EXCEEDED
+        status = (
+            Status.NEEDS_CONSOLIDATION if plan.needs_consolidation else Status.CAPACITY_EXCEEDED
+        )
         return Decision(status=status, message=plan.message)
     events = tuple(
         MemoryRemoved(
@@ -210,7 +211,11 @@ def decide_add(doc: MemoryDocument, cmd: AddMemory, policy: WritePolicy) -> Deci
         created=cmd.at.date(),
         last_referenced=cmd.at.date(),
     )
-    note = f" Evicted {len(evicted)} oldest entr{'y' if len(evicted) == 1 else 'ies'}." if evicted else ""
+    note = (
+        f" Evicted {len(evicted)} oldest entr{'y' if len(evicted) == 1 else 'ies'}."
+        if evicted
+        else ""
+    )
     return Decision(
         status=Status.ADDED,
         message=f"Saved to {cmd.target.value} memory.{note}",

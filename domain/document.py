@@ -10,7 +10,6 @@ from collections.abc import Iterable, Iterator
 from datetime import date
 
 import attrs
-
 from pi_hermes_memory.domain.errors import InvariantViolation, VersionConflict
 from pi_hermes_memory.domain.events import (
     Event,
@@ -135,7 +134,7 @@ class _Builder:
             case MemoryReplaced():
                 self.require_new_id(event.new_id)
                 old = self.active_entry(event.old_id)
-                slot = self.retire(event.old_id, event.new_id, event.at.date())
+                position = self.retire(event.old_id, event.new_id, event.at.date())
                 new = attrs.evolve(
                     old,
                     id=event.new_id,
@@ -145,8 +144,8 @@ class _Builder:
                     created=event.created,
                     last_referenced=event.last_referenced,
                 )
-                self.slots[slot] = new  # the new version takes the old one's place
-                self.slot_of[new.id] = slot
+                self.slots[position] = new  # the new version takes the old one's place
+                self.slot_of[new.id] = position
             case MemorySuperseded():
                 self.active_entry(event.by_id)
                 self.retire(event.old_id, event.by_id, event.on)
@@ -155,12 +154,11 @@ class _Builder:
                 del self.slots[self.slot_of.pop(event.entry_id)]
                 self.removed.add(event.entry_id)
             case MemoryReferenced():
-                slot = self.slot_of.get(event.entry_id)
-                if slot is None:
-                    raise InvariantViolation(f"{self.stream}: entry {event.entry_id} is not active")
-                entry = self.slots[slot]
+                entry = self.active_entry(event.entry_id)
                 if event.on > entry.last_referenced:
-                    self.slots[slot] = attrs.evolve(entry, last_referenced=event.on)
+                    self.slots[self.slot_of[entry.id]] = attrs.evolve(
+                        entry, last_referenced=event.on
+                    )
             case _:
                 raise InvariantViolation(f"unknown event {type(event).__name__}")
 

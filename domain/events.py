@@ -11,7 +11,6 @@ from datetime import date, datetime
 from typing import ClassVar
 
 import attrs
-
 from pi_hermes_memory.domain.model import FailureCategory, Target
 
 

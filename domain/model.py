@@ -68,10 +68,8 @@ class MemoryEntry:
         created: date,
         last_referenced: date | None = None,
     ) -> MemoryEntry:
-        if target is Target.FAILURE:
-            category = category or FailureCategory.FAILURE
-        else:
-            category = None
+        # only failures carry a category; they default to the generic one
+        category = (category or FailureCategory.FAILURE) if target is Target.FAILURE else None
         if target in (Target.USER, Target.MEMORY):
             project = None
         return cls(

@@ -16,7 +16,6 @@ from collections.abc import Callable
 from datetime import date, datetime
 
 import attrs
-
 from pi_hermes_memory.domain.document import MemoryDocument, fold
 from pi_hermes_memory.domain.events import (
     Event,
@@ -47,10 +46,12 @@ class Reconciliation:
     removed: int = 0
 
 
-def _category(target: Target, raw: str | None, fallback: FailureCategory | None) -> FailureCategory | None:
+def _category(
+    target: Target, raw: str | None, fallback: FailureCategory | None
+) -> FailureCategory | None:
     if target is not Target.FAILURE:
         return None
-    if raw in FailureCategory._value2member_map_:
+    if raw is not None and raw in FailureCategory._value2member_map_:
         return FailureCategory(raw)
     return fallback or FailureCategory.FAILURE
 
@@ -142,17 +143,28 @@ def reconcile(
             if existing is not None:
                 emit(
                     MemorySuperseded(
-                        stream=state.stream, version=version(), at=at, old_id=revised_from.id,
-                        by_id=existing.id, on=today, origin=Origin.MARKDOWN,
+                        stream=state.stream,
+                        version=version(),
+                        at=at,
+                        old_id=revised_from.id,
+                        by_id=existing.id,
+                        on=today,
+                        origin=Origin.MARKDOWN,
                     )
                 )
             else:
                 emit(
                     MemoryReplaced(
-                        stream=state.stream, version=version(), at=at, old_id=revised_from.id,
-                        new_id=new_id(), text=text, project=project,
+                        stream=state.stream,
+                        version=version(),
+                        at=at,
+                        old_id=revised_from.id,
+                        new_id=new_id(),
+                        text=text,
+                        project=project,
                         category=_category(target, p.category, revised_from.category),
-                        created=revised_from.created, last_referenced=p.last or today,
+                        created=revised_from.created,
+                        last_referenced=p.last or today,
                         origin=Origin.MARKDOWN,
                     )
                 )
@@ -166,9 +178,16 @@ def reconcile(
         created = p.created or today
         emit(
             MemoryAdded(
-                stream=state.stream, version=version(), at=at, entry_id=new_id(), target=target,
-                text=text, project=project, category=_category(target, p.category, None),
-                created=created, last_referenced=max(p.last or created, created),
+                stream=state.stream,
+                version=version(),
+                at=at,
+                entry_id=new_id(),
+                target=target,
+                text=text,
+                project=project,
+                category=_category(target, p.category, None),
+                created=created,
+                last_referenced=max(p.last or created, created),
                 origin=Origin.MARKDOWN,
             )
         )
@@ -178,7 +197,10 @@ def reconcile(
         if is_active(b.id):
             emit(
                 MemoryRemoved(
-                    stream=state.stream, version=version(), at=at, entry_id=b.id,
+                    stream=state.stream,
+                    version=version(),
+                    at=at,
+                    entry_id=b.id,
                     reason=RemovalReason.MARKDOWN,
                 )
             )

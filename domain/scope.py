@@ -9,7 +9,6 @@ consolidation) only ever touches the session's own rows, whatever the sharing fl
 from __future__ import annotations
 
 import attrs
-
 from pi_hermes_memory.domain.model import MemoryEntry, Target
 
 

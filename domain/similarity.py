@@ -68,9 +68,7 @@ def token_set(text: str) -> frozenset[str]:
     tokens: set[str] = set()
     for match in _TOKEN_RE.finditer(folded):
         for cjk, piece in _split_runs(match.group()):
-            if not cjk:
-                tokens.add(piece)
-            elif len(piece) == 1:
+            if not cjk or len(piece) == 1:
                 tokens.add(piece)
             else:
                 tokens.update(piece[i : i + 2] for i in range(len(piece) - 1))

@@ -13,7 +13,6 @@ from pathlib import Path
 
 import apsw
 import attrs
-
 from pi_hermes_memory.adapters.sqlite.connection import connect, enable_wal
 from pi_hermes_memory.adapters.sqlite.fts import grams
 from pi_hermes_memory.adapters.sqlite.schema import check_ours, migrate
@@ -103,9 +102,7 @@ class SqliteProjection:
                     ),
                 )
             case MemoryReplaced():
-                old = c.execute(
-                    "SELECT target FROM memories WHERE id = ?", (event.old_id,)
-                ).get
+                old = c.execute("SELECT target FROM memories WHERE id = ?", (event.old_id,)).get
                 c.execute(
                     "UPDATE memories SET superseded_by = ?, superseded_at = ? WHERE id = ?",
                     (event.new_id, event.at.date().isoformat(), event.old_id),

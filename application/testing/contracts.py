@@ -6,7 +6,6 @@ from datetime import UTC, date, datetime
 from typing import Any
 
 import pytest
-
 from pi_hermes_memory.domain.errors import VersionConflict
 from pi_hermes_memory.domain.events import (
     Event,
@@ -26,8 +25,16 @@ STREAM = "memory:memory"
 
 def added(version: int, entry_id: str, text: str = "a fact", stream: str = STREAM) -> MemoryAdded:
     return MemoryAdded(
-        stream=stream, version=version, at=AT, entry_id=entry_id, target=Target.MEMORY,
-        text=text, project=None, category=None, created=DAY, last_referenced=DAY,
+        stream=stream,
+        version=version,
+        at=AT,
+        entry_id=entry_id,
+        target=Target.MEMORY,
+        text=text,
+        project=None,
+        category=None,
+        created=DAY,
+        last_referenced=DAY,
     )
 
 
@@ -96,8 +103,16 @@ class StorageContract:
             added(1, "a", "one"),
             added(2, "b", "two"),
             MemoryReplaced(
-                stream=STREAM, version=3, at=AT, old_id="a", new_id="c", text="one, revised",
-                project=None, category=None, created=DAY, last_referenced=DAY,
+                stream=STREAM,
+                version=3,
+                at=AT,
+                old_id="a",
+                new_id="c",
+                text="one, revised",
+                project=None,
+                category=None,
+                created=DAY,
+                last_referenced=DAY,
             ),
             MemorySuperseded(stream=STREAM, version=4, at=AT, old_id="b", by_id="c", on=DAY),
             MemoryReferenced(stream=STREAM, version=5, at=AT, entry_id="c", on=DAY),

@@ -6,8 +6,11 @@ from pathlib import Path
 
 import apsw
 import pytest
-
-from pi_hermes_memory.adapters.sqlite.schema import APPLICATION_ID, SCHEMA_VERSION, ForeignDatabaseError
+from pi_hermes_memory.adapters.sqlite.schema import (
+    APPLICATION_ID,
+    SCHEMA_VERSION,
+    ForeignDatabaseError,
+)
 from pi_hermes_memory.adapters.sqlite.storage import SqliteStorage
 from pi_hermes_memory.testing.contracts import STREAM, added
 
@@ -42,7 +45,10 @@ def test_reopen_keeps_data(tmp_path: Path) -> None:
 def test_foreign_sessions_db_is_refused_and_untouched(tmp_path: Path) -> None:
     db = tmp_path / "sessions.db"
     conn = _raw(db)
-    conn.execute("CREATE TABLE sessions (id TEXT PRIMARY KEY, cwd TEXT); INSERT INTO sessions VALUES ('s1', '/x')")
+    conn.execute(
+        "CREATE TABLE sessions (id TEXT PRIMARY KEY, cwd TEXT);"
+        "INSERT INTO sessions VALUES ('s1', '/x')"
+    )
     conn.close()
     before = db.read_bytes()
     with pytest.raises(ForeignDatabaseError, match="not a pi-hermes-memory database"):

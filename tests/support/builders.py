@@ -11,6 +11,7 @@ from pi_hermes_memory.domain.model import Target
 from pi_hermes_memory.domain.scope import SessionScope
 from pi_hermes_memory.ports import MarkdownStore, Storage
 from pi_hermes_memory.service import MemoryService, MemorySettings
+
 from tests.support.fakes import SequentialIds, StepClock
 
 

@@ -14,13 +14,13 @@ from typing import Any
 
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
-
 from pi_hermes_memory.domain.chain import check_chains
 from pi_hermes_memory.domain.commands import AddMemory, RemoveMemory, ReplaceMemory
 from pi_hermes_memory.domain.document import MemoryDocument, fold, stream_for
 from pi_hermes_memory.domain.model import Target, normalize_text
 from pi_hermes_memory.ports import MarkdownStore, Storage
 from pi_hermes_memory.service import MemoryService
+
 from tests.support.fakes import SequentialIds, StepClock
 
 WORDS = ["build", "test", "deploy", "cache", "port", "项目", "构建", "テスト", "빌드", "docs"]
@@ -45,13 +45,18 @@ class MemoryMachine(RuleBasedStateMachine):
         self._open_services()
 
     def _open_services(self) -> None:
-        from tests.support.builders import settings
         from pi_hermes_memory.adapters.markdown.codec import MarkdownFormat
+
+        from tests.support.builders import settings
 
         self.services = {
             p: MemoryService(
-                storage=self.storage, markdown=self.markdown, fmt=MarkdownFormat(),
-                clock=self.clock, ids=self.ids, settings=settings(p),
+                storage=self.storage,
+                markdown=self.markdown,
+                fmt=MarkdownFormat(),
+                clock=self.clock,
+                ids=self.ids,
+                settings=settings(p),
             )
             for p in PROJECTS
         }
@@ -69,11 +74,22 @@ class MemoryMachine(RuleBasedStateMachine):
     def teardown(self) -> None:
         self.storage.close()
 
-    @rule(target=st.sampled_from(TARGETS), project=st.sampled_from(PROJECTS), text=texts, force=st.booleans())
+    @rule(
+        target=st.sampled_from(TARGETS),
+        project=st.sampled_from(PROJECTS),
+        text=texts,
+        force=st.booleans(),
+    )
     def add(self, target: Target, project: str, text: str, force: bool) -> None:
         svc = self.services[project]
         result = svc.execute(
-            AddMemory(target=target, text=text, entry_id=self.ids.new_id(), at=self.clock.now(), force=force)
+            AddMemory(
+                target=target,
+                text=text,
+                entry_id=self.ids.new_id(),
+                at=self.clock.now(),
+                force=force,
+            )
         )
         bucket = self._bucket(target, project)
         key = normalize_text(text)
@@ -92,13 +108,21 @@ class MemoryMachine(RuleBasedStateMachine):
     @precondition(lambda self: any(self.model.values()))
     @rule(data=st.data(), project=st.sampled_from(PROJECTS), text=texts)
     def replace(self, data: Any, project: str, text: str) -> None:
-        target = data.draw(st.sampled_from([t for t in TARGETS if self._bucket(t, project)] or [Target.MEMORY]))
+        target = data.draw(
+            st.sampled_from([t for t in TARGETS if self._bucket(t, project)] or [Target.MEMORY])
+        )
         bucket = self._bucket(target, project)
         if not bucket:
             return
         old = data.draw(st.sampled_from(bucket))
         result = self.services[project].execute(
-            ReplaceMemory(target=target, old_text=old, text=text, entry_id=self.ids.new_id(), at=self.clock.now())
+            ReplaceMemory(
+                target=target,
+                old_text=old,
+                text=text,
+                entry_id=self.ids.new_id(),
+                at=self.clock.now(),
+            )
         )
         key = normalize_text(text)
         matches = [k for k in bucket if old in k]
@@ -164,7 +188,9 @@ class MemoryMachine(RuleBasedStateMachine):
             for e in doc.active:
                 by_scope.setdefault(e.project, []).append(e.key)
             for project, keys in by_scope.items():
-                assert len(keys) == len(set(keys)), f"duplicate active entries in {target}/{project}"
+                assert len(keys) == len(set(keys)), (
+                    f"duplicate active entries in {target}/{project}"
+                )
                 assert sorted(keys) == sorted(self.model.get((target, project), []))
             for (t, project), keys in self.model.items():
                 if t is target:

@@ -11,7 +11,11 @@ from pathlib import Path
 import pi_hermes_memory
 
 ROOT = Path(__file__).resolve().parents[2]
-FOLDERS = {"application": "pi_hermes_memory", "domain": "pi_hermes_memory.domain", "adapters": "pi_hermes_memory.adapters"}
+FOLDERS = {
+    "application": "pi_hermes_memory",
+    "domain": "pi_hermes_memory.domain",
+    "adapters": "pi_hermes_memory.adapters",
+}
 STDLIB = set(sys.stdlib_module_names)
 
 

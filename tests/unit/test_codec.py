@@ -8,7 +8,6 @@ from datetime import UTC, datetime
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-
 from pi_hermes_memory.codec import CorruptEvent, decode, encode
 from pi_hermes_memory.domain.events import (
     EVENT_TYPES,
@@ -25,16 +24,45 @@ from pi_hermes_memory.domain.model import FailureCategory, Target
 text = st.text(st.characters(exclude_categories=("Cs",)), max_size=50)
 dates = st.dates()
 times = st.datetimes(timezones=st.just(UTC))
-common = {"stream": st.sampled_from(["memory:memory", "memory:project"]), "version": st.integers(1, 10**9), "at": times}
+common = {
+    "stream": st.sampled_from(["memory:memory", "memory:project"]),
+    "version": st.integers(1, 10**9),
+    "at": times,
+}
 
 events = st.one_of(
-    st.builds(MemoryAdded, **common, entry_id=text, target=st.sampled_from(Target), text=text,
-              project=st.none() | text, category=st.none() | st.sampled_from(FailureCategory),
-              created=dates, last_referenced=dates, origin=st.sampled_from(Origin)),
-    st.builds(MemoryReplaced, **common, old_id=text, new_id=text, text=text, project=st.none() | text,
-              category=st.none() | st.sampled_from(FailureCategory), created=dates,
-              last_referenced=dates, origin=st.sampled_from(Origin)),
-    st.builds(MemorySuperseded, **common, old_id=text, by_id=text, on=dates, origin=st.sampled_from(Origin)),
+    st.builds(
+        MemoryAdded,
+        **common,
+        entry_id=text,
+        target=st.sampled_from(Target),
+        text=text,
+        project=st.none() | text,
+        category=st.none() | st.sampled_from(FailureCategory),
+        created=dates,
+        last_referenced=dates,
+        origin=st.sampled_from(Origin),
+    ),
+    st.builds(
+        MemoryReplaced,
+        **common,
+        old_id=text,
+        new_id=text,
+        text=text,
+        project=st.none() | text,
+        category=st.none() | st.sampled_from(FailureCategory),
+        created=dates,
+        last_referenced=dates,
+        origin=st.sampled_from(Origin),
+    ),
+    st.builds(
+        MemorySuperseded,
+        **common,
+        old_id=text,
+        by_id=text,
+        on=dates,
+        origin=st.sampled_from(Origin),
+    ),
     st.builds(MemoryRemoved, **common, entry_id=text, reason=st.sampled_from(RemovalReason)),
     st.builds(MemoryReferenced, **common, entry_id=text, on=dates),
 )
@@ -53,8 +81,13 @@ def test_tags_are_unique_and_versioned() -> None:
 
 
 def test_corrupt_payloads_raise_one_error() -> None:
-    good = MemoryRemoved(stream="memory:user", version=1, at=datetime(2026, 1, 1, tzinfo=UTC),
-                         entry_id="x", reason=RemovalReason.TOOL)
+    good = MemoryRemoved(
+        stream="memory:user",
+        version=1,
+        at=datetime(2026, 1, 1, tzinfo=UTC),
+        entry_id="x",
+        reason=RemovalReason.TOOL,
+    )
     tag, data = encode(good)
     payload = json.loads(data)
     for bad_tag, bad in [

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-
 from pi_hermes_memory.adapters.memory import InMemoryMarkdown, InMemoryStorage
 from pi_hermes_memory.testing import MarkdownStoreContract, StorageContract
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
-
 from pi_hermes_memory.domain.capacity import OverflowStrategy
 from pi_hermes_memory.domain.chain import SupersedeChain, check_chains
 from pi_hermes_memory.domain.commands import AddMemory, RemoveMemory, ReplaceMemory
@@ -34,7 +33,9 @@ class Doc:
         self.doc = MemoryDocument.empty(target)
         self.target = target
         self.policy = WritePolicy(
-            scope=SessionScope(project=project, sharing=sharing), char_limit=limit, overflow=overflow
+            scope=SessionScope(project=project, sharing=sharing),
+            char_limit=limit,
+            overflow=overflow,
         )
         self.n = 0
         self.day = 0
@@ -59,8 +60,12 @@ class Doc:
         self.n += 1
         return self.apply(
             ReplaceMemory(
-                target=self.target, old_text=old, text=text, entry_id=f"id{self.n}",
-                at=self._at(), **kw,
+                target=self.target,
+                old_text=old,
+                text=text,
+                entry_id=f"id{self.n}",
+                at=self._at(),
+                **kw,
             )
         )
 
@@ -106,7 +111,9 @@ def test_near_duplicate_blocks_with_candidates_and_force_overrides() -> None:
 def test_failures_are_never_blocked_as_near_duplicates() -> None:
     d = Doc(Target.FAILURE)
     d.add("npm ci failed because the lockfile was stale")
-    result = d.add("npm ci failed because the lock file was stale", category=FailureCategory.CORRECTION)
+    result = d.add(
+        "npm ci failed because the lock file was stale", category=FailureCategory.CORRECTION
+    )
     assert result.status is Status.ADDED
     assert d.doc.active[1].category is FailureCategory.CORRECTION
     assert d.doc.active[0].category is FailureCategory.FAILURE
@@ -204,7 +211,11 @@ def test_capacity_reject_names_limit_and_usage() -> None:
     d.add("a" * 20)
     result = d.add("b" * 20)
     assert result.status is Status.CAPACITY_EXCEEDED
-    assert "30" in result.message and "20 used" in result.message and "memoryCharLimit" in result.message
+    assert (
+        "30" in result.message
+        and "20 used" in result.message
+        and "memoryCharLimit" in result.message
+    )
 
 
 def test_auto_consolidate_without_llm_behaves_as_reject() -> None:
@@ -254,8 +265,16 @@ def test_invalid_texts_are_refused(text: str) -> None:
 def test_fold_rejects_version_gaps_and_repeats() -> None:
     doc = MemoryDocument.empty(Target.MEMORY)
     event = MemoryAdded(
-        stream=doc.stream, version=2, at=T0, entry_id="x", target=Target.MEMORY, text="t",
-        project=None, category=None, created=T0.date(), last_referenced=T0.date(),
+        stream=doc.stream,
+        version=2,
+        at=T0,
+        entry_id="x",
+        target=Target.MEMORY,
+        text="t",
+        project=None,
+        category=None,
+        created=T0.date(),
+        last_referenced=T0.date(),
     )
     with pytest.raises(VersionConflict):
         fold(doc, [event])

@@ -14,12 +14,22 @@ AT = datetime(2026, 8, 1, 10, 0, tzinfo=UTC)
 D1, D2 = date(2026, 7, 1), date(2026, 7, 2)
 
 
-def _doc(*texts: tuple[str, date], target: Target = Target.MEMORY, project: str | None = None) -> MemoryDocument:
+def _doc(
+    *texts: tuple[str, date], target: Target = Target.MEMORY, project: str | None = None
+) -> MemoryDocument:
     doc = MemoryDocument.empty(target)
     events = [
         MemoryAdded(
-            stream=doc.stream, version=i, at=AT, entry_id=f"b{i}", target=target, text=t,
-            project=project, category=None, created=c, last_referenced=c,
+            stream=doc.stream,
+            version=i,
+            at=AT,
+            entry_id=f"b{i}",
+            target=target,
+            text=t,
+            project=project,
+            category=None,
+            created=c,
+            last_referenced=c,
         )
         for i, (t, c) in enumerate(texts, start=1)
     ]
@@ -70,9 +80,16 @@ def test_edits_apply_on_top_of_a_newer_head() -> None:
         base,
         [
             MemoryAdded(
-                stream=base.stream, version=2, at=AT, entry_id="h2", target=Target.MEMORY,
-                text="committed but not yet rendered", project=None, category=None,
-                created=D2, last_referenced=D2,
+                stream=base.stream,
+                version=2,
+                at=AT,
+                entry_id="h2",
+                target=Target.MEMORY,
+                text="committed but not yet rendered",
+                project=None,
+                category=None,
+                created=D2,
+                last_referenced=D2,
             )
         ],
     )

@@ -9,6 +9,7 @@ from pi_hermes_memory.domain.commands import AddMemory, RemoveMemory, ReplaceMem
 from pi_hermes_memory.domain.document import MemoryDocument, fold, stream_for
 from pi_hermes_memory.domain.model import Target
 from pi_hermes_memory.results import WriteResult
+
 from tests.support.builders import service
 from tests.support.fakes import StepClock
 
@@ -47,7 +48,9 @@ def test_hand_edit_is_imported_before_the_next_write() -> None:
     md = InMemoryMarkdown()
     svc = service(markdown=md)
     svc.execute(add("first fact about the build"))
-    md.files[Target.MEMORY] = md.files[Target.MEMORY] + "\n§\nwritten by hand in the editor\n".encode()
+    md.files[Target.MEMORY] = (
+        md.files[Target.MEMORY] + "\n§\nwritten by hand in the editor\n".encode()
+    )
     result = svc.execute(add("second fact from the agent"))
     assert result.success
     texts = [e.text for e in svc.entries(Target.MEMORY)]
@@ -80,7 +83,6 @@ def test_missing_file_is_rerendered_not_read_as_delete_all() -> None:
 
 def test_invalid_utf8_file_blocks_writes_and_is_left_untouched() -> None:
     import pytest
-
     from pi_hermes_memory.errors import MarkdownUnreadable
 
     md = InMemoryMarkdown()
@@ -112,14 +114,25 @@ def test_batch_partial_commit_with_per_op_results() -> None:
         [
             add("The docs live in docs/"),
             add("use pytest for all tests"),  # near duplicate: fails, others proceed
-            ReplaceMemory(target=Target.MEMORY, old_text="docs/", text="The docs live in site/", entry_id="r1", at=CLOCK.now()),
+            ReplaceMemory(
+                target=Target.MEMORY,
+                old_text="docs/",
+                text="The docs live in site/",
+                entry_id="r1",
+                at=CLOCK.now(),
+            ),
             RemoveMemory(target=Target.MEMORY, old_text="nothing matches this", at=CLOCK.now()),
             add("Prefers tabs", Target.USER),
             WriteResult(success=False, status="invalid_arguments", message="bad op"),
         ]
     )
     assert [r.status for r in results] == [
-        "added", "near_duplicate", "replaced", "not_found", "added", "invalid_arguments",
+        "added",
+        "near_duplicate",
+        "replaced",
+        "not_found",
+        "added",
+        "invalid_arguments",
     ]
     assert [e.text for e in svc.entries(Target.MEMORY)] == [
         "Use pytest for tests",
@@ -132,10 +145,19 @@ def test_replay_equals_cached_state_and_history_is_listed() -> None:
     storage = InMemoryStorage()
     svc = service(storage)
     svc.execute(add("value is one"))
-    svc.execute(ReplaceMemory(target=Target.MEMORY, old_text="one", text="value is two", entry_id="r9", at=CLOCK.now()))
+    svc.execute(
+        ReplaceMemory(
+            target=Target.MEMORY, old_text="one", text="value is two", entry_id="r9", at=CLOCK.now()
+        )
+    )
     with storage.transaction() as uow:
-        replayed = fold(MemoryDocument.empty(Target.MEMORY), uow.journal.read(stream_for(Target.MEMORY)))
+        replayed = fold(
+            MemoryDocument.empty(Target.MEMORY), uow.journal.read(stream_for(Target.MEMORY))
+        )
     assert replayed == svc.document(Target.MEMORY)
     listed = svc.entries(Target.MEMORY, include_history=True)
-    assert [(e.text, e.superseded_by) for e in listed] == [("value is two", None), ("value is one", "r9")]
+    assert [(e.text, e.superseded_by) for e in listed] == [
+        ("value is two", None),
+        ("value is one", "r9"),
+    ]
     assert isinstance(listed[0].created, date)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from pi_hermes_memory.domain.similarity import (
     COSINE_THRESHOLD,
     JACCARD_THRESHOLD,
@@ -15,19 +14,31 @@ from pi_hermes_memory.domain.similarity import (
 
 NEAR = [
     # the seed's own example pair: one character differs
-    ("项目构建命令要求每次代码合并之前运行完整类型检查", "项目构建命令要求每回代码合并之前运行完整类型检查"),
+    (
+        "项目构建命令要求每次代码合并之前运行完整类型检查",
+        "项目构建命令要求每回代码合并之前运行完整类型检查",
+    ),
     ("Use pytest for tests", "use pytest for all tests"),
-    ("The deploy script lives in scripts/deploy.sh and needs AWS_PROFILE set",
-     "The deploy script lives in scripts/deploy.sh and needs the AWS_PROFILE set"),
-    ("ユーザーはダークモードのエディタ設定を常に好む", "ユーザーはダークモードのエディタ設定を常に好みます"),
-    ("사용자는 모든 프로젝트에서 다크 모드 편집기 설정을 선호한다",
-     "사용자는 모든 프로젝트에서 다크 모드 편집기 설정을 선호함"),
+    (
+        "The deploy script lives in scripts/deploy.sh and needs AWS_PROFILE set",
+        "The deploy script lives in scripts/deploy.sh and needs the AWS_PROFILE set",
+    ),
+    (
+        "ユーザーはダークモードのエディタ設定を常に好む",
+        "ユーザーはダークモードのエディタ設定を常に好みます",
+    ),
+    (
+        "사용자는 모든 프로젝트에서 다크 모드 편집기 설정을 선호한다",
+        "사용자는 모든 프로젝트에서 다크 모드 편집기 설정을 선호함",
+    ),
     ("使用 pytest 运行全部单元测试并生成覆盖率报告", "使用pytest运行全部单元测试并生成覆盖率报告"),
 ]
 DISTINCT = [
     ("Deploy with make release", "Run tests with make test"),
-    ("The project uses pytest with xdist for running the test suite",
-     "The project uses unittest for running the test suite"),
+    (
+        "The project uses pytest with xdist for running the test suite",
+        "The project uses unittest for running the test suite",
+    ),
     ("用户喜欢简洁的回答", "项目使用 PostgreSQL 数据库"),
     ("ユーザーはダークモードを好む", "ユーザーはライトモードを好む"),
     ("사용자는 다크 모드를 선호한다", "빌드는 make 로 실행한다"),

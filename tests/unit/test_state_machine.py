@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from hypothesis import settings
-
 from pi_hermes_memory.adapters.memory import InMemoryMarkdown, InMemoryStorage
 from pi_hermes_memory.domain.document import MemoryDocument
+
 from tests.support.machine import MemoryMachine
 
 
@@ -20,10 +20,14 @@ class InMemoryMachine(MemoryMachine):
             if not (e.target.value == "project" and e.project is None)
         }
         actual = {
-            k: (r["text"], r["superseded_by"]) for k, r in rows.items() if r["target"] == doc.target.value
+            k: (r["text"], r["superseded_by"])
+            for k, r in rows.items()
+            if r["target"] == doc.target.value
         }
         assert actual == expected
 
 
-InMemoryMachine.TestCase.settings = settings(InMemoryMachine.TestCase.settings, stateful_step_count=40)
+InMemoryMachine.TestCase.settings = settings(
+    InMemoryMachine.TestCase.settings, stateful_step_count=40
+)
 TestInMemoryMachine = InMemoryMachine.TestCase

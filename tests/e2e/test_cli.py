@@ -1,0 +1,156 @@
+"""The `pi-hermes-memory` command, run as a real process."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    return tmp_path / "agent"
+
+
+def cli(
+    root: Path, *args: str, cwd: Path | None = None, stdin: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PI_CODING_AGENT_DIR": str(root), "HOME": str(root.parent)}
+    return subprocess.run(
+        [sys.executable, "-m", "pi_hermes_memory.adapters.cli", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd or root.parent,
+        input=stdin,
+        timeout=60,
+    )
+
+
+def test_add_then_list(root: Path) -> None:
+    added = cli(root, "add", "The test command is make test")
+    assert added.returncode == 0, added.stderr
+    assert "Saved" in added.stdout
+    listed = cli(root, "list")
+    assert listed.returncode == 0
+    assert "[memory] The test command is make test" in listed.stdout
+    assert (
+        (root / "pi-hermes-memory" / "MEMORY.md")
+        .read_text()
+        .startswith("The test command is make test <!--")
+    )
+
+
+def test_tool_call_prints_json_and_sets_the_exit_status(root: Path) -> None:
+    ok = cli(
+        root,
+        "tool",
+        "memory",
+        json.dumps({"action": "add", "target": "user", "content": "Prefers tabs"}),
+    )
+    assert ok.returncode == 0
+    assert json.loads(ok.stdout)["status"] == "added"
+    again = cli(
+        root,
+        "tool",
+        "memory",
+        '{"action": "remove", "target": "user", "old_text": "nothing like this"}',
+    )
+    assert again.returncode == 1
+    assert json.loads(again.stdout) == {
+        "success": False,
+        "status": "not_found",
+        "target": "user",
+        "action": "remove",
+        "message": "No user entry contains old_text; nothing was changed.",
+    }
+    bad_args = cli(root, "tool", "memory", '{"action": "add"}')
+    assert bad_args.returncode == 1
+    assert json.loads(bad_args.stdout)["status"] == "invalid_arguments"
+
+
+def test_tool_arguments_from_stdin(root: Path) -> None:
+    result = cli(
+        root,
+        "tool",
+        "memory",
+        "-",
+        stdin='{"action": "add", "target": "memory", "content": "from stdin"}',
+    )
+    assert result.returncode == 0 and json.loads(result.stdout)["success"] is True
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("tool", "memory", "{not json"),
+        ("frobnicate",),
+        ("add",),
+        ("add", "x", "--target", "nowhere"),
+    ],
+)
+def test_usage_errors_exit_2(root: Path, args: tuple[str, ...]) -> None:
+    result = cli(root, *args)
+    assert result.returncode == 2
+    assert result.stderr
+
+
+def test_project_comes_from_the_cwd_or_the_flag(root: Path, tmp_path: Path) -> None:
+    work = tmp_path / "shop-api"
+    work.mkdir()
+    assert cli(root, "add", "Uses FastAPI", "--target", "project", cwd=work).returncode == 0
+    assert (
+        cli(root, "add", "Uses Django", "--target", "project", "--project", "blog").returncode == 0
+    )
+    shop = cli(root, "list", "--target", "project", "--json", cwd=work)
+    assert [e["text"] for e in json.loads(shop.stdout)] == ["Uses FastAPI"]
+    text = (root / "projects-memory" / "MEMORY.md").read_text()
+    assert "project=shop-api" in text and "project=blog" in text
+
+
+def test_invalid_config_warns_and_uses_defaults(root: Path) -> None:
+    root.mkdir(parents=True)
+    (root / "hermes-memory-config.json").write_text("{ this is not json")
+    result = cli(root, "add", "still works with defaults")
+    assert result.returncode == 0
+    assert "warning" in result.stderr
+
+
+def test_foreign_database_is_a_clear_error(root: Path) -> None:
+    import apsw
+
+    db = root / "pi-hermes-memory" / "sessions.db"
+    db.parent.mkdir(parents=True)
+    conn = apsw.Connection(str(db))
+    conn.execute("CREATE TABLE foreign_stuff (x)")
+    conn.close()
+    result = cli(root, "add", "anything")
+    assert result.returncode == 1
+    assert "not a pi-hermes-memory database" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_history_listing(root: Path) -> None:
+    cli(root, "add", "Node 18 is the runtime")
+    cli(
+        root,
+        "tool",
+        "memory",
+        json.dumps(
+            {
+                "action": "replace",
+                "target": "memory",
+                "old_text": "Node 18",
+                "content": "Node 22 is the runtime",
+            }
+        ),
+    )
+    out = json.loads(cli(root, "list", "--history", "--json").stdout)
+    assert [(e["text"], e["superseded_by"] is not None) for e in out] == [
+        ("Node 22 is the runtime", False),
+        ("Node 18 is the runtime", True),
+    ]
