@@ -22,6 +22,7 @@ from pi_hermes_memory.domain.document import MemoryDocument, fold, stream_for
 from pi_hermes_memory.domain.events import Event
 from pi_hermes_memory.domain.model import MemoryEntry, Target
 from pi_hermes_memory.domain.reconcile import reconcile
+from pi_hermes_memory.domain.scanning import scan
 from pi_hermes_memory.domain.scope import SessionScope
 from pi_hermes_memory.errors import MarkdownUnreadable
 from pi_hermes_memory.ports import (
@@ -182,8 +183,9 @@ class MemoryService:
 
     def execute(self, command: MemoryCommand) -> WriteResult:
         target = command.target
+        notes: tuple[str, ...] = ()
         if isinstance(command, AddMemory | ReplaceMemory):
-            scanned = self._scan(command)
+            scanned, notes = self._scan(command)
             if isinstance(scanned, WriteResult):
                 return scanned
             command = scanned
@@ -192,7 +194,7 @@ class MemoryService:
             return [(target, decide(docs[target], command, self.settings.policy(target)))]
 
         decisions, warnings = self.run([target], plan)
-        return to_result(decisions[0][1], command, warnings)
+        return to_result(decisions[0][1], command, (*notes, *warnings))
 
     def execute_batch(self, items: Sequence[MemoryCommand | WriteResult]) -> list[WriteResult]:
         """Apply commands in order with partial-commit semantics.
@@ -202,15 +204,13 @@ class MemoryService:
         the others proceed. All events commit in one transaction.
         """
         prepared: list[MemoryCommand | WriteResult] = []
-        for item in items:
-            if isinstance(item, AddMemory | ReplaceMemory):
-                blocked = self._scan(item)
-                if isinstance(blocked, WriteResult):
-                    prepared.append(blocked)
-                    continue
-                item = blocked
-            prepared.append(item)
         scan_notes: dict[int, tuple[str, ...]] = {}
+        for index, item in enumerate(items):
+            if isinstance(item, AddMemory | ReplaceMemory):
+                scanned, scan_notes[index] = self._scan(item)
+                prepared.append(scanned)
+            else:
+                prepared.append(item)
         targets = {i.target for i in prepared if not isinstance(i, WriteResult)}
 
         def plan(docs: dict[Target, MemoryDocument]) -> list[tuple[Target, Decision]]:
@@ -236,19 +236,22 @@ class MemoryService:
             results[-1] = attrs.evolve(results[-1], warnings=(*results[-1].warnings, *warnings))
         return results
 
-    def _scan(self, command: AddMemory | ReplaceMemory) -> AddMemory | ReplaceMemory | WriteResult:
-        from pi_hermes_memory.domain.scanning import scan  # TEMP: lazy until scanner lands
-
+    def _scan(
+        self, command: AddMemory | ReplaceMemory
+    ) -> tuple[AddMemory | ReplaceMemory | WriteResult, tuple[str, ...]]:
+        """Scan new content; a refusal becomes a failed result, warnings become notes."""
         result = scan(command.text)
         if result.blocked:
-            return WriteResult(
+            refused = WriteResult(
                 success=False,
                 status="blocked",
                 message=result.message(),
                 target=command.target.value,
                 action=_action(command),
             )
-        return attrs.evolve(command, text=result.text)
+            return refused, ()
+        notes = (result.message(),) if result.warnings or result.stripped else ()
+        return attrs.evolve(command, text=result.text), notes
 
     def entries(
         self, target: Target | None = None, *, include_history: bool = False
@@ -288,8 +291,6 @@ def _action(command: MemoryCommand) -> str:
 
 
 def _scan_imported(events: Sequence[Event]) -> list[str]:
-    from pi_hermes_memory.domain.scanning import scan  # TEMP: lazy until scanner lands
-
     found = []
     for event in events:
         text = getattr(event, "text", None)

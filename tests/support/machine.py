@@ -75,12 +75,13 @@ class MemoryMachine(RuleBasedStateMachine):
         self.storage.close()
 
     @rule(
-        target=st.sampled_from(TARGETS),
+        where=st.sampled_from(TARGETS),
         project=st.sampled_from(PROJECTS),
         text=texts,
         force=st.booleans(),
     )
-    def add(self, target: Target, project: str, text: str, force: bool) -> None:
+    def add(self, where: Target, project: str, text: str, force: bool) -> None:
+        target = where
         svc = self.services[project]
         result = svc.execute(
             AddMemory(
@@ -166,9 +167,10 @@ class MemoryMachine(RuleBasedStateMachine):
         self.reopen()
         self._open_services()
 
-    @rule(target=st.sampled_from([Target.MEMORY, Target.USER]), text=texts)
-    def hand_append(self, target: Target, text: str) -> None:
+    @rule(where=st.sampled_from([Target.MEMORY, Target.USER]), text=texts)
+    def hand_append(self, where: Target, text: str) -> None:
         """A person appends an entry to MEMORY.md/USER.md in an editor."""
+        target = where
         data = self.markdown.read(target) or b""
         line = f"hand {text}"
         self.markdown.write(target, data + f"\n§\n{line}\n".encode())

@@ -153,7 +153,8 @@ def test_only_recognised_metadata_is_removed(
     # Junk text, each piece maybe ending in a valid comment, joined by separator lines: all of
     # the junk's characters come back; the comments and separators are the only things consumed.
     if pieces:
-        pieces[0] = (pieces[0][0].removeprefix("\ufeff"), pieces[0][1])
+        # the reader drops one leading BOM by design; keep generated text from starting with one
+        pieces[0] = (pieces[0][0].lstrip("\ufeff"), pieces[0][1])
     chunks = [junk + ("" if comment is None else " " + comment) for junk, comment in pieces]
     text = f"{newline}§{newline}".join(chunks)
     expected = "".join(junk_characters(junk, comment is not None) for junk, comment in pieces)

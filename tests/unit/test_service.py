@@ -161,3 +161,20 @@ def test_replay_equals_cached_state_and_history_is_listed() -> None:
         ("value is one", "r9"),
     ]
     assert isinstance(listed[0].created, date)
+
+
+def test_harmless_invisible_characters_are_stripped_with_a_note() -> None:
+    md = InMemoryMarkdown()
+    svc = service(markdown=md)
+    result = svc.execute(add("zero\u200bwidth space inside"))
+    assert result.status == "added"
+    assert any("U+200B" in w for w in result.warnings)
+    assert [e.text for e in svc.entries(Target.MEMORY)] == ["zerowidth space inside"]
+    assert "\u200b" not in md.files[Target.MEMORY].decode()
+
+
+def test_bidi_override_is_blocked() -> None:
+    svc = service()
+    result = svc.execute(add("harmless \u202etxt.exe looking text"))
+    assert result.status == "blocked" and "U+202E" in result.message
+    assert svc.entries(Target.MEMORY) == []
