@@ -92,18 +92,22 @@ class MemoryService:
 
     def _import_hand_edits(
         self, uow: UnitOfWork, doc: MemoryDocument, warnings: list[str]
-    ) -> MemoryDocument:
-        """If the Markdown file changed behind our back, import the change as events first."""
+    ) -> tuple[MemoryDocument, str | None]:
+        """If the Markdown file changed behind our back, import the change as events first.
+
+        Returns the document and the sha256 of the file as read (None when it is missing).
+        """
         data = self._markdown.read(doc.target)
         if data is None:
-            return doc  # a missing file is re-rendered from the journal, never read as "delete all"
+            # a missing file is re-rendered from the journal, never read as "delete all"
+            return doc, None
         digest = sha256(data)
         recorded = uow.ledger.rendered(doc.stream)
         if recorded is not None and recorded[1] == digest:
-            return doc
+            return doc, digest
         if sha256(self._render(doc)) == digest:  # written, then crashed before the ledger update
             uow.ledger.record(doc.stream, doc.version, digest)
-            return doc
+            return doc, digest
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError as exc:
@@ -118,8 +122,7 @@ class MemoryService:
         result = reconcile(
             base=base, parsed=parsed, head=doc, new_id=self._ids.new_id, at=self._clock.now()
         )
-        for entry_text_warning in _scan_imported(result.events):
-            warnings.append(entry_text_warning)
+        warnings.extend(_scan_imported(result.events))
         warnings.extend(result.warnings)
         if result.events:
             uow.journal.append(doc.stream, doc.version, result.events)
@@ -133,23 +136,42 @@ class MemoryService:
                 removed=result.removed,
             )
         uow.ledger.record(doc.stream, doc.version, digest)
-        return doc
+        return doc, digest
 
-    def _sync(self, uow: UnitOfWork, target: Target, warnings: list[str]) -> MemoryDocument:
-        return self._import_hand_edits(uow, self._catch_up(uow, target), warnings)
-
-    def _publish(self, docs: dict[Target, MemoryDocument]) -> None:
-        """Render every document whose file is not what its state renders to."""
+    def _stale(
+        self, uow: UnitOfWork, docs: dict[Target, MemoryDocument], on_disk: dict[Target, str | None]
+    ) -> list[tuple[MemoryDocument, bytes, str]]:
+        """The documents whose file is not what their state renders to (inside the txn)."""
+        stale = []
         for target, doc in docs.items():
             data = self._render(doc)
             digest = sha256(data)
+            if on_disk[target] != digest or uow.ledger.rendered(doc.stream) != (
+                doc.version,
+                digest,
+            ):
+                stale.append((doc, data, digest))
+        return stale
+
+    def _publish(self, stale: Sequence[tuple[MemoryDocument, bytes, str]]) -> None:
+        """Write the stale documents atomically, then record what was written (one txn)."""
+        for doc, data, _ in stale:
+            self._markdown.write(doc.target, data)
+        if stale:
             with self._storage.transaction() as uow:
-                recorded = uow.ledger.rendered(doc.stream)
-                if recorded == (doc.version, digest) and self._markdown.read(target) is not None:
-                    continue
-            self._markdown.write(target, data)
-            with self._storage.transaction() as uow:
-                uow.ledger.record(doc.stream, doc.version, digest)
+                for doc, _, digest in stale:
+                    uow.ledger.record(doc.stream, doc.version, digest)
+
+    def _open(
+        self, uow: UnitOfWork, targets: Iterable[Target], warnings: list[str]
+    ) -> tuple[dict[Target, MemoryDocument], dict[Target, str | None]]:
+        docs: dict[Target, MemoryDocument] = {}
+        on_disk: dict[Target, str | None] = {}
+        for target in targets:
+            docs[target], on_disk[target] = self._import_hand_edits(
+                uow, self._catch_up(uow, target), warnings
+            )
+        return docs, on_disk
 
     def run(
         self,
@@ -165,7 +187,7 @@ class MemoryService:
         warnings: list[str] = []
         with self._markdown.lock(self._lock_timeout):
             with self._storage.transaction() as uow:
-                docs = {t: self._sync(uow, t, warnings) for t in wanted}
+                docs, on_disk = self._open(uow, wanted, warnings)
                 decisions = list(plan(dict(docs)))
                 for target in wanted:
                     events: list[Event] = [e for t, d in decisions if t is target for e in d.events]
@@ -174,8 +196,9 @@ class MemoryService:
                     uow.journal.append(stream_for(target), docs[target].version, events)
                     uow.projection.apply(events)
                     docs[target] = fold(docs[target], events)
+                stale = self._stale(uow, docs, on_disk)
             self._docs.update(docs)
-            self._publish(docs)
+            self._publish(stale)
         self._note(warnings)
         return decisions, warnings
 
@@ -257,12 +280,13 @@ class MemoryService:
         self, target: Target | None = None, *, include_history: bool = False
     ) -> list[EntryView]:
         targets = [target] if target else list(Target)
+        warnings: list[str] = []
         with self._markdown.lock(self._lock_timeout):
-            warnings: list[str] = []
             with self._storage.transaction() as uow:
-                docs = {t: self._sync(uow, t, warnings) for t in targets}
+                docs, on_disk = self._open(uow, targets, warnings)
+                stale = self._stale(uow, docs, on_disk)
             self._docs.update(docs)
-            self._publish(docs)
+            self._publish(stale)
         self._note(warnings)
         scope = self.settings.scope
         views: list[EntryView] = []

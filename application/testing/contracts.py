@@ -69,7 +69,7 @@ class StorageContract:
         with pytest.raises(VersionConflict), storage.transaction() as uow:
             uow.journal.append(STREAM, 0, [added(1, "b")])
         with storage.transaction() as uow:
-            assert [e.entry_id for e in uow.journal.read(STREAM)] == ["a"]  # type: ignore[attr-defined]
+            assert [e.entry_id for e in uow.journal.read(STREAM)] == ["a"]
 
     def test_events_must_chain_versions(self, storage: Any) -> None:
         with pytest.raises(VersionConflict), storage.transaction() as uow:
