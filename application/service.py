@@ -153,14 +153,35 @@ class MemoryService:
                 stale.append((doc, data, digest))
         return stale
 
-    def _publish(self, stale: Sequence[tuple[MemoryDocument, bytes, str]]) -> None:
-        """Write the stale documents atomically, then record what was written (one txn)."""
-        for doc, data, _ in stale:
-            self._markdown.write(doc.target, data)
-        if stale:
-            with self._storage.transaction() as uow:
-                for doc, _, digest in stale:
-                    uow.ledger.record(doc.stream, doc.version, digest)
+    def _publish(self, stale: Sequence[tuple[MemoryDocument, bytes, str]]) -> list[str]:
+        """Write the stale documents atomically, then record what was written (one txn).
+
+        Runs after COMMIT: the change is already durable in the journal. A file that cannot be
+        written keeps its old bytes and is rewritten by the next operation, so the failure is a
+        warning on a successful result, not an error (ADR 0011).
+        """
+        written: list[tuple[MemoryDocument, str]] = []
+        warnings: list[str] = []
+        for doc, data, digest in stale:
+            try:
+                self._markdown.write(doc.target, data)
+            except OSError as exc:
+                self._log.error("markdown.write_failed", target=doc.target.value, error=str(exc))
+                warnings.append(
+                    f"Saved in the journal, but {self._markdown.describe(doc.target)} could not "
+                    f"be rewritten ({exc}); it will be rewritten by the next operation."
+                )
+            else:
+                written.append((doc, digest))
+        if written:
+            try:
+                with self._storage.transaction() as uow:
+                    for doc, digest in written:
+                        uow.ledger.record(doc.stream, doc.version, digest)
+            except OSError as exc:  # the next operation recognises the files as rendered
+                self._log.error("markdown.ledger_failed", error=str(exc))
+                warnings.append(f"Saved; recording the Markdown render failed ({exc}).")
+        return warnings
 
     def _open(
         self, uow: UnitOfWork, targets: Iterable[Target], warnings: list[str]
@@ -198,7 +219,7 @@ class MemoryService:
                     docs[target] = fold(docs[target], events)
                 stale = self._stale(uow, docs, on_disk)
             self._docs.update(docs)
-            self._publish(stale)
+            warnings.extend(self._publish(stale))
         self._note(warnings)
         return decisions, warnings
 
@@ -286,7 +307,7 @@ class MemoryService:
                 docs, on_disk = self._open(uow, targets, warnings)
                 stale = self._stale(uow, docs, on_disk)
             self._docs.update(docs)
-            self._publish(stale)
+            warnings.extend(self._publish(stale))
         self._note(warnings)
         scope = self.settings.scope
         views: list[EntryView] = []

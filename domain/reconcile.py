@@ -172,7 +172,8 @@ def reconcile(
             continue
         if existing is not None:
             warnings.append(
-                f"{target.value}: a hand-written entry repeats an existing one and was merged"
+                f"{target.value}: an entry in the file repeats an active entry of the same "
+                "scope; it is kept once"
             )
             continue
         created = p.created or today

@@ -30,8 +30,10 @@ _SYNC_UNSUPPORTED = frozenset({errno_codes.EINVAL, errno_codes.ENOTSUP, errno_co
 _TEMP_NAME = re.compile(r"\.(?P<name>.+)\.[a-z0-9_]{8}\.tmp")
 
 
-class StorageError(Exception):
+class StorageError(OSError):
     """A write did not happen durably; whatever it carried must not be reported as saved.
+
+    An OSError, so callers that handle I/O failures handle this one too.
 
     `errno` is the underlying OS error number when there is one (ENOSPC, EIO, EACCES...).
     """
