@@ -19,14 +19,16 @@ controls. Each code point gets one of three outcomes:
   right-to-left letters, well-formed flag tag sequences, Hangul fillers next to Hangul letters.
 
 `apply_policy` returns the cleaned text (NFC, STRIP characters removed), the labels of the
-stripped code points and the rejections with their offsets in the input. `scan_copy` returns the
-NFKC, fully invisible-stripped copy on which the pattern scanners run, with a map back to input
+stripped code points and the rejections with their offsets in the input. `ScanCopy` holds the
+NFKC, fully invisible-stripped copy on which the pattern scanners run, with maps back to input
 offsets. Cleaning is idempotent: `apply_policy(apply_policy(t).text)` strips and rejects nothing
-more whenever `t` had no rejection.
+more whenever `t` had no rejection. Both run in time linear in the text: Python-level work is
+done only for the code points the policy table covers (found by one precompiled regex).
 """
 
 from __future__ import annotations
 
+import bisect
 import enum
 import functools
 import re
@@ -147,8 +149,7 @@ def code_point_label(cp: int) -> str:
     return f"U+{cp:04X}"
 
 
-@functools.lru_cache(maxsize=8192)
-def classify(cp: int) -> tuple[Action, str | None]:
+def _classify(cp: int) -> tuple[Action, str | None]:
     """(action, rejection rule id) for one code point, without looking at its neighbours."""
     if cp < 0x80:
         if cp in (0x09, 0x0A, 0x0D) or 0x20 <= cp < 0x7F:
@@ -195,6 +196,48 @@ def classify(cp: int) -> tuple[Action, str | None]:
             return Action.ALLOW, None
         return Action.REJECT, RULE_UNASSIGNED
     return Action.ALLOW, None
+
+
+classify = functools.lru_cache(maxsize=8192)(_classify)
+
+
+@functools.cache
+def _candidate_pattern() -> re.Pattern[str]:
+    """Finds every BMP code point that `classify` does not plainly ALLOW, and every astral one.
+
+    The BMP class is exact (computed once from `classify`, a few tens of milliseconds) and
+    compiles to a bitmap; astral hits are filtered through `classify` by the caller.
+    """
+    ranges: list[tuple[int, int]] = []
+    start = -1
+    for cp in range(0x10000):
+        bad = not 0x20 <= cp < 0x7F and _classify(cp)[0] is not Action.ALLOW
+        if bad and start < 0:
+            start = cp
+        elif not bad and start >= 0:
+            ranges.append((start, cp - 1))
+            start = -1
+    if start >= 0:
+        ranges.append((start, 0xFFFF))
+    body = "".join(f"\\u{lo:04x}" if lo == hi else f"\\u{lo:04x}-\\u{hi:04x}" for lo, hi in ranges)
+    # Astral: everything except the emoji blocks, which `classify` always allows.
+    return re.compile(f"[{body}]|[\\U00010000-\\U0001efff\\U0001fb00-\\U0010ffff]")
+
+
+_ASCII_CONTROLS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+def candidate_positions(text: str) -> list[int]:
+    """Offsets of the code points that are not plainly allowed (the policy table's domain)."""
+    if text.isascii():
+        return [m.start() for m in _ASCII_CONTROLS.finditer(text)]
+    positions: list[int] = []
+    for m in _candidate_pattern().finditer(text):
+        ch = m.group()
+        if ch >= "\U00010000" and classify(ord(ch))[0] is Action.ALLOW:
+            continue
+        positions.append(m.start())
+    return positions
 
 
 # --------------------------------------------------------------------------------------------
@@ -256,9 +299,19 @@ _HANGUL_RANGES: tuple[tuple[int, int], ...] = (
 _MONGOLIAN_RANGES: tuple[tuple[int, int], ...] = ((0x1800, 0x18AF), (0x11660, 0x1167F))
 
 
+def _class_of(ranges: Iterable[tuple[int, int]]) -> re.Pattern[str]:
+    return re.compile("[" + "".join(f"\\U{lo:08x}-\\U{hi:08x}" for lo, hi in ranges) + "]")
+
+
+_PICTOGRAPHIC = _class_of(_PICTOGRAPHIC_RANGES)
+_JOINING_SCRIPT = _class_of(_JOINING_SCRIPT_RANGES)
+_HANGUL = _class_of(_HANGUL_RANGES)
+_MONGOLIAN = _class_of(_MONGOLIAN_RANGES)
+
+
 def is_pictographic(ch: str) -> bool:
     """An approximation of Extended_Pictographic (the emoji bases of ZWJ sequences)."""
-    return _in_ranges(ord(ch), _PICTOGRAPHIC_RANGES)
+    return _PICTOGRAPHIC.match(ch) is not None
 
 
 def _is_emoji_continuation(ch: str) -> bool:
@@ -272,16 +325,16 @@ def _is_vs_base(ch: str) -> bool:
 
 
 def _is_joining_letter(ch: str) -> bool:
-    return unicodedata.category(ch)[0] in "LM" and _in_ranges(ord(ch), _JOINING_SCRIPT_RANGES)
+    return _JOINING_SCRIPT.match(ch) is not None and unicodedata.category(ch)[0] in "LM"
 
 
 def _is_hangul_letter(ch: str) -> bool:
     cp = ord(ch)
-    return cp not in HANGUL_FILLERS and _in_ranges(cp, _HANGUL_RANGES)
+    return cp not in HANGUL_FILLERS and _HANGUL.match(ch) is not None
 
 
 def _is_mongolian_letter(ch: str) -> bool:
-    return unicodedata.category(ch)[0] == "L" and _in_ranges(ord(ch), _MONGOLIAN_RANGES)
+    return _MONGOLIAN.match(ch) is not None and unicodedata.category(ch)[0] == "L"
 
 
 def _is_variation_selector(cp: int) -> bool:
@@ -332,7 +385,10 @@ class PolicyResult:
     rejections: tuple[Rejection, ...]
 
 
-_INTERESTING = re.compile(r"[^\t\n\r\x20-\x7e]")
+_STRIP_OR_KEEP_CHARS = re.compile("[\u061c\u180b-\u180d\u180f\u200c-\u200f\ufe0e\ufe0f]")
+_RTL_HINT = re.compile(
+    "[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufefc\U00010800-\U00010fff\U0001e800-\U0001efff]"
+)
 
 
 class _Rejections:
@@ -345,7 +401,9 @@ class _Rejections:
         if key in self._seen or len(self.items) >= MAX_REPORTED_REJECTIONS:
             return
         self._seen.add(key)
-        self.items.append(Rejection(rule_id=rule_id, code_point=code_point_label(cp), offset=offset))
+        self.items.append(
+            Rejection(rule_id=rule_id, code_point=code_point_label(cp), offset=offset)
+        )
 
 
 def _valid_flag_tags(tags: list[int]) -> bool:
@@ -356,171 +414,246 @@ def _valid_flag_tags(tags: list[int]) -> bool:
     return spec[:2].isalpha() and spec.islower() and spec.isalnum() and spec.isascii()
 
 
-def apply_policy(text: str) -> PolicyResult:
-    """Clean `text` per the policy; see the module docstring."""
-    if _INTERESTING.search(text) is None:
-        # Printable ASCII plus TAB/LF/CR: nothing to strip or reject, already NFC.
-        return PolicyResult(text=text, stripped=(), rejections=())
+def _remove_positions(s: str, positions: list[int]) -> str:
+    """`s` without the characters at the (sorted) positions."""
+    pieces: list[str] = []
+    last = 0
+    for p in positions:
+        pieces.append(s[last:p])
+        last = p + 1
+    pieces.append(s[last:])
+    return "".join(pieces)
 
+
+class _Sequence:
+    """The text after step 1's unconditional strips, seen through the raw offsets."""
+
+    def __init__(self, text: str, removed: set[int]) -> None:
+        self.text = text
+        self.removed = removed
+
+    def prev_kept(self, p: int) -> int:
+        q = p - 1
+        while q >= 0 and q in self.removed:
+            q -= 1
+        return q
+
+    def next_kept(self, p: int) -> int:
+        q = p + 1
+        while q < len(self.text) and q in self.removed:
+            q += 1
+        return q
+
+
+def apply_policy(text: str, candidates: list[int] | None = None) -> PolicyResult:
+    """Clean `text` per the policy; see the module docstring. Linear in len(text).
+
+    `candidates` may pass `candidate_positions(text)` when the caller already has it.
+    """
+    if candidates is None:
+        candidates = candidate_positions(text)
+    if not candidates:
+        return PolicyResult(text=unicodedata.normalize("NFC", text), stripped=(), rejections=())
+    n = len(text)
     rejections = _Rejections()
     stripped: dict[str, None] = {}  # ordered set of labels
 
     # Step 1: context-free classification; unconditional strips leave the sequence.
-    chars: list[str] = []
-    offsets: list[int] = []
-    actions: list[Action] = []
-    for offset, ch in enumerate(text):
-        cp = ord(ch)
+    removed: set[int] = set()
+    action_at: dict[int, Action] = {}
+    for p in candidates:
+        cp = ord(text[p])
         action, rule = classify(cp)
-        if action is Action.STRIP or (action is Action.BOM and offset == 0):
+        if action is Action.STRIP or (action is Action.BOM and p == 0):
             stripped[code_point_label(cp)] = None
+            removed.add(p)
             continue
         if action is Action.BOM:
             action, rule = Action.REJECT, RULE_BOM
         if action is Action.REJECT:
             assert rule is not None
-            rejections.add(rule, cp, offset)
-        chars.append(ch)
-        offsets.append(offset)
-        actions.append(action)
+            rejections.add(rule, cp, p)
+        action_at[p] = action
+    seq = _Sequence(text, removed)
+    kept = [p for p in candidates if p in action_at]
 
-    # Step 2: decisions that keep or reject (never strip), on the sequence after step 1.
-    n = len(chars)
+    # Step 2: keep-or-reject decisions on the sequence after step 1.
+    # 2a. Runs of two or more variation selectors.
+    selectors = [p for p in kept if _is_variation_selector(ord(text[p]))]
     i = 0
-    while i < n:
-        cp = ord(chars[i])
-        if _is_variation_selector(cp):
-            j = i
-            while j < n and _is_variation_selector(ord(chars[j])):
-                j += 1
-            if j - i >= 2:
-                rejections.add(RULE_VS_RUN, cp, offsets[i])
-                for k in range(i, j):
-                    actions[k] = Action.REJECT
-            i = j
+    while i < len(selectors):
+        j = i
+        while j + 1 < len(selectors) and seq.next_kept(selectors[j]) == selectors[j + 1]:
+            j += 1
+        if j > i:
+            rejections.add(RULE_VS_RUN, ord(text[selectors[i]]), selectors[i])
+            for k in range(i, j + 1):
+                action_at[selectors[k]] = Action.REJECT
+        i = j + 1
+    # 2b. Tag characters: only inside U+1F3F4 + subdivision tags + CANCEL TAG.
+    for p in kept:
+        if action_at[p] is not Action.TAG:
             continue
-        if cp == WAVING_BLACK_FLAG:
-            j = i + 1
-            while j < n and j - i <= 7 and 0xE0020 <= ord(chars[j]) <= 0xE007E:
-                j += 1
-            tags = [ord(c) for c in chars[i + 1 : j]]
-            if j < n and ord(chars[j]) == TAG_CANCEL and _valid_flag_tags(tags):
-                for k in range(i + 1, j + 1):
-                    actions[k] = Action.ALLOW
-                i = j + 1
+        before = seq.prev_kept(p)
+        if before >= 0 and ord(text[before]) == WAVING_BLACK_FLAG:
+            run = [p]
+            q = seq.next_kept(p)
+            while q < n and 0xE0020 <= ord(text[q]) <= 0xE007E and len(run) <= 7:
+                run.append(q)
+                q = seq.next_kept(q)
+            if (
+                q < n
+                and ord(text[q]) == TAG_CANCEL
+                and _valid_flag_tags([ord(text[r]) for r in run])
+            ):
+                for r in (*run, q):
+                    action_at[r] = Action.ALLOW
                 continue
-        i += 1
-    for k in range(n):
-        action = actions[k]
-        if action is Action.TAG:
-            actions[k] = Action.REJECT
-            rejections.add(RULE_TAG, ord(chars[k]), offsets[k])
-        elif action is Action.HANGUL_FILLER:
-            if _filler_run_has_hangul(chars, k):
-                actions[k] = Action.ALLOW
-            else:
-                actions[k] = Action.REJECT
-                rejections.add(RULE_HANGUL_FILLER, ord(chars[k]), offsets[k])
+        action_at[p] = Action.REJECT
+        rejections.add(RULE_TAG, ord(text[p]), p)
+    # 2c. Hangul fillers: only in a run of fillers touching a Hangul letter.
+    for p in kept:
+        if action_at[p] is not Action.HANGUL_FILLER:
+            continue
+        run = [p]
+        q = seq.next_kept(p)
+        while q < n and action_at.get(q) is Action.HANGUL_FILLER:
+            run.append(q)
+            q = seq.next_kept(q)
+        before = seq.prev_kept(p)
+        ok = (before >= 0 and _is_hangul_letter(text[before])) or (
+            q < n and _is_hangul_letter(text[q])
+        )
+        for r in run:
+            action_at[r] = Action.ALLOW if ok else Action.REJECT
+            if not ok:
+                rejections.add(RULE_HANGUL_FILLER, ord(text[r]), r)
 
     has_rtl = any(
-        actions[k] is Action.ALLOW and _is_rtl(chars[k])
-        for k in range(n)
-        if ord(chars[k]) >= 0x0590
+        _is_rtl(m.group()) and classify(ord(m.group()))[0] is Action.ALLOW
+        for m in _RTL_HINT.finditer(text)
     )
 
     # Step 3: keep-or-strip decisions on the NFC form, until nothing more is stripped (NFC can
     # compose across a removed character, which may change a neighbour).
-    current = unicodedata.normalize("NFC", "".join(chars))
+    current = unicodedata.normalize("NFC", _remove_positions(text, sorted(removed)))
     while True:
-        out: list[str] = []
-        removed = False
-        length = len(current)
-        for idx, ch in enumerate(current):
-            action, _ = classify(ord(ch))
-            if action in _STRIP_OR_KEEP:
-                prev = out[-1] if out else None
-                nxt = current[idx + 1] if idx + 1 < length else None
-                if not _keep_in_context(ord(ch), action, prev, nxt, has_rtl):
-                    stripped[code_point_label(ord(ch))] = None
-                    removed = True
-                    continue
-            out.append(ch)
-        current = "".join(out)
-        if not removed:
+        removed_now: list[int] = []
+        last_pos = -2
+        prev_after_last: str | None = None  # the last kept character up to last_pos
+        for m in _STRIP_OR_KEEP_CHARS.finditer(current):
+            p = m.start()
+            ch = m.group()
+            if p == 0:
+                prev: str | None = None
+            elif p - 1 == last_pos:
+                prev = prev_after_last
+            else:
+                prev = current[p - 1]
+            nxt = current[p + 1] if p + 1 < len(current) else None
+            cp = ord(ch)
+            if _keep_in_context(cp, classify(cp)[0], prev, nxt, has_rtl):
+                prev_after_last = ch
+            else:
+                prev_after_last = prev
+                removed_now.append(p)
+                stripped[code_point_label(cp)] = None
+            last_pos = p
+        if not removed_now:
             break
-        current = unicodedata.normalize("NFC", current)
+        current = unicodedata.normalize("NFC", _remove_positions(current, removed_now))
 
-    return PolicyResult(
-        text=current, stripped=tuple(stripped), rejections=tuple(rejections.items)
-    )
-
-
-def _filler_run_has_hangul(chars: list[str], k: int) -> bool:
-    """Is chars[k] (a Hangul filler) inside a run of Hangul letters and fillers with a letter?"""
-    for step in (-1, 1):
-        j = k + step
-        while 0 <= j < len(chars):
-            ch = chars[j]
-            if _is_hangul_letter(ch):
-                return True
-            if ord(ch) not in HANGUL_FILLERS:
-                break
-            j += step
-    return False
+    return PolicyResult(text=current, stripped=tuple(stripped), rejections=tuple(rejections.items))
 
 
 # --------------------------------------------------------------------------------------------
 # The scan copy
 
-_WS_SPLIT = re.compile(r"[\t\n\r ]+|[^\t\n\r ]+")
-_ASCII_CONTROLS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_WS_CHUNKS = re.compile(r"[\t\n\r ]+|[^\t\n\r ]+")
 
 
-def scan_copy(text: str) -> tuple[str, str, list[int] | None, list[int] | None]:
-    """The copies the pattern scanners read.
+class ScanCopy:
+    """The copies the pattern scanners read, with maps back to offsets in the input.
 
-    Returns (stripped, folded, stripped_map, folded_map):
-    * stripped: `text` with every code point that is not plain ALLOW removed (strip, context,
-      reject alike), not normalised;
-    * folded: NFKC(stripped), the copy the injection and secret regexes run on;
-    * the maps give, for each index of the copy, the offset in `text` (None = identity).
-    For a map into `folded`, characters whose NFKC form depends on their neighbours map to the
-    start of their whitespace-delimited chunk.
+    * `stripped`: the input with every code point that is not plainly allowed removed (strip,
+      context and reject classes alike), not normalised;
+    * `folded`: NFKC(stripped), the copy the injection and secret regexes run on.
+    Maps are built lazily, only when a finding needs an offset. Inside a word whose NFKC form
+    depends on its neighbours an offset maps to the start of that word.
     """
-    if text.isascii():
-        if _ASCII_CONTROLS.search(text) is None:
-            return text, text, None, None
-        kept = [(i, ch) for i, ch in enumerate(text) if classify(ord(ch))[0] is Action.ALLOW]
-    else:
-        kept = []
-        for i, ch in enumerate(text):
-            if ch < "\x80":
-                if " " <= ch < "\x7f" or ch in "\t\n\r":
-                    kept.append((i, ch))
-            elif classify(ord(ch))[0] is Action.ALLOW:
-                kept.append((i, ch))
-    stripped = "".join(ch for _, ch in kept)
-    stripped_map = [i for i, _ in kept]
-    if stripped.isascii() or unicodedata.is_normalized("NFKC", stripped):
-        return stripped, stripped, stripped_map, stripped_map
 
-    # ASCII whitespace never takes part in normalisation, so NFKC of the whole equals the
-    # concatenation of NFKC of its whitespace-delimited chunks.
-    pieces: list[str] = []
-    folded_map: list[int] = []
-    for m in _WS_SPLIT.finditer(stripped):
-        chunk = m.group()
-        start = m.start()
-        if chunk.isascii() or unicodedata.is_normalized("NFKC", chunk):
-            pieces.append(chunk)
-            folded_map.extend(stripped_map[start : start + len(chunk)])
-            continue
-        folded = unicodedata.normalize("NFKC", chunk)
-        per_char = [unicodedata.normalize("NFKC", c) for c in chunk]
-        pieces.append(folded)
-        if "".join(per_char) == folded:
-            for k, part in enumerate(per_char):
-                folded_map.extend([stripped_map[start + k]] * len(part))
+    def __init__(self, text: str, candidates: list[int] | None = None) -> None:
+        if candidates is None:
+            candidates = candidate_positions(text)
+        runs: list[tuple[int, int]] = []
+        for p in candidates:
+            if runs and runs[-1][1] == p:
+                runs[-1] = (runs[-1][0], p + 1)
+            else:
+                runs.append((p, p + 1))
+        if runs:
+            pieces: list[str] = []
+            last = 0
+            for a, b in runs:
+                pieces.append(text[last:a])
+                last = b
+            pieces.append(text[last:])
+            self.stripped = "".join(pieces)
         else:
-            folded_map.extend([stripped_map[start]] * len(folded))
-    return stripped, "".join(pieces), stripped_map, folded_map
+            self.stripped = text
+        # For run k: its position in `stripped` and the removed length up to and including it.
+        self._run_at: list[int] = []
+        self._removed_through: list[int] = []
+        total = 0
+        for a, b in runs:
+            self._run_at.append(a - total)
+            total += b - a
+            self._removed_through.append(total)
+        if self.stripped.isascii() or unicodedata.is_normalized("NFKC", self.stripped):
+            self.folded = self.stripped
+        else:
+            self.folded = unicodedata.normalize("NFKC", self.stripped)
+        self._chunks: list[tuple[int, int, str, str]] | None = None
+        self._chunk_starts: list[int] = []
+
+    def stripped_to_raw(self, i: int) -> int:
+        k = bisect.bisect_right(self._run_at, i)
+        return i + (self._removed_through[k - 1] if k else 0)
+
+    def folded_to_raw(self, i: int) -> int:
+        if self.folded is self.stripped:
+            return self.stripped_to_raw(i)
+        if self._chunks is None:
+            self._build_chunks()
+        assert self._chunks is not None
+        k = max(bisect.bisect_right(self._chunk_starts, i) - 1, 0)
+        if not self._chunks:
+            return 0
+        folded_start, stripped_start, chunk, folded_chunk = self._chunks[k]
+        within = i - folded_start
+        if chunk == folded_chunk:
+            return self.stripped_to_raw(stripped_start + min(within, len(chunk) - 1))
+        position = 0
+        index = len(chunk) - 1
+        for k, c in enumerate(chunk):
+            position += len(unicodedata.normalize("NFKC", c))
+            if position > within:
+                index = k
+                break
+        per_char_ok = "".join(unicodedata.normalize("NFKC", c) for c in chunk) == folded_chunk
+        return self.stripped_to_raw(stripped_start + (index if per_char_ok else 0))
+
+    def _build_chunks(self) -> None:
+        chunks: list[tuple[int, int, str, str]] = []
+        folded_pos = 0
+        for m in _WS_CHUNKS.finditer(self.stripped):
+            chunk = m.group()
+            folded_chunk = (
+                chunk
+                if chunk.isascii() or unicodedata.is_normalized("NFKC", chunk)
+                else unicodedata.normalize("NFKC", chunk)
+            )
+            chunks.append((folded_pos, m.start(), chunk, folded_chunk))
+            folded_pos += len(folded_chunk)
+        self._chunks = chunks
+        self._chunk_starts = [c[0] for c in chunks]
