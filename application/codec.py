@@ -51,6 +51,12 @@ def encode(event: Event) -> tuple[str, str]:
 def decode(tag: str, data: str) -> Event:
     try:
         cls = _BY_TAG[tag]
-        return _converter.structure(json.loads(data), cls)
-    except (KeyError, ValueError, TypeError, cattrs.BaseValidationError) as exc:
+        payload = json.loads(data)
+        if not isinstance(payload, dict):
+            raise TypeError(f"payload is a JSON {type(payload).__name__}, not an object")
+        event = _converter.structure(payload, cls)
+    except (KeyError, ValueError, TypeError, RecursionError, cattrs.BaseValidationError) as exc:
         raise CorruptEvent(f"cannot decode event with tag {tag!r}: {exc}") from exc
+    if event.at.tzinfo is None:  # the Clock port promises aware times; a naive one is corrupt
+        raise CorruptEvent(f"event with tag {tag!r} has a time without a timezone")
+    return event

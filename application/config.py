@@ -23,6 +23,7 @@ from typing import Final, TypeVar
 from urllib.parse import urlsplit
 
 import attrs
+from pi_hermes_memory.domain.model import is_safe_project_name
 
 CONFIG_FILE_NAME: Final = "hermes-memory-config.json"
 DEFAULT_MEMORY_DIR_NAME: Final = "pi-hermes-memory"
@@ -35,7 +36,6 @@ DOCUMENT_FIELD: Final = "$"
 MAX_SAFE_INTEGER: Final = 2**53 - 1
 EMBEDDING_MAX_TIMEOUT_MS: Final = 30_000
 # The usual file-name limit of local file systems; a project name becomes a directory.
-MAX_PROJECT_NAME_BYTES: Final = 255
 
 
 class ConfigError(Exception):
@@ -279,27 +279,12 @@ class Config:
 
 # --- names ------------------------------------------------------------------------------------
 
-_UNSAFE_PROJECT_CHARS: Final = frozenset("/\\,<>")
 _SLUG: Final = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
 _ENV_VAR_NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def _has_control_char(text: str) -> bool:
     return any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in text)
-
-
-def is_safe_project_name(name: str) -> bool:
-    """Whether `name` can be a project attribution and a directory name.
-
-    The name must already be trimmed. Rejected: empty, `.`, `..`, path separators, `,` (the
-    metadata list separator), `<`/`>` (they would break the HTML metadata comment), control
-    characters (newline, NUL, ...) and names longer than 255 UTF-8 bytes.
-    """
-    if not name or name != name.strip() or name in (".", ".."):
-        return False
-    if len(name.encode("utf-8", "surrogatepass")) > MAX_PROJECT_NAME_BYTES:
-        return False
-    return not (_has_control_char(name) or any(ch in _UNSAFE_PROJECT_CHARS for ch in name))
 
 
 def _is_safe_dir_name(name: str) -> bool:

@@ -112,3 +112,24 @@ def entry_text_problem(text: str) -> str | None:
     if "\x00" in text:
         return "the content contains a NUL character"
     return None
+
+
+MAX_PROJECT_NAME_BYTES = 255
+_UNSAFE_PROJECT_CHARS = frozenset("/\\,<>")
+
+
+def is_safe_project_name(name: str) -> bool:
+    """Whether `name` can be a project attribution (and a directory name).
+
+    The name must already be trimmed. Rejected: empty, `.`, `..`, path separators, `,` (the
+    metadata list separator), `<`/`>` (they would break the HTML metadata comment), control
+    characters (newline, NUL, ...) and names longer than 255 UTF-8 bytes. One rule for the
+    configuration, the CLI and the Markdown format, so an accepted name is always writable.
+    """
+    if not name or name != name.strip() or name in (".", ".."):
+        return False
+    if len(name.encode("utf-8", "surrogatepass")) > MAX_PROJECT_NAME_BYTES:
+        return False
+    if any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in name):
+        return False
+    return not any(ch in _UNSAFE_PROJECT_CHARS for ch in name)

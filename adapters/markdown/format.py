@@ -26,19 +26,16 @@ from pi_hermes_memory.domain.model import (
     Target,
     clean_entry_text,
     entry_text_problem,
+    is_safe_project_name,
 )
 
-__all__ = ["PROJECT_NAME", "is_safe_project_name", "parse_document", "render_document"]
+__all__ = ["parse_document", "render_document"]
 
 BOM = "\ufeff"
 ENTRY_JOINER = f"\n{SEPARATOR_LINE}\n"
 COMMENT_OPEN = "<!--"
 COMMENT_CLOSE = "-->"
 
-# A project name is written bare inside the comment and also names a directory elsewhere, so it
-# may not hold the comment's own syntax (`,` `=` `>` whitespace) or path syntax (`/` `\` `..`).
-# `\w` is Unicode-aware: CJK and accented project names are fine.
-PROJECT_NAME = re.compile(r"[\w-][\w.-]{0,127}")
 # Keys are plain identifiers so that a stray `a=b` inside prose cannot pose as metadata.
 _KEY = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,63}")
 # Only the exact form we write; `date.fromisoformat` alone would also take `20260729`. `[0-9]`,
@@ -54,10 +51,6 @@ _FILE_LABEL = {
     Target.PROJECT: "projects MEMORY.md",
     Target.FAILURE: "failures.md",
 }
-
-
-def is_safe_project_name(name: str) -> bool:
-    return PROJECT_NAME.fullmatch(name) is not None
 
 
 # --- rendering ---------------------------------------------------------------------------------
@@ -251,6 +244,9 @@ def _read_metadata(comment: str) -> _Metadata:
             known[key] = value
         else:
             extra.append((key, value))
+    if not known:
+        # Our comments always carry created/last; one with none of our keys is a person's note.
+        raise _Unreadable("it holds none of created, last, project, category")
     return _Metadata(
         created=_read_date(known, "created"),
         last=_read_date(known, "last"),

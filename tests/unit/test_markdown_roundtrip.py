@@ -8,7 +8,6 @@ from datetime import date
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pi_hermes_memory.adapters.markdown.format import (
-    PROJECT_NAME,
     parse_document,
     render_document,
 )
@@ -18,6 +17,7 @@ from pi_hermes_memory.domain.model import (
     Target,
     clean_entry_text,
     entry_text_problem,
+    is_safe_project_name,
 )
 
 # Surrogates cannot be encoded to UTF-8, so no file can hold them.
@@ -37,7 +37,9 @@ def storable(text: str) -> bool:
 
 
 entry_texts = st.one_of(any_text, tricky_text).filter(storable)
-projects = st.from_regex(PROJECT_NAME, fullmatch=True)
+projects = st.text(st.characters(exclude_categories=("Cs",)), min_size=1, max_size=20).filter(
+    is_safe_project_name
+)
 
 
 @st.composite
