@@ -6,6 +6,7 @@ Nothing here mutates: a Decision lists events; the application appends them and 
 from __future__ import annotations
 
 import enum
+from collections.abc import Sequence
 
 import attrs
 from pi_hermes_memory.domain.capacity import OverflowStrategy, plan_capacity
@@ -84,12 +85,15 @@ def _project_problem(target: Target, scope: SessionScope) -> str | None:
     return None
 
 
-def _exact(
-    doc: MemoryDocument, scope: SessionScope, key: str, project: str | None
-) -> MemoryEntry | None:
-    """The active row of the same (target, project) scope whose text equals `key`."""
-    for entry in doc.active:
-        if entry.project == project and scope.own(entry) and entry.key == key:
+def _same_scope(doc: MemoryDocument, scope: SessionScope, project: str | None) -> list[MemoryEntry]:
+    """The active own rows of one (target, project) scope: what a new row is deduped against."""
+    return [e for e in doc.active if e.project == project and scope.own(e)]
+
+
+def _exact(rows: Sequence[MemoryEntry], key: str) -> MemoryEntry | None:
+    """The row whose normalized text equals `key`."""
+    for entry in rows:
+        if entry.key == key:
             return entry
     return None
 
@@ -172,7 +176,8 @@ def decide_add(doc: MemoryDocument, cmd: AddMemory, policy: WritePolicy) -> Deci
         return Decision(status=Status.INVALID, message=f"Refused: {problem}.")
     project = scope.attribution(cmd.target)
     key = normalize_text(text)
-    same = _exact(doc, scope, key, project)
+    rows = _same_scope(doc, scope, project)
+    same = _exact(rows, key)
     if same is not None:
         return Decision(
             status=Status.NOOP,
@@ -180,8 +185,7 @@ def decide_add(doc: MemoryDocument, cmd: AddMemory, policy: WritePolicy) -> Deci
             entry_id=same.id,
         )
     if not cmd.force and cmd.target is not Target.FAILURE:
-        pool = [(e.id, e.text) for e in doc.active if e.project == project and scope.own(e)]
-        candidates = near_duplicates(text, pool)
+        candidates = near_duplicates(text, [(e.id, e.text) for e in rows])
         if candidates:
             listing = "; ".join(f"[{i + 1}] {_preview(c.text)}" for i, c in enumerate(candidates))
             return Decision(
@@ -250,7 +254,7 @@ def decide_replace(doc: MemoryDocument, cmd: ReplaceMemory, policy: WritePolicy)
         return Decision(
             status=Status.NOOP, message="The entry already has this content.", entry_id=old.id
         )
-    same = _exact(doc, scope, key, project)
+    same = _exact(_same_scope(doc, scope, project), key)
     if same is not None and same.id != old.id:
         merged = MemorySuperseded(
             stream=doc.stream,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import functools
 import unicodedata
 from datetime import date
 
@@ -27,6 +28,7 @@ class FailureCategory(enum.StrEnum):
     TOOL_QUIRK = "tool-quirk"
 
 
+@functools.lru_cache(maxsize=65_536)
 def normalize_text(text: str) -> str:
     """The identity of an entry's content: NFC, stripped, inner whitespace collapsed.
 
@@ -42,7 +44,7 @@ def clean_entry_text(text: str) -> str:
     return unicodedata.normalize("NFC", text).strip()
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, cache_hash=True)  # hashed often: render and similarity caches
 class MemoryEntry:
     """One remembered fact. `project` is the real project attribution (None = global)."""
 

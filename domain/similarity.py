@@ -118,11 +118,23 @@ def near_duplicates(
 ) -> tuple[Candidate, ...]:
     """The best `limit` near-duplicates of `text` among `pool` ((entry_id, text) pairs)."""
     cosines = cosines or {}
+    mine = token_set(text)
+    size = len(mine)
     found: list[Candidate] = []
     for entry_id, other in pool:
+        theirs = token_set(other)
         cos = cosines.get(entry_id)
-        if is_near_duplicate(text, other, cos):
-            sim = similarity(text, other, cos)
-            found.append(Candidate(entry_id=entry_id, text=other, score=sim.score, basis=sim.basis))
+        # Jaccard >= t needs t <= |A|/|B| <= 1/t: skip the set work for pairs that cannot reach it
+        if cos is None and not (
+            JACCARD_THRESHOLD * len(theirs) <= size <= len(theirs) / JACCARD_THRESHOLD
+        ):
+            continue
+        shared = len(mine & theirs)
+        union = size + len(theirs) - shared
+        token_score = shared / union if union else 0.0
+        if cos is not None and cos >= COSINE_THRESHOLD and cos > token_score:
+            found.append(Candidate(entry_id=entry_id, text=other, score=cos, basis="cosine"))
+        elif token_score >= JACCARD_THRESHOLD:
+            found.append(Candidate(entry_id=entry_id, text=other, score=token_score, basis="token"))
     found.sort(key=lambda c: (-c.score, c.entry_id))
     return tuple(found[:limit])

@@ -13,6 +13,7 @@ Pure functions only: the I/O lives in `store.py` and `atomic.py`.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterator, Sequence
 from datetime import date
@@ -63,7 +64,15 @@ def render_document(entries: Sequence[MemoryEntry], *, target: Target) -> str:
     format cannot hold, unsafe project name): writing it would corrupt the file's structure, and
     the caller is expected to have validated entries already.
     """
-    blocks = [_render_entry(entry, target, number) for number, entry in enumerate(entries, 1)]
+    blocks = []
+    for number, entry in enumerate(entries, 1):
+        block = _render_entry(entry, target)
+        if block is None:
+            problem = _render_problem(entry, target)
+            raise ValueError(
+                f"entry {number} cannot be written to {_FILE_LABEL[target]}: {problem}"
+            )
+        blocks.append(block)
     if not blocks:
         return ""
     document = ENTRY_JOINER.join(blocks) + "\n"
@@ -72,10 +81,12 @@ def render_document(entries: Sequence[MemoryEntry], *, target: Target) -> str:
     return BOM + document if document.startswith(BOM) else document
 
 
-def _render_entry(entry: MemoryEntry, target: Target, number: int) -> str:
-    problem = _render_problem(entry, target)
-    if problem is not None:
-        raise ValueError(f"entry {number} cannot be written to {_FILE_LABEL[target]}: {problem}")
+@functools.lru_cache(maxsize=32_768)
+def _render_entry(entry: MemoryEntry, target: Target) -> str | None:
+    """One entry's block, or None when it cannot be written. Cached: entries are immutable
+    values, and a write re-renders the whole document while usually changing one entry."""
+    if _render_problem(entry, target) is not None:
+        return None
     metadata = ", ".join(_metadata_pairs(entry, target))
     return f"{entry.text} {COMMENT_OPEN} {metadata} {COMMENT_CLOSE}"
 
