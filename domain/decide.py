@@ -87,6 +87,8 @@ def _project_problem(target: Target, scope: SessionScope) -> str | None:
 
 def _same_scope(doc: MemoryDocument, scope: SessionScope, project: str | None) -> list[MemoryEntry]:
     """The active own rows of one (target, project) scope: what a new row is deduped against."""
+    if doc.target in (Target.USER, Target.MEMORY):
+        return list(doc.active)  # global documents: one scope, no attribution to compare
     return [e for e in doc.active if e.project == project and scope.own(e)]
 
 
@@ -140,7 +142,7 @@ def _capacity_events(
     version: int,
     command: AddMemory | ReplaceMemory,
 ) -> tuple[tuple[Event, ...], tuple[MemoryEntry, ...]] | Decision:
-    own = [e for e in doc.active if policy.scope.own(e)]
+    own = policy.scope.own_rows(doc.active, doc.target)
     plan = plan_capacity(
         target=doc.target,
         own=own,

@@ -8,6 +8,8 @@ consolidation) only ever touches the session's own rows, whatever the sharing fl
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import attrs
 from pi_hermes_memory.domain.model import MemoryEntry, Target
 
@@ -26,6 +28,12 @@ class SessionScope:
         if entry.target is Target.FAILURE:
             return self.sharing or entry.project is None or entry.project == self.project
         return True
+
+    def own_rows(self, rows: Sequence[MemoryEntry], target: Target) -> list[MemoryEntry]:
+        """`own` over the rows of one target (global targets: all of them, without a scan)."""
+        if target in (Target.USER, Target.MEMORY):
+            return list(rows)
+        return [e for e in rows if self.own(e)]
 
     def own(self, entry: MemoryEntry) -> bool:
         """Rows the session maintains itself: dedup on write, capacity, eviction."""

@@ -45,6 +45,8 @@ _TOKEN_RE = re.compile(r"\w+", re.UNICODE)
 
 def is_cjk(ch: str) -> bool:
     cp = ord(ch)
+    if cp < 0x1100:  # Latin, Greek, Cyrillic, …: the common case, decided without the table
+        return False
     return any(lo <= cp <= hi for lo, hi in _CJK_RANGES)
 
 
@@ -120,14 +122,15 @@ def near_duplicates(
     cosines = cosines or {}
     mine = token_set(text)
     size = len(mine)
+    # Jaccard >= t needs t*|B| <= |A| <= |B|/t, i.e. |B| in [t*|A|, |A|/t]: pairs outside that
+    # band are skipped without any set work (the add path scans every row of the scope).
+    low, high = size * JACCARD_THRESHOLD, size / JACCARD_THRESHOLD
+    tokens_of = token_set
     found: list[Candidate] = []
     for entry_id, other in pool:
-        theirs = token_set(other)
-        cos = cosines.get(entry_id)
-        # Jaccard >= t needs t <= |A|/|B| <= 1/t: skip the set work for pairs that cannot reach it
-        if cos is None and not (
-            JACCARD_THRESHOLD * len(theirs) <= size <= len(theirs) / JACCARD_THRESHOLD
-        ):
+        theirs = tokens_of(other)
+        cos = cosines.get(entry_id) if cosines else None
+        if cos is None and not low <= len(theirs) <= high:
             continue
         shared = len(mine & theirs)
         union = size + len(theirs) - shared
@@ -135,6 +138,8 @@ def near_duplicates(
         if cos is not None and cos >= COSINE_THRESHOLD and cos > token_score:
             found.append(Candidate(entry_id=entry_id, text=other, score=cos, basis="cosine"))
         elif token_score >= JACCARD_THRESHOLD:
-            found.append(Candidate(entry_id=entry_id, text=other, score=token_score, basis="token"))
+            found.append(
+                Candidate(entry_id=entry_id, text=other, score=token_score, basis="token")
+            )
     found.sort(key=lambda c: (-c.score, c.entry_id))
     return tuple(found[:limit])

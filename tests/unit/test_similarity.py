@@ -102,3 +102,18 @@ def test_at_most_three_candidates_best_first() -> None:
 
 def test_empty_token_sets_are_not_duplicates() -> None:
     assert not is_near_duplicate("!!!", "???")
+
+
+from hypothesis import given  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_WORDS = st.sampled_from(["build", "test", "deploy", "make", "项目", "构建", "テスト", "빌드", "a"])
+_TEXTS = st.lists(_WORDS, min_size=1, max_size=8).map(" ".join)
+
+
+@given(_TEXTS, st.lists(_TEXTS, max_size=12))
+def test_the_size_band_prefilter_never_hides_a_candidate(text: str, others: list[str]) -> None:
+    pool = [(f"id{i}", t) for i, t in enumerate(others)]
+    brute = {i for i, t in pool if is_near_duplicate(text, t)}
+    found = {c.entry_id for c in near_duplicates(text, pool, limit=len(pool) or 1)}
+    assert found == brute
