@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from pi_hermes_memory.domain.similarity import (
     COSINE_THRESHOLD,
     JACCARD_THRESHOLD,
@@ -103,9 +105,6 @@ def test_at_most_three_candidates_best_first() -> None:
 def test_empty_token_sets_are_not_duplicates() -> None:
     assert not is_near_duplicate("!!!", "???")
 
-
-from hypothesis import given  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
 
 _WORDS = st.sampled_from(["build", "test", "deploy", "make", "项目", "构建", "テスト", "빌드", "a"])
 _TEXTS = st.lists(_WORDS, min_size=1, max_size=8).map(" ".join)
