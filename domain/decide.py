@@ -74,6 +74,14 @@ class Decision:
         return self.status in SUCCESS
 
 
+_WHERE = {
+    Target.MEMORY: "global memory",
+    Target.USER: "the user profile",
+    Target.PROJECT: "project memory",
+    Target.FAILURE: "failure memory",
+}
+
+
 def _preview(text: str, width: int = 80) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= width else flat[: width - 1] + "…"
@@ -224,7 +232,7 @@ def decide_add(doc: MemoryDocument, cmd: AddMemory, policy: WritePolicy) -> Deci
     )
     return Decision(
         status=Status.ADDED,
-        message=f"Saved to {cmd.target.value} memory.{note}",
+        message=f"Saved to {_WHERE[cmd.target]}.{note}",
         events=(*evictions, added),
         entry_id=cmd.entry_id,
         evicted=evicted,
