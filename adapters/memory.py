@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import hashlib
 import threading
 from collections.abc import Iterator, Sequence
 
@@ -153,3 +154,7 @@ class InMemoryMarkdown:
 
     def describe(self, target: Target) -> str:
         return f"<memory:{target.value}>"
+
+    def stamp(self, target: Target) -> object:
+        data = self.files.get(target)
+        return None if data is None else hashlib.sha256(data).digest()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import structlog
@@ -128,24 +128,24 @@ class Memory:
 
     # -- tool API -------------------------------------------------------------------------
 
-    @staticmethod
-    def tool_definitions() -> list[ToolDefinition]:
-        return [MEMORY_TOOL]
+    def _tools(self) -> dict[str, tuple[ToolDefinition, Callable[[Any], ToolResult]]]:
+        """The tool registry: name -> (definition, handler taking the JSON arguments)."""
+        return {MEMORY_TOOL.name: (MEMORY_TOOL, self._memory_tool)}
+
+    def tool_definitions(self) -> list[ToolDefinition]:
+        return [definition for definition, _ in self._tools().values()]
 
     def call_tool(self, name: str, arguments: Any) -> ToolResult:
         """Run tool `name` with JSON `arguments`; always returns a result object."""
-        if name != MEMORY_TOOL.name:
-            known = ", ".join(t.name for t in self.tool_definitions())
+        tools = self._tools()
+        if name not in tools:
             return {
                 "success": False,
                 "status": "unknown_tool",
-                "message": f"Unknown tool {name!r}; tools: {known}",
+                "message": f"Unknown tool {name!r}; tools: {', '.join(tools)}",
             }
         try:
-            parsed = parse_memory_arguments(arguments)
-            if isinstance(parsed, list):
-                return batch_result_json(self._run_batch(parsed))
-            return write_result_json(self._service.execute(self._command(parsed)))
+            return tools[name][1](arguments)
         except ArgumentError as exc:
             return invalid(str(exc))
         except HermesMemoryError as exc:
@@ -158,6 +158,12 @@ class Memory:
                 "message": f"The memory store failed ({type(exc).__name__}); nothing was "
                 "reported saved. Details are in the application log.",
             }
+
+    def _memory_tool(self, arguments: Any) -> ToolResult:
+        parsed = parse_memory_arguments(arguments)
+        if isinstance(parsed, list):
+            return batch_result_json(self._run_batch(parsed))
+        return write_result_json(self._service.execute(self._command(parsed)))
 
     # -- helpers --------------------------------------------------------------------------
 

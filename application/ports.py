@@ -84,6 +84,10 @@ class MarkdownStore(Protocol):
         """A human-readable location of the document (for messages)."""
         ...
 
+    def stamp(self, target: Target) -> object:
+        """A cheap change token (e.g. mtime, size, inode); equal tokens mean "unchanged"."""
+        ...
+
 
 class DocumentFormat(Protocol):
     """Renders and parses the Markdown byte format."""

@@ -78,6 +78,7 @@ class MemoryService:
         self._log = logger or structlog.get_logger("pi_hermes_memory")
         self._lock_timeout = lock_timeout
         self._docs: dict[Target, MemoryDocument] = {}
+        self._stamps: dict[Target, object] = {}  # file change tokens after our last sync
         # the most recent warnings (hand-edit imports, …), bounded for long-running hosts
         self.warnings: collections.deque[str] = collections.deque(maxlen=200)
 
@@ -220,6 +221,7 @@ class MemoryService:
                 stale = self._stale(uow, docs, on_disk)
             self._docs.update(docs)
             warnings.extend(self._publish(stale))
+            self._remember_stamps(docs)
         self._note(warnings)
         return decisions, warnings
 
@@ -308,6 +310,7 @@ class MemoryService:
                 stale = self._stale(uow, docs, on_disk)
             self._docs.update(docs)
             warnings.extend(self._publish(stale))
+            self._remember_stamps(docs)
         self._note(warnings)
         scope = self.settings.scope
         views: list[EntryView] = []
@@ -318,6 +321,23 @@ class MemoryService:
                 rows = [*doc.active, *doc.history]
             views.extend(entry_view(e) for e in rows if scope.visible(e))
         return views
+
+    def _remember_stamps(self, docs: Iterable[Target]) -> None:
+        for target in docs:
+            self._stamps[target] = self._markdown.stamp(target)
+
+    def refresh(self, targets: Iterable[Target] | None = None) -> None:
+        """Import hand edits of documents whose file changed since this service last synced.
+
+        Cheap when nothing changed (one stat per file), so read paths such as search call it
+        first and see what a person typed into the Markdown without taking the write lock.
+        """
+        wanted = list(targets) if targets is not None else list(Target)
+        changed = [
+            t for t in wanted if t not in self._stamps or self._markdown.stamp(t) != self._stamps[t]
+        ]
+        for target in changed:
+            self.entries(target)
 
     def _note(self, warnings: Sequence[str]) -> None:
         """Log warnings and keep them for the caller (`Memory.warnings`, a future doctor)."""

@@ -42,6 +42,16 @@ class MarkdownFiles:
             return self.projects_dir / "MEMORY.md"
         return self.memory_dir / _GLOBAL_FILES[target]
 
+    def stamp(self, target: Target) -> object:
+        """(mtime_ns, size, inode, ctime_ns), or None when the file does not exist."""
+        try:
+            st = self.path_for(target).stat()
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise StorageError.from_os_error("stat", self.path_for(target), exc) from exc
+        return (st.st_mtime_ns, st.st_size, st.st_ino, st.st_ctime_ns)
+
     def describe(self, target: Target) -> str:
         return str(self.path_for(target))
 

@@ -150,3 +150,11 @@ class MarkdownStoreContract:
     def test_describe_names_each_target(self, markdown: Any) -> None:
         names = {markdown.describe(t) for t in Target}
         assert len(names) == len(Target)
+
+    def test_stamp_tracks_changes(self, markdown: Any) -> None:
+        assert markdown.stamp(Target.MEMORY) is None
+        markdown.write(Target.MEMORY, b"one\n")
+        first = markdown.stamp(Target.MEMORY)
+        assert first is not None and markdown.stamp(Target.MEMORY) == first
+        markdown.write(Target.MEMORY, b"two, longer\n")
+        assert markdown.stamp(Target.MEMORY) != first

@@ -37,8 +37,9 @@ def test_round_trip_through_reopen(root: Path) -> None:
         assert [e.text for e in m.entries("user")] == ["Prefers terse commit messages"]
 
 
-def test_tool_definitions_are_json_schemas() -> None:
-    (tool,) = Memory.tool_definitions()
+def test_tool_definitions_are_json_schemas(root: Path) -> None:
+    with open_memory(root) as m:
+        tool = next(t for t in m.tool_definitions() if t.name == "memory")
     assert tool.name == "memory"
     schema = tool.parameters
     assert schema["type"] == "object" and schema["additionalProperties"] is False
@@ -115,11 +116,8 @@ def test_bad_tool_arguments_give_precise_errors(root: Path, arguments: Any, mess
 def test_unknown_tool(root: Path) -> None:
     with open_memory(root) as m:
         result = m.call_tool("remember_everything", {})
-        assert result == {
-            "success": False,
-            "status": "unknown_tool",
-            "message": "Unknown tool 'remember_everything'; tools: memory",
-        }
+        assert result["success"] is False and result["status"] == "unknown_tool"
+        assert result["message"].startswith("Unknown tool 'remember_everything'; tools: memory")
 
 
 def test_batch_reports_per_operation_results(root: Path) -> None:

@@ -178,3 +178,23 @@ def test_bidi_override_is_blocked() -> None:
     result = svc.execute(add("harmless \u202etxt.exe looking text"))
     assert result.status == "blocked" and "U+202E" in result.message
     assert svc.entries(Target.MEMORY) == []
+
+
+def test_refresh_imports_hand_edits_only_when_a_file_changed() -> None:
+    md = InMemoryMarkdown()
+    svc = service(markdown=md)
+    svc.execute(add("agent fact one"))
+    calls: list[Target] = []
+    original = svc.entries
+
+    def counting(target: Target | None = None, **kw: bool) -> object:
+        calls.append(target)  # type: ignore[arg-type]
+        return original(target, **kw)
+
+    svc.entries = counting  # type: ignore[method-assign]
+    svc.refresh([Target.MEMORY])
+    assert calls == []  # unchanged file: no sync
+    md.files[Target.MEMORY] += "§\nhand fact two\n".encode()
+    svc.refresh([Target.MEMORY])
+    assert calls == [Target.MEMORY]
+    assert [e.text for e in original(Target.MEMORY)] == ["agent fact one", "hand fact two"]
