@@ -17,6 +17,9 @@ from pi_hermes_memory.domain.errors import VersionConflict
 from pi_hermes_memory.domain.events import (
     Event,
     MemoryAdded,
+    MemoryMergedInto,
+    MemoryMovedIn,
+    MemoryMovedOut,
     MemoryReferenced,
     MemoryRemoved,
     MemoryReplaced,
@@ -94,7 +97,15 @@ class InMemoryProjection:
                         rows[event.old_id]["superseded_by"] = event.by_id
                 case MemoryRemoved():
                     rows.pop(event.entry_id, None)
-                case MemoryReferenced():
+                case MemoryMovedIn():
+                    row = rows.setdefault(
+                        event.entry_id, {"text": event.text, "superseded_by": None}
+                    )
+                    row.update(target=event.target.value, project=event.project)
+                case MemoryMergedInto():
+                    if event.entry_id in rows:
+                        rows[event.entry_id]["superseded_by"] = event.into_id
+                case MemoryReferenced() | MemoryMovedOut():
                     pass
 
 

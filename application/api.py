@@ -6,7 +6,14 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import structlog
-from pi_hermes_memory.domain.commands import AddMemory, MemoryCommand, RemoveMemory, ReplaceMemory
+from pi_hermes_memory.domain.commands import (
+    AddMemory,
+    MemoryCommand,
+    MoveDirection,
+    MoveMemory,
+    RemoveMemory,
+    ReplaceMemory,
+)
 from pi_hermes_memory.domain.model import FailureCategory, Target
 from pi_hermes_memory.errors import HermesMemoryError
 from pi_hermes_memory.ports import Clock, IdFactory, Storage
@@ -112,6 +119,19 @@ class Memory:
             RemoveMemory(target=_target(target), old_text=old_text, at=self._clock.now())
         )
 
+    def promote(self, old_text: str, *, force: bool = False) -> WriteResult:
+        """Move one current-project entry (located by `old_text`) to global memory."""
+        return self._move(MoveDirection.PROMOTE, old_text, force)
+
+    def demote(self, old_text: str, *, force: bool = False) -> WriteResult:
+        """Move one global memory entry (located by `old_text`) into the current project."""
+        return self._move(MoveDirection.DEMOTE, old_text, force)
+
+    def _move(self, direction: MoveDirection, old_text: str, force: bool) -> WriteResult:
+        return self._service.move(
+            MoveMemory(direction=direction, old_text=old_text, force=force, at=self._clock.now())
+        )
+
     def batch(self, operations: Sequence[Mapping[str, Any]]) -> BatchResult:
         """Apply several add/replace/remove operations (memory/user/project) at once."""
         parsed = parse_memory_arguments({"operations": list(operations)})
@@ -163,6 +183,10 @@ class Memory:
         parsed = parse_memory_arguments(arguments)
         if isinstance(parsed, list):
             return batch_result_json(self._run_batch(parsed))
+        if parsed.action in ("promote", "demote"):
+            return write_result_json(
+                self._move(MoveDirection(parsed.action), parsed.old_text or "", parsed.force)
+            )
         return write_result_json(self._service.execute(self._command(parsed)))
 
     # -- helpers --------------------------------------------------------------------------

@@ -16,11 +16,18 @@ from typing import Any
 import attrs
 import structlog
 from pi_hermes_memory.domain.capacity import OverflowStrategy
-from pi_hermes_memory.domain.commands import AddMemory, MemoryCommand, RemoveMemory, ReplaceMemory
+from pi_hermes_memory.domain.commands import (
+    AddMemory,
+    MemoryCommand,
+    MoveMemory,
+    RemoveMemory,
+    ReplaceMemory,
+)
 from pi_hermes_memory.domain.decide import Decision, Status, WritePolicy, decide
 from pi_hermes_memory.domain.document import MemoryDocument, fold, stream_for
 from pi_hermes_memory.domain.events import Event
 from pi_hermes_memory.domain.model import MemoryEntry, Target
+from pi_hermes_memory.domain.move import MoveDecision, decide_move
 from pi_hermes_memory.domain.reconcile import reconcile
 from pi_hermes_memory.domain.scanning import scan
 from pi_hermes_memory.domain.scope import SessionScope
@@ -199,6 +206,8 @@ class MemoryService:
         self,
         targets: Iterable[Target],
         plan: Callable[[dict[Target, MemoryDocument]], Sequence[tuple[Target, Decision]]],
+        *,
+        publish_first: Target | None = None,
     ) -> tuple[list[tuple[Target, Decision]], list[str]]:
         """Run `plan` on fresh state of `targets` and commit the events of its decisions.
 
@@ -219,6 +228,8 @@ class MemoryService:
                     uow.projection.apply(events)
                     docs[target] = fold(docs[target], events)
                 stale = self._stale(uow, docs, on_disk)
+            # a move writes its destination file before its source file (the seed's order)
+            stale.sort(key=lambda item: item[0].target is not publish_first)
             self._docs.update(docs)
             warnings.extend(self._publish(stale))
             self._remember_stamps(docs)
@@ -241,6 +252,46 @@ class MemoryService:
 
         decisions, warnings = self.run([target], plan)
         return to_result(decisions[0][1], command, (*notes, *warnings))
+
+    def move(self, command: MoveMemory) -> WriteResult:
+        """promote / demote one entry (see domain/move.py); both documents in one transaction."""
+        outcome: list[MoveDecision] = []
+
+        def plan(docs: dict[Target, MemoryDocument]) -> list[tuple[Target, Decision]]:
+            result = decide_move(
+                docs[command.source],
+                docs[command.destination],
+                command,
+                self.settings.policy(command.destination),
+            )
+            outcome.append(result)
+            carrier = Decision(status=result.decision.status, message="")
+            return [
+                (command.source, attrs.evolve(carrier, events=result.source_events)),
+                (command.destination, attrs.evolve(carrier, events=result.destination_events)),
+            ]
+
+        _, warnings = self.run(
+            [command.source, command.destination], plan, publish_first=command.destination
+        )
+        decision = outcome[0].decision
+        return WriteResult(
+            success=decision.success,
+            status=decision.status.value,
+            message=decision.message,
+            target=command.destination.value,
+            action=command.direction.value,
+            entry_id=decision.entry_id,
+            candidates=tuple(
+                CandidateView(
+                    entry_id=c.entry_id, text=c.text, score=round(c.score, 3), basis=c.basis
+                )
+                for c in decision.candidates
+            ),
+            matches=decision.matches,
+            evicted=len(decision.evicted),
+            warnings=tuple(warnings),
+        )
 
     def execute_batch(self, items: Sequence[MemoryCommand | WriteResult]) -> list[WriteResult]:
         """Apply commands in order with partial-commit semantics.

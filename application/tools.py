@@ -19,6 +19,7 @@ ToolResult = dict[str, Any]
 _TARGETS = [t.value for t in Target]
 _CATEGORIES = [c.value for c in FailureCategory]
 _BATCH_TARGETS = ["memory", "user", "project"]
+_ACTIONS = ["add", "replace", "remove", "promote", "demote"]
 
 MEMORY_TOOL_DESCRIPTION = (
     "Save, update or delete durable memory that persists across sessions. Targets: 'user' "
@@ -27,7 +28,10 @@ MEMORY_TOOL_DESCRIPTION = (
     "architecture, commands, conventions, workflows), 'failure' (failures, corrections, "
     "insights, preferences, conventions, tool quirks; optional category). Actions: add "
     "(content), replace (old_text identifies the entry by a unique substring; content is the "
-    "new text; the old text is kept as history), remove (old_text). Use 'operations' to apply "
+    "new text; the old text is kept as history), remove (old_text), promote (old_text; moves "
+    "a current-project entry to global memory when it proved useful everywhere; no target), "
+    "demote (old_text; moves a global entry into the current project; no target). Use "
+    "'operations' to apply "
     "several add/replace/remove steps to memory/user/project at once (not mixing project with "
     "memory/user). An add similar to an existing entry is refused with candidates: replace "
     "one of them, or repeat with force: true if it is a different fact. Save stable facts, "
@@ -50,8 +54,12 @@ _OPERATION_SCHEMA: dict[str, Any] = {
 MEMORY_TOOL_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "action": {"type": "string", "enum": ["add", "replace", "remove"]},
-        "target": {"type": "string", "enum": _TARGETS},
+        "action": {"type": "string", "enum": _ACTIONS},
+        "target": {
+            "type": "string",
+            "enum": _TARGETS,
+            "description": "Required for add/replace/remove; not used by promote/demote.",
+        },
         "content": {"type": "string", "description": "The entry text (add, replace)."},
         "old_text": {
             "type": "string",
@@ -64,7 +72,7 @@ MEMORY_TOOL_SCHEMA: dict[str, Any] = {
         },
         "force": {
             "type": "boolean",
-            "description": "add only: save even though similar entries exist.",
+            "description": "add/promote/demote: go ahead although similar entries exist.",
         },
         "operations": {"type": "array", "minItems": 1, "items": _OPERATION_SCHEMA},
     },
@@ -202,9 +210,12 @@ def parse_operation(args: Mapping[str, Any], *, where: str = "", batch: bool = F
             f"{where}{args['action']} cannot run inside operations; call it on its own"
         )
     _check_keys(args, allowed, where)
-    action = _enum(args, "action", ["add", "replace", "remove"], where)
+    actions = ["add", "replace", "remove"] if batch else _ACTIONS
+    action = _enum(args, "action", actions, where)
     if action is None:
-        raise ArgumentError(f"{where}action is required (add, replace or remove)")
+        raise ArgumentError(f"{where}action is required ({', '.join(actions)})")
+    if action in ("promote", "demote"):
+        return _parse_move(args, action)
     targets = _BATCH_TARGETS if batch else _TARGETS
     target = _enum(args, "target", targets, where)
     if target is None:
@@ -218,7 +229,7 @@ def parse_operation(args: Mapping[str, Any], *, where: str = "", batch: bool = F
     if category is not None and target != "failure":
         raise ArgumentError(f"{where}category applies only to target 'failure'")
     if force and action != "add":
-        raise ArgumentError(f"{where}force applies only to action 'add'")
+        raise ArgumentError(f"{where}force applies only to actions add, promote and demote")
     if action in ("add", "replace") and not (content and content.strip()):
         raise ArgumentError(f"{where}content is required for {action} and cannot be empty")
     if action in ("replace", "remove") and not (old_text and old_text.strip()):
@@ -235,6 +246,25 @@ def parse_operation(args: Mapping[str, Any], *, where: str = "", batch: bool = F
         category=category,
         force=force,
     )
+
+
+def _parse_move(args: Mapping[str, Any], action: str) -> MemoryCall:
+    """promote/demote: the direction is implied, so no target; old_text locates the entry."""
+    if "target" in args:
+        raise ArgumentError(
+            f"{action} takes no target: promote moves a current-project entry to global "
+            "memory, demote moves a global memory entry to the current project"
+        )
+    for unused in ("content", "category"):
+        if unused in args:
+            raise ArgumentError(f"{unused} is not used by {action}; the text moves unchanged")
+    old_text = _string(args, "old_text", "")
+    if not (old_text and old_text.strip()):
+        raise ArgumentError(f"old_text is required for {action} and cannot be empty")
+    force = args.get("force", False)
+    if not isinstance(force, bool):
+        raise ArgumentError(f"force must be a boolean, got {_json_type(force)}")
+    return MemoryCall(action=action, target="", old_text=old_text, force=force)
 
 
 def parse_memory_arguments(args: object) -> MemoryCall | list[MemoryCall | ArgumentError]:

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import enum
 from datetime import datetime
 
 import attrs
 from pi_hermes_memory.domain.model import FailureCategory, Target
+
+
+class MoveDirection(enum.StrEnum):
+    PROMOTE = "promote"
+    DEMOTE = "demote"
 
 
 @attrs.frozen(kw_only=True)
@@ -36,3 +42,21 @@ class RemoveMemory:
 
 
 MemoryCommand = AddMemory | ReplaceMemory | RemoveMemory
+
+
+@attrs.frozen(kw_only=True)
+class MoveMemory:
+    """promote (current project -> global memory) or demote (global memory -> current project)."""
+
+    direction: MoveDirection
+    old_text: str
+    at: datetime
+    force: bool = False
+
+    @property
+    def source(self) -> Target:
+        return Target.PROJECT if self.direction is MoveDirection.PROMOTE else Target.MEMORY
+
+    @property
+    def destination(self) -> Target:
+        return Target.MEMORY if self.direction is MoveDirection.PROMOTE else Target.PROJECT

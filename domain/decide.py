@@ -10,7 +10,13 @@ from collections.abc import Sequence
 
 import attrs
 from pi_hermes_memory.domain.capacity import OverflowStrategy, plan_capacity
-from pi_hermes_memory.domain.commands import AddMemory, MemoryCommand, RemoveMemory, ReplaceMemory
+from pi_hermes_memory.domain.commands import (
+    AddMemory,
+    MemoryCommand,
+    MoveMemory,
+    RemoveMemory,
+    ReplaceMemory,
+)
 from pi_hermes_memory.domain.document import MemoryDocument
 from pi_hermes_memory.domain.events import (
     Event,
@@ -38,6 +44,8 @@ class Status(enum.StrEnum):
     ADDED = "added"
     REPLACED = "replaced"
     REMOVED = "removed"
+    PROMOTED = "promoted"
+    DEMOTED = "demoted"
     MERGED = "merged"
     NOOP = "noop"
     NEAR_DUPLICATE = "near_duplicate"
@@ -48,7 +56,17 @@ class Status(enum.StrEnum):
     INVALID = "invalid"
 
 
-SUCCESS = frozenset({Status.ADDED, Status.REPLACED, Status.REMOVED, Status.MERGED, Status.NOOP})
+SUCCESS = frozenset(
+    {
+        Status.ADDED,
+        Status.REPLACED,
+        Status.REMOVED,
+        Status.PROMOTED,
+        Status.DEMOTED,
+        Status.MERGED,
+        Status.NOOP,
+    }
+)
 
 
 @attrs.frozen(kw_only=True)
@@ -82,7 +100,7 @@ _WHERE = {
 }
 
 
-def _preview(text: str, width: int = 80) -> str:
+def preview(text: str, width: int = 80) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
@@ -93,14 +111,14 @@ def _project_problem(target: Target, scope: SessionScope) -> str | None:
     return None
 
 
-def _same_scope(doc: MemoryDocument, scope: SessionScope, project: str | None) -> list[MemoryEntry]:
+def same_scope(doc: MemoryDocument, scope: SessionScope, project: str | None) -> list[MemoryEntry]:
     """The active own rows of one (target, project) scope: what a new row is deduped against."""
     if doc.target in (Target.USER, Target.MEMORY):
         return list(doc.active)  # global documents: one scope, no attribution to compare
     return [e for e in doc.active if e.project == project and scope.own(e)]
 
 
-def _exact(rows: Sequence[MemoryEntry], key: str) -> MemoryEntry | None:
+def exact(rows: Sequence[MemoryEntry], key: str) -> MemoryEntry | None:
     """The row whose normalized text equals `key`."""
     for entry in rows:
         if entry.key == key:
@@ -118,7 +136,7 @@ def locate(doc: MemoryDocument, scope: SessionScope, old_text: str) -> tuple[Mem
     return tuple(found)
 
 
-def _locate_one(doc: MemoryDocument, scope: SessionScope, old_text: str) -> MemoryEntry | Decision:
+def locate_one(doc: MemoryDocument, scope: SessionScope, old_text: str) -> MemoryEntry | Decision:
     if not old_text.strip():
         return Decision(status=Status.INVALID, message="old_text is required and cannot be empty")
     found = locate(doc, scope, old_text)
@@ -128,7 +146,7 @@ def _locate_one(doc: MemoryDocument, scope: SessionScope, old_text: str) -> Memo
             message=f"No {doc.target.value} entry contains old_text; nothing was changed.",
         )
     if len({e.key for e in found}) > 1:
-        previews = tuple(_preview(e.text) for e in found[:5])
+        previews = tuple(preview(e.text) for e in found[:5])
         listing = "; ".join(f"[{i + 1}] {p}" for i, p in enumerate(previews))
         return Decision(
             status=Status.AMBIGUOUS,
@@ -141,14 +159,14 @@ def _locate_one(doc: MemoryDocument, scope: SessionScope, old_text: str) -> Memo
     return found[0]
 
 
-def _capacity_events(
+def capacity_events(
     doc: MemoryDocument,
     policy: WritePolicy,
     *,
     adding: int,
     replacing: MemoryEntry | None,
     version: int,
-    command: AddMemory | ReplaceMemory,
+    command: AddMemory | ReplaceMemory | MoveMemory,
 ) -> tuple[tuple[Event, ...], tuple[MemoryEntry, ...]] | Decision:
     own = policy.scope.own_rows(doc.active, doc.target)
     plan = plan_capacity(
@@ -186,8 +204,8 @@ def decide_add(doc: MemoryDocument, cmd: AddMemory, policy: WritePolicy) -> Deci
         return Decision(status=Status.INVALID, message=f"Refused: {problem}.")
     project = scope.attribution(cmd.target)
     key = normalize_text(text)
-    rows = _same_scope(doc, scope, project)
-    same = _exact(rows, key)
+    rows = same_scope(doc, scope, project)
+    same = exact(rows, key)
     if same is not None:
         return Decision(
             status=Status.NOOP,
@@ -197,7 +215,7 @@ def decide_add(doc: MemoryDocument, cmd: AddMemory, policy: WritePolicy) -> Deci
     if not cmd.force and cmd.target is not Target.FAILURE:
         candidates = near_duplicates(text, [(e.id, e.text) for e in rows])
         if candidates:
-            listing = "; ".join(f"[{i + 1}] {_preview(c.text)}" for i, c in enumerate(candidates))
+            listing = "; ".join(f"[{i + 1}] {preview(c.text)}" for i, c in enumerate(candidates))
             return Decision(
                 status=Status.NEAR_DUPLICATE,
                 message=(
@@ -207,7 +225,7 @@ def decide_add(doc: MemoryDocument, cmd: AddMemory, policy: WritePolicy) -> Deci
                 ),
                 candidates=candidates,
             )
-    capacity = _capacity_events(
+    capacity = capacity_events(
         doc, policy, adding=len(text), replacing=None, version=doc.version, command=cmd
     )
     if isinstance(capacity, Decision):
@@ -253,7 +271,7 @@ def decide_replace(doc: MemoryDocument, cmd: ReplaceMemory, policy: WritePolicy)
     problem = _project_problem(cmd.target, scope) or entry_text_problem(text)
     if problem:
         return Decision(status=Status.INVALID, message=f"Refused: {problem}.")
-    located = _locate_one(doc, scope, cmd.old_text)
+    located = locate_one(doc, scope, cmd.old_text)
     if isinstance(located, Decision):
         return located
     old = located
@@ -264,7 +282,7 @@ def decide_replace(doc: MemoryDocument, cmd: ReplaceMemory, policy: WritePolicy)
         return Decision(
             status=Status.NOOP, message="The entry already has this content.", entry_id=old.id
         )
-    same = _exact(_same_scope(doc, scope, project), key)
+    same = exact(same_scope(doc, scope, project), key)
     if same is not None and same.id != old.id:
         merged = MemorySuperseded(
             stream=doc.stream,
@@ -280,7 +298,7 @@ def decide_replace(doc: MemoryDocument, cmd: ReplaceMemory, policy: WritePolicy)
             events=(merged,),
             entry_id=same.id,
         )
-    capacity = _capacity_events(
+    capacity = capacity_events(
         doc, policy, adding=len(text), replacing=old, version=doc.version, command=cmd
     )
     if isinstance(capacity, Decision):
@@ -311,7 +329,7 @@ def decide_remove(doc: MemoryDocument, cmd: RemoveMemory, policy: WritePolicy) -
     problem = _project_problem(cmd.target, policy.scope)
     if problem:
         return Decision(status=Status.INVALID, message=f"Refused: {problem}.")
-    located = _locate_one(doc, policy.scope, cmd.old_text)
+    located = locate_one(doc, policy.scope, cmd.old_text)
     if isinstance(located, Decision):
         return located
     removed = MemoryRemoved(

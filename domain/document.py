@@ -14,6 +14,9 @@ from pi_hermes_memory.domain.errors import InvariantViolation, VersionConflict
 from pi_hermes_memory.domain.events import (
     Event,
     MemoryAdded,
+    MemoryMergedInto,
+    MemoryMovedIn,
+    MemoryMovedOut,
     MemoryReferenced,
     MemoryRemoved,
     MemoryReplaced,
@@ -34,7 +37,8 @@ class MemoryDocument:
     version: int = 0
     active: tuple[MemoryEntry, ...] = ()
     history: tuple[MemoryEntry, ...] = ()
-    #: Ids of rows deleted by remove/eviction: a supersede chain may end at one of them.
+    #: Ids that are not rows of this document any more (removed, evicted, moved out) or live in
+    #: another document (a merge target): a supersede chain may end at one of them.
     removed: frozenset[str] = frozenset()
 
     @classmethod
@@ -153,6 +157,30 @@ class _Builder:
                 self.active_entry(event.entry_id)
                 del self.slots[self.slot_of.pop(event.entry_id)]
                 self.removed.add(event.entry_id)
+            case MemoryMovedOut():
+                self.active_entry(event.entry_id)
+                del self.slots[self.slot_of.pop(event.entry_id)]
+                self.removed.add(event.entry_id)
+            case MemoryMovedIn():
+                # an entry may come back to a document it once left (promote, then demote)
+                if event.entry_id in self.slot_of or event.entry_id in self.history:
+                    raise InvariantViolation(f"{self.stream}: entry id {event.entry_id} exists")
+                self.removed.discard(event.entry_id)
+                entry = MemoryEntry(
+                    id=event.entry_id,
+                    target=event.target,
+                    text=event.text,
+                    project=event.project,
+                    category=event.category,
+                    created=event.created,
+                    last_referenced=event.last_referenced,
+                )
+                self.slots[self.next_slot] = entry
+                self.slot_of[entry.id] = self.next_slot
+                self.next_slot += 1
+            case MemoryMergedInto():
+                self.retire(event.entry_id, event.into_id, event.on)
+                self.removed.add(event.into_id)
             case MemoryReferenced():
                 entry = self.active_entry(event.entry_id)
                 if event.on > entry.last_referenced:

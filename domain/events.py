@@ -100,7 +100,54 @@ class MemoryReferenced(Event):
     on: date
 
 
-DomainEvent = MemoryAdded | MemoryReplaced | MemorySuperseded | MemoryRemoved | MemoryReferenced
+@attrs.frozen(kw_only=True)
+class MemoryMovedOut(Event):
+    """The active entry left this document for `to_stream` (promote/demote); same id there."""
+
+    TAG: ClassVar[str] = "memory.moved_out.v1"
+
+    entry_id: str
+    to_stream: str
+
+
+@attrs.frozen(kw_only=True)
+class MemoryMovedIn(Event):
+    """The entry arrived from `from_stream` keeping its id and created date."""
+
+    TAG: ClassVar[str] = "memory.moved_in.v1"
+
+    entry_id: str
+    from_stream: str
+    target: Target
+    text: str
+    project: str | None
+    category: FailureCategory | None
+    created: date
+    last_referenced: date
+
+
+@attrs.frozen(kw_only=True)
+class MemoryMergedInto(Event):
+    """The active entry became history pointing at `into_id`, an equal entry in `into_stream`."""
+
+    TAG: ClassVar[str] = "memory.merged_into.v1"
+
+    entry_id: str
+    into_stream: str
+    into_id: str
+    on: date
+
+
+DomainEvent = (
+    MemoryAdded
+    | MemoryReplaced
+    | MemorySuperseded
+    | MemoryRemoved
+    | MemoryReferenced
+    | MemoryMovedOut
+    | MemoryMovedIn
+    | MemoryMergedInto
+)
 
 EVENT_TYPES: tuple[type[Event], ...] = (
     MemoryAdded,
@@ -108,4 +155,7 @@ EVENT_TYPES: tuple[type[Event], ...] = (
     MemorySuperseded,
     MemoryRemoved,
     MemoryReferenced,
+    MemoryMovedOut,
+    MemoryMovedIn,
+    MemoryMergedInto,
 )

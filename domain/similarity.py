@@ -138,8 +138,6 @@ def near_duplicates(
         if cos is not None and cos >= COSINE_THRESHOLD and cos > token_score:
             found.append(Candidate(entry_id=entry_id, text=other, score=cos, basis="cosine"))
         elif token_score >= JACCARD_THRESHOLD:
-            found.append(
-                Candidate(entry_id=entry_id, text=other, score=token_score, basis="token")
-            )
+            found.append(Candidate(entry_id=entry_id, text=other, score=token_score, basis="token"))
     found.sort(key=lambda c: (-c.score, c.entry_id))
     return tuple(found[:limit])

@@ -21,6 +21,9 @@ from pi_hermes_memory.domain.errors import VersionConflict
 from pi_hermes_memory.domain.events import (
     Event,
     MemoryAdded,
+    MemoryMergedInto,
+    MemoryMovedIn,
+    MemoryMovedOut,
     MemoryReferenced,
     MemoryRemoved,
     MemoryReplaced,
@@ -135,6 +138,35 @@ class SqliteProjection:
                 )
             case MemoryRemoved():
                 c.execute("DELETE FROM memories WHERE id = ?", (event.entry_id,))
+            case MemoryMovedOut():
+                pass  # the MemoryMovedIn of the same transaction updates the row in place
+            case MemoryMovedIn():
+                # in place: the row keeps its id, supersede ancestry and embedding
+                values = (
+                    event.target.value,
+                    event.project,
+                    event.category.value if event.category else None,
+                    event.created.isoformat(),
+                    event.last_referenced.isoformat(),
+                )
+                c.execute(
+                    "UPDATE memories SET target = ?, project = ?, category = ?, created = ?, "
+                    "last_referenced = ? WHERE id = ?",
+                    (*values, event.entry_id),
+                )
+                if c.changes() == 0 and not (
+                    event.target is Target.PROJECT and event.project is None
+                ):
+                    c.execute(
+                        "INSERT INTO memories (id, target, project, category, created, "
+                        "last_referenced, text, grams) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                        (event.entry_id, *values, event.text, grams(event.text)),
+                    )
+            case MemoryMergedInto():
+                c.execute(
+                    "UPDATE memories SET superseded_by = ?, superseded_at = ? WHERE id = ?",
+                    (event.into_id, event.on.isoformat(), event.entry_id),
+                )
             case MemoryReferenced():
                 c.execute(
                     "UPDATE memories SET last_referenced = MAX(last_referenced, ?) WHERE id = ?",

@@ -56,6 +56,9 @@ def test_tool_definitions_are_json_schemas(root: Path) -> None:
 
 
 BAD_ARGUMENTS: list[tuple[Any, str]] = [
+    ({"action": "promote", "target": "memory", "old_text": "x"}, "promote takes no target"),
+    ({"action": "demote"}, "old_text is required for demote"),
+    ({"action": "promote", "old_text": "x", "content": "y"}, "content is not used by promote"),
     (None, "JSON object"),
     ([], "JSON object"),
     ({}, "action is required"),
@@ -176,3 +179,17 @@ def test_hand_edited_markdown_is_imported_on_open(root: Path) -> None:
         assert any("not entry metadata" in w for w in m.warnings)
         assert m.add("A third fact").success
     assert "Written by a person <!-- created=garbage --> <!-- created=" in path.read_text()
+
+
+def test_promote_and_demote_through_the_tool(root: Path) -> None:
+    with open_memory(root, project="shop") as m:
+        m.add("Prices are stored in cents as integers", target="project")
+        up = m.call_tool("memory", {"action": "promote", "old_text": "in cents"})
+        assert up["success"] is True and up["status"] == "promoted"
+        assert [e.text for e in m.entries("memory")] == ["Prices are stored in cents as integers"]
+        down = m.call_tool("memory", {"action": "demote", "old_text": "in cents"})
+        assert down["status"] == "demoted"
+    text = (root / "projects-memory" / "MEMORY.md").read_text()
+    assert "Prices are stored in cents as integers <!-- created=" in text
+    assert "project=shop" in text
+    assert "cents" not in (root / "pi-hermes-memory" / "MEMORY.md").read_text()

@@ -14,23 +14,29 @@ on the temp file (before the rename) and on the directory (after it).
 from __future__ import annotations
 
 import errno
-import hashlib
 import json
 import os
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-import pi_hermes_memory
 import pytest
 from pi_hermes_memory.adapters.markdown.atomic import StorageError
-from pi_hermes_memory.adapters.markdown.format import parse_document, render_document
 from pi_hermes_memory.adapters.markdown.store import MarkdownFiles
-from pi_hermes_memory.adapters.sqlite.storage import SqliteLedger, SqliteStorage
+from pi_hermes_memory.adapters.sqlite.storage import SqliteLedger
 from pi_hermes_memory.api import Memory
-from pi_hermes_memory.domain.document import MemoryDocument, fold, stream_for
+from pi_hermes_memory.domain.document import MemoryDocument
 from pi_hermes_memory.domain.events import MemoryAdded, Origin
 from pi_hermes_memory.domain.model import Target
+
+from tests.support.consistency import (
+    check_store,
+    journal_events,
+    markdown_path,
+    open_memory,
+    temp_files,
+    write_config,
+)
 
 PROJECT = "alpha"
 COMMITTED = "the deploy script needs the staging flag before the migration step"
@@ -41,84 +47,17 @@ class Injected(OSError):
     """The fault we inject; an OSError so the adapters treat it like a real one."""
 
 
-def _markdown_path(root: Path, target: Target) -> Path:
-    if target is Target.PROJECT:
-        return root / "projects-memory" / "MEMORY.md"
-    name = {Target.MEMORY: "MEMORY.md", Target.USER: "USER.md", Target.FAILURE: "failures.md"}
-    return root / "pi-hermes-memory" / name[target]
-
-
-def _sha(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
 def _open(root: Path) -> Memory:
-    return pi_hermes_memory.open(
-        agent_root=root, cwd=root, project=PROJECT, environ={"HOME": str(root)}
-    )
-
-
-def check_store(root: Path) -> dict[Target, MemoryDocument]:
-    """Journal replay == Markdown (bytes and parse) == SQLite rows; integrity checks pass."""
-    storage = SqliteStorage(root / "pi-hermes-memory" / "sessions.db")
-    try:
-        conn = storage.connection
-        assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
-        with storage.transaction() as uow:
-            docs = {
-                t: fold(MemoryDocument.empty(t), uow.journal.read(stream_for(t))) for t in Target
-            }
-            ledger = {t: uow.ledger.rendered(stream_for(t)) for t in Target}
-            conn.execute(
-                "INSERT INTO memories_fts (memories_fts, rank) VALUES ('integrity-check', 1)"
-            )
-        for target, doc in docs.items():
-            data = _markdown_path(root, target).read_bytes()
-            assert data == render_document(doc.active, target=target).encode(), target
-            assert ledger[target] == (doc.version, _sha(data)), target
-            parsed = parse_document(data.decode("utf-8"), target=target)
-            assert parsed.warnings == ()
-            assert [p.text for p in parsed.entries] == [e.text for e in doc.active]
-            rows = {
-                r[0]: (r[1], r[2])
-                for r in conn.execute(
-                    "SELECT id, text, superseded_by FROM memories WHERE target = ?",
-                    (target.value,),
-                )
-            }
-            assert rows == {
-                e.id: (e.text, e.superseded_by)
-                for e in doc.all_entries()
-                if not (target is Target.PROJECT and e.project is None)
-            }, target
-            texts = [e.text for e in doc.active]
-            assert len(texts) == len(set(texts)), f"duplicate in {target}"
-        assert conn.execute("SELECT count(*) FROM memories_fts").get == (
-            conn.execute("SELECT count(*) FROM memories").get
-        )
-        return docs
-    finally:
-        storage.close()
+    return open_memory(root, PROJECT)
 
 
 def _texts(docs: dict[Target, MemoryDocument], target: Target) -> list[str]:
     return [e.text for e in docs[target].active]
 
 
-def _temp_files(root: Path) -> list[Path]:
-    return [
-        p
-        for d in (root / "pi-hermes-memory", root / "projects-memory")
-        for p in d.iterdir()
-        if p.name.endswith(".tmp")
-    ]
-
-
 @pytest.fixture
 def root(tmp_path: Path) -> Iterator[Path]:
-    (tmp_path / "hermes-memory-config.json").write_text(
-        json.dumps({"memoryCharLimit": 100_000}), encoding="utf-8"
-    )
+    write_config(tmp_path, {"memoryCharLimit": 100_000})
     with _open(tmp_path) as m:
         for text in EXISTING:
             assert m.add(text).status == "added"
@@ -227,7 +166,7 @@ def _warned(warnings: object) -> bool:
 def _crash_add(root: Path, monkeypatch: pytest.MonkeyPatch, point: str, via: str) -> Fault:
     """Run one add with the fault armed; check it failed loudly and what the disk holds."""
     injector, file_written = POINTS[point]
-    before = _markdown_path(root, Target.MEMORY).read_bytes()
+    before = markdown_path(root, Target.MEMORY).read_bytes()
     with _open(root) as m:
         fault = injector(monkeypatch)
         if via == "api":
@@ -242,7 +181,7 @@ def _crash_add(root: Path, monkeypatch: pytest.MonkeyPatch, point: str, via: str
             assert _warned(result["warnings"]), result
         monkeypatch.undo()
     assert fault.fired == 1
-    after = _markdown_path(root, Target.MEMORY).read_bytes()
+    after = markdown_path(root, Target.MEMORY).read_bytes()
     if file_written:
         assert COMMITTED.encode() in after
     else:
@@ -250,14 +189,9 @@ def _crash_add(root: Path, monkeypatch: pytest.MonkeyPatch, point: str, via: str
     if point.startswith("d1"):
         assert fault.calls == 1  # an fsync error is never retried
     if point in ("c-os-replace", "d1-fsync-file-eio"):
-        assert _temp_files(root) == []  # the temp file was discarded
+        assert temp_files(root) == []  # the temp file was discarded
     # the journal already holds the add: it committed before the render
-    storage = SqliteStorage(root / "pi-hermes-memory" / "sessions.db")
-    try:
-        with storage.transaction() as uow:
-            events = uow.journal.read(stream_for(Target.MEMORY))
-    finally:
-        storage.close()
+    events = journal_events(root, Target.MEMORY)
     assert [e.text for e in events if isinstance(e, MemoryAdded)].count(COMMITTED) == 1
     return fault
 
@@ -314,7 +248,7 @@ def test_crash_then_same_instance_keeps_working(
 def test_crash_then_hand_edit_keeps_both(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """(a), then a person appends an entry to MEMORY.md before anything reopens the store."""
     _crash_add(root, monkeypatch, "a-markdown-write", "api")
-    path = _markdown_path(root, Target.MEMORY)
+    path = markdown_path(root, Target.MEMORY)
     path.write_bytes(path.read_bytes() + "§\na fact typed by hand in the editor\n".encode())
 
     with _open(root) as m:
@@ -326,12 +260,7 @@ def test_crash_then_hand_edit_keeps_both(root: Path, monkeypatch: pytest.MonkeyP
     for text in (*EXISTING, COMMITTED, "a fact typed by hand in the editor"):
         assert final.count(text) == 1, text
     assert len(final) == 5
-    storage = SqliteStorage(root / "pi-hermes-memory" / "sessions.db")
-    try:
-        with storage.transaction() as uow:
-            events = uow.journal.read(stream_for(Target.MEMORY))
-    finally:
-        storage.close()
+    events = journal_events(root, Target.MEMORY)
     imported = [e for e in events if getattr(e, "origin", None) is Origin.MARKDOWN]
     assert [e.text for e in imported] == ["a fact typed by hand in the editor"]  # type: ignore[attr-defined]
 
@@ -341,7 +270,7 @@ def test_crash_then_hand_removal_keeps_committed(
 ) -> None:
     """(a), then a person deletes an older entry by hand: the deletion and the commit both hold."""
     _crash_add(root, monkeypatch, "a-markdown-write", "api")
-    path = _markdown_path(root, Target.MEMORY)
+    path = markdown_path(root, Target.MEMORY)
     kept = [b for b in path.read_text(encoding="utf-8").split("\n§\n") if EXISTING[0] not in b]
     path.write_text("\n§\n".join(kept), encoding="utf-8")
 
@@ -395,7 +324,7 @@ def test_crash_after_render_then_hand_edit_keeps_both(
     appends an entry. The file now differs from both, so it is imported as a hand edit against
     the old render: the committed entry must not come back a second time."""
     _crash_add(root, monkeypatch, point, "api")
-    path = _markdown_path(root, Target.MEMORY)
+    path = markdown_path(root, Target.MEMORY)
     path.write_bytes(path.read_bytes() + "§\na fact typed by hand in the editor\n".encode())
 
     with _open(root) as m:

@@ -19,8 +19,6 @@ Markdown == SQLite rows, ``PRAGMA integrity_check`` ok.
 from __future__ import annotations
 
 import collections
-import hashlib
-import json
 import os
 import random
 import signal
@@ -29,12 +27,22 @@ import sys
 import time
 from pathlib import Path
 
-import pi_hermes_memory
 import pytest
 from pi_hermes_memory.adapters.markdown.format import parse_document, render_document
 from pi_hermes_memory.adapters.sqlite.storage import SqliteStorage
-from pi_hermes_memory.domain.document import MemoryDocument, fold, stream_for
 from pi_hermes_memory.domain.model import Target
+
+from tests.support.consistency import WORDS as ALL_WORDS
+from tests.support.consistency import (
+    check_store,
+    db_path,
+    markdown_path,
+    open_memory,
+    read_journal,
+    sha,
+    temp_files,
+    write_config,
+)
 
 KILLS = int(os.environ.get("PHM_KILLS", "120"))
 PROJECT = "alpha"
@@ -65,111 +73,9 @@ while True:
     i += 1
 """
 
-WORDS = [
-    "amber",
-    "basin",
-    "cedar",
-    "delta",
-    "ember",
-    "fjord",
-    "glade",
-    "harbor",
-    "inlet",
-    "juniper",
-    "kestrel",
-    "lagoon",
-    "meadow",
-    "nectar",
-    "orchard",
-    "prairie",
-    "quarry",
-    "ridge",
-    "spruce",
-    "tundra",
-    "upland",
-    "valley",
-    "willow",
-    "yarrow",
-    "zephyr",
-    "anchor",
-    "beacon",
-    "canyon",
-    "dune",
-    "estuary",
-    "forest",
-    "geyser",
-    "hollow",
-    "island",
-    "jetty",
-    "knoll",
-    "ledge",
-    "marsh",
-]
-
-
-def _markdown_path(root: Path, target: Target) -> Path:
-    if target is Target.PROJECT:
-        return root / "projects-memory" / "MEMORY.md"
-    name = {Target.MEMORY: "MEMORY.md", Target.USER: "USER.md", Target.FAILURE: "failures.md"}
-    return root / "pi-hermes-memory" / name[target]
-
-
-def _sha(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-def _journal(
-    storage: SqliteStorage,
-) -> tuple[dict[Target, MemoryDocument], dict[Target, tuple[int, str] | None]]:
-    with storage.transaction() as uow:
-        docs = {t: fold(MemoryDocument.empty(t), uow.journal.read(stream_for(t))) for t in Target}
-        ledger = {t: uow.ledger.rendered(stream_for(t)) for t in Target}
-    return docs, ledger
-
-
-def check_store(root: Path) -> dict[Target, MemoryDocument]:
-    """Journal replay == Markdown (bytes and parse) == SQLite rows; integrity checks pass."""
-    storage = SqliteStorage(root / "pi-hermes-memory" / "sessions.db")
-    try:
-        conn = storage.connection
-        assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
-        docs, ledger = _journal(storage)
-        with storage.transaction():
-            conn.execute(
-                "INSERT INTO memories_fts (memories_fts, rank) VALUES ('integrity-check', 1)"
-            )
-        for target, doc in docs.items():
-            data = _markdown_path(root, target).read_bytes()
-            assert data == render_document(doc.active, target=target).encode(), target
-            assert ledger[target] == (doc.version, _sha(data)), target
-            parsed = parse_document(data.decode("utf-8"), target=target)
-            assert parsed.warnings == ()
-            assert [p.text for p in parsed.entries] == [e.text for e in doc.active]
-            rows = {
-                r[0]: (r[1], r[2])
-                for r in conn.execute(
-                    "SELECT id, text, superseded_by FROM memories WHERE target = ?",
-                    (target.value,),
-                )
-            }
-            assert rows == {
-                e.id: (e.text, e.superseded_by)
-                for e in doc.all_entries()
-                if not (target is Target.PROJECT and e.project is None)
-            }, target
-            active_rows = sorted(
-                conn.execute(
-                    "SELECT text FROM memories WHERE target = ? AND superseded_by IS NULL",
-                    (target.value,),
-                )
-            )
-            assert active_rows == sorted((e.text,) for e in doc.active), target
-        assert conn.execute("SELECT count(*) FROM memories_fts").get == (
-            conn.execute("SELECT count(*) FROM memories").get
-        )
-        return docs
-    finally:
-        storage.close()
+# the first 38 words of the shared pool, as always: a seed printed by an earlier run still
+# reproduces the same texts
+WORDS = ALL_WORDS[:38]
 
 
 def check_not_torn(
@@ -183,7 +89,7 @@ def check_not_torn(
     problems: list[str] = []
     files: dict[Target, bytes | None] = {}
     for target in Target:
-        path = _markdown_path(root, target)
+        path = markdown_path(root, target)
         data = path.read_bytes() if path.exists() else None
         files[target] = data
         old = before[target]
@@ -206,23 +112,23 @@ def check_not_torn(
             problems.append(f"{path.name}: an entry lost its metadata (torn)")
         if data and not data.endswith(b"\n"):
             problems.append(f"{path.name}: does not end in a newline (torn)")
-    db = root / "pi-hermes-memory" / "sessions.db"
+    db = db_path(root)
     if db.exists():
         # old or new, never a mix: the file is what the ledger recorded or the render of the head
         storage = SqliteStorage(db)
         try:
-            docs, ledger = _journal(storage)
+            docs, ledger = read_journal(storage)
         finally:
             storage.close()
         for target, data in files.items():
             if data is None:
                 continue
-            head = _sha(render_document(docs[target].active, target=target).encode())
+            head = sha(render_document(docs[target].active, target=target).encode())
             recorded = ledger[target]
-            if recorded is not None and _sha(data) == recorded[1]:
+            if recorded is not None and sha(data) == recorded[1]:
                 in_sync = recorded[0] == docs[target].version
                 windows["in sync" if in_sync else "committed, not rendered"] += 1
-            elif _sha(data) == head:
+            elif sha(data) == head:
                 windows["rendered, ledger not recorded"] += 1
             else:
                 problems.append(f"{target.value}: neither the recorded render nor the head")
@@ -286,16 +192,7 @@ class Child:
 @pytest.mark.slow
 def test_kill9_writer_converges(tmp_path: Path) -> None:
     root = tmp_path
-    (root / "hermes-memory-config.json").write_text(
-        json.dumps(
-            {
-                "memoryCharLimit": 10_000_000,
-                "userCharLimit": 10_000_000,
-                "projectCharLimit": 10_000_000,
-            }
-        ),
-        encoding="utf-8",
-    )
+    write_config(root)
     print(f"\nkill test seed: {SEED} (rerun with PHM_KILL_SEED={SEED})")
     rng = random.Random(SEED)
     started = time.perf_counter()
@@ -313,9 +210,7 @@ def test_kill9_writer_converges(tmp_path: Path) -> None:
             child, spare = spare, Child(root, run + 1)  # the next one imports meanwhile
             before = {
                 t: (
-                    _markdown_path(root, t).read_bytes()
-                    if _markdown_path(root, t).exists()
-                    else None
+                    markdown_path(root, t).read_bytes() if markdown_path(root, t).exists() else None
                 )
                 for t in Target
             }
@@ -345,9 +240,7 @@ def test_kill9_writer_converges(tmp_path: Path) -> None:
             torn.extend(f"run {run} ({mode}): {p}" for p in problems)
 
             try:
-                with pi_hermes_memory.open(
-                    agent_root=root, cwd=root, project=PROJECT, environ={"HOME": str(root)}
-                ) as m:
+                with open_memory(root, PROJECT) as m:
                     views = m.entries()
                 present = collections.Counter((v.target, v.text) for v in views)
                 dup = [k for k, n in present.items() if n > 1]
@@ -367,14 +260,8 @@ def test_kill9_writer_converges(tmp_path: Path) -> None:
                 failures.append(f"run {run} ({mode}): {type(exc).__name__}: {exc}")
                 if len(failures) >= 5:
                     break  # the store is broken; later runs would only repeat it
-            temps = [
-                p
-                for d in (root / "pi-hermes-memory", root / "projects-memory")
-                if d.exists()
-                for p in d.iterdir()
-                if p.name.endswith(".tmp")
-            ]
-            temps_seen = len(temps)  # never cleaned up here, so this is the running total
+            # never cleaned up here, so this is the running total
+            temps_seen = len(temp_files(root, missing_ok=True))
     finally:
         for c in (spare,):
             if c.proc.poll() is None:

@@ -8,7 +8,6 @@ read model (+ FTS) and the Markdown files must agree and hold every fact exactly
 
 from __future__ import annotations
 
-import hashlib
 import json
 import subprocess
 import sys
@@ -16,19 +15,14 @@ import time
 from pathlib import Path
 
 import pytest
-from pi_hermes_memory.adapters.markdown.format import parse_document, render_document
 from pi_hermes_memory.adapters.sqlite.storage import SqliteStorage
-from pi_hermes_memory.domain.document import MemoryDocument, fold, stream_for
 from pi_hermes_memory.domain.model import Target
+
+from tests.support.consistency import WORDS, check_store, db_path, open_memory, write_config
 
 WRITERS = 8
 ADDS_PER_WRITER = 250
 PROJECTS = ("alpha", "beta")
-LIMITS = {
-    "memoryCharLimit": 10_000_000,
-    "userCharLimit": 10_000_000,
-    "projectCharLimit": 10_000_000,
-}
 
 # The worker: import and open first, then wait for "go" on stdin so that every writer starts
 # at the same moment; report one JSON line with every result and its latency.
@@ -53,122 +47,11 @@ m.close()
 print(json.dumps(results), flush=True)
 """
 
-WORDS = [
-    "amber",
-    "basin",
-    "cedar",
-    "delta",
-    "ember",
-    "fjord",
-    "glade",
-    "harbor",
-    "inlet",
-    "juniper",
-    "kestrel",
-    "lagoon",
-    "meadow",
-    "nectar",
-    "orchard",
-    "prairie",
-    "quarry",
-    "ridge",
-    "spruce",
-    "tundra",
-    "upland",
-    "valley",
-    "willow",
-    "yarrow",
-    "zephyr",
-    "anchor",
-    "beacon",
-    "canyon",
-    "dune",
-    "estuary",
-    "forest",
-    "geyser",
-    "hollow",
-    "island",
-    "jetty",
-    "knoll",
-    "ledge",
-    "marsh",
-    "north",
-    "oasis",
-    "pebble",
-    "quay",
-    "reef",
-    "summit",
-    "thicket",
-    "umber",
-    "vista",
-    "wharf",
-    "xylem",
-    "yonder",
-    "zenith",
-]
-
-
-def _write_config(root: Path) -> None:
-    (root / "hermes-memory-config.json").write_text(json.dumps(LIMITS), encoding="utf-8")
-
-
-def _sha(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-def _markdown_path(root: Path, target: Target) -> Path:
-    if target is Target.PROJECT:
-        return root / "projects-memory" / "MEMORY.md"
-    name = {Target.MEMORY: "MEMORY.md", Target.USER: "USER.md", Target.FAILURE: "failures.md"}
-    return root / "pi-hermes-memory" / name[target]
-
-
-def check_store(root: Path) -> dict[Target, MemoryDocument]:
-    """Journal replay == Markdown (bytes and parse) == SQLite rows; integrity checks pass."""
-    storage = SqliteStorage(root / "pi-hermes-memory" / "sessions.db")
-    try:
-        conn = storage.connection
-        assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
-        with storage.transaction() as uow:
-            docs = {
-                t: fold(MemoryDocument.empty(t), uow.journal.read(stream_for(t))) for t in Target
-            }
-            ledger = {t: uow.ledger.rendered(stream_for(t)) for t in Target}
-            # raises apsw.CorruptError when the index and the content table disagree
-            conn.execute(
-                "INSERT INTO memories_fts (memories_fts, rank) VALUES ('integrity-check', 1)"
-            )
-        for target, doc in docs.items():
-            data = _markdown_path(root, target).read_bytes()
-            assert data == render_document(doc.active, target=target).encode(), target
-            assert ledger[target] == (doc.version, _sha(data)), target
-            parsed = parse_document(data.decode("utf-8"), target=target)
-            assert parsed.warnings == ()
-            assert [p.text for p in parsed.entries] == [e.text for e in doc.active]
-            rows = {
-                r[0]: (r[1], r[2])
-                for r in conn.execute(
-                    "SELECT id, text, superseded_by FROM memories WHERE target = ?",
-                    (target.value,),
-                )
-            }
-            assert rows == {
-                e.id: (e.text, e.superseded_by)
-                for e in doc.all_entries()
-                if not (target is Target.PROJECT and e.project is None)
-            }, target
-        assert conn.execute("SELECT count(*) FROM memories_fts").get == (
-            conn.execute("SELECT count(*) FROM memories").get
-        )
-        return docs
-    finally:
-        storage.close()
-
 
 @pytest.mark.slow
 def test_concurrent_writers_no_loss(tmp_path: Path) -> None:
     root = tmp_path
-    _write_config(root)
+    write_config(root)
     procs = [
         subprocess.Popen(
             [
@@ -231,7 +114,7 @@ def test_concurrent_writers_no_loss(tmp_path: Path) -> None:
                 writer = int(e.text.split()[1])
                 assert e.project == PROJECTS[writer % 2], e
     # the SQLite read model: active rows == the written facts
-    storage = SqliteStorage(root / "pi-hermes-memory" / "sessions.db")
+    storage = SqliteStorage(db_path(root))
     try:
         conn = storage.connection
         rows = sorted(conn.execute("SELECT text, target FROM memories WHERE superseded_by IS NULL"))
@@ -241,11 +124,7 @@ def test_concurrent_writers_no_loss(tmp_path: Path) -> None:
     finally:
         storage.close()
     # every process saw the same final state when reopening through the public API
-    import pi_hermes_memory
-
-    with pi_hermes_memory.open(
-        agent_root=root, cwd=root, project=PROJECTS[0], environ={"HOME": str(root)}
-    ) as m:
+    with open_memory(root, PROJECTS[0]) as m:
         seen = {v.text for v in m.entries()}
     visible_expected = {
         text

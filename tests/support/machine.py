@@ -12,13 +12,21 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import attrs
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 from pi_hermes_memory.domain.chain import check_chains
-from pi_hermes_memory.domain.commands import AddMemory, RemoveMemory, ReplaceMemory
+from pi_hermes_memory.domain.commands import (
+    AddMemory,
+    MoveDirection,
+    MoveMemory,
+    RemoveMemory,
+    ReplaceMemory,
+)
 from pi_hermes_memory.domain.document import MemoryDocument, fold, stream_for
 from pi_hermes_memory.domain.model import Target, normalize_text
 from pi_hermes_memory.ports import MarkdownStore, Storage
+from pi_hermes_memory.results import WriteResult
 from pi_hermes_memory.service import MemoryService
 
 from tests.support.fakes import SequentialIds, StepClock
@@ -30,6 +38,29 @@ PROJECTS = ["alpha", "beta"]
 texts = st.lists(st.sampled_from(WORDS), min_size=1, max_size=4).map(" ".join)
 
 
+class SimulatedCrash(BaseException):
+    """The process dies here: nothing after this point runs (not an OSError the code handles)."""
+
+
+class CrashingMarkdown:
+    """Delegates to a real MarkdownStore; `crash_on_write = n` kills the n-th write from now."""
+
+    def __init__(self, inner: MarkdownStore) -> None:
+        self.inner = inner
+        self.crash_on_write: int | None = None
+
+    def write(self, target: Target, data: bytes) -> None:
+        if self.crash_on_write is not None:
+            self.crash_on_write -= 1
+            if self.crash_on_write == 0:
+                self.crash_on_write = None
+                raise SimulatedCrash
+        self.inner.write(target, data)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
 class MemoryMachine(RuleBasedStateMachine):
     """Subclasses set `make_adapters` (returns fresh storage, markdown) and `reopen_storage`."""
 
@@ -38,6 +69,7 @@ class MemoryMachine(RuleBasedStateMachine):
     def __init__(self) -> None:
         super().__init__()
         self.storage, self.markdown = self.make_adapters()
+        self.crashing = CrashingMarkdown(self.markdown)
         self.clock = StepClock()
         self.ids = SequentialIds()
         self.services: dict[str, MemoryService] = {}
@@ -52,7 +84,7 @@ class MemoryMachine(RuleBasedStateMachine):
         self.services = {
             p: MemoryService(
                 storage=self.storage,
-                markdown=self.markdown,
+                markdown=self.crashing,
                 fmt=MarkdownFormat(),
                 clock=self.clock,
                 ids=self.ids,
@@ -160,6 +192,65 @@ class MemoryMachine(RuleBasedStateMachine):
             return
         assert result.status == "removed", result
         bucket.remove(matches[0])
+
+    @precondition(lambda self: any(self.model.values()))
+    @rule(
+        data=st.data(),
+        project=st.sampled_from(PROJECTS),
+        promote=st.booleans(),
+        force=st.booleans(),
+        crash=st.booleans(),
+    )
+    def move(self, data: Any, project: str, promote: bool, force: bool, crash: bool) -> None:
+        """promote (project -> global memory) or demote (global memory -> project).
+
+        With `crash`, the process dies between writing the destination file and the source
+        file; the journal already holds the move, so reopening must converge to one copy.
+        """
+        source = self._bucket(Target.PROJECT if promote else Target.MEMORY, project)
+        destination = self._bucket(Target.MEMORY if promote else Target.PROJECT, project)
+        if not source:
+            return
+        old = data.draw(st.sampled_from(source))
+        total_before = sum(len(v) for v in self.model.values())
+        command = MoveMemory(
+            direction=MoveDirection.PROMOTE if promote else MoveDirection.DEMOTE,
+            old_text=old,
+            at=self.clock.now(),
+            force=force,
+        )
+        if crash:
+            self.crashing.crash_on_write = 2  # after the destination file, before the source
+            try:
+                result = self.services[project].move(command)
+            except SimulatedCrash:
+                # the crash came after COMMIT: the move happened; reopen and read it back
+                self.crash_and_reopen()
+                reopened = self.services[project].document(command.source)
+                assert old not in [e.key for e in reopened.active]
+                moved = command.direction.value + "d"
+                status = "merged" if old in destination else moved
+                result = attrs.evolve(WriteResult(success=True, status=status, message=""))
+            finally:
+                self.crashing.crash_on_write = None
+        else:
+            result = self.services[project].move(command)
+        matches = [k for k in source if old in k]
+        if result.status == "ambiguous":
+            assert len(set(matches)) > 1
+            return
+        if result.status == "near_duplicate":
+            assert not force
+            return
+        victim = matches[0]
+        if result.status == "merged":
+            assert victim in destination
+            source.remove(victim)  # one copy left, in the destination layer
+            return
+        assert result.status == ("promoted" if promote else "demoted"), result
+        source.remove(victim)
+        destination.append(victim)
+        assert sum(len(v) for v in self.model.values()) == total_before  # a move loses nothing
 
     @rule()
     def crash_and_reopen(self) -> None:
