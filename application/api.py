@@ -16,6 +16,7 @@ from pi_hermes_memory.domain.commands import (
 )
 from pi_hermes_memory.domain.model import FailureCategory, Target
 from pi_hermes_memory.errors import HermesMemoryError
+from pi_hermes_memory.insights import Insights, ProjectOverview, insights, project_overview
 from pi_hermes_memory.ports import Clock, IdFactory, Storage
 from pi_hermes_memory.results import BatchResult, EntryView, WriteResult
 from pi_hermes_memory.service import MemoryService
@@ -144,6 +145,19 @@ class Memory:
         """Active entries visible to this session (plus superseded history if asked)."""
         return self._service.entries(
             _target(target) if target is not None else None, include_history=include_history
+        )
+
+    def insights(self) -> Insights:
+        """Counts, capacity use and newest entries of each target this session sees."""
+        docs = {t: self._service.document(t) for t in Target}
+        return insights(docs, self._service.settings.scope, self._service.settings.limits)
+
+    def project_overview(self) -> ProjectOverview:
+        """Entries per real project attribution, plus unattributed counts (switch-project)."""
+        return project_overview(
+            self._service.document(Target.PROJECT),
+            self._service.document(Target.FAILURE),
+            self.project,
         )
 
     # -- tool API -------------------------------------------------------------------------

@@ -84,9 +84,17 @@ def open_memory(
     )
     try:
         service.entries()  # converge: finish interrupted renders, import hand edits
+        unattributed = sum(1 for e in service.document(Target.PROJECT).active if e.project is None)
     except BaseException:
         storage.close()
         raise
+    if unattributed:
+        service.warnings.append(
+            f"{markdown.describe(Target.PROJECT)} holds {unattributed} entr"
+            f"{'y' if unattributed == 1 else 'ies'} without a project= attribution: kept in "
+            "Markdown, left out of search and never evicted; add project=<name> to its "
+            "metadata comment to attribute it."
+        )
     warnings = [f"{w.field}: {w.message}" for w in config_warnings]
     return Memory(
         service=service,

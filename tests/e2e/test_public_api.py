@@ -193,3 +193,17 @@ def test_promote_and_demote_through_the_tool(root: Path) -> None:
     assert "Prices are stored in cents as integers <!-- created=" in text
     assert "project=shop" in text
     assert "cents" not in (root / "pi-hermes-memory" / "MEMORY.md").read_text()
+
+
+def test_unattributed_project_entries_are_kept_and_reported(root: Path) -> None:
+    flat = root / "projects-memory" / "MEMORY.md"
+    flat.parent.mkdir(parents=True)
+    flat.write_text("A legacy line nobody attributed\n", encoding="utf-8")
+    with open_memory(root, project="shop") as m:
+        assert any("without a project= attribution" in w for w in m.warnings)
+        assert m.entries("project") == []  # never visible as a project row
+        assert m.project_overview().unattributed_project_entries == 1
+        assert m.add("Shop uses Stripe webhooks", target="project").success
+    text = flat.read_text()
+    assert text.startswith("A legacy line nobody attributed")
+    assert "project=shop" in text
