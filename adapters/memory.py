@@ -166,6 +166,9 @@ class InMemoryMarkdown:
     def describe(self, target: Target) -> str:
         return f"<memory:{target.value}>"
 
+    def distinct_roots(self) -> bool:
+        return True
+
     def stamp(self, target: Target) -> object:
         data = self.files.get(target)
         return None if data is None else hashlib.sha256(data).digest()

@@ -84,6 +84,10 @@ class MarkdownStore(Protocol):
         """A human-readable location of the document (for messages)."""
         ...
 
+    def distinct_roots(self) -> bool:
+        """Whether the global and the project documents live under different physical roots."""
+        ...
+
     def stamp(self, target: Target) -> object:
         """A cheap change token (e.g. mtime, size, inode); equal tokens mean "unchanged"."""
         ...

@@ -255,6 +255,15 @@ class MemoryService:
 
     def move(self, command: MoveMemory) -> WriteResult:
         """promote / demote one entry (see domain/move.py); both documents in one transaction."""
+        if not self._markdown.distinct_roots():
+            return WriteResult(
+                success=False,
+                status="invalid",
+                message="Refused: memoryDir and projectsMemoryDir resolve to the same physical "
+                "directory, so a move could not tell its source from its destination; nothing "
+                "was written. Fix the configuration or the symlink.",
+                action=command.direction.value,
+            )
         outcome: list[MoveDecision] = []
 
         def plan(docs: dict[Target, MemoryDocument]) -> list[tuple[Target, Decision]]:

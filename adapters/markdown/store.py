@@ -52,6 +52,15 @@ class MarkdownFiles:
             raise StorageError.from_os_error("stat", self.path_for(target), exc) from exc
         return (st.st_mtime_ns, st.st_size, st.st_ino, st.st_ctime_ns)
 
+    def distinct_roots(self) -> bool:
+        """memoryDir and projectsMemoryDir resolve (symlinks included) to different places,
+        neither inside the other. Checked again before every move: a move across one physical
+        root would write and delete the same file."""
+        from pi_hermes_memory.adapters.config_file import physical_path
+
+        a, b = physical_path(self.memory_dir), physical_path(self.projects_dir)
+        return a != b and a not in b.parents and b not in a.parents
+
     def describe(self, target: Target) -> str:
         return str(self.path_for(target))
 

@@ -158,3 +158,6 @@ class MarkdownStoreContract:
         assert first is not None and markdown.stamp(Target.MEMORY) == first
         markdown.write(Target.MEMORY, b"two, longer\n")
         assert markdown.stamp(Target.MEMORY) != first
+
+    def test_roots_are_distinct_by_default(self, markdown: Any) -> None:
+        assert markdown.distinct_roots() is True

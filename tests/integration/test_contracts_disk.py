@@ -23,3 +23,20 @@ class TestMarkdownFiles(MarkdownStoreContract):
     @pytest.fixture
     def markdown(self, tmp_path: Path) -> MarkdownFiles:
         return MarkdownFiles(tmp_path / "pi-hermes-memory", tmp_path / "projects-memory")
+
+
+def test_a_symlink_joining_the_two_roots_refuses_moves(tmp_path: Path) -> None:
+    import pi_hermes_memory
+
+    root = tmp_path / "agent"
+    with pi_hermes_memory.open(
+        agent_root=root, environ={"HOME": str(tmp_path)}, project="web"
+    ) as m:
+        m.add("Web deploys with Docker Compose", target="project")
+        projects = root / "projects-memory"
+        moved = root / "projects-real"
+        projects.rename(moved)
+        projects.symlink_to(root / "pi-hermes-memory", target_is_directory=True)
+        result = m.promote("Docker Compose")
+        assert result.status == "invalid" and "same physical directory" in result.message
+        assert (moved / "MEMORY.md").read_text().startswith("Web deploys with Docker Compose")
