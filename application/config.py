@@ -23,7 +23,12 @@ from typing import Final, TypeVar
 from urllib.parse import urlsplit
 
 import attrs
-from pi_hermes_memory.domain.model import is_safe_project_name
+from pi_hermes_memory.domain.model import (
+    GLOBAL_NAMESPACE,
+    Target,
+    is_safe_project_name,
+    namespace_problem,
+)
 
 CONFIG_FILE_NAME: Final = "hermes-memory-config.json"
 DEFAULT_MEMORY_DIR_NAME: Final = "pi-hermes-memory"
@@ -229,6 +234,8 @@ class Config:
     nudge_tool_calls: int = 15
     skill_review_tool_calls: int = 10
     consolidation_timeout_ms: int = 60_000
+    #: scopes.agentAccess: agent id -> namespaces it may read and write (ADR 0014)
+    agent_access: Mapping[str, frozenset[str]] = attrs.field(factory=dict)
     skill_governance: SkillGovernanceConfig
 
     @classmethod
@@ -285,6 +292,41 @@ _ENV_VAR_NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 def _has_control_char(text: str) -> bool:
     return any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in text)
+
+
+def _agent_access(scopes: _Section) -> dict[str, frozenset[str]]:
+    """scopes.agentAccess: {"<agent id>": ["global", "agent:<id>", "custom:<name>", …]}.
+
+    An invalid map (not an object, a bad agent id, a list that is not made of valid scope
+    names) falls back to the default — every agent gets global + its own agent scope — with a
+    warning; nothing is partially applied.
+    """
+    raw = scopes.get("agentAccess")
+    if raw is None:
+        return {}
+    if not isinstance(raw, Mapping):
+        scopes.reject("agentAccess", "expected an object of agent id -> list of scopes")
+        return {}
+    access: dict[str, frozenset[str]] = {}
+    for agent, granted in raw.items():
+        if namespace_problem(f"agent:{agent}", Target.MEMORY) is not None:
+            scopes.reject("agentAccess", "agent ids are letters, digits, '.', '_' and '-'")
+            return {}
+        if not isinstance(granted, list) or not all(
+            isinstance(g, str) and (g == GLOBAL_NAMESPACE or _valid_namespace(g)) for g in granted
+        ):
+            scopes.reject(
+                "agentAccess",
+                f"the scopes of agent {agent!r} must be a list of global, agent:<id>, "
+                "custom:<name> or user:<id>",
+            )
+            return {}
+        access[agent] = frozenset(granted)
+    return access
+
+
+def _valid_namespace(name: str) -> bool:
+    return any(namespace_problem(name, t) is None for t in (Target.MEMORY, Target.USER))
 
 
 def _is_safe_dir_name(name: str) -> bool:
@@ -852,6 +894,7 @@ def parse_config(
         flush_on_shutdown=top.boolean("flushOnShutdown", True),
         flush_min_turns=top.integer("flushMinTurns", 6),
         flush_recent_messages=top.integer("flushRecentMessages", 0),
+        agent_access=_agent_access(top.section("scopes")),
         session_search=SessionSearchConfig(
             variant=top.section("sessionSearch").choice("variant", SessionSearchVariant.LEGACY)
         ),

@@ -22,6 +22,7 @@ class AddMemory:
     at: datetime
     category: FailureCategory | None = None
     force: bool = False
+    namespace: str | None = None  # None: the global layer; else agent:/custom:/user: (ADR 0014)
 
 
 @attrs.frozen(kw_only=True)
@@ -32,6 +33,7 @@ class ReplaceMemory:
     entry_id: str  # id of the new version
     at: datetime
     category: FailureCategory | None = None
+    namespace: str | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -39,6 +41,7 @@ class RemoveMemory:
     target: Target
     old_text: str
     at: datetime
+    namespace: str | None = None
 
 
 MemoryCommand = AddMemory | ReplaceMemory | RemoveMemory

@@ -27,11 +27,13 @@ from pi_hermes_memory.domain.events import (
     RemovalReason,
 )
 from pi_hermes_memory.domain.model import (
+    GLOBAL_NAMESPACE,
     FailureCategory,
     MemoryEntry,
     Target,
     clean_entry_text,
     entry_text_problem,
+    namespace_problem,
     normalize_text,
 )
 from pi_hermes_memory.domain.scope import SessionScope
@@ -51,6 +53,7 @@ class Status(enum.StrEnum):
     NEAR_DUPLICATE = "near_duplicate"
     CAPACITY_EXCEEDED = "capacity_exceeded"
     NEEDS_CONSOLIDATION = "needs_consolidation"
+    FORBIDDEN = "forbidden"
     NOT_FOUND = "not_found"
     AMBIGUOUS = "ambiguous"
     INVALID = "invalid"
@@ -105,16 +108,33 @@ def preview(text: str, width: int = 80) -> str:
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
+def _namespace_gate(target: Target, namespace: str | None, scope: SessionScope) -> Decision | None:
+    """Refuse an invalid namespace, or one this session's access map does not grant."""
+    problem = namespace_problem(namespace, target)
+    if problem:
+        return Decision(status=Status.INVALID, message=f"Refused: {problem}.")
+    if not scope.can_use(namespace):
+        return Decision(
+            status=Status.FORBIDDEN,
+            message=f"Refused: this session has no access to scope "
+            f"{namespace or GLOBAL_NAMESPACE!r} (see scopes.agentAccess).",
+        )
+    return None
+
+
 def _project_problem(target: Target, scope: SessionScope) -> str | None:
     if target is Target.PROJECT and scope.project is None:
         return "there is no current project (set projectName or run inside a project directory)"
     return None
 
 
-def same_scope(doc: MemoryDocument, scope: SessionScope, project: str | None) -> list[MemoryEntry]:
-    """The active own rows of one (target, project) scope: what a new row is deduped against."""
+def same_scope(
+    doc: MemoryDocument, scope: SessionScope, project: str | None, namespace: str | None = None
+) -> list[MemoryEntry]:
+    """The active own rows of one (target, project, namespace) scope: what a new row is deduped
+    against and what counts against its capacity."""
     if doc.target in (Target.USER, Target.MEMORY):
-        return list(doc.active)  # global documents: one scope, no attribution to compare
+        return [e for e in doc.active if e.namespace == namespace]
     return [e for e in doc.active if e.project == project and scope.own(e)]
 
 
@@ -126,9 +146,12 @@ def exact(rows: Sequence[MemoryEntry], key: str) -> MemoryEntry | None:
     return None
 
 
-def locate(doc: MemoryDocument, scope: SessionScope, old_text: str) -> tuple[MemoryEntry, ...]:
-    """Visible active rows containing `old_text` (verbatim, else whitespace-insensitive)."""
-    visible = [e for e in doc.active if scope.visible(e)]
+def locate(
+    doc: MemoryDocument, scope: SessionScope, old_text: str, namespace: str | None = None
+) -> tuple[MemoryEntry, ...]:
+    """Visible active rows of `namespace` containing `old_text` (verbatim, else
+    whitespace-insensitive)."""
+    visible = [e for e in doc.active if e.namespace == namespace and scope.visible(e)]
     found = [e for e in visible if old_text in e.text]
     if not found:
         needle = normalize_text(old_text)
@@ -136,10 +159,12 @@ def locate(doc: MemoryDocument, scope: SessionScope, old_text: str) -> tuple[Mem
     return tuple(found)
 
 
-def locate_one(doc: MemoryDocument, scope: SessionScope, old_text: str) -> MemoryEntry | Decision:
+def locate_one(
+    doc: MemoryDocument, scope: SessionScope, old_text: str, namespace: str | None = None
+) -> MemoryEntry | Decision:
     if not old_text.strip():
         return Decision(status=Status.INVALID, message="old_text is required and cannot be empty")
-    found = locate(doc, scope, old_text)
+    found = locate(doc, scope, old_text, namespace)
     if not found:
         return Decision(
             status=Status.NOT_FOUND,
@@ -167,8 +192,11 @@ def capacity_events(
     replacing: MemoryEntry | None,
     version: int,
     command: AddMemory | ReplaceMemory | MoveMemory,
+    namespace: str | None = None,
 ) -> tuple[tuple[Event, ...], tuple[MemoryEntry, ...]] | Decision:
     own = policy.scope.own_rows(doc.active, doc.target)
+    if doc.target in (Target.USER, Target.MEMORY):
+        own = [e for e in own if e.namespace == namespace]  # each namespace has its budget
     plan = plan_capacity(
         target=doc.target,
         own=own,
@@ -202,9 +230,12 @@ def decide_add(doc: MemoryDocument, cmd: AddMemory, policy: WritePolicy) -> Deci
     problem = _project_problem(cmd.target, scope) or entry_text_problem(text)
     if problem:
         return Decision(status=Status.INVALID, message=f"Refused: {problem}.")
+    gate = _namespace_gate(cmd.target, cmd.namespace, scope)
+    if gate:
+        return gate
     project = scope.attribution(cmd.target)
     key = normalize_text(text)
-    rows = same_scope(doc, scope, project)
+    rows = same_scope(doc, scope, project, cmd.namespace)
     same = exact(rows, key)
     if same is not None:
         return Decision(
@@ -226,7 +257,13 @@ def decide_add(doc: MemoryDocument, cmd: AddMemory, policy: WritePolicy) -> Deci
                 candidates=candidates,
             )
     capacity = capacity_events(
-        doc, policy, adding=len(text), replacing=None, version=doc.version, command=cmd
+        doc,
+        policy,
+        adding=len(text),
+        replacing=None,
+        version=doc.version,
+        command=cmd,
+        namespace=cmd.namespace,
     )
     if isinstance(capacity, Decision):
         return capacity
@@ -242,6 +279,7 @@ def decide_add(doc: MemoryDocument, cmd: AddMemory, policy: WritePolicy) -> Deci
         category=_category(cmd.target, cmd.category, None),
         created=cmd.at.date(),
         last_referenced=cmd.at.date(),
+        namespace=cmd.namespace,
     )
     note = (
         f" Evicted {len(evicted)} oldest entr{'y' if len(evicted) == 1 else 'ies'}."
@@ -271,7 +309,10 @@ def decide_replace(doc: MemoryDocument, cmd: ReplaceMemory, policy: WritePolicy)
     problem = _project_problem(cmd.target, scope) or entry_text_problem(text)
     if problem:
         return Decision(status=Status.INVALID, message=f"Refused: {problem}.")
-    located = locate_one(doc, scope, cmd.old_text)
+    gate = _namespace_gate(cmd.target, cmd.namespace, scope)
+    if gate:
+        return gate
+    located = locate_one(doc, scope, cmd.old_text, cmd.namespace)
     if isinstance(located, Decision):
         return located
     old = located
@@ -282,7 +323,7 @@ def decide_replace(doc: MemoryDocument, cmd: ReplaceMemory, policy: WritePolicy)
         return Decision(
             status=Status.NOOP, message="The entry already has this content.", entry_id=old.id
         )
-    same = exact(same_scope(doc, scope, project), key)
+    same = exact(same_scope(doc, scope, project, old.namespace), key)
     if same is not None and same.id != old.id:
         merged = MemorySuperseded(
             stream=doc.stream,
@@ -299,7 +340,13 @@ def decide_replace(doc: MemoryDocument, cmd: ReplaceMemory, policy: WritePolicy)
             entry_id=same.id,
         )
     capacity = capacity_events(
-        doc, policy, adding=len(text), replacing=old, version=doc.version, command=cmd
+        doc,
+        policy,
+        adding=len(text),
+        replacing=old,
+        version=doc.version,
+        command=cmd,
+        namespace=old.namespace,
     )
     if isinstance(capacity, Decision):
         return capacity
@@ -329,7 +376,10 @@ def decide_remove(doc: MemoryDocument, cmd: RemoveMemory, policy: WritePolicy) -
     problem = _project_problem(cmd.target, policy.scope)
     if problem:
         return Decision(status=Status.INVALID, message=f"Refused: {problem}.")
-    located = locate_one(doc, policy.scope, cmd.old_text)
+    gate = _namespace_gate(cmd.target, cmd.namespace, policy.scope)
+    if gate:
+        return gate
+    located = locate_one(doc, policy.scope, cmd.old_text, cmd.namespace)
     if isinstance(located, Decision):
         return located
     removed = MemoryRemoved(

@@ -131,6 +131,7 @@ class _Builder:
                     category=event.category,
                     created=event.created,
                     last_referenced=event.last_referenced,
+                    namespace=event.namespace,
                 )
                 self.slots[self.next_slot] = entry
                 self.slot_of[entry.id] = self.next_slot

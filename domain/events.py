@@ -50,6 +50,7 @@ class MemoryAdded(Event):
     created: date
     last_referenced: date
     origin: Origin = Origin.TOOL
+    namespace: str | None = None
 
 
 @attrs.frozen(kw_only=True)

@@ -20,6 +20,7 @@ class ParsedEntry:
     last: date | None = None
     project: str | None = None
     category: str | None = None
+    namespace: str | None = None
     extra: tuple[tuple[str, str], ...] = ()
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 import functools
+import re
 import unicodedata
 from datetime import date
 
@@ -57,6 +58,9 @@ class MemoryEntry:
     last_referenced: date
     superseded_by: str | None = None
     superseded_at: date | None = None
+    #: None for the shared global layer; "agent:<id>", "custom:<name>" (memory) or "user:<id>"
+    #: (user) for a namespaced row. Project rows use `project` instead (ADR 0014).
+    namespace: str | None = None
 
     @classmethod
     def create(
@@ -135,3 +139,28 @@ def is_safe_project_name(name: str) -> bool:
     if any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in name):
         return False
     return not any(ch in _UNSAFE_PROJECT_CHARS for ch in name)
+
+
+GLOBAL_NAMESPACE = "global"
+NAMESPACE_KINDS: dict[str, tuple[Target, ...]] = {
+    "agent": (Target.MEMORY,),
+    "custom": (Target.MEMORY,),
+    "user": (Target.USER,),
+}
+_NAMESPACE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+
+
+def namespace_problem(namespace: str | None, target: Target) -> str | None:
+    """Why `namespace` cannot hold rows of `target`, or None when it can (None = global)."""
+    if namespace is None:
+        return None
+    kind, _, name = namespace.partition(":")
+    if kind not in NAMESPACE_KINDS or not _NAMESPACE_ID.fullmatch(name):
+        return (
+            f"scope {namespace!r} is not valid: use global, agent:<id>, custom:<name> or "
+            "user:<id> (letters, digits, '.', '_' and '-')"
+        )
+    if target not in NAMESPACE_KINDS[kind]:
+        allowed = ", ".join(t.value for t in NAMESPACE_KINDS[kind])
+        return f"scope {kind}:… holds {allowed} entries, not {target.value} entries"
+    return None

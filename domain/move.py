@@ -61,6 +61,14 @@ def decide_move(
                 "inside a project directory).",
             )
         )
+    if not scope.can_use(None):
+        return MoveDecision(
+            decision=Decision(
+                status=Status.FORBIDDEN,
+                message=f"Refused: {verb} moves to or from the global layer, and this session "
+                "has no access to scope 'global' (see scopes.agentAccess).",
+            )
+        )
     pool = source
     if cmd.direction is MoveDirection.DEMOTE:  # only unattributed global rows can be demoted
         pool = attrs.evolve(source, active=tuple(e for e in source.active if e.project is None))

@@ -33,6 +33,7 @@ from pi_hermes_memory.domain.model import (
     MemoryEntry,
     Target,
     clean_entry_text,
+    namespace_problem,
     normalize_text,
 )
 
@@ -112,9 +113,9 @@ def reconcile(
         events.append(event)
         state = fold(state, (event,))
 
-    def active_same(key: str, project: str | None) -> MemoryEntry | None:
+    def active_same(key: str, project: str | None, namespace: str | None) -> MemoryEntry | None:
         for e in state.active:
-            if e.key == key and e.project == project:
+            if e.key == key and e.project == project and e.namespace == namespace:
                 return e
         return None
 
@@ -128,17 +129,21 @@ def reconcile(
         text = clean_entry_text(p.text)
         key = normalize_text(text)
         project = _project(target, p.project)
+        namespace = p.namespace if namespace_problem(p.namespace, target) is None else None
         revised_from = next(
             (
                 b
                 for b in vanished
-                if p.created is not None and b.created == p.created and b.project == project
+                if p.created is not None
+                and b.created == p.created
+                and b.project == project
+                and b.namespace == namespace
             ),
             None,
         )
         if revised_from is not None:
             vanished.remove(revised_from)
-        existing = active_same(key, project)
+        existing = active_same(key, project, namespace)
         if revised_from is not None and is_active(revised_from.id):
             if existing is not None:
                 emit(
@@ -177,6 +182,11 @@ def reconcile(
             )
             continue
         created = p.created or today
+        if namespace != p.namespace:
+            warnings.append(
+                f"{target.value}: scope={p.namespace} does not belong in this file; the entry "
+                "was imported into the global layer"
+            )
         emit(
             MemoryAdded(
                 stream=state.stream,
@@ -190,6 +200,7 @@ def reconcile(
                 created=created,
                 last_referenced=max(p.last or created, created),
                 origin=Origin.MARKDOWN,
+                namespace=namespace,
             )
         )
         counts["added"] += 1

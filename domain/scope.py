@@ -11,13 +11,24 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import attrs
-from pi_hermes_memory.domain.model import MemoryEntry, Target
+from pi_hermes_memory.domain.model import GLOBAL_NAMESPACE, MemoryEntry, Target
 
 
 @attrs.frozen(kw_only=True)
 class SessionScope:
+    """The session's view: current project, sharing flag and the namespaces it may use.
+
+    `access` lists the namespaces of the memory/user layers this session may read and write:
+    "global" (unnamespaced rows) plus any "agent:<id>", "custom:<name>", "user:<id>" its access
+    map grants (ADR 0014). Project and failure rows follow the project rules instead.
+    """
+
     project: str | None
     sharing: bool = False
+    access: frozenset[str] = frozenset({GLOBAL_NAMESPACE})
+
+    def can_use(self, namespace: str | None) -> bool:
+        return (namespace or GLOBAL_NAMESPACE) in self.access
 
     def visible(self, entry: MemoryEntry) -> bool:
         """Rows that search, listing and explicit edits (replace/remove) may see."""
@@ -27,7 +38,7 @@ class SessionScope:
             return self.sharing or entry.project == self.project
         if entry.target is Target.FAILURE:
             return self.sharing or entry.project is None or entry.project == self.project
-        return True
+        return self.can_use(entry.namespace)
 
     def own_rows(self, rows: Sequence[MemoryEntry], target: Target) -> list[MemoryEntry]:
         """`own` over the rows of one target (global targets: all of them, without a scan)."""

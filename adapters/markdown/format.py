@@ -28,6 +28,7 @@ from pi_hermes_memory.domain.model import (
     clean_entry_text,
     entry_text_problem,
     is_safe_project_name,
+    namespace_problem,
 )
 
 __all__ = ["parse_document", "render_document"]
@@ -43,7 +44,7 @@ _KEY = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,63}")
 # not `\d`, because `\d` matches non-ASCII digits.
 _ISO_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 
-_KNOWN_KEYS = frozenset({"created", "last", "project", "category"})
+_KNOWN_KEYS = frozenset({"created", "last", "project", "category", "scope"})
 _CATEGORIES = {c.value: c for c in FailureCategory}
 _PROJECT_TARGETS = frozenset({Target.PROJECT, Target.FAILURE})
 _FILE_LABEL = {
@@ -107,6 +108,8 @@ def _render_problem(entry: MemoryEntry, target: Target) -> str | None:
     project = entry.project if target in _PROJECT_TARGETS else None
     if project is not None and not is_safe_project_name(project):
         return "the project name is not a safe name"
+    if namespace_problem(entry.namespace, target) is not None:
+        return "the scope is not valid for this file"
     return None
 
 
@@ -117,6 +120,8 @@ def _metadata_pairs(entry: MemoryEntry, target: Target) -> list[str]:
         pairs.append(f"project={entry.project}")
     if target is Target.FAILURE and entry.category is not None:
         pairs.append(f"category={entry.category.value}")
+    if entry.namespace is not None:  # agent:/custom:/user: rows (ADR 0014); global has none
+        pairs.append(f"scope={entry.namespace}")
     return pairs
 
 
@@ -137,6 +142,7 @@ class _Metadata:
     last: date | None = None
     project: str | None = None
     category: str | None = None
+    namespace: str | None = None
     extra: tuple[tuple[str, str], ...] = ()
 
 
@@ -200,6 +206,7 @@ def _parse_chunk(raw: str, target: Target) -> tuple[ParsedEntry | None, str | No
         last=metadata.last,
         project=metadata.project,
         category=metadata.category,
+        namespace=metadata.namespace,
         extra=metadata.extra,
     )
     return entry, _misplaced_metadata(metadata, target) or _unwritable(text)
@@ -263,6 +270,7 @@ def _read_metadata(comment: str) -> _Metadata:
         last=_read_date(known, "last"),
         project=_read_project(known),
         category=_read_category(known),
+        namespace=_read_scope(known),
         extra=tuple(extra),
     )
 
@@ -292,6 +300,16 @@ def _read_project(known: dict[str, str]) -> str | None:
     value = known.get("project")
     if value is not None and not is_safe_project_name(value):
         raise _Unreadable("'project' is not a safe project name")
+    return value
+
+
+def _read_scope(known: dict[str, str]) -> str | None:
+    value = known.get("scope")
+    if value is None:
+        return None
+    # which file may hold which kind is checked by the importer; here only the syntax
+    if all(namespace_problem(value, t) is not None for t in (Target.MEMORY, Target.USER)):
+        raise _Unreadable("'scope' is not agent:<id>, custom:<name> or user:<id>")
     return value
 
 
