@@ -43,7 +43,52 @@ def _parser() -> argparse.ArgumentParser:
     lst = sub.add_parser("list", parents=[common], help="list entries")
     lst.add_argument("--target", choices=["user", "memory", "project", "failure"])
     lst.add_argument("--history", action="store_true", help="include superseded history")
+    find = sub.add_parser("search", parents=[common], help="full-text search (memory_search)")
+    find.add_argument("query", help="words to look for (any language)")
+    find.add_argument("--target", choices=["user", "memory", "project", "failure"])
+    find.add_argument(
+        "--category",
+        choices=["failure", "correction", "insight", "preference", "convention", "tool-quirk"],
+        help="failure entries of this category only",
+    )
+    find.add_argument("--limit", type=_limit, default=10, help="1-20 results (default 10)")
+    find.add_argument("--history", action="store_true", help="include superseded history")
+    sub.add_parser(
+        "sync-markdown",
+        parents=[common],
+        help="import Markdown edits, then verify and repair the search index",
+    )
     return parser
+
+
+def _limit(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {value!r}") from None
+    if not 1 <= number <= 20:
+        raise argparse.ArgumentTypeError(f"must be from 1 to 20, got {number}")
+    return number
+
+
+def _search(memory: Any, args: argparse.Namespace) -> int:
+    """Exit 0 when the search ran (also without results), 1 when the query was invalid."""
+    from pi_hermes_memory.search import search_result_json
+
+    result = memory.search(
+        args.query,
+        target=args.target,
+        category=args.category,
+        limit=args.limit,
+        include_superseded=args.history,
+    )
+    if args.json:
+        print(json.dumps(search_result_json(result), ensure_ascii=False, indent=2))
+    elif result.status == "invalid_arguments":
+        print(f"pi-hermes-memory: {result.message}", file=sys.stderr)
+    else:
+        print(result.message)
+    return EXIT_FAILED if result.status == "invalid_arguments" else EXIT_OK
 
 
 def _jsonable(value: Any) -> Any:
@@ -60,6 +105,27 @@ def _print_json(value: Any) -> None:
     print(json.dumps(_jsonable(value), ensure_ascii=False, indent=2))
 
 
+def _sync_markdown(memory: Any, *, as_json: bool) -> int:
+    report = memory.sync_markdown()
+    if as_json:
+        print(json.dumps(report.to_json(), ensure_ascii=False, indent=2))
+        return EXIT_OK
+    print(
+        f"Imported {report.imported} Markdown change(s); search index: {report.added} added, "
+        f"{report.updated} updated, {report.removed} removed, {report.skipped} skipped"
+        + (", full-text index rebuilt" if report.fts_rebuilt else "")
+        + "."
+    )
+    for t in report.targets:
+        print(
+            f"  {t.target}: imported {t.imported}, added {t.added}, updated {t.updated}, "
+            f"removed {t.removed}, skipped {t.skipped}"
+        )
+    for warning in report.warnings:
+        print(f"pi-hermes-memory: warning: {warning}", file=sys.stderr)
+    return EXIT_OK
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     arguments: Any = None
@@ -70,6 +136,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         except json.JSONDecodeError as exc:
             print(f"pi-hermes-memory: arguments are not valid JSON: {exc}", file=sys.stderr)
             return EXIT_USAGE
+
+    if args.command == "search" and args.category and args.target not in (None, "failure"):
+        print("pi-hermes-memory: --category applies only to --target failure", file=sys.stderr)
+        return EXIT_USAGE
 
     import pi_hermes_memory
     from pi_hermes_memory.errors import HermesMemoryError
@@ -86,6 +156,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             result = memory.call_tool(args.name, arguments)
             _print_json(result)
             return EXIT_OK if result.get("success") else EXIT_FAILED
+        if args.command == "sync-markdown":
+            return _sync_markdown(memory, as_json=args.json)
+        if args.command == "search":
+            return _search(memory, args)
         if args.command == "add":
             outcome = memory.add(
                 args.text, target=args.target, category=args.category, force=args.force

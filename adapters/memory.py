@@ -11,8 +11,10 @@ import copy
 import hashlib
 import threading
 from collections.abc import Iterator, Sequence
+from datetime import date
 
 import attrs
+from pi_hermes_memory.domain.document import MemoryDocument
 from pi_hermes_memory.domain.errors import VersionConflict
 from pi_hermes_memory.domain.events import (
     Event,
@@ -26,6 +28,7 @@ from pi_hermes_memory.domain.events import (
     MemorySuperseded,
 )
 from pi_hermes_memory.domain.model import Target
+from pi_hermes_memory.mirror import RebuildReport, RepairTally, in_scope, plan_mirror
 
 
 @attrs.define
@@ -66,6 +69,41 @@ class InMemoryProjection:
     def rows(self) -> dict[str, dict[str, object]]:
         return self._state.rows
 
+    def rebuild(self, documents: Sequence[MemoryDocument]) -> RebuildReport:
+        """Repair the rows of these documents' targets to their folded state (ADR 0013)."""
+        plan = plan_mirror(documents)
+        tally = RepairTally(plan)
+        rows = self._state.rows
+        for entry_id, entry in plan.rows.items():
+            row = rows.get(entry_id)
+            want: dict[str, object] = {
+                "target": entry.target.value,
+                "project": entry.project,
+                "text": entry.text,
+                "superseded_by": entry.superseded_by,
+                "superseded_at": entry.superseded_at,
+                "category": entry.category.value if entry.category else None,
+                "created": entry.created,
+                # never moved back: a merge references the survivor in the mirror only
+                "last_referenced": max(entry.last_referenced, _last(row) or entry.last_referenced),
+            }
+            if row is None:
+                rows[entry_id] = want
+                tally.count(entry.target, "added")
+            elif any(row.get(key) != value for key, value in want.items()):
+                row.update(want)
+                tally.count(entry.target, "updated")
+        for entry_id, row in list(rows.items()):
+            target = str(row["target"])
+            if entry_id in plan.rows or not in_scope(plan, entry_id, target):
+                continue
+            if row.get("superseded_by") is None:
+                del rows[entry_id]
+                tally.count(target, "removed")
+            else:  # history is never deleted by a repair
+                tally.count(target, "kept_history")
+        return tally.report()
+
     def apply(self, events: Sequence[Event]) -> None:
         rows = self._state.rows
         for event in events:
@@ -78,12 +116,13 @@ class InMemoryProjection:
                         "project": event.project,
                         "text": event.text,
                         "superseded_by": None,
+                        **_details(event),
                     }
                 case MemoryReplaced():
                     old = rows.get(event.old_id)
                     target = old["target"] if old else event.stream.split(":", 1)[1]
                     if old is not None:
-                        old["superseded_by"] = event.new_id
+                        old.update(superseded_by=event.new_id, superseded_at=event.at.date())
                     if target == Target.PROJECT.value and event.project is None:
                         continue
                     rows[event.new_id] = {
@@ -91,22 +130,47 @@ class InMemoryProjection:
                         "project": event.project,
                         "text": event.text,
                         "superseded_by": None,
+                        **_details(event),
                     }
                 case MemorySuperseded():
                     if event.old_id in rows:
-                        rows[event.old_id]["superseded_by"] = event.by_id
+                        rows[event.old_id].update(superseded_by=event.by_id, superseded_at=event.on)
+                    _reference(rows.get(event.by_id), event.on)
                 case MemoryRemoved():
                     rows.pop(event.entry_id, None)
                 case MemoryMovedIn():
                     row = rows.setdefault(
                         event.entry_id, {"text": event.text, "superseded_by": None}
                     )
-                    row.update(target=event.target.value, project=event.project)
+                    row.update(target=event.target.value, project=event.project, **_details(event))
                 case MemoryMergedInto():
                     if event.entry_id in rows:
-                        rows[event.entry_id]["superseded_by"] = event.into_id
-                case MemoryReferenced() | MemoryMovedOut():
+                        rows[event.entry_id].update(
+                            superseded_by=event.into_id, superseded_at=event.on
+                        )
+                case MemoryReferenced():
+                    _reference(rows.get(event.entry_id), event.on)
+                case MemoryMovedOut():
                     pass
+
+
+def _details(event: MemoryAdded | MemoryReplaced | MemoryMovedIn) -> dict[str, object]:
+    """The row fields search reads besides target/project/text (as in the SQLite table)."""
+    return {
+        "category": event.category.value if event.category else None,
+        "created": event.created,
+        "last_referenced": event.last_referenced,
+    }
+
+
+def _last(row: dict[str, object] | None) -> date | None:
+    value = None if row is None else row.get("last_referenced")
+    return value if isinstance(value, date) else None
+
+
+def _reference(row: dict[str, object] | None, on: date) -> None:
+    if row is not None and isinstance(last := row.get("last_referenced"), date) and on > last:
+        row["last_referenced"] = on
 
 
 class InMemoryLedger:

@@ -17,9 +17,17 @@ from pi_hermes_memory.domain.commands import (
 from pi_hermes_memory.domain.model import FailureCategory, Target
 from pi_hermes_memory.errors import HermesMemoryError
 from pi_hermes_memory.insights import Insights, ProjectOverview, insights, project_overview
-from pi_hermes_memory.ports import Clock, IdFactory, Storage
+from pi_hermes_memory.ports import Clock, IdFactory, SearchIndex, Storage
 from pi_hermes_memory.results import BatchResult, EntryView, WriteResult
+from pi_hermes_memory.search import (
+    DEFAULT_LIMIT,
+    MEMORY_SEARCH_TOOL,
+    SearchResult,
+    SearchService,
+    run_search_tool,
+)
 from pi_hermes_memory.service import MemoryService
+from pi_hermes_memory.sync import SyncReport, sync_markdown
 from pi_hermes_memory.tools import (
     MEMORY_TOOL,
     ArgumentError,
@@ -69,6 +77,7 @@ class Memory:
         config: Any = None,
         warnings: Sequence[str] = (),
         logger: Any = None,
+        search_index: SearchIndex | None = None,
     ) -> None:
         self._service = service
         self._storage = storage
@@ -77,6 +86,11 @@ class Memory:
         self.config = config
         self.warnings: tuple[str, ...] = tuple(warnings)
         self._log = logger or structlog.get_logger("pi_hermes_memory")
+        self._search = (
+            None
+            if search_index is None
+            else SearchService(service=service, index=search_index, logger=self._log)
+        )
 
     # -- lifecycle ------------------------------------------------------------------------
 
@@ -160,11 +174,42 @@ class Memory:
             self.project,
         )
 
+    def sync_markdown(self) -> SyncReport:
+        """Import Markdown changes, then verify and repair the search mirror (ADR 0013)."""
+        return sync_markdown(self._service)
+
+    def search(
+        self,
+        query: str,
+        *,
+        target: Target | str | None = None,
+        category: FailureCategory | str | None = None,
+        limit: int = DEFAULT_LIMIT,
+        include_superseded: bool = False,
+    ) -> SearchResult:
+        """Full-text search of the entries this session may see (the memory_search tool)."""
+        if self._search is None:
+            raise HermesMemoryError(
+                "search is not available: open() got a custom storage but no search_index"
+            )
+        return self._search.search(
+            query,
+            target=_target(target) if target is not None else None,
+            category=_category(category),
+            limit=limit,
+            include_superseded=include_superseded,
+        )
+
     # -- tool API -------------------------------------------------------------------------
 
     def _tools(self) -> dict[str, tuple[ToolDefinition, Callable[[Any], ToolResult]]]:
         """The tool registry: name -> (definition, handler taking the JSON arguments)."""
-        return {MEMORY_TOOL.name: (MEMORY_TOOL, self._memory_tool)}
+        tools: dict[str, tuple[ToolDefinition, Callable[[Any], ToolResult]]] = {
+            MEMORY_TOOL.name: (MEMORY_TOOL, self._memory_tool)
+        }
+        if self._search is not None:
+            tools[MEMORY_SEARCH_TOOL.name] = (MEMORY_SEARCH_TOOL, self._search_tool)
+        return tools
 
     def tool_definitions(self) -> list[ToolDefinition]:
         return [definition for definition, _ in self._tools().values()]
@@ -192,6 +237,10 @@ class Memory:
                 "message": f"The memory store failed ({type(exc).__name__}); nothing was "
                 "reported saved. Details are in the application log.",
             }
+
+    def _search_tool(self, arguments: Any) -> ToolResult:
+        assert self._search is not None  # registered only with a search index
+        return run_search_tool(self._search, arguments)
 
     def _memory_tool(self, arguments: Any) -> ToolResult:
         parsed = parse_memory_arguments(arguments)

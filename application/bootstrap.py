@@ -8,17 +8,20 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import structlog
 from pi_hermes_memory.api import Memory
 from pi_hermes_memory.domain.capacity import OverflowStrategy
 from pi_hermes_memory.domain.model import Target
 from pi_hermes_memory.domain.scope import SessionScope
-from pi_hermes_memory.ports import Clock, IdFactory, MarkdownStore, Storage
+from pi_hermes_memory.ports import Clock, IdFactory, MarkdownStore, SearchIndex, Storage
 from pi_hermes_memory.service import MemoryService, MemorySettings
+
+if TYPE_CHECKING:
+    from pi_hermes_memory.adapters.legacy_layout import MigrationReport
 
 
 def open_memory(
@@ -32,6 +35,7 @@ def open_memory(
     logger: Any = None,
     storage: Storage | None = None,
     markdown: MarkdownStore | None = None,
+    search_index: SearchIndex | None = None,
 ) -> Memory:
     """Open the memory store described by the configuration.
 
@@ -40,6 +44,8 @@ def open_memory(
     project: an explicit project name (wins over config and cwd; must be a safe name).
     storage / markdown: custom adapters (they must pass the contract suite in
     ``pi_hermes_memory.testing``); default: SQLite ``sessions.db`` and Markdown files.
+    search_index: the memory_search index (must pass ``SearchIndexContract``); default: FTS5
+    over the default SQLite storage. With a custom storage and no index, search is off.
     """
     from pi_hermes_memory.adapters.config_file import load_config
     from pi_hermes_memory.adapters.markdown.codec import MarkdownFormat
@@ -51,14 +57,31 @@ def open_memory(
     config, config_warnings = load_config(
         environ=env, cwd=Path(cwd if cwd is not None else os.getcwd()), project_override=project
     )
+    migrate: Callable[[], MigrationReport] | None = None
+    if markdown is None:
+        from pi_hermes_memory.adapters.legacy_layout import migrate_legacy_layout
+        from pi_hermes_memory.adapters.markdown.store import MarkdownFiles
+
+        files = MarkdownFiles(config.memory_dir, config.projects_memory_dir)
+        markdown = files
+
+        def migrate() -> MigrationReport:
+            return migrate_legacy_layout(
+                agent_root=config.agent_root,
+                memory_dir=config.memory_dir,
+                projects_dir=config.projects_memory_dir,
+                lock=files.lock(),
+            )
+
+    # the old layout moves before the storage opens (ADR 0013)
+    migration = migrate() if migrate is not None else None
     if storage is None:
+        from pi_hermes_memory.adapters.sqlite.search import SqliteSearchIndex
         from pi_hermes_memory.adapters.sqlite.storage import SqliteStorage
 
         storage = SqliteStorage(config.db_path)
-    if markdown is None:
-        from pi_hermes_memory.adapters.markdown.store import MarkdownFiles
-
-        markdown = MarkdownFiles(config.memory_dir, config.projects_memory_dir)
+        if search_index is None:
+            search_index = SqliteSearchIndex(storage)
     clock = clock or SystemClock()
     ids = ids or UlidFactory()
     logger = logger or structlog.wrap_logger(logging.getLogger("pi_hermes_memory"))
@@ -84,6 +107,10 @@ def open_memory(
     )
     try:
         service.entries()  # converge: finish interrupted renders, import hand edits
+        if migration is not None and migration.deferred and migrate is not None:
+            # the flat project file was missing; entries() rendered it, now merge into it
+            migration = migrate()
+            service.entries()
         unattributed = sum(1 for e in service.document(Target.PROJECT).active if e.project is None)
     except BaseException:
         storage.close()
@@ -96,6 +123,8 @@ def open_memory(
             "metadata comment to attribute it."
         )
     warnings = [f"{w.field}: {w.message}" for w in config_warnings]
+    if migration is not None:
+        warnings.extend(migration.warnings)
     return Memory(
         service=service,
         storage=storage,
@@ -104,4 +133,5 @@ def open_memory(
         config=config,
         warnings=(*warnings, *service.warnings),
         logger=logger,
+        search_index=search_index,
     )

@@ -7,9 +7,12 @@ from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Protocol
 
+from pi_hermes_memory.domain.document import MemoryDocument
 from pi_hermes_memory.domain.events import Event
 from pi_hermes_memory.domain.markdown_doc import ParsedDocument
 from pi_hermes_memory.domain.model import MemoryEntry, Target
+from pi_hermes_memory.mirror import RebuildReport
+from pi_hermes_memory.search import SearchHit, SearchQuery
 
 
 class Clock(Protocol):
@@ -42,6 +45,12 @@ class Projection(Protocol):
     """Read models kept in the same transaction as the journal (SQLite tables, FTS)."""
 
     def apply(self, events: Sequence[Event]) -> None: ...
+
+    def rebuild(self, documents: Sequence[MemoryDocument]) -> RebuildReport:
+        """Make the rows of these documents' targets equal to their folded state (insert the
+        missing, update the different, delete active rows the state lacks; superseded rows the
+        state lacks are kept); see `pi_hermes_memory.mirror`."""
+        ...
 
 
 class RenderLedger(Protocol):
@@ -99,3 +108,16 @@ class DocumentFormat(Protocol):
     def render(self, entries: Sequence[MemoryEntry], target: Target) -> str: ...
 
     def parse(self, text: str, target: Target) -> ParsedDocument: ...
+
+
+class SearchIndex(Protocol):
+    """Full-text search over the memory read model (SQLite FTS5, or in memory); read-only.
+
+    Returns the best `query.limit` rows that match at least one term of `query.text` and the
+    scope predicate of `query` (clauses, category, active unless include_superseded), applied
+    before the limit; rows matching every term first, then by score (> 0, higher is better),
+    ties: the larger id first. Any text is a valid query: it never raises for what was typed.
+    See `pi_hermes_memory.testing.SearchIndexContract`.
+    """
+
+    def search(self, query: SearchQuery) -> list[SearchHit]: ...

@@ -11,7 +11,7 @@ from __future__ import annotations
 import collections
 import hashlib
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import attrs
 import structlog
@@ -41,6 +41,8 @@ from pi_hermes_memory.ports import (
     UnitOfWork,
 )
 from pi_hermes_memory.results import CandidateView, EntryView, WriteResult
+
+_R = TypeVar("_R")
 
 
 @attrs.frozen(kw_only=True)
@@ -381,6 +383,26 @@ class MemoryService:
                 rows = [*doc.active, *doc.history]
             views.extend(entry_view(e) for e in rows if scope.visible(e))
         return views
+
+    def maintain(
+        self, step: Callable[[UnitOfWork, dict[Target, MemoryDocument], dict[Target, int]], _R]
+    ) -> tuple[_R, list[str]]:
+        """Run `step` under the store lock, in one transaction, on every document after its hand
+        edits were imported (with the number of events each import appended), then render what
+        is stale. For maintenance such as sync-markdown (`pi_hermes_memory.sync`)."""
+        warnings: list[str] = []
+        with self._markdown.lock(self._lock_timeout):
+            with self._storage.transaction() as uow:
+                caught = {t: self._catch_up(uow, t) for t in Target}
+                docs, on_disk = self._open(uow, Target, warnings)
+                imported = {t: docs[t].version - caught[t].version for t in Target}
+                result = step(uow, dict(docs), imported)
+                stale = self._stale(uow, docs, on_disk)
+            self._docs.update(docs)
+            warnings.extend(self._publish(stale))
+            self._remember_stamps(docs)
+        self._note(warnings)
+        return result, warnings
 
     def _remember_stamps(self, docs: Iterable[Target]) -> None:
         for target in docs:

@@ -152,8 +152,12 @@ class _Builder:
                 self.slots[position] = new  # the new version takes the old one's place
                 self.slot_of[new.id] = position
             case MemorySuperseded():
-                self.active_entry(event.by_id)
+                canonical = self.active_entry(event.by_id)
                 self.retire(event.old_id, event.by_id, event.on)
+                if event.on > canonical.last_referenced:  # a merge counts as a reference
+                    self.slots[self.slot_of[canonical.id]] = attrs.evolve(
+                        canonical, last_referenced=event.on
+                    )
             case MemoryRemoved():
                 self.active_entry(event.entry_id)
                 del self.slots[self.slot_of.pop(event.entry_id)]

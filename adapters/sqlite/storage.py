@@ -15,8 +15,10 @@ import apsw
 import attrs
 from pi_hermes_memory.adapters.sqlite.connection import connect, enable_wal
 from pi_hermes_memory.adapters.sqlite.fts import grams
+from pi_hermes_memory.adapters.sqlite.mirror import rebuild_rows
 from pi_hermes_memory.adapters.sqlite.schema import check_ours, migrate
 from pi_hermes_memory.codec import decode, encode
+from pi_hermes_memory.domain.document import MemoryDocument
 from pi_hermes_memory.domain.errors import VersionConflict
 from pi_hermes_memory.domain.events import (
     Event,
@@ -30,6 +32,7 @@ from pi_hermes_memory.domain.events import (
     MemorySuperseded,
 )
 from pi_hermes_memory.domain.model import Target
+from pi_hermes_memory.mirror import RebuildReport
 
 
 class SqliteJournal:
@@ -83,6 +86,10 @@ class SqliteProjection:
     def apply(self, events: Sequence[Event]) -> None:
         for event in events:
             self._apply(event)
+
+    def rebuild(self, documents: Sequence[MemoryDocument]) -> RebuildReport:
+        """Repair the rows of these documents' targets to their folded state (ADR 0013)."""
+        return rebuild_rows(self._conn, documents)
 
     def _apply(self, event: Event) -> None:
         c = self._conn

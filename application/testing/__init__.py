@@ -15,6 +15,10 @@ Usage in your test suite::
 pytest collects the inherited ``test_*`` methods. Requires pytest.
 """
 
-from pi_hermes_memory.testing.contracts import MarkdownStoreContract, StorageContract
+from pi_hermes_memory.testing.contracts import (
+    MarkdownStoreContract,
+    SearchIndexContract,
+    StorageContract,
+)
 
-__all__ = ["MarkdownStoreContract", "StorageContract"]
+__all__ = ["MarkdownStoreContract", "SearchIndexContract", "StorageContract"]

@@ -16,7 +16,8 @@ from pi_hermes_memory.domain.events import (
     MemorySuperseded,
     RemovalReason,
 )
-from pi_hermes_memory.domain.model import Target
+from pi_hermes_memory.domain.model import FailureCategory, Target
+from pi_hermes_memory.search import ScopeClause, SearchHit, SearchQuery
 
 AT = datetime(2026, 7, 29, 12, 0, tzinfo=UTC)
 DAY = date(2026, 7, 29)
@@ -161,3 +162,265 @@ class MarkdownStoreContract:
 
     def test_roots_are_distinct_by_default(self, markdown: Any) -> None:
         assert markdown.distinct_roots() is True
+
+
+# --- search -----------------------------------------------------------------------------------
+
+HOSTILE_QUERIES = (
+    '"',
+    '""',
+    '"unbalanced',
+    "*",
+    "deploy*",
+    "NEAR(",
+    "NEAR(deploy staging, 2)",
+    "AND OR NOT",
+    "deploy AND",
+    "-deploy",
+    "^deploy",
+    "text: deploy",
+    "{text grams}: deploy",
+    "(",
+    "deploy)",
+    "'; DROP TABLE memories; --",
+    "\x00 \\ %_ ?1 :name @p $x",
+    "猫",
+    "😀🚀",
+    "\ud800 lone surrogate",
+    "deploy " * 2_000,
+    "x" * 10_000,
+    "项目" * 3_000,
+)
+
+
+class EventWriter:
+    """Writes rows to a Storage through its journal and projection, like the service does."""
+
+    def __init__(self, storage: Any) -> None:
+        self.storage = storage
+        self.n = 0
+
+    def add(
+        self,
+        text: str,
+        target: Target = Target.MEMORY,
+        project: str | None = None,
+        category: FailureCategory | None = None,
+        entry_id: str | None = None,
+    ) -> str:
+        self.n += 1
+        entry_id = entry_id or f"s{self.n:04d}"
+        if target is Target.FAILURE:
+            category = category or FailureCategory.FAILURE
+        stream = f"memory:{target.value}"
+        with self.storage.transaction() as uow:
+            version = uow.journal.version(stream)
+            event = MemoryAdded(
+                stream=stream,
+                version=version + 1,
+                at=AT,
+                entry_id=entry_id,
+                target=target,
+                text=text,
+                project=project,
+                category=category,
+                created=DAY,
+                last_referenced=DAY,
+            )
+            uow.journal.append(stream, version, [event])
+            uow.projection.apply([event])
+        return entry_id
+
+    def replace(self, old_id: str, text: str, target: Target = Target.MEMORY, **kw: Any) -> str:
+        self.n += 1
+        new_id = f"s{self.n:04d}"
+        stream = f"memory:{target.value}"
+        with self.storage.transaction() as uow:
+            version = uow.journal.version(stream)
+            event = MemoryReplaced(
+                stream=stream,
+                version=version + 1,
+                at=datetime(2026, 8, 2, 9, 0, tzinfo=UTC),
+                old_id=old_id,
+                new_id=new_id,
+                text=text,
+                project=kw.get("project"),
+                category=kw.get("category"),
+                created=DAY,
+                last_referenced=date(2026, 8, 2),
+            )
+            uow.journal.append(stream, version, [event])
+            uow.projection.apply([event])
+        return new_id
+
+
+EVERYTHING = (
+    ScopeClause(Target.MEMORY),
+    ScopeClause(Target.USER),
+    ScopeClause(Target.PROJECT),
+    ScopeClause(Target.FAILURE),
+)
+
+
+def _query(text: str, clauses: tuple[ScopeClause, ...] = EVERYTHING, **kw: Any) -> SearchQuery:
+    return SearchQuery(text=text, clauses=clauses, **kw)
+
+
+def _ids(hits: list[SearchHit]) -> list[str]:
+    return [h.id for h in hits]
+
+
+class SearchIndexContract:
+    """Semantics of a `SearchIndex` adapter (see the `SearchIndex` port).
+
+    Provide a ``storage`` fixture (a fresh, empty Storage) and a ``search_index`` fixture: the
+    index over that storage's read model.
+    """
+
+    def test_finds_english_words_best_match_first(self, storage: Any, search_index: Any) -> None:
+        rows = EventWriter(storage)
+        deploy = rows.add("Deploys to staging need the VPN and a fresh token")
+        rows.add("The staging database is reset every Sunday")
+        rows.add("Prefers tabs over spaces")
+        hits = search_index.search(_query("staging VPN"))
+        assert _ids(hits)[0] == deploy and len(hits) == 2
+        assert all(h.score > 0 for h in hits)
+        assert search_index.search(_query("kubernetes")) == []
+
+    def test_case_and_diacritics_do_not_matter(self, storage: Any, search_index: Any) -> None:
+        rows = EventWriter(storage)
+        cafe = rows.add("The Café in München serves ÉCLAIRS")
+        for q in ("cafe", "CAFÉ", "munchen", "éclairs", "Eclairs"):
+            assert _ids(search_index.search(_query(q))) == [cafe], q
+
+    def test_chinese_japanese_and_mixed_text(self, storage: Any, search_index: Any) -> None:
+        rows = EventWriter(storage)
+        build = rows.add("项目构建命令是 make build，发布前要先跑类型检查")
+        tower = rows.add("東京タワーに行くなら夜がいい")
+        mixed = rows.add("用pytest运行测试，覆盖率要求80%")
+        rows.add("The release checklist lives in the wiki")
+        assert _ids(search_index.search(_query("构建命令")))[0] == build
+        assert _ids(search_index.search(_query("类型检查")))[0] == build
+        assert _ids(search_index.search(_query("タワー")))[0] == tower
+        assert _ids(search_index.search(_query("pytest")))[0] == mixed
+        assert _ids(search_index.search(_query("运行测试 pytest")))[0] == mixed
+        assert _ids(search_index.search(_query("make build 构建")))[0] == build
+        assert tower in _ids(search_index.search(_query("京")))  # lone char: starts a bigram
+
+    def test_rows_matching_every_term_come_first(self, storage: Any, search_index: Any) -> None:
+        rows = EventWriter(storage)
+        partial = [rows.add(f"redis cache note {i}") for i in range(5)]
+        both = rows.add("redis eviction policy is allkeys-lru for the session cache backend")
+        hits = search_index.search(_query("redis eviction"))
+        assert _ids(hits)[0] == both
+        assert set(_ids(hits)) == {both, *partial}
+        scores = [h.score for h in hits[1:]]
+        assert scores == sorted(scores, reverse=True)
+
+    def test_rows_matching_only_common_terms_come_last(
+        self, storage: Any, search_index: Any
+    ) -> None:
+        rows = EventWriter(storage)
+        common = [rows.add(f"the cache warms up slowly, step {i}") for i in range(4)]
+        kafka = {rows.add("kafka broker notes"), rows.add("the kafka cluster has three nodes")}
+        hits = search_index.search(_query("the kafka zookeeper"))
+        assert set(_ids(hits)[:2]) == kafka  # "the" is in most rows: no weight
+        assert set(_ids(hits)[2:]) == set(common)  # but such rows still match
+
+    def test_limit(self, storage: Any, search_index: Any) -> None:
+        rows = EventWriter(storage)
+        for i in range(25):
+            rows.add(f"shared keyword number {i}")
+        assert len(search_index.search(_query("keyword"))) == 10
+        assert len(search_index.search(_query("keyword", limit=20))) == 20
+        assert len(search_index.search(_query("keyword", limit=3))) == 3
+
+    def test_scope_applies_before_the_limit(self, storage: Any, search_index: Any) -> None:
+        rows = EventWriter(storage)
+        for i in range(30):  # better matches (shorter, repeated term) in another project
+            rows.add(f"queue queue {i}", Target.PROJECT, project="other")
+        mine = rows.add(
+            "the queue consumer of this project retries three times", Target.PROJECT, "mine"
+        )
+        clause = (ScopeClause(Target.PROJECT, ("mine",)),)
+        assert _ids(search_index.search(_query("queue", clause, limit=1))) == [mine]
+
+    def test_project_clauses_isolate_projects(self, storage: Any, search_index: Any) -> None:
+        rows = EventWriter(storage)
+        a = rows.add("Port 8080 serves the API", Target.PROJECT, project="a")
+        b = rows.add("Port 9090 serves the API", Target.PROJECT, project="b")
+        g = rows.add("Port numbers live in the env file", Target.MEMORY)
+        only_a = (ScopeClause(Target.PROJECT, ("a",)), ScopeClause(Target.MEMORY))
+        assert set(_ids(search_index.search(_query("port", only_a)))) == {a, g}
+        assert set(_ids(search_index.search(_query("port")))) == {a, b, g}
+        only_b = (ScopeClause(Target.PROJECT, ("b",)),)
+        assert _ids(search_index.search(_query("port", only_b))) == [b]
+        assert search_index.search(_query("port", ())) == []
+
+    def test_failure_clause_with_unattributed_rows(self, storage: Any, search_index: Any) -> None:
+        rows = EventWriter(storage)
+        mine = rows.add("pip failed on old setuptools", Target.FAILURE, project="a")
+        other = rows.add("pip failed behind the proxy", Target.FAILURE, project="b")
+        glob = rows.add("pip failed without network", Target.FAILURE)
+        clause = (ScopeClause(Target.FAILURE, ("a", None)),)
+        assert set(_ids(search_index.search(_query("pip failed", clause)))) == {mine, glob}
+        assert set(_ids(search_index.search(_query("pip failed")))) == {mine, other, glob}
+
+    def test_category_filter(self, storage: Any, search_index: Any) -> None:
+        rows = EventWriter(storage)
+        quirk = rows.add(
+            "npm ci ignores the lockfile", Target.FAILURE, None, FailureCategory.TOOL_QUIRK
+        )
+        rows.add("npm publish needs 2FA", Target.FAILURE, None, FailureCategory.CONVENTION)
+        rows.add("npm is the package manager", Target.MEMORY)
+        hits = search_index.search(_query("npm", category=FailureCategory.TOOL_QUIRK))
+        assert _ids(hits) == [quirk]
+        assert hits[0].category is FailureCategory.TOOL_QUIRK and hits[0].target is Target.FAILURE
+
+    def test_history_only_when_asked_and_marked(self, storage: Any, search_index: Any) -> None:
+        rows = EventWriter(storage)
+        old = rows.add("The API listens on port 8080", Target.PROJECT, project="a")
+        new = rows.replace(old, "The API listens on port 9090", Target.PROJECT, project="a")
+        other = rows.add("The API of b listens on port 7070", Target.PROJECT, project="b")
+        rows.replace(other, "The API of b listens on port 6060", Target.PROJECT, project="b")
+        clause = (ScopeClause(Target.PROJECT, ("a",)),)
+        assert _ids(search_index.search(_query("API port", clause))) == [new]
+        hits = search_index.search(_query("API port", clause, include_superseded=True))
+        assert set(_ids(hits)) == {old, new}  # history never crosses the scope
+        history = next(h for h in hits if h.id == old)
+        assert history.superseded_by == new and history.superseded_at == date(2026, 8, 2)
+        assert next(h for h in hits if h.id == new).superseded_by is None
+        assert _ids(search_index.search(_query("8080", clause))) == []
+
+    def test_hit_fields(self, storage: Any, search_index: Any) -> None:
+        rows = EventWriter(storage)
+        rows.add(
+            "Flaky test: retry the e2e suite once", Target.FAILURE, "a", FailureCategory.INSIGHT
+        )
+        (hit,) = search_index.search(_query("flaky"))
+        assert hit.target is Target.FAILURE and hit.project == "a"
+        assert hit.category is FailureCategory.INSIGHT
+        assert hit.text == "Flaky test: retry the e2e suite once"
+        assert hit.created == DAY and hit.last_referenced == DAY
+        assert hit.superseded_by is None and hit.superseded_at is None
+
+    def test_removed_rows_are_gone(self, storage: Any, search_index: Any) -> None:
+        rows = EventWriter(storage)
+        gone = rows.add("temporary note about graphql")
+        with storage.transaction() as uow:
+            version = uow.journal.version(STREAM)
+            event = MemoryRemoved(
+                stream=STREAM, version=version + 1, at=AT, entry_id=gone, reason=RemovalReason.TOOL
+            )
+            uow.journal.append(STREAM, version, [event])
+            uow.projection.apply([event])
+        assert search_index.search(_query("graphql")) == []
+
+    def test_hostile_queries_never_raise(self, storage: Any, search_index: Any) -> None:
+        rows = EventWriter(storage)
+        rows.add("deploy with make deploy; 项目构建 uses NEAR and AND as words")
+        for text in HOSTILE_QUERIES:
+            hits = search_index.search(_query(text))
+            assert isinstance(hits, list) and len(hits) <= 10, text[:40]
+        assert search_index.search(_query("")) == []
+        assert search_index.search(_query("!!! ??? ---")) == []

@@ -1,8 +1,9 @@
-"""Benchmarks on a real on-disk store: `add` latency and journal replay.
+"""Benchmarks on a real on-disk store: `add` latency, journal replay and `memory_search`.
 
     python -m tests.bench.run [--quick] [--out results.json]
 
-Prints Markdown tables (machine context, `add` latency by store size, journal replay) and,
+Prints Markdown tables (machine context, `add` latency by store size, journal replay,
+`memory_search` latency by store size) and,
 with `--out`, writes the same figures as JSON. `make bench` runs the full sizes (a few minutes
 on two cores); `--quick` uses small sizes and is only a smoke run, its figures mean little.
 
@@ -21,6 +22,12 @@ What is measured:
   Separately timed on the same connection: fetching the raw rows, decoding them
   (`codec.decode`) and folding the decoded events. Medians over the repeats; the database file
   is in the OS page cache (it was just written), so "cold" means a cold process-level state.
+- `memory_search` latency: `SqliteSearchIndex.search` (FTS5 only, no Markdown refresh, no
+  embeddings) on a `sessions.db` of N rows (~20% superseded history; 30% Chinese texts; project
+  and failure rows over five projects), built by appending events through `SqliteStorage`.
+  The session scope is project "web", sharing off. Per query kind (keyword queries in English
+  or Chinese, and whole English or Chinese sentences, whose common words match most rows),
+  distinct seeded queries are timed after a warm-up pass; p50/p95 over those queries.
 
 No figure here is asserted by the test suite; `tests/bench/test_bench_smoke.py` only checks that
 the functions return well-formed results.
@@ -519,6 +526,246 @@ def bench_replay(events: int, *, repeats: int = 3, root: Path | None = None) -> 
     )
 
 
+# --- memory_search ----------------------------------------------------------------------------
+
+#: The target from the issue, printed next to the figures.
+SEARCH_P50_TARGET_MS = 1.0
+SEARCH_TARGET_ROWS = 100_000
+SEARCH_PROJECTS = ("web", "api", "ml", "ops", "docs")
+SEARCH_SESSION_PROJECT = "web"
+_SEARCH_TARGET_WEIGHTS = {
+    Target.MEMORY: 0.3,
+    Target.USER: 0.1,
+    Target.PROJECT: 0.4,
+    Target.FAILURE: 0.2,
+}
+_SEARCH_REPLACE_SHARE = 0.2  # of the operations: the superseded history is ~20% of the rows
+_SEARCH_CJK_SHARE = 0.3  # of the texts
+
+_ZH_COMPONENTS = (
+    "支付服务", "账单任务", "搜索索引", "认证网关", "邮件中继", "报表生成器", "图片缩放",
+    "订单流水线", "定价引擎", "审计日志", "库存同步", "回调分发", "指标导出", "功能开关",
+    "通知中心", "对账程序", "目录导入", "会话存储", "限流器", "任务调度", "地理编码",
+    "聊天后端", "数据加载", "备份代理", "配置加载", "移动接口", "管理后台", "结账流程",
+    "税费计算", "运费报价",
+)  # fmt: skip
+_ZH_VERBS = (
+    "读取", "缓存", "重试", "校验", "批量处理", "压缩", "归档", "去重", "分页", "签名",
+    "限速", "预取", "分片", "镜像", "快照", "索引", "重放", "聚合", "编码", "裁剪",
+)  # fmt: skip
+_ZH_THINGS = (
+    "发票金额", "客户地址", "商品图片", "汇率数据", "库存数量", "配送时段", "退款申请",
+    "审计记录", "搜索建议", "用户头像", "优惠券码", "税率表", "运单标签", "订单历史",
+    "价格清单", "会员积分", "客服工单", "功能开关", "每日报表", "日志包", "回调数据",
+    "导出文件", "翻译文本", "缩略图", "地理围栏", "销售预测", "订阅计划", "结算批次",
+    "事件流", "数据库迁移",
+)  # fmt: skip
+_ZH_WHENS = (
+    "每次部署之后", "夜间批处理期间", "每周发布之前", "每天第一次请求时", "队列积压时",
+    "月末结账时", "重试窗口内", "仅在欧洲区域", "对企业租户", "灰度发布期间", "副本延迟时",
+    "在预发环境", "流量高峰期间", "冷启动时", "对匿名访客", "演练模式下", "表结构变更后",
+    "迁移运行时", "对移动客户端", "周日维护窗口",
+)  # fmt: skip
+_ZH_ASIDES = (
+    "平台组负责维护", "详见运行手册", "设计已经评审", "旧版本曾经很慢", "指标在监控面板",
+    "三月已经修复", "超时保持三十秒", "测试覆盖边界情况", "告警会通知值班", "旧路径已经弃用",
+    "修改前先问负责人", "限制写在文档里", "上个迭代已验收", "错误上报到告警平台",
+    "热点数据放在缓存", "契约测试保护它", "服务等级是三个九", "日志按一成采样",
+    "必须保持幂等", "客户端要求标准日期",
+)  # fmt: skip
+_ZH_SLOTS = (_ZH_COMPONENTS, _ZH_VERBS, _ZH_THINGS, _ZH_WHENS, _ZH_ASIDES)
+
+
+def _zh_text(rng: random.Random) -> str:
+    component, verb, thing, when, aside = (rng.choice(slot) for slot in _ZH_SLOTS)
+    return f"{component}{when}{verb}{thing}；{aside}。"
+
+
+#: The query kinds: keyword queries as an agent writes them, and whole sentences (worst case:
+#: common words match most rows, so the all-terms tier is empty and every match is ranked).
+SEARCH_KINDS = ("English keywords", "CJK keywords", "English sentence", "CJK sentence")
+
+
+def search_queries(kind: str, count: int, seed: int = 11) -> list[str]:
+    """`count` seeded queries of one kind, drawn from the corpus vocabulary."""
+    rng = random.Random(f"{seed}:{kind}")
+    out = []
+    for _ in range(count):
+        if kind == "English keywords":
+            out.append(f"{rng.choice(_COMPONENTS)} {rng.choice(_THINGS)}")
+        elif kind == "CJK keywords":
+            out.append(f"{rng.choice(_ZH_COMPONENTS)} {rng.choice(_ZH_THINGS)}")
+        elif kind == "English sentence":
+            out.append(f"what does the {rng.choice(_COMPONENTS)} do with the {rng.choice(_THINGS)}")
+        else:
+            out.append(f"{rng.choice(_ZH_COMPONENTS)}是怎么处理{rng.choice(_ZH_THINGS)}的")
+    return out
+
+
+def build_search_store(
+    db_path: Path, rows: int, *, seed: int = 5, chunk: int = 5_000
+) -> dict[str, int]:
+    """Append events through SqliteStorage until the `memories` table holds `rows` rows.
+
+    ~20% of the operations are replaces (the old row stays as superseded history), the rest
+    adds; 30% of the texts are Chinese; project and failure rows spread over five projects
+    (a fifth of the failures unattributed). Returns the active / history counts.
+    """
+    rng = random.Random(seed)
+    english = TextGenerator(seed, distinct=False)
+    ids = UlidFactory()
+    targets = list(_SEARCH_TARGET_WEIGHTS)
+    weights = [_SEARCH_TARGET_WEIGHTS[t] for t in targets]
+    live: dict[Target, list[tuple[str, str | None, FailureCategory | None]]] = {
+        t: [] for t in targets
+    }
+    version = dict.fromkeys(targets, 0)
+    pending: dict[Target, list[Event]] = {t: [] for t in targets}
+    history = 0
+    storage = SqliteStorage(db_path)
+
+    def flush(uow: Any, target: Target) -> None:
+        batch = pending[target]
+        if batch:
+            uow.journal.append(stream_for(target), batch[0].version - 1, batch)
+            uow.projection.apply(batch)
+            pending[target] = []
+
+    try:
+        with storage.transaction() as uow:
+            for n in range(rows):
+                target = rng.choices(targets, weights)[0]
+                stream = stream_for(target)
+                version[target] += 1
+                at = _BASE_TIME + timedelta(seconds=n)
+                text = _zh_text(rng) if rng.random() < _SEARCH_CJK_SHARE else next(english)
+                pool = live[target]
+                event: Event
+                if pool and rng.random() < _SEARCH_REPLACE_SHARE:
+                    slot = rng.randrange(len(pool))
+                    old_id, project, category = pool[slot]
+                    new_id = ids.new_id()
+                    event = MemoryReplaced(
+                        stream=stream,
+                        version=version[target],
+                        at=at,
+                        old_id=old_id,
+                        new_id=new_id,
+                        text=text,
+                        project=project,
+                        category=category,
+                        created=at.date(),
+                        last_referenced=at.date(),
+                    )
+                    pool[slot] = (new_id, project, category)
+                    history += 1
+                else:
+                    project = None
+                    category = None
+                    if target is Target.PROJECT or (
+                        target is Target.FAILURE and rng.random() < 0.8
+                    ):
+                        project = rng.choice(SEARCH_PROJECTS)
+                    if target is Target.FAILURE:
+                        category = rng.choice(list(FailureCategory))
+                    entry_id = ids.new_id()
+                    event = MemoryAdded(
+                        stream=stream,
+                        version=version[target],
+                        at=at,
+                        entry_id=entry_id,
+                        target=target,
+                        text=text,
+                        project=project,
+                        category=category,
+                        created=at.date(),
+                        last_referenced=at.date(),
+                    )
+                    pool.append((entry_id, project, category))
+                pending[target].append(event)
+                if len(pending[target]) >= chunk:
+                    flush(uow, target)
+            for target in targets:
+                flush(uow, target)
+    finally:
+        storage.close()
+    return {"active": sum(len(v) for v in live.values()), "history": history}
+
+
+@attrs.frozen(kw_only=True)
+class SearchLatency:
+    rows: int  # rows in the `memories` table (active + history)
+    active: int
+    history: int
+    kind: str
+    samples: int
+    p50_ms: float
+    p95_ms: float
+    mean_ms: float
+    max_ms: float
+    mean_hits: float
+    build_s: float
+    latencies_ms: tuple[float, ...]
+
+
+def bench_search(
+    rows: int, samples: int, *, root: Path | None = None, kinds: Sequence[str] = SEARCH_KINDS
+) -> list[SearchLatency]:
+    """Time `SqliteSearchIndex.search` (FTS5 only) on a store of `rows` rows, per query kind.
+
+    The session is project "web" without sharing (the default scope); each query runs once to
+    warm up, then `samples` distinct seeded queries of each kind are timed.
+    """
+    from pi_hermes_memory.adapters.sqlite.search import SqliteSearchIndex
+    from pi_hermes_memory.domain.scope import SessionScope
+    from pi_hermes_memory.search import SearchQuery, search_clauses
+
+    if samples < 1:
+        raise ValueError("samples must be >= 1")
+    clauses = search_clauses(SessionScope(project=SEARCH_SESSION_PROJECT))
+    results = []
+    with _workdir(root) as work:
+        db_path = work / "search.db"
+        started = time.perf_counter()
+        built = build_search_store(db_path, rows)
+        build_s = time.perf_counter() - started
+        storage = SqliteStorage(db_path)
+        try:
+            index = SqliteSearchIndex(storage)
+            for kind in kinds:
+                queries = [
+                    SearchQuery(text=q, clauses=clauses) for q in search_queries(kind, samples)
+                ]
+                for query in queries[: min(20, len(queries))]:
+                    index.search(query)  # warm the page cache and the statement cache
+                latencies: list[float] = []
+                hits = 0
+                for query in queries:
+                    started = time.perf_counter()
+                    found = index.search(query)
+                    latencies.append((time.perf_counter() - started) * 1000)
+                    hits += len(found)
+                results.append(
+                    SearchLatency(
+                        rows=rows,
+                        active=built["active"],
+                        history=built["history"],
+                        kind=kind,
+                        samples=len(latencies),
+                        p50_ms=percentile(latencies, 50),
+                        p95_ms=percentile(latencies, 95),
+                        mean_ms=statistics.fmean(latencies),
+                        max_ms=max(latencies),
+                        mean_hits=hits / len(latencies),
+                        build_s=build_s,
+                        latencies_ms=tuple(latencies),
+                    )
+                )
+        finally:
+            storage.close()
+    return results
+
+
 # --- report -----------------------------------------------------------------------------------
 
 
@@ -527,12 +774,21 @@ class Plan:
     add_sizes: tuple[tuple[int, int], ...]  # (entries, samples)
     replay_events: int
     replay_repeats: int
+    search_sizes: tuple[tuple[int, int], ...] = ()  # (rows, queries per kind)
 
 
 FULL = Plan(
-    add_sizes=((100, 200), (1_000, 200), (10_000, 200)), replay_events=100_000, replay_repeats=3
+    add_sizes=((100, 200), (1_000, 200), (10_000, 200)),
+    replay_events=100_000,
+    replay_repeats=3,
+    search_sizes=((1_000, 200), (10_000, 200), (100_000, 200)),
 )
-QUICK = Plan(add_sizes=((100, 50), (1_000, 50)), replay_events=20_000, replay_repeats=1)
+QUICK = Plan(
+    add_sizes=((100, 50), (1_000, 50)),
+    replay_events=20_000,
+    replay_repeats=1,
+    search_sizes=((1_000, 50), (10_000, 50)),
+)
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
@@ -548,8 +804,61 @@ def _add_target(result: AddLatency) -> str:
     return f"p50 ≤ {ADD_P50_TARGET_MS:g} ms: {verdict}"
 
 
+def _search_target(result: SearchLatency) -> str:
+    if result.rows != SEARCH_TARGET_ROWS or "keywords" not in result.kind:
+        return "—"
+    verdict = "met" if result.p50_ms <= SEARCH_P50_TARGET_MS else "MISSED"
+    return f"p50 ≤ {SEARCH_P50_TARGET_MS:g} ms: {verdict}"
+
+
+def render_search(searches: Sequence[SearchLatency]) -> list[str]:
+    out = [
+        "",
+        "## `memory_search` latency (SqliteSearchIndex.search, FTS5, scope: project web)",
+        "",
+    ]
+    out.append(
+        _table(
+            [
+                "rows (active + history)",
+                "query kind",
+                "queries",
+                "p50 ms",
+                "p95 ms",
+                "mean ms",
+                "max ms",
+                "mean hits",
+                "target (issue)",
+            ],
+            [
+                [
+                    f"{r.rows:,} ({r.active:,} + {r.history:,})",
+                    r.kind,
+                    r.samples,
+                    f"{r.p50_ms:.3f}",
+                    f"{r.p95_ms:.3f}",
+                    f"{r.mean_ms:.3f}",
+                    f"{r.max_ms:.3f}",
+                    f"{r.mean_hits:.1f}",
+                    _search_target(r),
+                ]
+                for r in searches
+            ],
+        )
+    )
+    target = f"p50 ≤ {SEARCH_P50_TARGET_MS:g} ms at {SEARCH_TARGET_ROWS:,} rows"
+    builds = ", ".join(
+        f"{r.rows:,} rows {r.build_s:.1f} s" for r in searches if r.kind == searches[0].kind
+    )
+    out += ["", f"Target from the issue: {target}. Store build (not a target): {builds}."]
+    return out
+
+
 def render_markdown(
-    context: dict[str, Any], adds: Sequence[AddLatency], replay: ReplayResult | None
+    context: dict[str, Any],
+    adds: Sequence[AddLatency],
+    replay: ReplayResult | None,
+    searches: Sequence[SearchLatency] = (),
 ) -> str:
     out = ["## Machine", ""]
     out.append(
@@ -620,17 +929,28 @@ def render_markdown(
             )
         )
         out += ["", f"Journal build (not a target): {replay.build_s:.1f} s."]
+    if searches:
+        out += render_search(searches)
     return "\n".join(out)
 
 
 def to_json(
-    context: dict[str, Any], adds: Sequence[AddLatency], replay: ReplayResult | None
+    context: dict[str, Any],
+    adds: Sequence[AddLatency],
+    replay: ReplayResult | None,
+    searches: Sequence[SearchLatency] = (),
 ) -> dict[str, Any]:
     return {
         "context": context,
-        "targets": {"add_p50_ms": ADD_P50_TARGET_MS, "add_at_entries": ADD_TARGET_ENTRIES},
+        "targets": {
+            "add_p50_ms": ADD_P50_TARGET_MS,
+            "add_at_entries": ADD_TARGET_ENTRIES,
+            "search_p50_ms": SEARCH_P50_TARGET_MS,
+            "search_at_rows": SEARCH_TARGET_ROWS,
+        },
         "add": [attrs.asdict(r) for r in adds],
         "replay": None if replay is None else attrs.asdict(replay),
+        "search": [attrs.asdict(r) for r in searches],
     }
 
 
@@ -648,10 +968,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         adds.append(bench_add(entries, samples))
     print(f"… journal replay of {plan.replay_events:,} events", file=sys.stderr, flush=True)
     replay = bench_replay(plan.replay_events, repeats=plan.replay_repeats)
-    print(render_markdown(context, adds, replay))
+    searches: list[SearchLatency] = []
+    for rows, samples in plan.search_sizes:
+        print(f"… memory_search at {rows:,} rows", file=sys.stderr, flush=True)
+        searches.extend(bench_search(rows, samples))
+    print(render_markdown(context, adds, replay, searches))
     print(f"\n(total benchmark time {time.perf_counter() - started:.0f} s)", flush=True)
     if args.out is not None:
-        args.out.write_text(json.dumps(to_json(context, adds, replay), indent=2) + "\n")
+        data = to_json(context, adds, replay, searches)
+        args.out.write_text(json.dumps(data, indent=2) + "\n")
     return 0
 
 

@@ -66,6 +66,25 @@ def test_bench_replay_is_well_formed(tmp_path: Path) -> None:
     assert result.rate(result.total_s) > 0
 
 
+def test_bench_search_is_well_formed(tmp_path: Path) -> None:
+    results = run.bench_search(300, 4, root=tmp_path)
+    assert [r.kind for r in results] == list(run.SEARCH_KINDS)
+    for r in results:
+        assert r.rows == 300 == r.active + r.history and 0 < r.history < r.active
+        assert r.samples == 4 == len(r.latencies_ms)
+        assert _finite_positive(r.p50_ms, r.p95_ms, r.mean_ms, r.max_ms, r.build_s)
+        assert r.p50_ms <= r.p95_ms <= r.max_ms
+        assert 0 < r.mean_hits <= 10  # every query kind finds rows of the corpus
+    text = "\n".join(run.render_search(results))
+    assert "## `memory_search` latency" in text and "English keywords" in text
+
+
+def test_search_queries_are_seeded() -> None:
+    for kind in run.SEARCH_KINDS:
+        queries = run.search_queries(kind, 5)
+        assert queries == run.search_queries(kind, 5) and len(set(queries)) > 1
+
+
 def test_report_renders_and_serialises(tmp_path: Path) -> None:
     context = run.machine_context()
     assert context["python"] and context["sqlite"] and context["cpu_count"]
@@ -82,10 +101,14 @@ def test_report_renders_and_serialises(tmp_path: Path) -> None:
 def test_main_writes_json(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    tiny = run.Plan(add_sizes=((5, 2),), replay_events=30, replay_repeats=1)
+    tiny = run.Plan(
+        add_sizes=((5, 2),), replay_events=30, replay_repeats=1, search_sizes=((200, 2),)
+    )
     monkeypatch.setattr(run, "QUICK", tiny)
     out = tmp_path / "bench.json"
     assert run.main(["--quick", "--out", str(out)]) == 0
-    assert "## Journal replay" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "## Journal replay" in printed and "## `memory_search` latency" in printed
     data = json.loads(out.read_text())
     assert [a["entries"] for a in data["add"]] == [5] and data["replay"]["events"] == 30
+    assert {s["rows"] for s in data["search"]} == {200} and len(data["search"]) == 4

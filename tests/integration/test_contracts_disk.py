@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 from pi_hermes_memory.adapters.markdown.store import MarkdownFiles
+from pi_hermes_memory.adapters.sqlite.search import SqliteSearchIndex
 from pi_hermes_memory.adapters.sqlite.storage import SqliteStorage
-from pi_hermes_memory.testing import MarkdownStoreContract, StorageContract
+from pi_hermes_memory.testing import MarkdownStoreContract, SearchIndexContract, StorageContract
 
 
 class TestSqliteStorage(StorageContract):
@@ -40,3 +41,15 @@ def test_a_symlink_joining_the_two_roots_refuses_moves(tmp_path: Path) -> None:
         result = m.promote("Docker Compose")
         assert result.status == "invalid" and "same physical directory" in result.message
         assert (moved / "MEMORY.md").read_text().startswith("Web deploys with Docker Compose")
+
+
+class TestSqliteSearchIndex(SearchIndexContract):
+    @pytest.fixture
+    def storage(self, tmp_path: Path) -> Iterator[SqliteStorage]:
+        s = SqliteStorage(tmp_path / "sessions.db")
+        yield s
+        s.close()
+
+    @pytest.fixture
+    def search_index(self, storage: SqliteStorage) -> SqliteSearchIndex:
+        return SqliteSearchIndex(storage)

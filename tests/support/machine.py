@@ -227,7 +227,8 @@ class MemoryMachine(RuleBasedStateMachine):
                 # the crash came after COMMIT: the move happened; reopen and read it back
                 self.crash_and_reopen()
                 reopened = self.services[project].document(command.source)
-                assert old not in [e.key for e in reopened.active]
+                owner = project if promote else None
+                assert old not in [e.key for e in reopened.active if e.project == owner]
                 moved = command.direction.value + "d"
                 status = "merged" if old in destination else moved
                 result = attrs.evolve(WriteResult(success=True, status=status, message=""))

@@ -6,7 +6,8 @@ from collections.abc import Iterator
 
 import pytest
 from pi_hermes_memory.adapters.memory import InMemoryMarkdown, InMemoryStorage
-from pi_hermes_memory.testing import MarkdownStoreContract, StorageContract
+from pi_hermes_memory.adapters.memory_search import InMemorySearchIndex
+from pi_hermes_memory.testing import MarkdownStoreContract, SearchIndexContract, StorageContract
 
 
 class TestInMemoryStorage(StorageContract):
@@ -19,3 +20,13 @@ class TestInMemoryMarkdown(MarkdownStoreContract):
     @pytest.fixture
     def markdown(self) -> InMemoryMarkdown:
         return InMemoryMarkdown()
+
+
+class TestInMemorySearchIndex(SearchIndexContract):
+    @pytest.fixture
+    def storage(self) -> InMemoryStorage:
+        return InMemoryStorage()
+
+    @pytest.fixture
+    def search_index(self, storage: InMemoryStorage) -> InMemorySearchIndex:
+        return InMemorySearchIndex(storage)

@@ -1,0 +1,416 @@
+"""memory_search: scoped full-text search over the active rows (and, if asked, their history).
+
+The session scope decides which rows a search may return (the seed's rules, ADR 0012):
+
+- `memory` and `user` rows: all of them;
+- `project` rows: the current project's only (none without a current project); every
+  attributed project with `projectMemorySharing`; unattributed project rows never (they live
+  in Markdown only);
+- `failure` rows: the current project's and the unattributed (global) ones; all with sharing.
+
+`SearchService` turns that into `ScopeClause`s, imports hand edits of the searched documents
+first (`MemoryService.refresh`, one stat per file when nothing changed) and asks the
+`SearchIndex` port (SQLite FTS5, or the in-memory index). The index applies every predicate
+itself, before its LIMIT. Searching writes nothing: no `last_referenced` refresh.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from datetime import date
+from typing import TYPE_CHECKING, Any
+
+import attrs
+import structlog
+from pi_hermes_memory.domain.model import FailureCategory, Target
+from pi_hermes_memory.domain.scope import SessionScope
+from pi_hermes_memory.domain.terms import MAX_QUERY_TERMS, QueryTerms, plan_terms
+from pi_hermes_memory.tools import (
+    ArgumentError,
+    ToolDefinition,
+    ToolResult,
+    _check_keys,
+    _enum,
+    _json_type,
+    _string,
+)
+
+if TYPE_CHECKING:
+    from pi_hermes_memory.ports import SearchIndex
+    from pi_hermes_memory.service import MemoryService
+
+DEFAULT_LIMIT = 10
+MAX_LIMIT = 20
+#: Characters of each hit's text shown in the model-facing message (results carry all of it).
+MESSAGE_TEXT_CHARS = 300
+
+_TARGETS = [t.value for t in Target]
+_CATEGORIES = [c.value for c in FailureCategory]
+
+
+# --- values -----------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class ScopeClause:
+    """Rows of `target` whose project attribution is one of `projects` (None in the tuple =
+    unattributed); `projects=None` means any attribution."""
+
+    target: Target
+    projects: tuple[str | None, ...] | None = None
+
+    def admits(self, target: Target, project: str | None) -> bool:
+        return target is self.target and (self.projects is None or project in self.projects)
+
+
+@attrs.frozen(kw_only=True)
+class SearchQuery:
+    """What a `SearchIndex` must answer: rows matching at least one term of `text`, inside one
+    of `clauses`, of `category` (if set), active only unless `include_superseded`; the best
+    `limit`, rows matching every term first, then by score, ties: the larger id first."""
+
+    text: str
+    clauses: tuple[ScopeClause, ...]
+    category: FailureCategory | None = None
+    include_superseded: bool = False
+    limit: int = DEFAULT_LIMIT
+
+    @property
+    def terms(self) -> QueryTerms:
+        return plan_terms(self.text)
+
+    def admits(
+        self,
+        target: Target,
+        project: str | None,
+        category: str | None,
+        superseded_by: str | None,
+    ) -> bool:
+        """The scope predicate, for indexes that filter in Python (and for double checks)."""
+        if superseded_by is not None and not self.include_superseded:
+            return False
+        if self.category is not None and category != self.category.value:
+            return False
+        return any(c.admits(target, project) for c in self.clauses)
+
+
+@attrs.frozen(kw_only=True)
+class SearchHit:
+    id: str
+    target: Target
+    project: str | None
+    category: FailureCategory | None
+    text: str
+    created: date
+    last_referenced: date
+    superseded_by: str | None
+    superseded_at: date | None
+    score: float  # > 0, higher is better; comparable only within one search
+
+
+@attrs.frozen(kw_only=True)
+class SearchResult:
+    """`status`: ok (hits found), no_results, or invalid_arguments (nothing to search for)."""
+
+    success: bool
+    status: str
+    message: str
+    hits: tuple[SearchHit, ...] = ()
+
+
+# --- scope ------------------------------------------------------------------------------------
+
+
+def search_clauses(
+    scope: SessionScope, target: Target | None = None, category: FailureCategory | None = None
+) -> tuple[ScopeClause, ...]:
+    """The rows a session may search (see the module docstring), narrowed to `target`; a
+    category narrows to failures."""
+    wanted = [target] if target is not None else list(Target)
+    if category is not None:
+        wanted = [t for t in wanted if t is Target.FAILURE]
+    clauses: list[ScopeClause] = []
+    for t in wanted:
+        if t in (Target.MEMORY, Target.USER):
+            clauses.append(ScopeClause(t))
+        elif t is Target.PROJECT:
+            if scope.sharing:
+                clauses.append(ScopeClause(t))  # unattributed project rows are never indexed
+            elif scope.project is not None:
+                clauses.append(ScopeClause(t, (scope.project,)))
+        elif scope.sharing:
+            clauses.append(ScopeClause(t))
+        else:
+            clauses.append(ScopeClause(t, (scope.project, None) if scope.project else (None,)))
+    return tuple(clauses)
+
+
+# --- the service ------------------------------------------------------------------------------
+
+
+def check_search_options(
+    target: Target | None, category: FailureCategory | None, limit: int
+) -> None:
+    """Raise ValueError for options that do not fit together (the typed API's validation)."""
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
+        raise ValueError(f"limit must be an integer from 1 to {MAX_LIMIT}; got {limit!r}")
+    if category is not None and target not in (None, Target.FAILURE):
+        raise ValueError(
+            "category applies only to failure entries: use target 'failure' or no target"
+        )
+
+
+class SearchService:
+    def __init__(self, *, service: MemoryService, index: SearchIndex, logger: Any = None) -> None:
+        self._service = service
+        self._index = index
+        self._log = logger or structlog.get_logger("pi_hermes_memory")
+
+    def search(
+        self,
+        text: str,
+        *,
+        target: Target | None = None,
+        category: FailureCategory | None = None,
+        limit: int = DEFAULT_LIMIT,
+        include_superseded: bool = False,
+    ) -> SearchResult:
+        check_search_options(target, category, limit)
+        if not isinstance(text, str):
+            raise ValueError(f"query must be a string; got {type(text).__name__}")
+        if not plan_terms(text):
+            return SearchResult(
+                success=False,
+                status="invalid_arguments",
+                message="query has nothing to search for: it must contain at least one word "
+                "(letters or digits); punctuation, symbols and emoji are ignored.",
+            )
+        clauses = search_clauses(self._service.settings.scope, target, category)
+        if not clauses:  # target 'project' without a current project
+            return SearchResult(
+                success=True,
+                status="no_results",
+                message="No project entries to search: this session has no current project.",
+            )
+        self._service.refresh({c.target for c in clauses})
+        query = SearchQuery(
+            text=text,
+            clauses=clauses,
+            category=category,
+            include_superseded=include_superseded,
+            limit=limit,
+        )
+        hits = self._index.search(query)
+        allowed = [
+            h
+            for h in hits
+            if query.admits(
+                h.target, h.project, h.category.value if h.category else None, h.superseded_by
+            )
+        ]
+        if len(allowed) != len(hits):  # an index bug must never leak rows out of scope
+            self._log.error("search.out_of_scope_hits", dropped=len(hits) - len(allowed))
+        return _result(text, tuple(allowed[:limit]))
+
+
+# --- presentation -----------------------------------------------------------------------------
+
+
+def _clip(text: str, limit: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
+
+
+def hit_line(rank: int, hit: SearchHit) -> str:
+    """`[1] (project:web, 2026-07-29) text…` plus a superseded marker."""
+    where = hit.target.value + (f":{hit.project}" if hit.project else "")
+    if hit.category is not None:
+        where += f" {hit.category.value}"
+    line = f"[{rank}] ({where}, {hit.created.isoformat()}) {_clip(hit.text, MESSAGE_TEXT_CHARS)}"
+    if hit.superseded_by is not None:
+        on = f" on {hit.superseded_at.isoformat()}" if hit.superseded_at else ""
+        line += f" (superseded by {hit.superseded_by}{on})"
+    return line
+
+
+def _result(text: str, hits: Sequence[SearchHit]) -> SearchResult:
+    shown = _clip(text, 80)
+    if not hits:
+        return SearchResult(
+            success=True,
+            status="no_results",
+            message=f'No memories match "{shown}". Try other or fewer words.',
+        )
+    noun = "memory matches" if len(hits) == 1 else "memories match"
+    lines = [f'{len(hits)} {noun} "{shown}" (best first):']
+    lines += [hit_line(i, h) for i, h in enumerate(hits, start=1)]
+    return SearchResult(success=True, status="ok", message="\n".join(lines), hits=tuple(hits))
+
+
+def _rounded(score: float) -> float:
+    """Four significant digits: bm25 scores can be tiny (1e-06) and must stay > 0."""
+    return float(f"{score:.4g}") if math.isfinite(score) else 0.0
+
+
+def hit_json(hit: SearchHit) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "id": hit.id,
+        "target": hit.target.value,
+        "project": hit.project,
+        "category": hit.category.value if hit.category else None,
+        "text": hit.text,
+        "created": hit.created.isoformat(),
+        "last_referenced": hit.last_referenced.isoformat(),
+        "score": _rounded(hit.score),
+    }
+    if hit.superseded_by is not None:
+        out["superseded_by"] = hit.superseded_by
+        out["superseded_at"] = hit.superseded_at.isoformat() if hit.superseded_at else None
+    return out
+
+
+def search_result_json(result: SearchResult) -> ToolResult:
+    out: ToolResult = {
+        "success": result.success,
+        "status": result.status,
+        "message": result.message,
+    }
+    if result.status != "invalid_arguments":
+        out["results"] = [hit_json(h) for h in result.hits]
+    return out
+
+
+# --- the tool ---------------------------------------------------------------------------------
+
+MEMORY_SEARCH_TOOL_DESCRIPTION = (
+    "Search durable memory saved in earlier sessions: user preferences, global facts, this "
+    "project's notes, and past failures and lessons. Use it before answering when something "
+    "may already be known (commands, conventions, preferences, earlier mistakes). query: "
+    "keywords or a short question, in any language (Chinese/Japanese/Korean text matches by "
+    "character pairs); rows matching every word rank first, rows matching some still appear. "
+    "Results are this project's entries plus global ones (other projects' only when project "
+    "memory sharing is on). target narrows to one document "
+    "(memory, user, project, failure); category narrows failure entries (implies target "
+    "failure); include_superseded also returns replaced old versions, marked with what "
+    f"replaced them and when. limit: 1-{MAX_LIMIT} (default {DEFAULT_LIMIT}). Read-only."
+)
+
+MEMORY_SEARCH_TOOL_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "query": {
+            "type": "string",
+            "minLength": 1,
+            "description": "Words to look for; punctuation and operators are ignored.",
+        },
+        "target": {
+            "type": "string",
+            "enum": _TARGETS,
+            "description": "Search only this document (default: all).",
+        },
+        "category": {
+            "type": "string",
+            "enum": _CATEGORIES,
+            "description": "Only failure entries of this category (target failure or none).",
+        },
+        "limit": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": MAX_LIMIT,
+            "default": DEFAULT_LIMIT,
+            "description": "Maximum number of results.",
+        },
+        "include_superseded": {
+            "type": "boolean",
+            "default": False,
+            "description": "Also return replaced (superseded) old versions as history.",
+        },
+    },
+    "required": ["query"],
+    "additionalProperties": False,
+}
+
+MEMORY_SEARCH_TOOL = ToolDefinition(
+    name="memory_search",
+    description=MEMORY_SEARCH_TOOL_DESCRIPTION,
+    parameters=MEMORY_SEARCH_TOOL_SCHEMA,
+)
+
+
+@attrs.frozen(kw_only=True)
+class SearchCall:
+    """Validated memory_search arguments."""
+
+    query: str
+    target: Target | None = None
+    category: FailureCategory | None = None
+    limit: int = DEFAULT_LIMIT
+    include_superseded: bool = False
+
+
+def parse_search_arguments(args: object) -> SearchCall:
+    """Validate memory_search's JSON arguments; raise ArgumentError saying what is wrong."""
+    if not isinstance(args, Mapping):
+        raise ArgumentError(f"arguments must be a JSON object, got {_json_type(args)}")
+    _check_keys(args, set(MEMORY_SEARCH_TOOL_SCHEMA["properties"]), "")
+    query = _string(args, "query", "")
+    if query is None:
+        raise ArgumentError("query is required: the words to search for")
+    target = _enum(args, "target", _TARGETS, "")
+    category = _enum(args, "category", _CATEGORIES, "")
+    if category is not None and target not in (None, "failure"):
+        raise ArgumentError(
+            "category applies only to failure entries: use target 'failure' or no target"
+        )
+    limit = args.get("limit", DEFAULT_LIMIT)
+    if isinstance(limit, float) and limit.is_integer():
+        limit = int(limit)
+    if isinstance(limit, bool) or not isinstance(limit, int):
+        raise ArgumentError(f"limit must be an integer, got {_json_type(limit)}")
+    if not 1 <= limit <= MAX_LIMIT:
+        raise ArgumentError(f"limit must be between 1 and {MAX_LIMIT}, got {limit}")
+    history = args.get("include_superseded", False)
+    if not isinstance(history, bool):
+        raise ArgumentError(f"include_superseded must be a boolean, got {_json_type(history)}")
+    return SearchCall(
+        query=query,
+        target=Target(target) if target is not None else None,
+        category=FailureCategory(category) if category is not None else None,
+        limit=limit,
+        include_superseded=history,
+    )
+
+
+def run_search_tool(search: SearchService, arguments: object) -> ToolResult:
+    """The memory_search tool: validate, search, answer JSON (ArgumentError propagates)."""
+    call = parse_search_arguments(arguments)
+    return search_result_json(
+        search.search(
+            call.query,
+            target=call.target,
+            category=call.category,
+            limit=call.limit,
+            include_superseded=call.include_superseded,
+        )
+    )
+
+
+__all__ = [
+    "DEFAULT_LIMIT",
+    "MAX_LIMIT",
+    "MAX_QUERY_TERMS",
+    "MEMORY_SEARCH_TOOL",
+    "QueryTerms",
+    "ScopeClause",
+    "SearchCall",
+    "SearchHit",
+    "SearchQuery",
+    "SearchResult",
+    "SearchService",
+    "parse_search_arguments",
+    "plan_terms",
+    "run_search_tool",
+    "search_clauses",
+    "search_result_json",
+]

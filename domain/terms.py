@@ -1,0 +1,152 @@
+"""Search terms: how stored text and queries are cut into the keys full-text search matches.
+
+One module for both sides of the search (ADR 0005, ADR 0012), so the index and the queries can
+never disagree:
+
+- `index_grams(text)`: the extra keys stored with a row in the `grams` column: the code-point
+  bigrams of every CJK run (a run of one character stays a unigram), plus the Latin/digit pieces
+  of words glued to CJK text ("用pytest运行" → "pytest"), which a word tokenizer would otherwise
+  keep inside one long token.
+- `plan_terms(query)`: the terms of a query: words (runs of letters, digits and combining marks
+  that are not CJK, lower-cased) and the CJK bigrams of the query's CJK runs. The NFC form is the
+  primary spelling; the NFKC + case-folded spelling adds alternatives when it differs
+  (full-width letters, ligatures, ß → ss), so either way a row was written still matches.
+
+A term always contains at least one letter or digit; punctuation, symbols, quotes and operators
+never become terms, so no user input can change the structure of a query built from them.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+import attrs
+from pi_hermes_memory.domain.similarity import is_cjk
+
+#: At most this many distinct terms of a query are used (the rest are ignored).
+MAX_QUERY_TERMS = 32
+#: Only this many leading characters of a query are read (a query is not a document).
+MAX_QUERY_CHARS = 4_096
+
+
+def _is_word_char(ch: str) -> bool:
+    """Letters, digits and combining marks (the marks keep e.g. Devanagari words whole)."""
+    return ch.isalnum() or unicodedata.category(ch)[0] == "M"
+
+
+def cjk_runs(text: str) -> list[str]:
+    """Maximal runs of CJK characters (Han, kana, Hangul), in order."""
+    runs: list[str] = []
+    current: list[str] = []
+    for ch in text:
+        if is_cjk(ch):
+            current.append(ch)
+        elif current:
+            runs.append("".join(current))
+            current = []
+    if current:
+        runs.append("".join(current))
+    return runs
+
+
+def bigrams(run: str) -> list[str]:
+    """Code-point bigrams of one CJK run; a single character stays a unigram."""
+    if len(run) < 2:
+        return [run]
+    return [run[i : i + 2] for i in range(len(run) - 1)]
+
+
+def split_pieces(text: str) -> list[tuple[str, str]]:
+    """Split `text` into ("cjk", run), ("word", run) and ("sep", run) pieces, in order."""
+    pieces: list[tuple[str, str]] = []
+    kind = ""
+    start = 0
+    for i, ch in enumerate(text):
+        k = "cjk" if is_cjk(ch) else ("word" if _is_word_char(ch) else "sep")
+        if k != kind:
+            if kind:
+                pieces.append((kind, text[start:i]))
+            kind, start = k, i
+    if kind:
+        pieces.append((kind, text[start:]))
+    return pieces
+
+
+def _has_alnum(term: str) -> bool:
+    return any(ch.isalnum() for ch in term)
+
+
+def index_grams(text: str) -> list[str]:
+    """The `grams` keys of a stored text (see the module docstring)."""
+    if text.isascii():  # the common case: no CJK, nothing glued to CJK
+        return []
+    keys: list[str] = []
+    pieces = split_pieces(text)
+    for i, (kind, run) in enumerate(pieces):
+        if kind == "cjk":
+            keys.extend(bigrams(run))
+        elif kind == "word":
+            glued = (i > 0 and pieces[i - 1][0] == "cjk") or (
+                i + 1 < len(pieces) and pieces[i + 1][0] == "cjk"
+            )
+            if glued and _has_alnum(run):
+                keys.append(run)
+    return keys
+
+
+@attrs.frozen(kw_only=True)
+class QueryTerms:
+    """The terms of one query. `words`/`grams` are the primary (NFC) spelling, in query order;
+    `alt_words`/`alt_grams` are extra NFKC + case-folded spellings not already among them."""
+
+    words: tuple[str, ...] = ()
+    grams: tuple[str, ...] = ()
+    alt_words: tuple[str, ...] = ()
+    alt_grams: tuple[str, ...] = ()
+
+    @property
+    def primary(self) -> tuple[str, ...]:
+        """Every primary term (words, then grams): a row matching all of them ranks first."""
+        return (*self.words, *self.grams)
+
+    def __len__(self) -> int:
+        return len(self.words) + len(self.grams) + len(self.alt_words) + len(self.alt_grams)
+
+
+def _terms_of(text: str, lower: bool) -> list[tuple[str, str]]:
+    found: list[tuple[str, str]] = []
+    for kind, run in split_pieces(text):
+        if kind == "word" and _has_alnum(run):
+            found.append(("word", run.lower() if lower else run))
+        elif kind == "cjk":
+            found.extend(("gram", g) for g in bigrams(run) if _has_alnum(g))
+    return found
+
+
+def plan_terms(query: str, *, max_terms: int = MAX_QUERY_TERMS) -> QueryTerms:
+    """The search terms of `query`; empty (falsy) when it has no letters or digits."""
+    head = query[:MAX_QUERY_CHARS]
+    primary = _terms_of(unicodedata.normalize("NFC", head), lower=True)
+    folded = _terms_of(unicodedata.normalize("NFKC", head).casefold(), lower=False)
+    seen: set[tuple[str, str]] = set()
+    chosen: list[tuple[str, str, bool]] = []
+    for is_alt, terms in ((False, primary), (True, folded)):
+        for term in terms:
+            if term in seen:
+                continue
+            seen.add(term)
+            chosen.append((*term, is_alt))
+            if len(chosen) >= max_terms:
+                break
+        if len(chosen) >= max_terms:
+            break
+
+    def pick(kind: str, alt: bool) -> tuple[str, ...]:
+        return tuple(t for k, t, a in chosen if k == kind and a is alt)
+
+    return QueryTerms(
+        words=pick("word", False),
+        grams=pick("gram", False),
+        alt_words=pick("word", True),
+        alt_grams=pick("gram", True),
+    )
