@@ -79,6 +79,7 @@ class InMemoryProjection:
             want: dict[str, object] = {
                 "target": entry.target.value,
                 "project": entry.project,
+                "namespace": entry.namespace,
                 "text": entry.text,
                 "superseded_by": entry.superseded_by,
                 "superseded_at": entry.superseded_at,
@@ -114,6 +115,7 @@ class InMemoryProjection:
                     rows[event.entry_id] = {
                         "target": event.target.value,
                         "project": event.project,
+                        "namespace": event.namespace,
                         "text": event.text,
                         "superseded_by": None,
                         **_details(event),
@@ -128,6 +130,7 @@ class InMemoryProjection:
                     rows[event.new_id] = {
                         "target": target,
                         "project": event.project,
+                        "namespace": old.get("namespace") if old else None,
                         "text": event.text,
                         "superseded_by": None,
                         **_details(event),
@@ -142,7 +145,12 @@ class InMemoryProjection:
                     row = rows.setdefault(
                         event.entry_id, {"text": event.text, "superseded_by": None}
                     )
-                    row.update(target=event.target.value, project=event.project, **_details(event))
+                    row.update(
+                        target=event.target.value,
+                        project=event.project,
+                        namespace=None,  # moves only involve the global layer
+                        **_details(event),
+                    )
                 case MemoryMergedInto():
                     if event.entry_id in rows:
                         rows[event.entry_id].update(

@@ -113,6 +113,7 @@ def _admits(query: SearchQuery, row: Mapping[str, object]) -> bool:
         _str(row.get("project")),
         _str(row.get("category")),
         _str(row.get("superseded_by")),
+        _str(row.get("namespace")),
     )
 
 
@@ -130,4 +131,5 @@ def _hit(entry_id: str, row: Mapping[str, object], score: float) -> SearchHit:
         superseded_by=_str(row.get("superseded_by")),
         superseded_at=superseded_at if isinstance(superseded_at, date) else None,
         score=score,
+        namespace=_str(row.get("namespace")),
     )

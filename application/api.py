@@ -14,7 +14,7 @@ from pi_hermes_memory.domain.commands import (
     RemoveMemory,
     ReplaceMemory,
 )
-from pi_hermes_memory.domain.model import FailureCategory, Target
+from pi_hermes_memory.domain.model import GLOBAL_NAMESPACE, FailureCategory, Target
 from pi_hermes_memory.errors import HermesMemoryError
 from pi_hermes_memory.insights import Insights, ProjectOverview, insights, project_overview
 from pi_hermes_memory.ports import Clock, IdFactory, SearchIndex, Storage
@@ -48,6 +48,11 @@ def _target(value: Target | str) -> Target:
         raise ValueError(
             f"target must be one of {', '.join(t.value for t in Target)}; got {value!r}"
         ) from None
+
+
+def _namespace(scope: str | None) -> str | None:
+    """The domain's namespace for a public scope name: "global" (or None) is the shared layer."""
+    return None if scope in (None, GLOBAL_NAMESPACE) else scope
 
 
 def _category(value: FailureCategory | str | None) -> FailureCategory | None:
@@ -116,8 +121,11 @@ class Memory:
         target: Target | str = Target.MEMORY,
         category: FailureCategory | str | None = None,
         force: bool = False,
+        scope: str | None = None,
     ) -> WriteResult:
-        return self._service.execute(self._add(content, target, category, force))
+        """Save `content`. `scope`: global (default), agent:<id>, custom:<name> (memory) or
+        user:<id> (user), within this session's access map (ADR 0014)."""
+        return self._service.execute(self._add(content, target, category, force, scope))
 
     def replace(
         self,
@@ -126,13 +134,14 @@ class Memory:
         *,
         target: Target | str = Target.MEMORY,
         category: FailureCategory | str | None = None,
+        scope: str | None = None,
     ) -> WriteResult:
-        return self._service.execute(self._replace(old_text, content, target, category))
+        return self._service.execute(self._replace(old_text, content, target, category, scope))
 
-    def remove(self, old_text: str, *, target: Target | str = Target.MEMORY) -> WriteResult:
-        return self._service.execute(
-            RemoveMemory(target=_target(target), old_text=old_text, at=self._clock.now())
-        )
+    def remove(
+        self, old_text: str, *, target: Target | str = Target.MEMORY, scope: str | None = None
+    ) -> WriteResult:
+        return self._service.execute(self._remove(old_text, target, scope))
 
     def promote(self, old_text: str, *, force: bool = False) -> WriteResult:
         """Move one current-project entry (located by `old_text`) to global memory."""
@@ -154,12 +163,21 @@ class Memory:
         return self._run_batch(parsed)
 
     def entries(
-        self, target: Target | str | None = None, *, include_history: bool = False
+        self,
+        target: Target | str | None = None,
+        *,
+        include_history: bool = False,
+        scope: str | None = None,
     ) -> list[EntryView]:
-        """Active entries visible to this session (plus superseded history if asked)."""
-        return self._service.entries(
+        """Active entries visible to this session (plus superseded history if asked),
+        optionally only those of one scope (global, agent:<id>, custom:<name>, user:<id>)."""
+        views = self._service.entries(
             _target(target) if target is not None else None, include_history=include_history
         )
+        if scope is None:
+            return views
+        wanted = _namespace(scope)
+        return [v for v in views if v.scope == (wanted or GLOBAL_NAMESPACE)]
 
     def insights(self) -> Insights:
         """Counts, capacity use and newest entries of each target this session sees."""
@@ -260,6 +278,7 @@ class Memory:
         target: Target | str,
         category: FailureCategory | str | None,
         force: bool,
+        scope: str | None = None,
     ) -> AddMemory:
         return AddMemory(
             target=_target(target),
@@ -268,6 +287,7 @@ class Memory:
             force=force,
             entry_id=self._ids.new_id(),
             at=self._clock.now(),
+            namespace=_namespace(scope),
         )
 
     def _replace(
@@ -276,6 +296,7 @@ class Memory:
         content: str,
         target: Target | str,
         category: FailureCategory | str | None,
+        scope: str | None = None,
     ) -> ReplaceMemory:
         return ReplaceMemory(
             target=_target(target),
@@ -284,18 +305,25 @@ class Memory:
             category=_category(category),
             entry_id=self._ids.new_id(),
             at=self._clock.now(),
+            namespace=_namespace(scope),
+        )
+
+    def _remove(self, old_text: str, target: Target | str, scope: str | None) -> RemoveMemory:
+        return RemoveMemory(
+            target=_target(target),
+            old_text=old_text,
+            at=self._clock.now(),
+            namespace=_namespace(scope),
         )
 
     def _command(self, call: MemoryCall) -> MemoryCommand:
         if call.action == "add":
-            return self._add(call.content or "", call.target, call.category, call.force)
+            return self._add(call.content or "", call.target, call.category, call.force, call.scope)
         if call.action == "replace":
             return self._replace(
-                call.old_text or "", call.content or "", call.target, call.category
+                call.old_text or "", call.content or "", call.target, call.category, call.scope
             )
-        return RemoveMemory(
-            target=_target(call.target), old_text=call.old_text or "", at=self._clock.now()
-        )
+        return self._remove(call.old_text or "", call.target, call.scope)
 
     def _run_batch(self, parsed: Sequence[MemoryCall | ArgumentError]) -> BatchResult:
         items = [

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import structlog
 from pi_hermes_memory.api import Memory
 from pi_hermes_memory.domain.capacity import OverflowStrategy
-from pi_hermes_memory.domain.model import Target
+from pi_hermes_memory.domain.model import GLOBAL_NAMESPACE, Target, namespace_problem
 from pi_hermes_memory.domain.scope import SessionScope
 from pi_hermes_memory.ports import Clock, IdFactory, MarkdownStore, SearchIndex, Storage
 from pi_hermes_memory.service import MemoryService, MemorySettings
@@ -24,11 +24,24 @@ if TYPE_CHECKING:
     from pi_hermes_memory.adapters.legacy_layout import MigrationReport
 
 
+def agent_access(agent_id: str | None, configured: Mapping[str, frozenset[str]]) -> frozenset[str]:
+    """The namespaces a session may use: the access map's entry for the agent, else global
+    plus the agent's own scope; without an agent id, the global layer only."""
+    if agent_id is None:
+        return frozenset({GLOBAL_NAMESPACE})
+    if namespace_problem(f"agent:{agent_id}", Target.MEMORY) is not None:
+        raise ValueError(f"agent_id {agent_id!r} must be letters, digits, '.', '_' and '-'")
+    if agent_id in configured:
+        return configured[agent_id]
+    return frozenset({GLOBAL_NAMESPACE, f"agent:{agent_id}"})
+
+
 def open_memory(
     *,
     agent_root: str | os.PathLike[str] | None = None,
     cwd: str | os.PathLike[str] | None = None,
     project: str | None = None,
+    agent_id: str | None = None,
     environ: Mapping[str, str] | None = None,
     clock: Clock | None = None,
     ids: IdFactory | None = None,
@@ -41,6 +54,8 @@ def open_memory(
 
     agent_root: overrides ``PI_CODING_AGENT_DIR`` / ``~/.pi/agent``.
     cwd: the working directory the current project is derived from (default: os.getcwd()).
+    agent_id: which agent this session is; it selects the scopes the session may read and
+    write (``scopes.agentAccess``; default: global + ``agent:<id>``, ADR 0014).
     project: an explicit project name (wins over config and cwd; must be a safe name).
     storage / markdown: custom adapters (they must pass the contract suite in
     ``pi_hermes_memory.testing``); default: SQLite ``sessions.db`` and Markdown files.
@@ -86,7 +101,11 @@ def open_memory(
     ids = ids or UlidFactory()
     logger = logger or structlog.wrap_logger(logging.getLogger("pi_hermes_memory"))
     settings = MemorySettings(
-        scope=SessionScope(project=config.project, sharing=config.project_memory_sharing),
+        scope=SessionScope(
+            project=config.project,
+            sharing=config.project_memory_sharing,
+            access=agent_access(agent_id, config.agent_access),
+        ),
         limits={
             Target.MEMORY: config.memory_char_limit,
             Target.USER: config.user_char_limit,

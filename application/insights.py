@@ -54,7 +54,7 @@ def insights(
     for target in (Target.MEMORY, Target.USER, Target.FAILURE, Target.PROJECT):
         doc = docs[target]
         visible = [e for e in doc.active if scope.visible(e)]
-        own = [e for e in doc.active if scope.own(e)]
+        own = [e for e in doc.active if scope.own(e) and scope.visible(e)]
         newest = sorted(visible, key=lambda e: e.created, reverse=True)[:3]
         rows.append(
             TargetInsight(

@@ -51,3 +51,4 @@ class EntryView:
     last_referenced: date
     superseded_by: str | None = None
     superseded_at: date | None = None
+    scope: str = "global"  # memory/user rows: global, agent:<id>, custom:<name>, user:<id>

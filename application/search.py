@@ -23,7 +23,12 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 import structlog
-from pi_hermes_memory.domain.model import FailureCategory, Target
+from pi_hermes_memory.domain.model import (
+    GLOBAL_NAMESPACE,
+    FailureCategory,
+    Target,
+    namespace_problem,
+)
 from pi_hermes_memory.domain.scope import SessionScope
 from pi_hermes_memory.domain.terms import MAX_QUERY_TERMS, QueryTerms, plan_terms
 from pi_hermes_memory.tools import (
@@ -59,9 +64,16 @@ class ScopeClause:
 
     target: Target
     projects: tuple[str | None, ...] | None = None
+    #: memory/user namespaces the session may read (None in the tuple = the global layer);
+    #: None = any namespace (ADR 0014)
+    namespaces: tuple[str | None, ...] | None = None
 
-    def admits(self, target: Target, project: str | None) -> bool:
-        return target is self.target and (self.projects is None or project in self.projects)
+    def admits(self, target: Target, project: str | None, namespace: str | None = None) -> bool:
+        return (
+            target is self.target
+            and (self.projects is None or project in self.projects)
+            and (self.namespaces is None or namespace in self.namespaces)
+        )
 
 
 @attrs.frozen(kw_only=True)
@@ -86,13 +98,14 @@ class SearchQuery:
         project: str | None,
         category: str | None,
         superseded_by: str | None,
+        namespace: str | None = None,
     ) -> bool:
         """The scope predicate, for indexes that filter in Python (and for double checks)."""
         if superseded_by is not None and not self.include_superseded:
             return False
         if self.category is not None and category != self.category.value:
             return False
-        return any(c.admits(target, project) for c in self.clauses)
+        return any(c.admits(target, project, namespace) for c in self.clauses)
 
 
 @attrs.frozen(kw_only=True)
@@ -107,6 +120,7 @@ class SearchHit:
     superseded_by: str | None
     superseded_at: date | None
     score: float  # > 0, higher is better; comparable only within one search
+    namespace: str | None = None  # agent:/custom:/user: scope of a memory/user row
 
 
 @attrs.frozen(kw_only=True)
@@ -133,7 +147,13 @@ def search_clauses(
     clauses: list[ScopeClause] = []
     for t in wanted:
         if t in (Target.MEMORY, Target.USER):
-            clauses.append(ScopeClause(t))
+            readable = tuple(
+                None if ns == GLOBAL_NAMESPACE else ns
+                for ns in sorted(scope.access)
+                if ns == GLOBAL_NAMESPACE or namespace_problem(ns, t) is None
+            )
+            if readable:
+                clauses.append(ScopeClause(t, namespaces=readable))
         elif t is Target.PROJECT:
             if scope.sharing:
                 clauses.append(ScopeClause(t))  # unattributed project rows are never indexed
@@ -206,7 +226,11 @@ class SearchService:
             h
             for h in hits
             if query.admits(
-                h.target, h.project, h.category.value if h.category else None, h.superseded_by
+                h.target,
+                h.project,
+                h.category.value if h.category else None,
+                h.superseded_by,
+                h.namespace,
             )
         ]
         if len(allowed) != len(hits):  # an index bug must never leak rows out of scope
@@ -264,6 +288,8 @@ def hit_json(hit: SearchHit) -> dict[str, Any]:
         "last_referenced": hit.last_referenced.isoformat(),
         "score": _rounded(hit.score),
     }
+    if hit.namespace is not None:
+        out["scope"] = hit.namespace
     if hit.superseded_by is not None:
         out["superseded_by"] = hit.superseded_by
         out["superseded_at"] = hit.superseded_at.isoformat() if hit.superseded_at else None

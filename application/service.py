@@ -26,7 +26,7 @@ from pi_hermes_memory.domain.commands import (
 from pi_hermes_memory.domain.decide import Decision, Status, WritePolicy, decide
 from pi_hermes_memory.domain.document import MemoryDocument, fold, stream_for
 from pi_hermes_memory.domain.events import Event
-from pi_hermes_memory.domain.model import MemoryEntry, Target
+from pi_hermes_memory.domain.model import GLOBAL_NAMESPACE, MemoryEntry, Target
 from pi_hermes_memory.domain.move import MoveDecision, decide_move
 from pi_hermes_memory.domain.reconcile import reconcile
 from pi_hermes_memory.domain.scanning import scan
@@ -463,6 +463,7 @@ def entry_view(e: MemoryEntry) -> EntryView:
         last_referenced=e.last_referenced,
         superseded_by=e.superseded_by,
         superseded_at=e.superseded_at,
+        scope=e.namespace or GLOBAL_NAMESPACE,
     )
 
 

@@ -46,6 +46,7 @@ _OPERATION_SCHEMA: dict[str, Any] = {
         "content": {"type": "string"},
         "old_text": {"type": "string"},
         "force": {"type": "boolean"},
+        "scope": {"type": "string"},
     },
     "required": ["action", "target"],
     "additionalProperties": False,
@@ -73,6 +74,11 @@ MEMORY_TOOL_SCHEMA: dict[str, Any] = {
         "force": {
             "type": "boolean",
             "description": "add/promote/demote: go ahead although similar entries exist.",
+        },
+        "scope": {
+            "type": "string",
+            "description": "memory/user only: global (default), agent:<id>, custom:<name> "
+            "(memory) or user:<id> (user), as the session's access map allows.",
         },
         "operations": {"type": "array", "minItems": 1, "items": _OPERATION_SCHEMA},
     },
@@ -195,6 +201,7 @@ class MemoryCall:
     old_text: str | None = None
     category: str | None = None
     force: bool = False
+    scope: str | None = None
 
 
 def parse_operation(args: Mapping[str, Any], *, where: str = "", batch: bool = False) -> MemoryCall:
@@ -238,6 +245,12 @@ def parse_operation(args: Mapping[str, Any], *, where: str = "", batch: bool = F
         raise ArgumentError(f"{where}old_text is not used by add; use replace to change an entry")
     if action == "remove" and content is not None:
         raise ArgumentError(f"{where}content is not used by remove")
+    scope = _string(args, "scope", where)
+    if scope is not None and target not in ("memory", "user"):
+        raise ArgumentError(
+            f"{where}scope applies only to targets memory and user; project rows are scoped by "
+            "the current project"
+        )
     return MemoryCall(
         action=action,
         target=target,
@@ -245,6 +258,7 @@ def parse_operation(args: Mapping[str, Any], *, where: str = "", batch: bool = F
         old_text=old_text,
         category=category,
         force=force,
+        scope=scope,
     )
 
 
@@ -255,7 +269,7 @@ def _parse_move(args: Mapping[str, Any], action: str) -> MemoryCall:
             f"{action} takes no target: promote moves a current-project entry to global "
             "memory, demote moves a global memory entry to the current project"
         )
-    for unused in ("content", "category"):
+    for unused in ("content", "category", "scope"):
         if unused in args:
             raise ArgumentError(f"{unused} is not used by {action}; the text moves unchanged")
     old_text = _string(args, "old_text", "")

@@ -30,6 +30,7 @@ MIGRATIONS: tuple[str, ...] = (
         target TEXT NOT NULL CHECK (target IN ('user', 'memory', 'project', 'failure')),
         project TEXT,
         category TEXT,
+        namespace TEXT,
         text TEXT NOT NULL,
         grams TEXT NOT NULL DEFAULT '',
         created TEXT NOT NULL,
@@ -39,7 +40,7 @@ MIGRATIONS: tuple[str, ...] = (
         embedding BLOB,
         embedding_model TEXT
     );
-    CREATE INDEX memories_scope ON memories (target, project, superseded_by);
+    CREATE INDEX memories_scope ON memories (target, project, namespace, superseded_by);
     CREATE VIRTUAL TABLE memories_fts USING fts5 (
         text, grams,
         content='memories', content_rowid='rowid',

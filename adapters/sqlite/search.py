@@ -35,7 +35,7 @@ _VOCAB = "temp.pi_hermes_memory_fts_vocab"
 
 _COLUMNS = (
     "m.id, m.target, m.project, m.category, m.text, m.created, m.last_referenced, "
-    "m.superseded_by, m.superseded_at, -bm25(memories_fts) AS score"
+    "m.superseded_by, m.superseded_at, -bm25(memories_fts) AS score, m.namespace"
 )
 
 
@@ -83,16 +83,25 @@ def scope_sql(query: SearchQuery) -> tuple[str, list[Any]]:
     return " AND ".join(where), params
 
 
-def _clause_sql(clause: ScopeClause) -> tuple[str, list[Any]]:
-    if clause.projects is None:
-        return "m.target = ?", [clause.target.value]
-    named = [p for p in clause.projects if p is not None]
+def _in(column: str, values: tuple[str | None, ...]) -> tuple[str, list[Any]]:
+    """`column` is one of `values` (None = NULL)."""
+    named = [v for v in values if v is not None]
     alternatives = []
     if named:
-        alternatives.append(f"m.project IN ({', '.join('?' for _ in named)})")
-    if None in clause.projects:
-        alternatives.append("m.project IS NULL")
-    return f"(m.target = ? AND ({' OR '.join(alternatives)}))", [clause.target.value, *named]
+        alternatives.append(f"{column} IN ({', '.join('?' for _ in named)})")
+    if None in values:
+        alternatives.append(f"{column} IS NULL")
+    return f"({' OR '.join(alternatives) or '0'})", named
+
+
+def _clause_sql(clause: ScopeClause) -> tuple[str, list[Any]]:
+    parts, params = ["m.target = ?"], [clause.target.value]
+    for column, values in (("m.project", clause.projects), ("m.namespace", clause.namespaces)):
+        if values is not None:
+            sql, more = _in(column, values)
+            parts.append(sql)
+            params += more
+    return f"({' AND '.join(parts)})", params
 
 
 def _day(value: object) -> date:
@@ -100,7 +109,7 @@ def _day(value: object) -> date:
 
 
 def _hit(row: Sequence[Any]) -> SearchHit:
-    id_, target, project, category, text, created, last, by, at, score = row
+    id_, target, project, category, text, created, last, by, at, score, namespace = row
     return SearchHit(
         id=str(id_),
         target=Target(target),
@@ -112,6 +121,7 @@ def _hit(row: Sequence[Any]) -> SearchHit:
         superseded_by=by,
         superseded_at=_day(at) if at else None,
         score=float(score),
+        namespace=namespace,
     )
 
 

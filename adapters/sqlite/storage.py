@@ -99,7 +99,7 @@ class SqliteProjection:
                     return
                 c.execute(
                     "INSERT INTO memories (id, target, project, category, text, grams, created, "
-                    "last_referenced) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    "last_referenced, namespace) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (
                         event.entry_id,
                         event.target.value,
@@ -109,10 +109,14 @@ class SqliteProjection:
                         grams(event.text),
                         event.created.isoformat(),
                         event.last_referenced.isoformat(),
+                        event.namespace,
                     ),
                 )
             case MemoryReplaced():
-                old = c.execute("SELECT target FROM memories WHERE id = ?", (event.old_id,)).get
+                found = c.execute(
+                    "SELECT target, namespace FROM memories WHERE id = ?", (event.old_id,)
+                ).fetchone()
+                old, namespace = (None, None) if found is None else found
                 c.execute(
                     "UPDATE memories SET superseded_by = ?, superseded_at = ? WHERE id = ?",
                     (event.new_id, event.at.date().isoformat(), event.old_id),
@@ -122,7 +126,7 @@ class SqliteProjection:
                     return
                 c.execute(
                     "INSERT INTO memories (id, target, project, category, text, grams, created, "
-                    "last_referenced) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    "last_referenced, namespace) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (
                         event.new_id,
                         target,
@@ -132,6 +136,7 @@ class SqliteProjection:
                         grams(event.text),
                         event.created.isoformat(),
                         event.last_referenced.isoformat(),
+                        namespace,  # a new version stays in its namespace
                     ),
                 )
             case MemorySuperseded():

@@ -50,6 +50,7 @@ def test_tool_definitions_are_json_schemas(root: Path) -> None:
         "old_text",
         "category",
         "force",
+        "scope",
         "operations",
     }
     assert tool.as_openai()["function"]["name"] == "memory"

@@ -117,8 +117,8 @@ def test_fts_expressions_quote_every_term() -> None:
 def test_default_scope_clauses() -> None:
     scope = SessionScope(project="web")
     assert search_clauses(scope) == (
-        ScopeClause(Target.USER),
-        ScopeClause(Target.MEMORY),
+        ScopeClause(Target.USER, namespaces=(None,)),
+        ScopeClause(Target.MEMORY, namespaces=(None,)),
         ScopeClause(Target.PROJECT, ("web",)),
         ScopeClause(Target.FAILURE, ("web", None)),
     )
@@ -134,7 +134,22 @@ def test_scope_clauses_without_a_project_and_with_sharing() -> None:
         ScopeClause(Target.FAILURE, (None,)),
     )
     shared = SessionScope(project="web", sharing=True)
-    assert search_clauses(shared) == tuple(ScopeClause(t) for t in Target)
+    global_only = (None,)  # sharing widens projects, never namespaces
+    assert search_clauses(shared) == tuple(
+        ScopeClause(t, namespaces=global_only if t in (Target.USER, Target.MEMORY) else None)
+        for t in Target
+    )
+
+
+def test_scope_clauses_follow_the_namespace_access_map() -> None:
+    coder = SessionScope(
+        project="web", access=frozenset({"global", "agent:coder", "custom:team", "user:ann"})
+    )
+    by_target = {c.target: c for c in search_clauses(coder)}
+    assert by_target[Target.MEMORY].namespaces == ("agent:coder", "custom:team", None)
+    assert by_target[Target.USER].namespaces == (None, "user:ann")
+    only_agent = SessionScope(project="web", access=frozenset({"agent:coder"}))
+    assert Target.USER not in {c.target for c in search_clauses(only_agent)}
 
 
 # --- arguments --------------------------------------------------------------------------------
