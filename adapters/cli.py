@@ -22,6 +22,9 @@ def _parser() -> argparse.ArgumentParser:
     common.add_argument("--project", help="current project name (default: config, then cwd)")
     common.add_argument("--cwd", help="directory the project is derived from (default: .)")
     common.add_argument("--json", action="store_true", help="print machine-readable JSON")
+    common.add_argument(
+        "--agent", help="agent id: selects the scopes this session may use (scopes.agentAccess)"
+    )
     parser = argparse.ArgumentParser(
         prog="pi-hermes-memory",
         description="Durable long-term memory for LLM agents. Data lives under "
@@ -40,9 +43,24 @@ def _parser() -> argparse.ArgumentParser:
         choices=["failure", "correction", "insight", "preference", "convention", "tool-quirk"],
     )
     add.add_argument("--force", action="store_true", help="save despite similar entries")
+    add.add_argument("--scope", help="memory/user: global, agent:<id>, custom:<name>, user:<id>")
     lst = sub.add_parser("list", parents=[common], help="list entries")
     lst.add_argument("--target", choices=["user", "memory", "project", "failure"])
     lst.add_argument("--history", action="store_true", help="include superseded history")
+    lst.add_argument("--scope", help="only entries of this scope (global, agent:<id>, …)")
+    for verb, what in (
+        ("promote", "move a current-project entry to global memory"),
+        ("demote", "move a global memory entry into the current project"),
+    ):
+        move = sub.add_parser(verb, parents=[common], help=what)
+        move.add_argument("old_text", help="a unique substring of the entry")
+        move.add_argument("--force", action="store_true", help="move despite similar entries")
+    sub.add_parser(
+        "switch-project",
+        parents=[common],
+        help="entries per real project attribution (the current project comes from cwd/config)",
+    )
+    sub.add_parser("insights", parents=[common], help="overview of every memory target")
     find = sub.add_parser("search", parents=[common], help="full-text search (memory_search)")
     find.add_argument("query", help="words to look for (any language)")
     find.add_argument("--target", choices=["user", "memory", "project", "failure"])
@@ -126,6 +144,49 @@ def _sync_markdown(memory: Any, *, as_json: bool) -> int:
     return EXIT_OK
 
 
+def _write(outcome: Any, *, as_json: bool) -> int:
+    if as_json:
+        _print_json(outcome)
+    else:
+        print(outcome.message)
+        for c in outcome.candidates:
+            print(f"  similar ({c.basis} {c.score:.2f}): {c.text}")
+        for warning in outcome.warnings:
+            print(f"pi-hermes-memory: warning: {warning}", file=sys.stderr)
+    return EXIT_OK if outcome.success else EXIT_FAILED
+
+
+def _switch_project(overview: Any, *, as_json: bool) -> int:
+    if as_json:
+        _print_json(overview)
+        return EXIT_OK
+    print(f"Current project: {overview.current or '(none)'} (set by projectName, --project or cwd)")
+    for p in overview.projects:
+        mark = "*" if p.project == overview.current else " "
+        print(f" {mark} {p.project}: {p.project_entries} project entries, {p.failures} failures")
+    print(
+        f"Unattributed: {overview.unattributed_project_entries} project entries, "
+        f"{overview.unattributed_failures} failures (global)"
+    )
+    return EXIT_OK
+
+
+def _insights(insights: Any, *, as_json: bool) -> int:
+    if as_json:
+        _print_json(insights)
+        return EXIT_OK
+    sharing = " (projectMemorySharing on)" if insights.sharing else ""
+    print(f"Project: {insights.project or '(none)'}{sharing}")
+    for t in insights.targets:
+        print(
+            f"  {t.target}: {t.active} active, {t.superseded} superseded, "
+            f"{t.chars_used}/{t.char_limit} characters ({t.limit_setting})"
+        )
+        for text in t.latest:
+            print(f"    - {text if len(text) <= 100 else text[:99] + '…'}")
+    return EXIT_OK
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     arguments: Any = None
@@ -145,7 +206,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from pi_hermes_memory.errors import HermesMemoryError
 
     try:
-        memory = pi_hermes_memory.open(project=args.project, cwd=args.cwd)
+        memory = pi_hermes_memory.open(project=args.project, cwd=args.cwd, agent_id=args.agent)
     except (HermesMemoryError, OSError, RuntimeError, ValueError) as exc:
         print(f"pi-hermes-memory: cannot open the memory store: {exc}", file=sys.stderr)
         return EXIT_FAILED
@@ -162,21 +223,27 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _search(memory, args)
         if args.command == "add":
             outcome = memory.add(
-                args.text, target=args.target, category=args.category, force=args.force
+                args.text,
+                target=args.target,
+                category=args.category,
+                force=args.force,
+                scope=args.scope,
             )
-            if args.json:
-                _print_json(outcome)
-            else:
-                print(outcome.message)
-                for c in outcome.candidates:
-                    print(f"  similar ({c.basis} {c.score:.2f}): {c.text}")
-            return EXIT_OK if outcome.success else EXIT_FAILED
-        entries = memory.entries(args.target, include_history=args.history)
+            return _write(outcome, as_json=args.json)
+        if args.command in ("promote", "demote"):
+            move = memory.promote if args.command == "promote" else memory.demote
+            return _write(move(args.old_text, force=args.force), as_json=args.json)
+        if args.command == "switch-project":
+            return _switch_project(memory.project_overview(), as_json=args.json)
+        if args.command == "insights":
+            return _insights(memory.insights(), as_json=args.json)
+        entries = memory.entries(args.target, include_history=args.history, scope=args.scope)
         if args.json:
             _print_json(entries)
         else:
             for e in entries:
                 where = e.target + (f"/{e.project}" if e.project else "")
+                where += "" if e.scope == "global" else f" {e.scope}"
                 old = f" (superseded by {e.superseded_by})" if e.superseded_by else ""
                 print(f"[{where}] {e.text}{old}")
             if not entries:

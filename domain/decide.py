@@ -288,7 +288,8 @@ def decide_add(doc: MemoryDocument, cmd: AddMemory, policy: WritePolicy) -> Deci
     )
     return Decision(
         status=Status.ADDED,
-        message=f"Saved to {_WHERE[cmd.target]}.{note}",
+        message=f"Saved to {_WHERE[cmd.target] if cmd.namespace is None else cmd.namespace}."
+        + note,
         events=(*evictions, added),
         entry_id=cmd.entry_id,
         evicted=evicted,

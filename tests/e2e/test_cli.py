@@ -154,3 +154,35 @@ def test_history_listing(root: Path) -> None:
         ("Node 22 is the runtime", False),
         ("Node 18 is the runtime", True),
     ]
+
+
+def test_promote_demote_switch_project_and_insights(root: Path) -> None:
+    assert (
+        cli(
+            root, "add", "Checkout uses Stripe Elements", "--target", "project", "--project", "shop"
+        ).returncode
+        == 0
+    )
+    up = cli(root, "promote", "Stripe Elements", "--project", "shop", "--json")
+    assert up.returncode == 0 and json.loads(up.stdout)["status"] == "promoted"
+    missing = cli(root, "demote", "nothing like it", "--project", "shop")
+    assert missing.returncode == 1
+    down = cli(root, "demote", "Stripe", "--project", "shop")
+    assert down.returncode == 0 and "project memory" in down.stdout
+    overview = json.loads(cli(root, "switch-project", "--project", "shop", "--json").stdout)
+    assert overview["current"] == "shop"
+    assert overview["projects"] == [{"project": "shop", "project_entries": 1, "failures": 0}]
+    human = cli(root, "insights", "--project", "shop")
+    assert human.returncode == 0 and "project: 1 active" in human.stdout
+    insights = json.loads(cli(root, "insights", "--project", "shop", "--json").stdout)
+    assert {t["target"] for t in insights["targets"]} == {"memory", "user", "project", "failure"}
+
+
+def test_agent_scopes_from_the_cli(root: Path) -> None:
+    assert (
+        cli(root, "add", "Coder note", "--agent", "coder", "--scope", "agent:coder").returncode == 0
+    )
+    assert "[memory agent:coder] Coder note" in cli(root, "list", "--agent", "coder").stdout
+    assert "Coder note" not in cli(root, "list", "--agent", "reviewer").stdout
+    denied = cli(root, "add", "x y z", "--agent", "reviewer", "--scope", "agent:coder")
+    assert denied.returncode == 1 and "no access" in denied.stdout
