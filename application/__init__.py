@@ -14,6 +14,7 @@ from pi_hermes_memory.bootstrap import open_memory as open
 from pi_hermes_memory.domain.model import FailureCategory, Target
 from pi_hermes_memory.errors import HermesMemoryError, MarkdownUnreadable
 from pi_hermes_memory.results import BatchResult, CandidateView, EntryView, WriteResult
+from pi_hermes_memory.search import SearchHit, SearchResult
 from pi_hermes_memory.tools import ToolDefinition
 
 __version__ = "0.1.0"
@@ -25,6 +26,8 @@ __all__ = [
     "HermesMemoryError",
     "MarkdownUnreadable",
     "Memory",
+    "SearchHit",
+    "SearchResult",
     "Target",
     "ToolDefinition",
     "WriteResult",
