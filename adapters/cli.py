@@ -17,19 +17,38 @@ import attrs
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
-def _parser() -> argparse.ArgumentParser:
+def _common(*, suppress: bool) -> argparse.ArgumentParser:
+    """The options every command takes. The copy attached to each subcommand suppresses its
+    defaults, so an option given before the command name is not reset by the subparser."""
+    unset: Any = argparse.SUPPRESS if suppress else None
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--project", help="current project name (default: config, then cwd)")
-    common.add_argument("--cwd", help="directory the project is derived from (default: .)")
-    common.add_argument("--json", action="store_true", help="print machine-readable JSON")
     common.add_argument(
-        "--agent", help="agent id: selects the scopes this session may use (scopes.agentAccess)"
+        "--project", default=unset, help="current project name (default: config, then cwd)"
     )
+    common.add_argument(
+        "--cwd", default=unset, help="directory the project is derived from (default: .)"
+    )
+    common.add_argument(
+        "--json",
+        action="store_true",
+        default=argparse.SUPPRESS if suppress else False,
+        help="print machine-readable JSON",
+    )
+    common.add_argument(
+        "--agent",
+        default=unset,
+        help="agent id: selects the scopes this session may use (scopes.agentAccess)",
+    )
+    return common
+
+
+def _parser() -> argparse.ArgumentParser:
+    common = _common(suppress=True)
     parser = argparse.ArgumentParser(
         prog="pi-hermes-memory",
         description="Durable long-term memory for LLM agents. Data lives under "
         "$PI_CODING_AGENT_DIR (default ~/.pi/agent).",
-        parents=[common],
+        parents=[_common(suppress=False)],
     )
     sub = parser.add_subparsers(dest="command", required=True)
     tool = sub.add_parser("tool", parents=[common], help="call a tool with JSON arguments")
@@ -76,7 +95,28 @@ def _parser() -> argparse.ArgumentParser:
         parents=[common],
         help="import Markdown edits, then verify and repair the search index",
     )
+    reembed = sub.add_parser(
+        "reembed",
+        parents=[common],
+        help="embed the entries lacking a vector of the configured embedding model",
+    )
+    reembed.add_argument(
+        "--all", action="store_true", help="re-embed every entry, not only the missing ones"
+    )
+    reembed.add_argument(
+        "--batch-size", type=_batch_size, default=64, help="entries per request (default 64)"
+    )
     return parser
+
+
+def _batch_size(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {value!r}") from None
+    if not 1 <= number <= 2048:
+        raise argparse.ArgumentTypeError(f"must be from 1 to 2048, got {number}")
+    return number
 
 
 def _limit(value: str) -> int:
@@ -142,6 +182,35 @@ def _sync_markdown(memory: Any, *, as_json: bool) -> int:
     for warning in report.warnings:
         print(f"pi-hermes-memory: warning: {warning}", file=sys.stderr)
     return EXIT_OK
+
+
+def _reembed(memory: Any, args: argparse.Namespace) -> int:
+    """Progress lines on stderr; exit 1 when embeddings are off or some rows failed."""
+    from pi_hermes_memory.errors import HermesMemoryError
+
+    def progress(p: Any) -> None:
+        print(
+            f"reembed: {p.done}/{p.total} entries ({p.rate:.1f} entries/s)"
+            + (f", {p.failed} failed" if p.failed else ""),
+            file=sys.stderr,
+            flush=True,
+        )
+
+    try:
+        report = memory.reembed(progress, everything=args.all, batch_size=args.batch_size)
+    except HermesMemoryError as exc:
+        print(f"pi-hermes-memory: cannot reembed: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    if args.json:
+        print(json.dumps(report.to_json(), ensure_ascii=False, indent=2))
+    else:
+        print(
+            f"Embedded {report.embedded} of {report.total} entries with {report.model_id} in "
+            f"{report.seconds:.1f} s ({report.rate:.1f} entries/s); {report.failed} failed."
+        )
+    if report.stopped:
+        print(f"pi-hermes-memory: stopped early: {report.stopped}", file=sys.stderr)
+    return EXIT_OK if report.success else EXIT_FAILED
 
 
 def _write(outcome: Any, *, as_json: bool) -> int:
@@ -221,6 +290,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _sync_markdown(memory, as_json=args.json)
         if args.command == "search":
             return _search(memory, args)
+        if args.command == "reembed":
+            return _reembed(memory, args)
         if args.command == "add":
             outcome = memory.add(
                 args.text,

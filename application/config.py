@@ -297,9 +297,10 @@ def _has_control_char(text: str) -> bool:
 def _agent_access(scopes: _Section) -> dict[str, frozenset[str]]:
     """scopes.agentAccess: {"<agent id>": ["global", "agent:<id>", "custom:<name>", …]}.
 
-    An invalid map (not an object, a bad agent id, a list that is not made of valid scope
-    names) falls back to the default — every agent gets global + its own agent scope — with a
-    warning; nothing is partially applied.
+    Fails closed: an agent whose list is invalid gets no scope at all (its writes are refused
+    as forbidden) rather than the default, which could widen what the map meant to restrict.
+    An entry with an invalid agent id is dropped (such an id cannot open a session). Each
+    problem is a warning.
     """
     raw = scopes.get("agentAccess")
     if raw is None:
@@ -310,17 +311,22 @@ def _agent_access(scopes: _Section) -> dict[str, frozenset[str]]:
     access: dict[str, frozenset[str]] = {}
     for agent, granted in raw.items():
         if namespace_problem(f"agent:{agent}", Target.MEMORY) is not None:
-            scopes.reject("agentAccess", "agent ids are letters, digits, '.', '_' and '-'")
-            return {}
+            scopes.warn(
+                "agentAccess",
+                "agent ids are letters, digits, '.', '_' and '-'; "
+                "an entry with another id was ignored",
+            )
+            continue
         if not isinstance(granted, list) or not all(
             isinstance(g, str) and (g == GLOBAL_NAMESPACE or _valid_namespace(g)) for g in granted
         ):
-            scopes.reject(
+            scopes.warn(
                 "agentAccess",
                 f"the scopes of agent {agent!r} must be a list of global, agent:<id>, "
-                "custom:<name> or user:<id>",
+                "custom:<name> or user:<id>; that agent gets no scope until this is fixed",
             )
-            return {}
+            access[agent] = frozenset()
+            continue
         access[agent] = frozenset(granted)
     return access
 

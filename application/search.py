@@ -207,11 +207,14 @@ class SearchService:
                 "(letters or digits); punctuation, symbols and emoji are ignored.",
             )
         clauses = search_clauses(self._service.settings.scope, target, category)
-        if not clauses:  # target 'project' without a current project
+        if not clauses:
+            why = (
+                "this session has no current project"
+                if target is Target.PROJECT
+                else "this session has no access to any scope of that target"
+            )
             return SearchResult(
-                success=True,
-                status="no_results",
-                message="No project entries to search: this session has no current project.",
+                success=True, status="no_results", message=f"Nothing to search: {why}."
             )
         self._service.refresh({c.target for c in clauses})
         query = SearchQuery(

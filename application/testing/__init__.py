@@ -20,5 +20,11 @@ from pi_hermes_memory.testing.contracts import (
     SearchIndexContract,
     StorageContract,
 )
+from pi_hermes_memory.testing.vector_contracts import VectorStoreContract
 
-__all__ = ["MarkdownStoreContract", "SearchIndexContract", "StorageContract"]
+__all__ = [
+    "MarkdownStoreContract",
+    "SearchIndexContract",
+    "StorageContract",
+    "VectorStoreContract",
+]

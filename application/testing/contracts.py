@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, date, datetime
 from typing import Any
 
+import attrs
 import pytest
+from pi_hermes_memory.domain.document import MemoryDocument, fold, stream_for
 from pi_hermes_memory.domain.errors import VersionConflict
 from pi_hermes_memory.domain.events import (
     Event,
@@ -17,6 +20,7 @@ from pi_hermes_memory.domain.events import (
     RemovalReason,
 )
 from pi_hermes_memory.domain.model import FailureCategory, Target
+from pi_hermes_memory.mirror import RebuildReport
 from pi_hermes_memory.search import ScopeClause, SearchHit, SearchQuery
 
 AT = datetime(2026, 7, 29, 12, 0, tzinfo=UTC)
@@ -36,6 +40,76 @@ def added(version: int, entry_id: str, text: str = "a fact", stream: str = STREA
         category=None,
         created=DAY,
         last_referenced=DAY,
+    )
+
+
+def _replaced(version: int, old_id: str, new_id: str, text: str) -> MemoryReplaced:
+    return MemoryReplaced(
+        stream=STREAM,
+        version=version,
+        at=datetime(2026, 8, 2, 9, 0, tzinfo=UTC),
+        old_id=old_id,
+        new_id=new_id,
+        text=text,
+        project=None,
+        category=None,
+        created=DAY,
+        last_referenced=date(2026, 8, 2),
+    )
+
+
+def _rebuild_events() -> dict[Target, list[Event]]:
+    """A small journal for the rebuild tests: active rows, history, a merge, a removal, a
+    namespaced row, a failure and a project row with and without a project attribution."""
+    project, failure, user = (stream_for(t) for t in (Target.PROJECT, Target.FAILURE, Target.USER))
+    return {
+        Target.MEMORY: [
+            added(1, "m1", "The CI runs on GitHub Actions"),
+            added(2, "m2", "Deploys go through the staging cluster"),
+            _replaced(3, "m1", "m3", "The CI runs on Buildkite"),
+            added(4, "m4", "The CI runs on Buildkite and GitHub"),
+            MemorySuperseded(
+                stream=STREAM, version=5, at=AT, old_id="m4", by_id="m3", on=date(2026, 8, 3)
+            ),
+            added(6, "m5", "a note that goes away"),
+            MemoryRemoved(
+                stream=STREAM, version=7, at=AT, entry_id="m5", reason=RemovalReason.TOOL
+            ),
+            attrs.evolve(added(8, "m6", "Agent-only hint"), namespace="agent:coder"),
+        ],
+        Target.USER: [
+            attrs.evolve(added(1, "u1", "Prefers tabs", stream=user), target=Target.USER)
+        ],
+        Target.PROJECT: [
+            attrs.evolve(
+                added(1, "p1", "The API listens on port 8080", stream=project),
+                target=Target.PROJECT,
+                project="web",
+            ),
+            attrs.evolve(
+                added(2, "p2", "An entry without a project", stream=project),
+                target=Target.PROJECT,
+            ),
+        ],
+        Target.FAILURE: [
+            attrs.evolve(
+                added(1, "f1", "pip failed on old setuptools", stream=failure),
+                target=Target.FAILURE,
+                project="web",
+                category=FailureCategory.TOOL_QUIRK,
+            )
+        ],
+    }
+
+
+def _folded(target: Target, events: Sequence[Event]) -> MemoryDocument:
+    return fold(MemoryDocument.empty(target), events)
+
+
+def _quiet(report: RebuildReport) -> bool:
+    """Nothing added, updated, removed or kept as unknown history, and the index was sound."""
+    return not report.fts_rebuilt and all(
+        r.changed == 0 and r.kept_history == 0 for r in report.targets
     )
 
 
@@ -124,6 +198,107 @@ class StorageContract:
             uow.projection.apply(events)
         with storage.transaction() as uow:
             assert list(uow.journal.read(STREAM)) == events
+
+    # -- Projection.rebuild (ADR 0013) --------------------------------------------------------
+
+    def _apply(self, storage: Any, journal: dict[Target, list[Event]]) -> None:
+        with storage.transaction() as uow:
+            for target, events in journal.items():
+                uow.journal.append(stream_for(target), 0, events)
+                uow.projection.apply(events)
+
+    def _rebuild(self, storage: Any, documents: Sequence[MemoryDocument]) -> RebuildReport:
+        with storage.transaction() as uow:
+            report: RebuildReport = uow.projection.rebuild(list(documents))
+        return report
+
+    def test_rebuild_of_the_applied_state_changes_nothing(self, storage: Any) -> None:
+        journal = _rebuild_events()
+        self._apply(storage, journal)
+        documents = [_folded(t, events) for t, events in journal.items()]
+        report = self._rebuild(storage, documents)
+        assert _quiet(report), report
+        assert {r.target for r in report.targets} == set(journal)
+        # the unattributed project row is not mirrored: reported as skipped, every time
+        assert report.of(Target.PROJECT).skipped == 1
+        assert sum(r.skipped for r in report.targets) == 1
+        assert _quiet(self._rebuild(storage, documents))
+
+    def test_rebuild_removes_an_active_row_the_state_lacks(self, storage: Any) -> None:
+        events: list[Event] = [added(1, "a", "kept fact"), added(2, "b", "stray fact")]
+        self._apply(storage, {Target.MEMORY: events})
+        lacking = _folded(Target.MEMORY, events[:1])
+        report = self._rebuild(storage, [lacking])
+        memory = report.of(Target.MEMORY)
+        assert (memory.added, memory.updated, memory.removed) == (0, 0, 1), report
+        assert _quiet(self._rebuild(storage, [lacking]))  # the row is gone for good
+        full = _folded(Target.MEMORY, events)
+        assert self._rebuild(storage, [full]).of(Target.MEMORY).added == 1  # and can come back
+        assert _quiet(self._rebuild(storage, [full]))
+
+    def test_rebuild_adds_a_row_the_state_has(self, storage: Any) -> None:
+        events: list[Event] = [added(1, "a", "first fact"), added(2, "b", "missing fact")]
+        self._apply(storage, {Target.MEMORY: events[:1]})
+        full = _folded(Target.MEMORY, events)
+        report = self._rebuild(storage, [full])
+        memory = report.of(Target.MEMORY)
+        assert (memory.added, memory.updated, memory.removed) == (1, 0, 0), report
+        assert _quiet(self._rebuild(storage, [full]))
+        shorter = self._rebuild(storage, [_folded(Target.MEMORY, events[:1])])
+        assert shorter.of(Target.MEMORY).removed == 1  # the added row is a real row
+
+    def test_rebuild_updates_a_row_that_differs(self, storage: Any) -> None:
+        events: list[Event] = [added(1, "a", "The API listens on port 8080")]
+        self._apply(storage, {Target.MEMORY: events})
+        doc = _folded(Target.MEMORY, events)
+        changed = attrs.evolve(
+            doc, active=(attrs.evolve(doc.active[0], text="The API listens on port 9090"),)
+        )
+        report = self._rebuild(storage, [changed])
+        memory = report.of(Target.MEMORY)
+        assert (memory.added, memory.updated, memory.removed) == (0, 1, 0), report
+        assert _quiet(self._rebuild(storage, [changed]))
+        assert self._rebuild(storage, [doc]).of(Target.MEMORY).updated == 1
+
+    def test_rebuild_never_deletes_history(self, storage: Any) -> None:
+        events: list[Event] = [
+            added(1, "a", "The CI runs on GitHub Actions"),
+            _replaced(2, "a", "b", "The CI runs on Buildkite"),
+        ]
+        self._apply(storage, {Target.MEMORY: events})
+        full = _folded(Target.MEMORY, events)
+        assert [e.id for e in full.history] == ["a"]
+        forgetful = attrs.evolve(full, history=())  # a state that does not know the old row
+        for _ in range(2):
+            report = self._rebuild(storage, [forgetful])
+            memory = report.of(Target.MEMORY)
+            assert (memory.added, memory.updated, memory.removed) == (0, 0, 0), report
+            assert memory.kept_history == 1
+        assert _quiet(self._rebuild(storage, [full]))  # the history row is still there, as it was
+        empty = MemoryDocument.empty(Target.MEMORY)
+        report = self._rebuild(storage, [empty])  # even a state without any row keeps history
+        assert (report.of(Target.MEMORY).removed, report.of(Target.MEMORY).kept_history) == (1, 1)
+        assert self._rebuild(storage, [full]).of(Target.MEMORY).added == 1  # only "b" came back
+
+    def test_rebuild_touches_only_the_given_targets(self, storage: Any) -> None:
+        journal = _rebuild_events()
+        self._apply(storage, journal)
+        report = self._rebuild(storage, [MemoryDocument.empty(Target.USER)])
+        assert report.of(Target.USER).removed == 1
+        assert all(r.changed == 0 for r in report.targets if r.target is not Target.USER)
+        documents = [_folded(t, events) for t, events in journal.items() if t is not Target.USER]
+        assert _quiet(self._rebuild(storage, documents))  # the other targets' rows are intact
+
+    def test_failed_rebuild_leaves_no_trace(self, storage: Any) -> None:
+        class Boom(Exception):
+            pass
+
+        events: list[Event] = [added(1, "a", "a fact that stays")]
+        self._apply(storage, {Target.MEMORY: events})
+        with pytest.raises(Boom), storage.transaction() as uow:
+            uow.projection.rebuild([MemoryDocument.empty(Target.MEMORY)])
+            raise Boom
+        assert _quiet(self._rebuild(storage, [_folded(Target.MEMORY, events)]))
 
 
 class MarkdownStoreContract:

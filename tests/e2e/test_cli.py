@@ -186,3 +186,13 @@ def test_agent_scopes_from_the_cli(root: Path) -> None:
     assert "Coder note" not in cli(root, "list", "--agent", "reviewer").stdout
     denied = cli(root, "add", "x y z", "--agent", "reviewer", "--scope", "agent:coder")
     assert denied.returncode == 1 and "no access" in denied.stdout
+
+
+def test_common_options_work_before_and_after_the_command(root: Path) -> None:
+    assert (
+        cli(root, "add", "Uses Poetry", "--target", "project", "--project", "api").returncode == 0
+    )
+    before = cli(root, "--json", "--project", "api", "list", "--target", "project")
+    after = cli(root, "list", "--target", "project", "--project", "api", "--json")
+    assert json.loads(before.stdout) == json.loads(after.stdout)
+    assert [e["text"] for e in json.loads(after.stdout)] == ["Uses Poetry"]

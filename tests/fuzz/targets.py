@@ -10,6 +10,11 @@ which the structured Hypothesis strategies in `test_fuzz_targets.py` also drive 
 - `fuzz_tool_arguments`: `Memory.call_tool("memory", args)` on an in-memory facade never raises,
   always returns `{success: bool, status: str, message: str}`, never hits the "store failed"
   catch-all (with in-memory adapters that can only be a bug) and leaves the store readable.
+- `fuzz_memory_search`: `Memory.call_tool("memory_search", args)` on an in-memory facade with
+  `InMemorySearchIndex` never raises, always returns `{success, status, message}` with status
+  ok, no_results or invalid_arguments, at most `limit` (≤ 20) results, none outside the
+  session's scope (other projects, ungranted agent scopes, history unless asked, another
+  target or category than asked), and writes nothing.
 - `fuzz_config`: `parse_config(raw)` never raises, returns a `Config` whose limits are positive
   and whose project name the Markdown format can write, and its warnings never echo a value.
 
@@ -32,13 +37,22 @@ import attrs
 from pi_hermes_memory.adapters.markdown.codec import MarkdownFormat
 from pi_hermes_memory.adapters.markdown.format import is_safe_project_name, parse_document
 from pi_hermes_memory.adapters.memory import InMemoryMarkdown, InMemoryStorage
+from pi_hermes_memory.adapters.memory_search import InMemorySearchIndex
 from pi_hermes_memory.api import Memory
 from pi_hermes_memory.codec import CorruptEvent, decode, encode
 from pi_hermes_memory.config import Config, ConfigWarning, parse_config
 from pi_hermes_memory.domain.document import stream_for
-from pi_hermes_memory.domain.events import EVENT_TYPES, Event, MemoryAdded
+from pi_hermes_memory.domain.events import EVENT_TYPES, Event, MemoryAdded, MemoryReplaced
 from pi_hermes_memory.domain.markdown_doc import ParsedDocument
-from pi_hermes_memory.domain.model import SEPARATOR_LINE, FailureCategory, Target, clean_entry_text
+from pi_hermes_memory.domain.model import (
+    GLOBAL_NAMESPACE,
+    SEPARATOR_LINE,
+    FailureCategory,
+    Target,
+    clean_entry_text,
+)
+from pi_hermes_memory.domain.scope import SessionScope
+from pi_hermes_memory.search import DEFAULT_LIMIT, MAX_LIMIT
 from pi_hermes_memory.service import MemoryService
 
 from tests.support.builders import settings
@@ -52,12 +66,15 @@ __all__ = [
     "check_config",
     "check_event_payload",
     "check_markdown_text",
+    "check_search_arguments",
     "check_tool_arguments",
     "fuzz_config",
     "fuzz_event_decode",
     "fuzz_markdown_parse",
+    "fuzz_memory_search",
     "fuzz_tool_arguments",
     "seeded_facade",
+    "seeded_search_facade",
 ]
 
 #: Reported library bugs the targets tolerate until they are fixed (see the module docstring).
@@ -225,42 +242,152 @@ class Facade:
             return {t: uow.journal.version(stream_for(t)) for t in Target}
 
 
-def seeded_facade() -> Facade:
-    """An in-memory `Memory` (project "app") holding `SEED_TEXTS`, logging into a recorder."""
+_SEED_AT = datetime(2026, 7, 29, 12, 0, tzinfo=UTC)
+
+
+def _seed_added(
+    target: Target,
+    version: int,
+    entry_id: str,
+    text: str,
+    *,
+    project: str | None = None,
+    category: FailureCategory | None = None,
+    namespace: str | None = None,
+) -> MemoryAdded:
+    return MemoryAdded(
+        stream=stream_for(target),
+        version=version,
+        at=_SEED_AT,
+        entry_id=entry_id,
+        target=target,
+        text=text,
+        project=project,
+        category=category,
+        created=_SEED_AT.date(),
+        last_referenced=_SEED_AT.date(),
+        namespace=namespace,
+    )
+
+
+def _seed_events() -> dict[Target, list[Event]]:
+    return {
+        target: [
+            _seed_added(
+                target,
+                i,
+                f"seed-{target.value}-{i}",
+                text,
+                project=PROJECT if target in (Target.PROJECT, Target.FAILURE) else None,
+                category=FailureCategory.TOOL_QUIRK if target is Target.FAILURE else None,
+            )
+            for i, text in enumerate(texts, 1)
+        ]
+        for target, texts in SEED_TEXTS.items()
+    }
+
+
+def _facade(
+    journal: dict[Target, list[Event]],
+    scope: SessionScope | None = None,
+    *,
+    search: bool = False,
+) -> Facade:
     storage, markdown, log = InMemoryStorage(), InMemoryMarkdown(), RecordingLogger()
-    at = datetime(2026, 7, 29, 12, 0, tzinfo=UTC)
     with storage.transaction() as uow:
-        for target, texts in SEED_TEXTS.items():
-            events = [
-                MemoryAdded(
-                    stream=stream_for(target),
-                    version=i,
-                    at=at,
-                    entry_id=f"seed-{target.value}-{i}",
-                    target=target,
-                    text=text,
-                    project=PROJECT if target in (Target.PROJECT, Target.FAILURE) else None,
-                    category=FailureCategory.TOOL_QUIRK if target is Target.FAILURE else None,
-                    created=at.date(),
-                    last_referenced=at.date(),
-                )
-                for i, text in enumerate(texts, 1)
-            ]
+        for target, events in journal.items():
             uow.journal.append(stream_for(target), 0, events)
             uow.projection.apply(events)
+    base = settings(PROJECT)
     service = MemoryService(
         storage=storage,
         markdown=markdown,
         fmt=MarkdownFormat(),
         clock=StepClock(),
         ids=SequentialIds("import-"),
-        settings=settings(PROJECT),
+        settings=base if scope is None else attrs.evolve(base, scope=scope),
         logger=log,
     )
     memory = Memory(
-        service=service, storage=storage, clock=StepClock(), ids=SequentialIds("m"), logger=log
+        service=service,
+        storage=storage,
+        clock=StepClock(),
+        ids=SequentialIds("m"),
+        logger=log,
+        search_index=InMemorySearchIndex(storage) if search else None,
     )
     return Facade(memory, storage, markdown, log)
+
+
+def seeded_facade() -> Facade:
+    """An in-memory `Memory` (project "app") holding `SEED_TEXTS`, logging into a recorder."""
+    return _facade(_seed_events())
+
+
+#: The agent scope the search facade's session may use (besides global), and one it may not.
+SEARCH_AGENT, FOREIGN_AGENT = "agent:app-bot", "agent:other-bot"
+OTHER_PROJECT = "other"
+#: Rows the search facade holds besides `SEED_TEXTS`: history, CJK, namespaced rows (granted
+#: and not), another project's rows and a global failure, so every scope rule is exercised.
+SEARCH_TEXTS: tuple[str, ...] = (
+    "The CI runs on Buildkite now",
+    "项目构建命令是 make build，发布前要先跑类型检查",
+    "Agent notes: the CI token lives in the vault",
+    "Other agent notes: the CI secrets live in 1password",
+    "The test command of other is make check",
+    "pip failed behind the corporate proxy",
+    "pip failed without network: use the wheel cache",
+)
+
+
+def seeded_search_facade() -> Facade:
+    """`seeded_facade` plus `SEARCH_TEXTS` and an `InMemorySearchIndex`; the session (project
+    "app", no sharing) may use the global layer and `SEARCH_AGENT`."""
+    journal = _seed_events()
+    memory, project, failure = (journal[t] for t in (Target.MEMORY, Target.PROJECT, Target.FAILURE))
+    ci, cjk, mine, foreign, other_test, other_pip, global_pip = SEARCH_TEXTS
+    memory.append(
+        MemoryReplaced(
+            stream=stream_for(Target.MEMORY),
+            version=len(memory) + 1,
+            at=_SEED_AT,
+            old_id="seed-memory-1",
+            new_id="search-memory-ci",
+            text=ci,
+            project=None,
+            category=None,
+            created=_SEED_AT.date(),
+            last_referenced=_SEED_AT.date(),
+        )
+    )
+    for entry_id, text, namespace in (
+        ("search-memory-cjk", cjk, None),
+        ("search-memory-mine", mine, SEARCH_AGENT),
+        ("search-memory-foreign", foreign, FOREIGN_AGENT),
+    ):
+        memory.append(
+            _seed_added(Target.MEMORY, len(memory) + 1, entry_id, text, namespace=namespace)
+        )
+    project.append(
+        _seed_added(
+            Target.PROJECT,
+            len(project) + 1,
+            "search-project-other",
+            other_test,
+            project=OTHER_PROJECT,
+        )
+    )
+    for entry_id, text, owner, category in (
+        ("search-failure-other", other_pip, OTHER_PROJECT, FailureCategory.FAILURE),
+        ("search-failure-global", global_pip, None, FailureCategory.CORRECTION),
+    ):
+        failure.append(
+            _seed_added(
+                Target.FAILURE, len(failure) + 1, entry_id, text, project=owner, category=category
+            )
+        )
+    scope = SessionScope(project=PROJECT, access=frozenset({GLOBAL_NAMESPACE, SEARCH_AGENT}))
+    return _facade(journal, scope, search=True)
 
 
 def fuzz_tool_arguments(data: bytes) -> None:
@@ -300,6 +427,81 @@ def check_tool_arguments(arguments: object) -> None:
             parsed = parse_document(data.decode("utf-8"), target=target)
             assert [e.text for e in parsed.entries] == texts, (target, data)
     assert facade.versions() == versions, "re-reading the Markdown imported a change"
+
+
+# --- memory_search ----------------------------------------------------------------------------
+
+SEARCH_STATUSES = frozenset({"ok", "no_results", "invalid_arguments"})
+_HIT_KEYS = {"id", "target", "project", "category", "text", "created", "last_referenced", "score"}
+
+
+def fuzz_memory_search(data: bytes) -> None:
+    try:
+        arguments = json.loads(_text(data))
+    except (ValueError, RecursionError):
+        return  # not JSON: the host's JSON layer rejects it before the tool runs
+    check_search_arguments(arguments)
+
+
+def _asked_limit(arguments: object) -> int:
+    """The limit a valid call ran with (validation refuses anything else)."""
+    if isinstance(arguments, dict):
+        limit = arguments.get("limit", DEFAULT_LIMIT)
+        if isinstance(limit, int | float) and not isinstance(limit, bool):
+            return min(int(limit), MAX_LIMIT)
+    return DEFAULT_LIMIT
+
+
+def _check_hit(hit: object, arguments: dict[str, Any]) -> None:
+    """One result row: its shape, and that it lies inside what the session and call allow."""
+    assert isinstance(hit, dict) and set(hit) >= _HIT_KEYS, hit
+    target = Target(hit["target"])
+    assert isinstance(hit["text"], str) and hit["text"], hit
+    assert isinstance(hit["score"], int | float) and not isinstance(hit["score"], bool), hit
+    if target is Target.PROJECT:
+        assert hit["project"] == PROJECT, f"another project's row leaked: {hit}"
+    elif target is Target.FAILURE:
+        assert hit["project"] in (PROJECT, None), f"another project's failure leaked: {hit}"
+        assert hit["category"] in {c.value for c in FailureCategory}, hit
+    else:
+        assert hit["project"] is None and hit["category"] is None, hit
+    assert hit.get("scope", SEARCH_AGENT) == SEARCH_AGENT, f"an ungranted scope leaked: {hit}"
+    if "scope" in hit:
+        assert target is Target.MEMORY, hit
+    if arguments.get("include_superseded") is not True:
+        assert "superseded_by" not in hit, f"history returned without include_superseded: {hit}"
+    elif "superseded_by" in hit:
+        assert isinstance(hit["superseded_by"], str) and isinstance(hit["superseded_at"], str)
+    if arguments.get("target") is not None:
+        assert hit["target"] == arguments["target"], (arguments, hit)
+    if arguments.get("category") is not None:
+        assert target is Target.FAILURE and hit["category"] == arguments["category"], hit
+
+
+def check_search_arguments(arguments: object) -> None:
+    """`call_tool("memory_search", …)` answers every argument value well, in scope, read-only."""
+    facade = seeded_search_facade()
+    versions = facade.versions()
+    result = facade.memory.call_tool("memory_search", arguments)
+    _check_result_shape(result)
+    if facade.log.errors:
+        event, kw, exc = facade.log.errors[0]
+        raise AssertionError(f"memory_search hit its catch-all ({event}, {kw})") from exc
+    status = result["status"]
+    assert status in SEARCH_STATUSES, result
+    assert result["success"] is (status != "invalid_arguments"), result
+    if status == "invalid_arguments":
+        assert "results" not in result, result
+    else:
+        assert isinstance(arguments, dict), "a search ran without an arguments object"
+        results = result["results"]
+        assert isinstance(results, list), result
+        assert (status == "ok") is bool(results), result
+        assert len(results) <= min(_asked_limit(arguments), MAX_LIMIT), result
+        assert len({hit["id"] for hit in results}) == len(results), "a row came back twice"
+        for hit in results:
+            _check_hit(hit, arguments)
+    assert facade.versions() == versions, "memory_search appended events"
 
 
 # --- configuration ----------------------------------------------------------------------------

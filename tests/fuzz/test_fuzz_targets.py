@@ -27,18 +27,22 @@ from pi_hermes_memory.domain.events import (
     RemovalReason,
 )
 from pi_hermes_memory.domain.model import FailureCategory, Target
+from pi_hermes_memory.testing.contracts import HOSTILE_QUERIES
 
 from tests.fuzz.targets import (
     CANARY,
     EVENT_TAGS,
+    SEARCH_TEXTS,
     SEED_TEXTS,
     check_config,
     check_event_payload,
     check_markdown_text,
+    check_search_arguments,
     check_tool_arguments,
     fuzz_config,
     fuzz_event_decode,
     fuzz_markdown_parse,
+    fuzz_memory_search,
     fuzz_tool_arguments,
 )
 
@@ -286,6 +290,77 @@ def test_tool_arguments_bytes(data: bytes) -> None:
 @given(tool_arguments)
 def test_tool_arguments_structured(arguments: object) -> None:
     check_tool_arguments(arguments)
+
+
+# --- memory_search -----------------------------------------------------------------------------
+
+_search_texts = [*_seed_texts, *SEARCH_TEXTS]
+_queries = st.one_of(
+    st.sampled_from(_search_texts).flatmap(_substring),
+    st.sampled_from(
+        [
+            "CI",
+            "ci token",
+            "pip failed",
+            "make test",
+            "构建命令",
+            "京",
+            "Buildkite GitHub Actions",
+            "the",
+            "",
+            "   ",
+            "!!!",
+            "😀",
+            *(q[:200] for q in HOSTILE_QUERIES),
+        ]
+    ),
+    st.text(max_size=40),
+)
+_search_fields: dict[str, st.SearchStrategy[Any]] = {
+    "target": st.sampled_from([*(t.value for t in Target), "MEMORY", "global"]),
+    "category": st.sampled_from([*_CATEGORIES, "bogus"]),
+    "limit": st.integers(-2, 25)
+    | st.sampled_from([1.0, 20.0, 2.5, 1e300, float("inf"), True, "5", None]),
+    "include_superseded": st.booleans() | st.sampled_from([None, 0, 1, "true"]),
+}
+
+
+@st.composite
+def search_arguments(draw: st.DrawFn) -> dict[str, Any]:
+    """Mostly well-formed memory_search arguments; a few draws drop, add or spoil a key."""
+    args: dict[str, Any] = {"query": draw(_queries)}
+    for key, values in _search_fields.items():
+        if draw(st.booleans()):
+            args[key] = draw(values)
+    while draw(st.booleans()) and draw(st.booleans()):  # about one call in four
+        key = draw(st.sampled_from([*_search_fields, "query", "scope", "operations"]))
+        if draw(st.booleans()):
+            args.pop(key, None)
+        else:
+            args[key] = draw(json_values)
+    return args
+
+
+search_tool_arguments = st.one_of(
+    search_arguments(),
+    search_arguments(),
+    search_arguments(),
+    st.fixed_dictionaries({}, optional={"query": _queries | json_values, **_search_fields}),
+    json_values,
+)
+
+
+@given(st.binary())
+@example(b'{"query": "CI", "include_superseded": true, "limit": 20}')
+@example(b'{"query": "pip", "category": "correction"}')
+@example('{"query": "构建", "target": "memory", "limit": 1.0}'.encode())
+def test_memory_search_bytes(data: bytes) -> None:
+    fuzz_memory_search(data)
+
+
+@given(search_tool_arguments)
+def test_memory_search_structured(arguments: object) -> None:
+    check_search_arguments(arguments)
 
 
 # --- configuration -----------------------------------------------------------------------------

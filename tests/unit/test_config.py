@@ -1094,3 +1094,36 @@ def test_parse_config_never_raises_and_keeps_its_invariants(
     assert config.embedding.enabled == (config.embedding_disabled_reason is None)
     assert 1 <= config.embedding.timeout_ms <= 30_000
     assert config.memory_char_limit >= 1 and config.skill_governance.curation_timeout_ms >= 1
+
+
+def test_agent_access_map_is_parsed_and_fails_closed_per_agent() -> None:
+    from pathlib import Path as _P
+
+    raw = {
+        "scopes": {
+            "agentAccess": {
+                "coder": ["global", "agent:coder", "custom:team"],
+                "limited": ["custom:team", "not a scope"],
+                "bad id": ["global"],
+            }
+        }
+    }
+    config, warnings = parse_config(
+        raw,
+        agent_root=_P("/tmp/agent"),
+        cwd=_P("/tmp/work"),
+        environ={"HOME": "/tmp"},
+        physical=lambda p: p,
+    )
+    assert config.agent_access["coder"] == frozenset({"global", "agent:coder", "custom:team"})
+    assert config.agent_access["limited"] == frozenset()  # never widened to the default
+    assert "bad id" not in config.agent_access
+    assert [w.field for w in warnings] == ["scopes.agentAccess", "scopes.agentAccess"]
+    off, warned = parse_config(
+        {"scopes": {"agentAccess": ["global"]}},
+        agent_root=_P("/tmp/agent"),
+        cwd=_P("/tmp/work"),
+        environ={"HOME": "/tmp"},
+        physical=lambda p: p,
+    )
+    assert off.agent_access == {} and warned[0].field == "scopes.agentAccess"
