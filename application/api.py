@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import structlog
 from pi_hermes_memory.domain.commands import (
@@ -39,6 +39,19 @@ from pi_hermes_memory.tools import (
     parse_memory_arguments,
     write_result_json,
 )
+from pi_hermes_memory.vectors import REEMBED_BATCH, ReembedProgress, ReembedReport
+
+if TYPE_CHECKING:  # imports numpy: loaded only when embeddings are on
+    from pi_hermes_memory.embedding import EmbeddingService
+
+
+_OFF_REASONS = {
+    "provider-off": "embedding.provider is 'off' (the default); set it to 'openai-compatible'",
+    "invalid-config": "the embedding section of the configuration is invalid (see the warnings)",
+    "api-key-env-unset": "embedding.apiKeyEnv does not name the environment variable holding "
+    "the API key",
+    "api-key-missing": "the environment variable named by embedding.apiKeyEnv is unset or empty",
+}
 
 
 def _target(value: Target | str) -> Target:
@@ -100,7 +113,11 @@ class Memory:
     # -- lifecycle ------------------------------------------------------------------------
 
     def close(self) -> None:
-        self._storage.close()
+        try:
+            if self._service.embeddings is not None:
+                self._service.embeddings.close()
+        finally:
+            self._storage.close()
 
     def __enter__(self) -> Memory:
         return self
@@ -111,6 +128,12 @@ class Memory:
     @property
     def project(self) -> str | None:
         return self._service.settings.scope.project
+
+    @property
+    def embeddings(self) -> EmbeddingService | None:
+        """The row vectors and the embedding provider (ADR 0015); None when embeddings are off
+        (see `config.embedding_disabled_reason`)."""
+        return self._service.embeddings
 
     # -- typed API ------------------------------------------------------------------------
 
@@ -195,6 +218,26 @@ class Memory:
     def sync_markdown(self) -> SyncReport:
         """Import Markdown changes, then verify and repair the search mirror (ADR 0013)."""
         return sync_markdown(self._service)
+
+    def reembed(
+        self,
+        progress: Callable[[ReembedProgress], None] | None = None,
+        *,
+        everything: bool = False,
+        batch_size: int = REEMBED_BATCH,
+    ) -> ReembedReport:
+        """Embed every row that lacks a vector of the current model (`everything`: every row),
+        `batch_size` rows per request, calling `progress` after each batch. Hand edits of the
+        Markdown are imported first. Raises HermesMemoryError when embeddings are off."""
+        embeddings = self._service.embeddings
+        if embeddings is None:
+            reason = getattr(self.config, "embedding_disabled_reason", None)
+            raise HermesMemoryError(
+                "embeddings are off: "
+                + _OFF_REASONS.get(getattr(reason, "value", ""), "no embedding provider was given")
+            )
+        self._service.refresh()
+        return embeddings.reembed(progress=progress, everything=everything, batch_size=batch_size)
 
     def search(
         self,

@@ -14,14 +14,24 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 from pi_hermes_memory.api import Memory
+from pi_hermes_memory.config import Config
 from pi_hermes_memory.domain.capacity import OverflowStrategy
 from pi_hermes_memory.domain.model import GLOBAL_NAMESPACE, Target, namespace_problem
 from pi_hermes_memory.domain.scope import SessionScope
-from pi_hermes_memory.ports import Clock, IdFactory, MarkdownStore, SearchIndex, Storage
+from pi_hermes_memory.ports import (
+    Clock,
+    Embedder,
+    IdFactory,
+    MarkdownStore,
+    SearchIndex,
+    Storage,
+    VectorStore,
+)
 from pi_hermes_memory.service import MemoryService, MemorySettings
 
 if TYPE_CHECKING:
     from pi_hermes_memory.adapters.legacy_layout import MigrationReport
+    from pi_hermes_memory.embedding import EmbeddingService
 
 
 def agent_access(agent_id: str | None, configured: Mapping[str, frozenset[str]]) -> frozenset[str]:
@@ -49,6 +59,8 @@ def open_memory(
     storage: Storage | None = None,
     markdown: MarkdownStore | None = None,
     search_index: SearchIndex | None = None,
+    embedder: Embedder | None = None,
+    vector_store: VectorStore | None = None,
 ) -> Memory:
     """Open the memory store described by the configuration.
 
@@ -61,6 +73,10 @@ def open_memory(
     ``pi_hermes_memory.testing``); default: SQLite ``sessions.db`` and Markdown files.
     search_index: the memory_search index (must pass ``SearchIndexContract``); default: FTS5
     over the default SQLite storage. With a custom storage and no index, search is off.
+    embedder / vector_store: the row vectors (ADR 0015). Default: the configured
+    ``embedding`` provider (off unless ``embedding.provider`` is ``openai-compatible`` and
+    the key is in the environment) and the ``embedding`` columns of the default SQLite
+    storage. Embeddings are off without an embedder or without a vector store.
     """
     from pi_hermes_memory.adapters.config_file import load_config
     from pi_hermes_memory.adapters.markdown.codec import MarkdownFormat
@@ -90,6 +106,7 @@ def open_memory(
 
     # the old layout moves before the storage opens (ADR 0013)
     migration = migrate() if migrate is not None else None
+    vectors: VectorStore | _LazySqliteVectors | None = vector_store
     if storage is None:
         from pi_hermes_memory.adapters.sqlite.search import SqliteSearchIndex
         from pi_hermes_memory.adapters.sqlite.storage import SqliteStorage
@@ -97,9 +114,12 @@ def open_memory(
         storage = SqliteStorage(config.db_path)
         if search_index is None:
             search_index = SqliteSearchIndex(storage)
+        if vectors is None:
+            vectors = _LazySqliteVectors(storage)
     clock = clock or SystemClock()
     ids = ids or UlidFactory()
     logger = logger or structlog.wrap_logger(logging.getLogger("pi_hermes_memory"))
+    embeddings = _embeddings(config, embedder, vectors, logger)
     settings = MemorySettings(
         scope=SessionScope(
             project=config.project,
@@ -123,6 +143,7 @@ def open_memory(
         ids=ids,
         settings=settings,
         logger=logger,
+        embeddings=embeddings,
     )
     try:
         service.entries()  # converge: finish interrupted renders, import hand edits
@@ -132,6 +153,8 @@ def open_memory(
             service.entries()
         unattributed = sum(1 for e in service.document(Target.PROJECT).active if e.project is None)
     except BaseException:
+        if embeddings is not None:
+            embeddings.close()
         storage.close()
         raise
     if unattributed:
@@ -154,3 +177,42 @@ def open_memory(
         logger=logger,
         search_index=search_index,
     )
+
+
+class _LazySqliteVectors:
+    """Stands for the SQLite vector store until embeddings turn out to be on (numpy loads
+    only then)."""
+
+    def __init__(self, storage: Any) -> None:
+        self._storage = storage
+
+    def build(self) -> VectorStore:
+        from pi_hermes_memory.adapters.sqlite.vectors import SqliteVectorStore
+
+        return SqliteVectorStore(self._storage)
+
+
+def _embeddings(
+    config: Config,
+    embedder: Embedder | None,
+    store: VectorStore | _LazySqliteVectors | None,
+    logger: Any,
+) -> EmbeddingService | None:
+    """The embedding service, or None (embeddings off: FTS-only search, token-only dedup).
+
+    The configured provider is built only when `config.embedding.enabled` (a valid section and
+    the key found in the environment); httpx and numpy load only then.
+    """
+    if store is None or (embedder is None and not config.embedding.enabled):
+        return None
+    if isinstance(store, _LazySqliteVectors):
+        store = store.build()
+    on_close = None
+    if embedder is None:
+        from pi_hermes_memory.adapters.embedder_openai import OpenAICompatibleEmbedder
+
+        provider = OpenAICompatibleEmbedder(config.embedding, logger=logger)
+        embedder, on_close = provider, provider.close
+    from pi_hermes_memory.embedding import EmbeddingService
+
+    return EmbeddingService(embedder=embedder, store=store, logger=logger, on_close=on_close)

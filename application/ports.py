@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from pi_hermes_memory.domain.document import MemoryDocument
 from pi_hermes_memory.domain.events import Event
@@ -13,6 +13,11 @@ from pi_hermes_memory.domain.markdown_doc import ParsedDocument
 from pi_hermes_memory.domain.model import MemoryEntry, Target
 from pi_hermes_memory.mirror import RebuildReport
 from pi_hermes_memory.search import SearchHit, SearchQuery
+from pi_hermes_memory.vectors import EmbeddingKind, VectorScope
+
+if TYPE_CHECKING:  # numpy loads only where vectors are used (bootstrap with embeddings on)
+    import numpy as np
+    from numpy.typing import NDArray
 
 
 class Clock(Protocol):
@@ -121,3 +126,75 @@ class SearchIndex(Protocol):
     """
 
     def search(self, query: SearchQuery) -> list[SearchHit]: ...
+
+
+class Embedder(Protocol):
+    """Turns texts into vectors (an embedding provider, or a local model).
+
+    `embed` returns a float32 matrix of shape (len(texts), dimension), row i for texts[i],
+    L2-normalised; it raises `pi_hermes_memory.errors.EmbeddingFailed` (never anything else for
+    a provider problem) with a message that carries no secret. `model_id` is the identity stored
+    with every vector (`openai-compatible/<model>`); `dimension` is None until known.
+    """
+
+    @property
+    def model_id(self) -> str: ...
+
+    @property
+    def dimension(self) -> int | None: ...
+
+    def embed(self, texts: Sequence[str], *, kind: EmbeddingKind) -> NDArray[np.float32]: ...
+
+
+class VectorStore(Protocol):
+    """The vector cache of the memory rows (ADR 0015): one optional vector per row id, stored
+    with the model id that made it. Not journaled: writing a vector is no domain event.
+
+    A row's vector is *current* when it was stored with `model_id`, has `dimension` components
+    (when given), and the row still holds the text it was computed from; anything else counts
+    as missing. Every method applies `scope` (the search predicate) itself. Row ids are
+    time-ordered, so "newest first" is descending id order.
+    """
+
+    def missing(
+        self,
+        scope: VectorScope,
+        model_id: str,
+        *,
+        dimension: int | None = None,
+        limit: int,
+        before: str | None = None,
+        everything: bool = False,
+    ) -> list[tuple[str, str]]:
+        """(id, text) of up to `limit` in-scope rows lacking a current vector, newest first,
+        only ids < `before` when given; `everything`: every in-scope row, current or not."""
+        ...
+
+    def count(
+        self, scope: VectorScope, model_id: str, *, dimension: int | None = None
+    ) -> tuple[int, int]:
+        """(in-scope rows, of which with a current vector)."""
+        ...
+
+    def put(
+        self, rows: Sequence[tuple[str, str]], vectors: NDArray[np.float32], model_id: str
+    ) -> int:
+        """Store `vectors[i]` for `rows[i]` = (id, text), only where the row still exists and
+        holds that text (a row rewritten meanwhile keeps no stale vector); returns how many
+        were stored. One short write transaction; never called under the store lock."""
+        ...
+
+    def vectors(
+        self, ids: Iterable[str], model_id: str, *, dimension: int | None = None
+    ) -> dict[str, NDArray[np.float32]]:
+        """The current vectors of these ids (ids without one are absent)."""
+        ...
+
+    def candidates(
+        self, scope: VectorScope, model_id: str, *, dimension: int | None = None
+    ) -> tuple[tuple[str, ...], NDArray[np.float32]]:
+        """Ids and the (n, dimension) matrix of the in-scope rows with a current vector (of
+        one dimension: `dimension`, else the first row's), in no particular order. May be
+        served from a cache that any write to the rows invalidates; callers must not modify
+        the matrix."""
+        ...

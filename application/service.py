@@ -11,7 +11,7 @@ from __future__ import annotations
 import collections
 import hashlib
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
 import structlog
@@ -41,6 +41,9 @@ from pi_hermes_memory.ports import (
     UnitOfWork,
 )
 from pi_hermes_memory.results import CandidateView, EntryView, WriteResult
+
+if TYPE_CHECKING:  # imports numpy: loaded by bootstrap only when embeddings are on
+    from pi_hermes_memory.embedding import EmbeddingService, PreparedWrites
 
 _R = TypeVar("_R")
 
@@ -77,6 +80,7 @@ class MemoryService:
         settings: MemorySettings,
         logger: Any = None,
         lock_timeout: float = 30.0,
+        embeddings: EmbeddingService | None = None,
     ) -> None:
         self._storage = storage
         self._markdown = markdown
@@ -86,6 +90,8 @@ class MemoryService:
         self.settings = settings
         self._log = logger or structlog.get_logger("pi_hermes_memory")
         self._lock_timeout = lock_timeout
+        #: vectors of the rows (ADR 0015); None: embeddings are off, search is FTS-only
+        self.embeddings = embeddings
         self._docs: dict[Target, MemoryDocument] = {}
         self._stamps: dict[Target, object] = {}  # file change tokens after our last sync
         # the most recent warnings (hand-edit imports, …), bounded for long-running hosts
@@ -248,12 +254,30 @@ class MemoryService:
             if isinstance(scanned, WriteResult):
                 return scanned
             command = scanned
+        prepared = self._prepare_embeddings([command])
+        if prepared is not None:
+            command = prepared.commands[0]
 
         def plan(docs: dict[Target, MemoryDocument]) -> list[tuple[Target, Decision]]:
             return [(target, decide(docs[target], command, self.settings.policy(target)))]
 
         decisions, warnings = self.run([target], plan)
+        self._embed_new_rows([d for _, d in decisions], prepared)
         return to_result(decisions[0][1], command, (*notes, *warnings))
+
+    def _prepare_embeddings(self, items: Sequence[object]) -> PreparedWrites | None:
+        """Before the write, outside the lock: vectors and cosines for the adds' near-duplicate
+        check (ADR 0015). None when embeddings are off."""
+        if self.embeddings is None:
+            return None
+        return self.embeddings.prepare_writes(items, self.settings.scope)
+
+    def _embed_new_rows(
+        self, decisions: Sequence[Decision], prepared: PreparedWrites | None
+    ) -> None:
+        """After COMMIT and the lock: store vectors of the new rows; never fails the write."""
+        if self.embeddings is not None:
+            self.embeddings.after_writes(decisions, prepared)
 
     def move(self, command: MoveMemory) -> WriteResult:
         """promote / demote one entry (see domain/move.py); both documents in one transaction."""
@@ -319,6 +343,9 @@ class MemoryService:
                 prepared.append(scanned)
             else:
                 prepared.append(item)
+        vectors = self._prepare_embeddings(prepared)
+        if vectors is not None:
+            prepared = vectors.commands
         targets = {i.target for i in prepared if not isinstance(i, WriteResult)}
 
         def plan(docs: dict[Target, MemoryDocument]) -> list[tuple[Target, Decision]]:
@@ -333,6 +360,7 @@ class MemoryService:
             return out
 
         decisions, warnings = self.run(targets, plan) if targets else ([], [])
+        self._embed_new_rows([d for _, d in decisions], vectors)
         results: list[WriteResult] = []
         it = iter(decisions)
         for index, item in enumerate(prepared):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
 from datetime import datetime
 
 import attrs
@@ -23,6 +24,9 @@ class AddMemory:
     category: FailureCategory | None = None
     force: bool = False
     namespace: str | None = None  # None: the global layer; else agent:/custom:/user: (ADR 0014)
+    #: cosine of this text's vector with the current vectors of rows of its scope, by entry id,
+    #: computed before the write (ADR 0015); None or a missing id: the token rule only
+    cosines: Mapping[str, float] | None = attrs.field(default=None, hash=False, repr=False)
 
 
 @attrs.frozen(kw_only=True)

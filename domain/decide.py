@@ -244,7 +244,7 @@ def decide_add(doc: MemoryDocument, cmd: AddMemory, policy: WritePolicy) -> Deci
             entry_id=same.id,
         )
     if not cmd.force and cmd.target is not Target.FAILURE:
-        candidates = near_duplicates(text, [(e.id, e.text) for e in rows])
+        candidates = near_duplicates(text, [(e.id, e.text) for e in rows], cmd.cosines)
         if candidates:
             listing = "; ".join(f"[{i + 1}] {preview(c.text)}" for i, c in enumerate(candidates))
             return Decision(

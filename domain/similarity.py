@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import attrs
 
@@ -115,10 +115,13 @@ class Candidate:
 def near_duplicates(
     text: str,
     pool: Sequence[tuple[str, str]],
-    cosines: dict[str, float] | None = None,
+    cosines: Mapping[str, float] | None = None,
     limit: int = MAX_CANDIDATES,
 ) -> tuple[Candidate, ...]:
-    """The best `limit` near-duplicates of `text` among `pool` ((entry_id, text) pairs)."""
+    """The best `limit` near-duplicates of `text` among `pool` ((entry_id, text) pairs).
+
+    `cosines`: entry id -> cosine of the two texts' vectors, for the pairs where both sides
+    have a current vector; a cosine >= 0.90 blocks as well as the token rule."""
     cosines = cosines or {}
     mine = token_set(text)
     size = len(mine)

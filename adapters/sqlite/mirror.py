@@ -16,7 +16,8 @@ from pi_hermes_memory.mirror import RebuildReport, RepairTally, in_scope, plan_m
 
 __all__ = ["rebuild_rows"]
 
-# every column the projection writes (embedding and embedding_model are left alone)
+# every column the projection writes (embedding and embedding_model are left alone, except
+# that a repair rewriting a row's text clears its now stale vector)
 _COLUMNS = (
     "target",
     "project",
@@ -30,6 +31,7 @@ _COLUMNS = (
     "superseded_at",
 )
 _TARGET, _LAST = _COLUMNS.index("target"), _COLUMNS.index("last_referenced")
+_TEXT = _COLUMNS.index("text")
 _SUPERSEDED_BY = _COLUMNS.index("superseded_by")
 _Row = tuple[object, ...]
 
@@ -72,6 +74,9 @@ def rebuild_rows(conn: apsw.Connection, documents: Sequence[MemoryDocument]) -> 
             tally.count(entry.target, "added")
         elif have != want:
             assignments = ", ".join(f"{c} = ?" for c in _COLUMNS)
+            if have[_TEXT] != want[_TEXT]:
+                # the vector cache belongs to the old text (ADR 0015); otherwise it is kept
+                assignments += ", embedding = NULL, embedding_model = NULL"
             conn.execute(f"UPDATE memories SET {assignments} WHERE id = ?", (*want, entry_id))
             tally.count(entry.target, "updated")
     for entry_id, have in current.items():

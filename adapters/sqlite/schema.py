@@ -37,8 +37,10 @@ MIGRATIONS: tuple[str, ...] = (
         last_referenced TEXT NOT NULL,
         superseded_by TEXT,
         superseded_at TEXT,
-        embedding BLOB,
-        embedding_model TEXT
+        -- the vector cache (ADR 0015): the model id comes before the BLOB so that checking
+        -- it never reads the BLOB's overflow pages
+        embedding_model TEXT,
+        embedding BLOB
     );
     CREATE INDEX memories_scope ON memories (target, project, namespace, superseded_by);
     CREATE VIRTUAL TABLE memories_fts USING fts5 (

@@ -146,22 +146,26 @@ class VectorStoreContract:
         )
         assert missing == [(api, "api deploys")]
 
-    def test_candidates_rows_match_ids_newest_first(self, storage: Any, vector_store: Any) -> None:
+    def test_candidate_rows_match_their_ids(self, storage: Any, vector_store: Any) -> None:
         rows = EventWriter(storage)
-        a, b = rows.add("alpha"), rows.add("beta")
-        vector_store.put([(a, "alpha"), (b, "beta")], stack(unit(1, 0), unit(0, 1)), MODEL)
+        a, b, c = rows.add("alpha"), rows.add("beta"), rows.add("gamma")
+        vectors = {a: unit(1, 0, 0), b: unit(0, 1, 0), c: unit(1, 1, 1)}
+        vector_store.put([(a, "alpha"), (b, "beta"), (c, "gamma")], stack(*vectors.values()), MODEL)
         ids, matrix = vector_store.candidates(ALL, MODEL)
-        assert ids == (b, a)
-        np.testing.assert_allclose(matrix, stack(unit(0, 1), unit(1, 0)))
+        assert sorted(ids) == sorted(vectors) and matrix.dtype == np.float32
+        for entry_id, row in zip(ids, matrix, strict=True):
+            np.testing.assert_allclose(row, vectors[entry_id])
 
     def test_candidates_follow_writes(self, storage: Any, vector_store: Any) -> None:
         rows = EventWriter(storage)
         a = rows.add("alpha")
         vector_store.put([(a, "alpha")], stack(unit(1, 0)), MODEL)
         assert vector_store.candidates(ALL, MODEL)[0] == (a,)
+        assert vector_store.missing(ALL, MODEL, limit=10) == []
         b = rows.add("beta")
+        assert vector_store.missing(ALL, MODEL, limit=10) == [(b, "beta")]
         vector_store.put([(b, "beta")], stack(unit(0, 1)), MODEL)
-        assert vector_store.candidates(ALL, MODEL)[0] == (b, a)
+        assert sorted(vector_store.candidates(ALL, MODEL)[0]) == sorted([a, b])
         with storage.transaction() as uow:
             stream = stream_for(Target.MEMORY)
             version = uow.journal.version(stream)

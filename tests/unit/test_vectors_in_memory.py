@@ -1,0 +1,18 @@
+"""The vector store contract against the in-memory adapters."""
+
+from __future__ import annotations
+
+import pytest
+from pi_hermes_memory.adapters.memory import InMemoryStorage
+from pi_hermes_memory.adapters.memory_vectors import InMemoryVectorStore
+from pi_hermes_memory.testing import VectorStoreContract
+
+
+class TestInMemoryVectorStore(VectorStoreContract):
+    @pytest.fixture
+    def storage(self) -> InMemoryStorage:
+        return InMemoryStorage()
+
+    @pytest.fixture
+    def vector_store(self, storage: InMemoryStorage) -> InMemoryVectorStore:
+        return InMemoryVectorStore(storage)
