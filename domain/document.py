@@ -114,6 +114,22 @@ class _Builder:
         self.history[entry_id] = attrs.evolve(old, superseded_by=by, superseded_at=on)
         return slot
 
+    def append(self, event: MemoryAdded | MemoryMovedIn, *, namespace: str | None) -> None:
+        """A new active entry at the end of the document."""
+        entry = MemoryEntry(
+            id=event.entry_id,
+            target=event.target,
+            text=event.text,
+            project=event.project,
+            category=event.category,
+            created=event.created,
+            last_referenced=event.last_referenced,
+            namespace=namespace,
+        )
+        self.slots[self.next_slot] = entry
+        self.slot_of[entry.id] = self.next_slot
+        self.next_slot += 1
+
     def apply(self, event: Event) -> None:
         if event.stream != self.stream:
             raise InvariantViolation(f"event of {event.stream} applied to {self.stream}")
@@ -123,19 +139,7 @@ class _Builder:
         match event:
             case MemoryAdded():
                 self.require_new_id(event.entry_id)
-                entry = MemoryEntry(
-                    id=event.entry_id,
-                    target=event.target,
-                    text=event.text,
-                    project=event.project,
-                    category=event.category,
-                    created=event.created,
-                    last_referenced=event.last_referenced,
-                    namespace=event.namespace,
-                )
-                self.slots[self.next_slot] = entry
-                self.slot_of[entry.id] = self.next_slot
-                self.next_slot += 1
+                self.append(event, namespace=event.namespace)
             case MemoryReplaced():
                 self.require_new_id(event.new_id)
                 old = self.active_entry(event.old_id)
@@ -158,11 +162,7 @@ class _Builder:
                     self.slots[self.slot_of[canonical.id]] = attrs.evolve(
                         canonical, last_referenced=event.on
                     )
-            case MemoryRemoved():
-                self.active_entry(event.entry_id)
-                del self.slots[self.slot_of.pop(event.entry_id)]
-                self.removed.add(event.entry_id)
-            case MemoryMovedOut():
+            case MemoryRemoved() | MemoryMovedOut():
                 self.active_entry(event.entry_id)
                 del self.slots[self.slot_of.pop(event.entry_id)]
                 self.removed.add(event.entry_id)
@@ -171,18 +171,7 @@ class _Builder:
                 if event.entry_id in self.slot_of or event.entry_id in self.history:
                     raise InvariantViolation(f"{self.stream}: entry id {event.entry_id} exists")
                 self.removed.discard(event.entry_id)
-                entry = MemoryEntry(
-                    id=event.entry_id,
-                    target=event.target,
-                    text=event.text,
-                    project=event.project,
-                    category=event.category,
-                    created=event.created,
-                    last_referenced=event.last_referenced,
-                )
-                self.slots[self.next_slot] = entry
-                self.slot_of[entry.id] = self.next_slot
-                self.next_slot += 1
+                self.append(event, namespace=None)  # moves only involve the global layer
             case MemoryMergedInto():
                 self.retire(event.entry_id, event.into_id, event.on)
                 self.removed.add(event.into_id)
