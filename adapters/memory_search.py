@@ -1,8 +1,9 @@
 """memory_search over the in-memory read model (`InMemoryStorage`), for tests and embedding.
 
 Same contract as the SQLite FTS5 index (`SearchIndexContract`): the same query terms
-(`pi_hermes_memory.domain.terms`), the same scope predicate and the same tiers (rows matching
-every primary term, then rows matching an informative term, then the rest). The scoring is
+(`pi_hermes_memory.domain.terms`, including a question's prefix words and weak function words,
+ADR 0016), the same scope predicate and the same tiers (rows matching every required term,
+then rows matching an informative term, then the rest). The scoring is
 simpler than bm25: the number of distinct terms a row matches, plus a small bonus for shorter
 rows. Words are compared case- and diacritic-insensitively, like unicode61 with
 remove_diacritics.
@@ -43,6 +44,13 @@ def row_keys(text: str) -> tuple[frozenset[str], frozenset[str]]:
     return frozenset(words), frozenset(grams)
 
 
+def _word_matches(word: str, terms: QueryTerms, words: frozenset[str]) -> bool:
+    key = terms.prefix(word)
+    if key is None:
+        return fold(word) in words
+    return any(w.startswith(key) for w in words)  # a question's prefix word (ADR 0016)
+
+
 def _gram_matches(gram: str, grams: frozenset[str]) -> bool:
     if len(gram) == 1:  # a lone character also matches the bigrams it starts (FTS5 prefix)
         return any(g.startswith(gram) for g in grams)
@@ -64,13 +72,13 @@ class InMemorySearchIndex:
         if not terms or not query.clauses or query.limit < 1:
             return []
         rows = list(self._storage.rows.items())
-        primary = set(terms.words) | set(terms.grams)
+        required = set(terms.required)
         every = [*terms.words, *terms.alt_words, *terms.grams, *terms.alt_grams]
         matches = [(entry_id, row, _matched(row, terms)) for entry_id, row in rows]
         docs = {t: sum(1 for _, _, m in matches if t in m) for t in every}
         # like the SQLite index: a term in at least half of all rows is common (no bm25
         # weight); one-character prefix terms and words with diacritics are never counted
-        common = {
+        common = terms.weak | {
             t
             for t in every
             if 2 * docs[t] >= len(rows)
@@ -81,7 +89,7 @@ class InMemorySearchIndex:
         for entry_id, row, matched in matches:
             if not matched or not _admits(query, row):
                 continue
-            if primary <= matched:
+            if required <= matched:
                 tier = 0
             elif matched - common:
                 tier = 1
@@ -98,7 +106,7 @@ class InMemorySearchIndex:
 def _matched(row: Mapping[str, object], terms: QueryTerms) -> set[str]:
     """The query terms (as spelled in `terms`) that `row` matches."""
     row_words, row_grams = row_keys(str(row["text"]))
-    matched = {w for w in (*terms.words, *terms.alt_words) if fold(w) in row_words}
+    matched = {w for w in (*terms.words, *terms.alt_words) if _word_matches(w, terms, row_words)}
     matched |= {g for g in (*terms.grams, *terms.alt_grams) if _gram_matches(g, row_grams)}
     return matched
 

@@ -14,6 +14,13 @@ never disagree:
 
 A term always contains at least one letter or digit; punctuation, symbols, quotes and operators
 never become terms, so no user input can change the structure of a query built from them.
+
+Questions (ADR 0016): a query with at least one English function word ("what", "did", "the"…)
+besides other words is read as a natural-language question. Its function words are *weak* (they
+take no part in the all-terms and informative tiers; rows matching only them still come last),
+and its other all-letter ASCII words are searched by prefix (`question_prefix`: "painted" →
+`paint*`, "sunrise" → `sunrise*`), so inflected forms match without a stemmer in the index.
+Keyword queries (no function word, or nothing but function words) are searched as typed.
 """
 
 from __future__ import annotations
@@ -27,6 +34,31 @@ from pi_hermes_memory.domain.similarity import is_cjk
 MAX_QUERY_TERMS = 32
 #: Only this many leading characters of a query are read (a query is not a document).
 MAX_QUERY_CHARS = 4_096
+#: A question's word is searched by prefix when the prefix has at least this many characters.
+PREFIX_MIN_CHARS = 4
+#: Inflection endings cut from a question's word before its prefix search (first match wins,
+#: only when at least PREFIX_MIN_CHARS characters remain): "painted" → "paint*".
+PREFIX_SUFFIXES = ("ing", "ed", "es", "s")
+
+#: English function words: pronouns, articles, prepositions, conjunctions, auxiliaries,
+#: question words and the pieces contractions leave ("what's" → "what", "s"). Their presence
+#: marks a query as a question; in a question they are weak terms (ADR 0016).
+_STOP_WORDS = (
+    "a", "about", "above", "after", "again", "against", "all", "am", "an", "and", "any", "are",
+    "aren", "as", "at", "be", "because", "been", "before", "being", "below", "between", "both",
+    "but", "by", "can", "could", "couldn", "d", "did", "didn", "do", "does", "doesn", "doing",
+    "don", "down", "during", "each", "few", "for", "from", "further", "had", "hadn", "has", "hasn",
+    "have", "haven", "having", "he", "her", "here", "hers", "herself", "him", "himself", "his",
+    "how", "i", "if", "in", "into", "is", "isn", "it", "its", "itself", "just", "ll", "m", "me",
+    "more", "most", "my", "myself", "no", "nor", "not", "now", "of", "off", "on", "once", "only",
+    "or", "other", "our", "ours", "ourselves", "out", "over", "own", "re", "s", "same", "she",
+    "should", "shouldn", "so", "some", "such", "t", "than", "that", "the", "their", "theirs",
+    "them", "themselves", "then", "there", "these", "they", "this", "those", "through", "to",
+    "too", "under", "until", "up", "ve", "very", "was", "wasn", "we", "were", "weren", "what",
+    "when", "where", "which", "while", "who", "whom", "why", "will", "with", "would", "wouldn",
+    "you", "your", "yours", "yourself", "yourselves",
+)  # fmt: skip
+STOP_WORDS = frozenset(_STOP_WORDS)
 
 
 def _is_word_char(ch: str) -> bool:
@@ -103,11 +135,31 @@ class QueryTerms:
     grams: tuple[str, ...] = ()
     alt_words: tuple[str, ...] = ()
     alt_grams: tuple[str, ...] = ()
+    #: A question's function words (empty for a keyword query): no say in tiers 1-2.
+    weak: frozenset[str] = frozenset()
+    #: A question's words searched by prefix: (word, prefix) pairs (empty for keywords).
+    prefixes: tuple[tuple[str, str], ...] = ()
 
     @property
     def primary(self) -> tuple[str, ...]:
-        """Every primary term (words, then grams): a row matching all of them ranks first."""
+        """Every primary term (words, then grams)."""
         return (*self.words, *self.grams)
+
+    @property
+    def required(self) -> tuple[str, ...]:
+        """The primary terms that are not weak: a row matching all of them ranks first."""
+        return tuple(t for t in self.primary if t not in self.weak)
+
+    @property
+    def is_question(self) -> bool:
+        return bool(self.weak)
+
+    def prefix(self, word: str) -> str | None:
+        """The prefix `word` is searched by (None: searched as the whole word)."""
+        for term, key in self.prefixes:
+            if term == word:
+                return key
+        return None
 
     def __len__(self) -> int:
         return len(self.words) + len(self.grams) + len(self.alt_words) + len(self.alt_grams)
@@ -144,9 +196,36 @@ def plan_terms(query: str, *, max_terms: int = MAX_QUERY_TERMS) -> QueryTerms:
     def pick(kind: str, alt: bool) -> tuple[str, ...]:
         return tuple(t for k, t, a in chosen if k == kind and a is alt)
 
+    words, alt_words = pick("word", False), pick("word", True)
+    weak = frozenset(w for w in (*words, *alt_words) if w in STOP_WORDS)
+    question = bool(weak) and any(t not in weak for k, t, _ in chosen)
+    prefixes: list[tuple[str, str]] = []
+    if question:
+        for word in (*words, *alt_words):
+            key = question_prefix(word)
+            if key is not None:
+                prefixes.append((word, key))
     return QueryTerms(
-        words=pick("word", False),
+        words=words,
         grams=pick("gram", False),
-        alt_words=pick("word", True),
+        alt_words=alt_words,
         alt_grams=pick("gram", True),
+        weak=weak if question else frozenset(),
+        prefixes=tuple(prefixes),
     )
+
+
+def question_prefix(word: str) -> str | None:
+    """The prefix a question's `word` is searched by, or None (searched as the whole word).
+
+    Only all-letter ASCII words that are not function words: one inflection ending is cut
+    (`PREFIX_SUFFIXES`) when PREFIX_MIN_CHARS letters remain, and the result must have at least
+    PREFIX_MIN_CHARS letters: "painted" → "paint", "sunrise" → "sunrise", "uses" → "uses",
+    "pets" → "pets", "go" → None. Stemming-free: "paint" finds painting, painter, paints.
+    """
+    if not (word.isascii() and word.isalpha()) or word in STOP_WORDS:
+        return None
+    for suffix in PREFIX_SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= PREFIX_MIN_CHARS:
+            return word[: -len(suffix)]
+    return word if len(word) >= PREFIX_MIN_CHARS else None

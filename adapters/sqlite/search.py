@@ -6,14 +6,20 @@ bigrams in `grams` (a lone CJK character as a prefix, so it also finds the bigra
 Every term is a double-quoted FTS5 string, and terms only ever hold letters, digits and marks,
 so nothing a user types can become FTS5 syntax or SQL.
 
+A question (ADR 0016) searches its words by prefix where `QueryTerms.prefix` says so
+(`{text grams} : "paint"*`) and leaves its weak function words out of tiers 1-2.
+
 Up to three tiers, in one read snapshot, each ranked by bm25, until the limit is filled:
-1. rows matching every primary term (AND);
-2. rows matching any *informative* term: a term found in at least half of all rows has no
-   weight in bm25 (FTS5 clamps its idf), so "the" or "的" alone does not make a row a hit yet;
+1. rows matching every required term (AND; a question's function words are not required);
+2. rows matching any *informative* term: not a question's function word, and not a term found
+   in at least half of all rows, which has no weight in bm25 (FTS5 clamps its idf), so "the"
+   or "的" alone does not make a row a hit yet;
 3. rows matching any term at all.
-Tier 3 differs from tier 2 only when the query has a common term, and runs only when tiers 1-2
-did not fill the limit; document frequencies come from an `fts5vocab` table in the connection's
-temp schema and are looked up only when tier 1 came up short. The scope predicate
+Tier 3 differs from tier 2 only when the query has a common or weak term, and runs only when
+tiers 1-2 did not fill the limit; document frequencies come from an `fts5vocab` table in the
+connection's temp schema (a question's prefix word: the sum over the tokens it starts bounds
+it, and only a bound of half the rows or more is counted exactly) and are looked up only when
+tier 1 came up short. The scope predicate
 (target/project clauses, category, active rows) is in the SQL WHERE of every tier, so it
 applies before LIMIT. Score = -bm25 (> 0, higher is better); ties: larger id first (ids are
 time-ordered ULIDs: the newest first).
@@ -44,8 +50,9 @@ def quote(term: str) -> str:
     return '"' + term.replace('"', '""') + '"'
 
 
-def _word(term: str) -> str:
-    return "{text grams} : " + quote(term)
+def _word(term: str, terms: QueryTerms) -> str:
+    key = terms.prefix(term)
+    return "{text grams} : " + (quote(term) if key is None else quote(key) + "*")
 
 
 def _gram(term: str) -> str:
@@ -53,17 +60,23 @@ def _gram(term: str) -> str:
     return "grams : " + quote(term) + ("*" if len(term) == 1 else "")
 
 
+def _distinct(parts: list[str]) -> list[str]:
+    return list(dict.fromkeys(parts))  # two words with one prefix: one expression
+
+
 def match_all(terms: QueryTerms) -> str:
-    """Rows matching every primary term ("" when there is none)."""
-    parts = [_word(w) for w in terms.words] + [_gram(g) for g in terms.grams]
-    return " AND ".join(parts)
+    """Rows matching every required term ("" when there is none)."""
+    required = set(terms.required)
+    parts = [_word(w, terms) for w in terms.words if w in required]
+    parts += [_gram(g) for g in terms.grams if g in required]
+    return " AND ".join(_distinct(parts))
 
 
 def match_any(terms: QueryTerms, skip: Collection[str] = ()) -> str:
     """Rows matching at least one term (primary or alternative spelling) not in `skip`."""
-    parts = [_word(w) for w in (*terms.words, *terms.alt_words) if w not in skip]
+    parts = [_word(w, terms) for w in (*terms.words, *terms.alt_words) if w not in skip]
     parts += [_gram(g) for g in (*terms.grams, *terms.alt_grams) if g not in skip]
-    return " OR ".join(parts)
+    return " OR ".join(_distinct(parts))
 
 
 def scope_sql(query: SearchQuery) -> tuple[str, list[Any]]:
@@ -153,7 +166,8 @@ class SqliteSearchIndex:
             if every and every != anything:
                 tier(conn, every)
             if len(rows) < query.limit and len(terms) > 1:
-                informative = match_any(terms, skip=_common_terms(conn, terms))
+                uninformative = _common_terms(conn, terms) | terms.weak
+                informative = match_any(terms, skip=uninformative)
                 if informative and informative != anything:
                     tier(conn, informative)
             if len(rows) < query.limit:
@@ -165,7 +179,8 @@ def _common_terms(conn: Any, terms: QueryTerms) -> set[str]:
     """Terms found in at least half of all rows (bm25 gives them no weight).
 
     Looked up by exact token; a term the tokenizer would fold differently (diacritics) or a
-    one-character prefix term is never counted as common (it stays in every tier).
+    one-character CJK prefix term is never counted as common (it stays in every tier). A
+    question's prefix word counts the rows its prefix matches. Weak terms are not looked up.
     """
     conn.execute(
         f"CREATE VIRTUAL TABLE IF NOT EXISTS {_VOCAB} USING fts5vocab(main, memories_fts, 'row')"
@@ -174,9 +189,22 @@ def _common_terms(conn: Any, terms: QueryTerms) -> set[str]:
     candidates = [t for t in (*terms.words, *terms.alt_words, *terms.grams, *terms.alt_grams)]
     common = set()
     for term in candidates:
-        if len(term) == 1 and term in terms.grams + terms.alt_grams:
-            continue  # a prefix query: no single document frequency
-        docs = conn.execute(f"SELECT doc FROM {_VOCAB} WHERE term = ?", (term,)).get
+        if term in terms.weak or (len(term) == 1 and term in terms.grams + terms.alt_grams):
+            continue  # weak anyway, or a CJK prefix query: no single document frequency
+        key = terms.prefix(term) if term in terms.words + terms.alt_words else None
+        if key is not None:  # an ASCII-letter prefix: bound by the sum over its tokens first
+            end = key[:-1] + chr(ord(key[-1]) + 1)
+            bound = conn.execute(
+                f"SELECT sum(doc) FROM {_VOCAB} WHERE term >= ? AND term < ?", (key, end)
+            ).get
+            docs = bound
+            if bound is not None and 2 * int(bound) >= int(total or 0):
+                docs = conn.execute(
+                    "SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?",
+                    (_word(term, terms),),
+                ).get
+        else:
+            docs = conn.execute(f"SELECT doc FROM {_VOCAB} WHERE term = ?", (term,)).get
         if docs is not None and 2 * int(docs) >= int(total or 0):
             common.add(term)
     return common
