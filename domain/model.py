@@ -88,9 +88,12 @@ class MemoryEntry:
             last_referenced=last_referenced or created,
         )
 
-    @property
-    def key(self) -> str:
-        return normalize_text(self.text)
+    #: the normalized text (exact-duplicate identity), computed once: the add path compares it
+    #: against every row of the scope
+    key: str = attrs.field(init=False, eq=False, repr=False, hash=False)
+
+    def __attrs_post_init__(self) -> None:
+        object.__setattr__(self, "key", normalize_text(self.text))
 
     @property
     def active(self) -> bool:
