@@ -190,7 +190,6 @@ def capacity_events(
     *,
     adding: int,
     replacing: MemoryEntry | None,
-    version: int,
     command: AddMemory | ReplaceMemory | MoveMemory,
     namespace: str | None = None,
 ) -> tuple[tuple[Event, ...], tuple[MemoryEntry, ...]] | Decision:
@@ -214,7 +213,7 @@ def capacity_events(
     events = tuple(
         MemoryRemoved(
             stream=doc.stream,
-            version=version + i + 1,
+            version=doc.version + i + 1,
             at=command.at,
             entry_id=e.id,
             reason=RemovalReason.EVICTED,
@@ -261,7 +260,6 @@ def decide_add(doc: MemoryDocument, cmd: AddMemory, policy: WritePolicy) -> Deci
         policy,
         adding=len(text),
         replacing=None,
-        version=doc.version,
         command=cmd,
         namespace=cmd.namespace,
     )
@@ -345,7 +343,6 @@ def decide_replace(doc: MemoryDocument, cmd: ReplaceMemory, policy: WritePolicy)
         policy,
         adding=len(text),
         replacing=old,
-        version=doc.version,
         command=cmd,
         namespace=old.namespace,
     )

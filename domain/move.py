@@ -125,7 +125,6 @@ def decide_move(
         destination_policy,
         adding=len(entry.text),
         replacing=None,
-        version=destination.version,
         command=cmd,
     )
     if isinstance(capacity, Decision):
