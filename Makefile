@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 FUZZ_SECONDS ?= 60
 DATA ?= ../shared/data/locomo-dev.json
 
-.PHONY: dev test lint typecheck fuzz bench bench-retrieval wheel-test clean
+.PHONY: dev test lint typecheck fuzz bench bench-sessions bench-retrieval wheel-test clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +29,9 @@ fuzz: dev
 
 bench: dev
 	$(BIN)/python -m tests.bench.run
+
+bench-sessions: dev
+	$(BIN)/python -m tests.bench.sessions $(SESSIONS_ARGS)
 
 bench-retrieval: dev
 	$(BIN)/python -m tests.bench.retrieval --data $(DATA)

@@ -106,7 +106,95 @@ def _parser() -> argparse.ArgumentParser:
     reembed.add_argument(
         "--batch-size", type=_batch_size, default=64, help="entries per request (default 64)"
     )
+    index = sub.add_parser(
+        "index-sessions",
+        parents=[common],
+        help="index the Pi session files for session-search (incremental)",
+    )
+    index.add_argument("--file", help="index only this session file's new lines (live indexing)")
+    history = sub.add_parser(
+        "session-search", parents=[common], help="search past sessions (session_search)"
+    )
+    history.add_argument("query", nargs="?", help="words to look for (legacy variant)")
+    history.add_argument(
+        "--only-project", help="only sessions of this project ('*': all, none first)"
+    )
+    history.add_argument("--role", choices=["user", "assistant", "system"])
+    history.add_argument(
+        "--limit", type=_session_limit, default=5, help="1-20 sessions (default 5)"
+    )
+    history.add_argument(
+        "--request",
+        help="an anchors Markdown request (JSONL source ranges); - reads it from stdin",
+    )
     return parser
+
+
+def _session_limit(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {value!r}") from None
+    if not 1 <= number <= 20:
+        raise argparse.ArgumentTypeError(f"must be from 1 to 20, got {number}")
+    return number
+
+
+def _index_sessions(memory: Any, args: argparse.Namespace) -> int:
+    """Progress on stderr at most once a second; the report on stdout."""
+    import time
+
+    last = [time.monotonic()]
+
+    def progress(p: Any) -> None:
+        now = time.monotonic()
+        if now - last[0] >= 1.0:
+            last[0] = now
+            print(
+                f"index-sessions: {p.files_done}/{p.files_total} files, {p.messages} messages, "
+                f"{p.bytes_read / 1e6:.1f} MB ({p.mb_per_second:.1f} MB/s)",
+                file=sys.stderr,
+                flush=True,
+            )
+
+    report = memory.index_live(args.file) if args.file else memory.index_sessions(progress)
+    if args.json:
+        print(json.dumps(report.to_json(), ensure_ascii=False, indent=2))
+    else:
+        read = report.files_new + report.files_appended + report.files_reindexed
+        skipped = ", ".join(f"{k} {v}" for k, v in sorted(report.skipped.items())) or "none"
+        print(
+            f"Indexed {report.messages} messages from {read} of {report.files_seen} session "
+            f"files ({report.files_unchanged} unchanged, {report.files_new} new, "
+            f"{report.files_appended} grown, {report.files_reindexed} rewritten, "
+            f"{report.files_removed} removed) in {report.seconds:.1f} s "
+            f"({report.mb_per_second:.1f} MB/s)."
+        )
+        print(f"Lines skipped: {skipped} ({report.problems} damaged).")
+    for failure in report.failures:
+        print(f"pi-hermes-memory: warning: cannot read {failure}", file=sys.stderr)
+    return EXIT_OK
+
+
+def _session_search(memory: Any, args: argparse.Namespace, request: str | None) -> int:
+    """Exit 0 when the search ran (also without results), 1 for an invalid query/request."""
+    from pi_hermes_memory.session_tool import anchors_json, legacy_json
+
+    if request is not None:
+        result = memory.session_anchors(request)
+        out = anchors_json(result)
+    else:
+        result = memory.session_search(
+            args.query, project=args.only_project, role=args.role, limit=args.limit
+        )
+        out = legacy_json(result)
+    if args.json:
+        print(json.dumps(out, ensure_ascii=False, indent=2))
+    elif result.status == "invalid_arguments":
+        print(f"pi-hermes-memory: {result.message}", file=sys.stderr)
+    else:
+        print(result.message)
+    return EXIT_FAILED if result.status == "invalid_arguments" else EXIT_OK
 
 
 def _batch_size(value: str) -> int:
@@ -267,6 +355,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"pi-hermes-memory: arguments are not valid JSON: {exc}", file=sys.stderr)
             return EXIT_USAGE
 
+    request: str | None = None
+    if args.command == "session-search":
+        if (args.query is None) == (args.request is None):
+            print(
+                "pi-hermes-memory: session-search takes a QUERY (legacy) or --request "
+                "(anchors), not both or neither",
+                file=sys.stderr,
+            )
+            return EXIT_USAGE
+        request = sys.stdin.read() if args.request == "-" else args.request
+
     if args.command == "search" and args.category and args.target not in (None, "failure"):
         print("pi-hermes-memory: --category applies only to --target failure", file=sys.stderr)
         return EXIT_USAGE
@@ -292,6 +391,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _search(memory, args)
         if args.command == "reembed":
             return _reembed(memory, args)
+        if args.command == "index-sessions":
+            return _index_sessions(memory, args)
+        if args.command == "session-search":
+            return _session_search(memory, args, request)
         if args.command == "add":
             outcome = memory.add(
                 args.text,

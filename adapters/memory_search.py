@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from datetime import date
 
 from pi_hermes_memory.adapters.memory import InMemoryStorage
@@ -101,6 +101,14 @@ class InMemorySearchIndex:
         found.sort(key=lambda f: f[2].id, reverse=True)
         found.sort(key=lambda f: (f[0], -f[1]))
         return [hit for _, _, hit in found[: query.limit]]
+
+    def rows(self, ids: Iterable[str], query: SearchQuery) -> list[SearchHit]:
+        rows = self._storage.rows
+        return [
+            _hit(entry_id, rows[entry_id], 0.0)
+            for entry_id in dict.fromkeys(ids)
+            if entry_id in rows and _admits(query, rows[entry_id])
+        ]
 
 
 def _matched(row: Mapping[str, object], terms: QueryTerms) -> set[str]:

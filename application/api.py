@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import structlog
@@ -27,6 +29,9 @@ from pi_hermes_memory.search import (
     run_search_tool,
 )
 from pi_hermes_memory.service import MemoryService
+from pi_hermes_memory.session_history import SessionHistory
+from pi_hermes_memory.session_search import AnchorResult, SessionSearchResult
+from pi_hermes_memory.sessions import IndexProgress, IndexReport, RecordResult
 from pi_hermes_memory.sync import SyncReport, sync_markdown
 from pi_hermes_memory.tools import (
     MEMORY_TOOL,
@@ -43,6 +48,8 @@ from pi_hermes_memory.vectors import REEMBED_BATCH, ReembedProgress, ReembedRepo
 
 if TYPE_CHECKING:  # imports numpy: loaded only when embeddings are on
     from pi_hermes_memory.embedding import EmbeddingService
+    from pi_hermes_memory.hybrid import HybridSettings
+    from pi_hermes_memory.retrieval import Reranker
 
 
 _OFF_REASONS = {
@@ -96,7 +103,13 @@ class Memory:
         warnings: Sequence[str] = (),
         logger: Any = None,
         search_index: SearchIndex | None = None,
+        hybrid: HybridSettings | None = None,
+        reranker: Reranker | None = None,
+        on_close: Callable[[], None] | None = None,
+        sessions: SessionHistory | None = None,
     ) -> None:
+        self._sessions = sessions
+        self._on_close = on_close
         self._service = service
         self._storage = storage
         self._clock = clock
@@ -107,7 +120,14 @@ class Memory:
         self._search = (
             None
             if search_index is None
-            else SearchService(service=service, index=search_index, logger=self._log)
+            else SearchService(
+                service=service,
+                index=search_index,
+                logger=self._log,
+                clock=clock,
+                hybrid=hybrid,
+                reranker=reranker,
+            )
         )
 
     # -- lifecycle ------------------------------------------------------------------------
@@ -116,6 +136,10 @@ class Memory:
         try:
             if self._service.embeddings is not None:
                 self._service.embeddings.close()
+            if self._on_close is not None:
+                self._on_close()
+            if self._sessions is not None:
+                self._sessions.close()
         finally:
             self._storage.close()
 
@@ -261,6 +285,59 @@ class Memory:
             include_superseded=include_superseded,
         )
 
+    # -- session history (ADR 0020, ADR 0021) ---------------------------------------------
+
+    def _history(self) -> SessionHistory:
+        if self._sessions is None:
+            raise HermesMemoryError(
+                "session history is not available: a custom storage needs a session_index"
+            )
+        return self._sessions
+
+    def index_sessions(
+        self, progress: Callable[[IndexProgress], None] | None = None
+    ) -> IndexReport:
+        """Index the session files incrementally (unchanged files are not read, grown files
+        from where the last run stopped, rewritten files again), calling `progress` after
+        every window read."""
+        return self._history().index_all(progress)
+
+    def index_live(self, path: str | os.PathLike[str]) -> IndexReport:
+        """Index the new complete lines of one session file (the running session's), cheaply
+        enough to call on every turn."""
+        return self._history().index_file(path)
+
+    def record_message(
+        self,
+        session_id: str,
+        role: str,
+        text: str,
+        *,
+        at: datetime | None = None,
+        cwd: str | None = None,
+        project: str | None = None,
+    ) -> RecordResult:
+        """Add one turn (role user, assistant or system) of a session that has no Pi JSONL
+        file to the session index; `project` defaults to the one of `cwd`. `at`: aware
+        datetime, default now. Raises ValueError for invalid arguments."""
+        return self._history().record(session_id, role, text, at=at, cwd=cwd, project=project)
+
+    def session_search(
+        self,
+        query: str,
+        *,
+        project: str | None = None,
+        role: str | None = None,
+        limit: int = 5,
+    ) -> SessionSearchResult:
+        """The legacy session_search: sessions with turns matching `query`, the current
+        project's first (`project`: only that one, '*': all alike)."""
+        return self._history().search(query, project=project, role=role, limit=limit)
+
+    def session_anchors(self, request: str) -> AnchorResult:
+        """The anchors session_search: a Markdown request in, JSONL source ranges out."""
+        return self._history().anchors(request)
+
     # -- tool API -------------------------------------------------------------------------
 
     def _tools(self) -> dict[str, tuple[ToolDefinition, Callable[[Any], ToolResult]]]:
@@ -270,6 +347,8 @@ class Memory:
         }
         if self._search is not None:
             tools[MEMORY_SEARCH_TOOL.name] = (MEMORY_SEARCH_TOOL, self._search_tool)
+        if self._sessions is not None:
+            tools["session_search"] = (self._sessions.tool, self._sessions.run_tool)
         return tools
 
     def tool_definitions(self) -> list[ToolDefinition]:

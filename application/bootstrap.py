@@ -12,9 +12,10 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import attrs
 import structlog
 from pi_hermes_memory.api import Memory
-from pi_hermes_memory.config import Config
+from pi_hermes_memory.config import Config, EmbeddingProvider
 from pi_hermes_memory.domain.capacity import OverflowStrategy
 from pi_hermes_memory.domain.model import GLOBAL_NAMESPACE, Target, namespace_problem
 from pi_hermes_memory.domain.scope import SessionScope
@@ -24,6 +25,8 @@ from pi_hermes_memory.ports import (
     IdFactory,
     MarkdownStore,
     SearchIndex,
+    SessionIndex,
+    SessionSource,
     Storage,
     VectorStore,
 )
@@ -32,6 +35,9 @@ from pi_hermes_memory.service import MemoryService, MemorySettings
 if TYPE_CHECKING:
     from pi_hermes_memory.adapters.legacy_layout import MigrationReport
     from pi_hermes_memory.embedding import EmbeddingService
+    from pi_hermes_memory.hybrid import HybridSettings
+    from pi_hermes_memory.retrieval import Reranker
+    from pi_hermes_memory.session_history import SessionHistory
 
 
 def agent_access(agent_id: str | None, configured: Mapping[str, frozenset[str]]) -> frozenset[str]:
@@ -61,6 +67,9 @@ def open_memory(
     search_index: SearchIndex | None = None,
     embedder: Embedder | None = None,
     vector_store: VectorStore | None = None,
+    session_index: SessionIndex | None = None,
+    session_source: SessionSource | None = None,
+    reranker: Reranker | None = None,
 ) -> Memory:
     """Open the memory store described by the configuration.
 
@@ -77,6 +86,12 @@ def open_memory(
     ``embedding`` provider (off unless ``embedding.provider`` is ``openai-compatible`` and
     the key is in the environment) and the ``embedding`` columns of the default SQLite
     storage. Embeddings are off without an embedder or without a vector store.
+    session_index / session_source: the session history index (must pass
+    ``SessionIndexContract``) and where session files come from; default: the session tables
+    of the default SQLite storage and the Pi sessions tree ``<agentRoot>/sessions``. With a
+    custom storage and no session index, session history is off.
+    reranker: a cross-encoder for hybrid search (``pi_hermes_memory.retrieval.Reranker``);
+    default: the configured ``retrieval.rerank`` endpoint, if any. Used only with embeddings.
     """
     from pi_hermes_memory.adapters.config_file import load_config
     from pi_hermes_memory.adapters.markdown.codec import MarkdownFormat
@@ -106,6 +121,7 @@ def open_memory(
 
     # the old layout moves before the storage opens (ADR 0013)
     migration = migrate() if migrate is not None else None
+    close_sessions: Callable[[], None] | None = None
     vectors: VectorStore | _LazySqliteVectors | None = vector_store
     if storage is None:
         from pi_hermes_memory.adapters.sqlite.search import SqliteSearchIndex
@@ -114,12 +130,21 @@ def open_memory(
         storage = SqliteStorage(config.db_path)
         if search_index is None:
             search_index = SqliteSearchIndex(storage)
+        if session_index is None:
+            from pi_hermes_memory.adapters.sqlite.sessions import SqliteSessionIndex
+
+            sqlite_sessions = SqliteSessionIndex(config.db_path)  # connects on first use
+            session_index, close_sessions = sqlite_sessions, sqlite_sessions.close
         if vectors is None:
             vectors = _LazySqliteVectors(storage)
     clock = clock or SystemClock()
     ids = ids or UlidFactory()
     logger = logger or structlog.wrap_logger(logging.getLogger("pi_hermes_memory"))
-    embeddings = _embeddings(config, embedder, vectors, logger)
+    open_warnings: list[str] = []
+    embeddings = _embeddings(config, embedder, vectors, logger, open_warnings)
+    close_reranker: Callable[[], None] | None = None
+    if embeddings is not None and reranker is None and config.retrieval.rerank.enabled:
+        reranker, close_reranker = _reranker(config, logger)
     settings = MemorySettings(
         scope=SessionScope(
             project=config.project,
@@ -155,6 +180,8 @@ def open_memory(
     except BaseException:
         if embeddings is not None:
             embeddings.close()
+        if close_reranker is not None:
+            close_reranker()
         storage.close()
         raise
     if unattributed:
@@ -164,10 +191,16 @@ def open_memory(
             "Markdown, left out of search and never evicted; add project=<name> to its "
             "metadata comment to attribute it."
         )
-    warnings = [f"{w.field}: {w.message}" for w in config_warnings]
+    warnings = [f"{w.field}: {w.message}" for w in config_warnings] + open_warnings
     if migration is not None:
         warnings.extend(migration.warnings)
+    history = None
+    if session_index is not None:
+        history = _session_history(
+            config, session_index, session_source, clock, logger, close_sessions
+        )
     return Memory(
+        sessions=history,
         service=service,
         storage=storage,
         clock=clock,
@@ -176,6 +209,77 @@ def open_memory(
         warnings=(*warnings, *service.warnings),
         logger=logger,
         search_index=search_index,
+        hybrid=hybrid_settings(config) if embeddings is not None else None,
+        reranker=reranker,
+        on_close=close_reranker,
+    )
+
+
+def hybrid_settings(config: Config) -> HybridSettings:
+    """The hybrid search settings of `config.retrieval` (ADR 0019)."""
+    from pi_hermes_memory.hybrid import HybridSettings
+    from pi_hermes_memory.retrieval import Pipeline
+
+    retrieval = config.retrieval
+    default = HybridSettings()
+    fusion = default.fusion
+    profiles = default.profiles
+    if retrieval.dense_weight is not None:  # the configured weight wins for every embedder
+        fusion = attrs.evolve(fusion, dense_weight=retrieval.dense_weight)
+        profiles = {
+            model: attrs.evolve(p, dense_weight=retrieval.dense_weight)
+            for model, p in profiles.items()
+        }
+    return HybridSettings(
+        fusion=fusion,
+        profiles=profiles,
+        pipeline=Pipeline(stages=retrieval.stages, min_score=retrieval.hard_min_score),
+        rerank_top_n=retrieval.rerank.top_n,
+    )
+
+
+def _reranker(config: Config, logger: Any) -> tuple[Reranker, Callable[[], None]]:
+    from pi_hermes_memory.adapters.reranker_jina import JinaReranker
+
+    rerank = config.retrieval.rerank
+    client = JinaReranker(
+        base_url=rerank.base_url,
+        model=rerank.model,
+        api_key=rerank.api_key,
+        timeout_s=rerank.timeout_ms / 1000,
+        logger=logger,
+    )
+    return client, client.close
+
+
+def _session_history(
+    config: Config,
+    index: SessionIndex,
+    source: SessionSource | None,
+    clock: Clock,
+    logger: Any,
+    on_close: Callable[[], None] | None,
+) -> SessionHistory:
+    from pi_hermes_memory.session_history import SessionHistory
+    from pi_hermes_memory.session_search import SessionSearchService
+    from pi_hermes_memory.sessions import SessionIndexer
+
+    if source is None:
+        from pi_hermes_memory.adapters.sessions_jsonl import PiSessionFiles
+
+        source = PiSessionFiles(config.agent_root / "sessions")
+    settings = config.session_search
+    return SessionHistory(
+        indexer=SessionIndexer(
+            source=source,
+            index=index,
+            clock=clock,
+            project_map=settings.project_map,
+            logger=logger,
+        ),
+        search=SessionSearchService(index=index, current_project=config.project, logger=logger),
+        variant=settings.variant.value,
+        on_close=on_close,
     )
 
 
@@ -197,6 +301,7 @@ def _embeddings(
     embedder: Embedder | None,
     store: VectorStore | _LazySqliteVectors | None,
     logger: Any,
+    warnings: list[str],
 ) -> EmbeddingService | None:
     """The embedding service, or None (embeddings off: FTS-only search, token-only dedup).
 
@@ -205,9 +310,20 @@ def _embeddings(
     """
     if store is None or (embedder is None and not config.embedding.enabled):
         return None
+    on_close = None
+    if embedder is None and config.embedding.provider is EmbeddingProvider.LOCAL:
+        from pi_hermes_memory.adapters.local_embedder import (
+            LocalEmbedder,
+            LocalEmbedderUnavailable,
+        )
+
+        try:
+            embedder = LocalEmbedder()
+        except LocalEmbedderUnavailable as exc:
+            warnings.append(f"embedding.provider: {exc}; embeddings are off")
+            return None
     if isinstance(store, _LazySqliteVectors):
         store = store.build()
-    on_close = None
     if embedder is None:
         from pi_hermes_memory.adapters.embedder_openai import OpenAICompatibleEmbedder
 

@@ -29,6 +29,7 @@ from pi_hermes_memory.domain.model import (
     is_safe_project_name,
     namespace_problem,
 )
+from pi_hermes_memory.domain.sessions import normalize_cwd
 
 CONFIG_FILE_NAME: Final = "hermes-memory-config.json"
 DEFAULT_MEMORY_DIR_NAME: Final = "pi-hermes-memory"
@@ -90,6 +91,8 @@ class SessionSearchVariant(enum.StrEnum):
 class EmbeddingProvider(enum.StrEnum):
     OFF = "off"
     OPENAI_COMPATIBLE = "openai-compatible"
+    #: the offline embedder of the `[local]` extra (ADR 0017); no key, no network
+    LOCAL = "local"
 
 
 class EmbeddingDisabledReason(enum.StrEnum):
@@ -135,11 +138,12 @@ class EmbeddingConfig:
 
     @property
     def enabled(self) -> bool:
-        return self.provider is EmbeddingProvider.OPENAI_COMPATIBLE
+        return self.provider is not EmbeddingProvider.OFF
 
     @property
     def model_id(self) -> str:
-        """The vector identity stored with each row: `openai-compatible/<model>`."""
+        """The vector identity stored with each row of the openai-compatible provider:
+        `openai-compatible/<model>` (the local embedder names its own, ADR 0017)."""
         return f"{EmbeddingProvider.OPENAI_COMPATIBLE.value}/{self.model}"
 
     @property
@@ -149,9 +153,58 @@ class EmbeddingConfig:
         return f"{parts.scheme}://{parts.hostname}"
 
 
+class RerankProvider(enum.StrEnum):
+    OFF = "off"
+    JINA_COMPATIBLE = "jina-compatible"
+
+
+DEFAULT_RERANK_BASE_URL: Final = "https://api.jina.ai/v1"
+DEFAULT_RERANK_MODEL: Final = "jina-reranker-v2-base-multilingual"
+DEFAULT_RERANK_TIMEOUT_MS: Final = 5000
+DEFAULT_RERANK_TOP_N: Final = 20
+#: The scoring stages, in their fixed order (`pi_hermes_memory.retrieval.STAGE_ORDER`).
+RETRIEVAL_STAGES: Final = (
+    "rerank", "recency", "importance", "length", "time_decay", "hard_min", "mmr"
+)  # fmt: skip
+
+
+@attrs.frozen(kw_only=True)
+class RerankConfig:
+    """`retrieval.rerank`: a cross-encoder behind a Jina-compatible `/rerank` endpoint.
+    `provider` is the effective one: JINA_COMPATIBLE only when the section is valid and, with
+    `apiKeyEnv` set, the key was found. The key and the full URL stay out of repr."""
+
+    provider: RerankProvider = RerankProvider.OFF
+    base_url: str = attrs.field(default=DEFAULT_RERANK_BASE_URL, repr=False)
+    model: str = DEFAULT_RERANK_MODEL
+    timeout_ms: int = DEFAULT_RERANK_TIMEOUT_MS
+    top_n: int = DEFAULT_RERANK_TOP_N
+    api_key_env: str | None = None
+    api_key: str | None = attrs.field(default=None, repr=False)
+
+    @property
+    def enabled(self) -> bool:
+        return self.provider is RerankProvider.JINA_COMPATIBLE
+
+
+@attrs.frozen(kw_only=True)
+class RetrievalConfig:
+    """`retrieval`: how memory_search ranks when embeddings are on (ADR 0018, ADR 0019).
+    `dense_weight` None: chosen per embedder; `stages`: the enabled scoring stages."""
+
+    stages: tuple[str, ...] = RETRIEVAL_STAGES
+    dense_weight: float | None = None
+    hard_min_score: float = 0.35
+    rerank: RerankConfig = RerankConfig()
+
+
 @attrs.frozen(kw_only=True)
 class SessionSearchConfig:
     variant: SessionSearchVariant = SessionSearchVariant.LEGACY
+    #: sessionSearch.projectMap: normalised absolute cwd -> project name; a session whose cwd
+    #: is a key or lies below one gets that project (the longest key wins), others the cwd's
+    #: last path segment (ADR 0020)
+    project_map: Mapping[str, str] = attrs.field(factory=dict)
 
 
 @attrs.frozen(kw_only=True)
@@ -220,6 +273,7 @@ class Config:
     flush_recent_messages: int = 0
     session_search: SessionSearchConfig = SessionSearchConfig()
     embedding: EmbeddingConfig = EmbeddingConfig()
+    retrieval: RetrievalConfig = RetrievalConfig()
     llm_model_override: str | None = None
     llm_thinking_override: ThinkingLevel | None = None
     overflow_strategy: OverflowStrategy = OverflowStrategy.AUTO_CONSOLIDATE
@@ -715,6 +769,47 @@ def _task_domains(section: _Section) -> tuple[TaskDomain, ...] | None:
     return None
 
 
+# --- session search ---------------------------------------------------------------------------
+
+
+def _session_search(top: _Section, *, home: Path | None) -> SessionSearchConfig:
+    section = top.section("sessionSearch")
+    return SessionSearchConfig(
+        variant=section.choice("variant", SessionSearchVariant.LEGACY),
+        project_map=_project_map(section, home=home),
+    )
+
+
+def _project_map(section: _Section, *, home: Path | None) -> dict[str, str]:
+    """sessionSearch.projectMap: {"<absolute cwd or ~/...>": "<project name>"}. An entry with
+    a relative path or an unsafe project name is dropped with a warning; the rest apply."""
+    raw = section.get("projectMap")
+    if raw is None:
+        return {}
+    if not isinstance(raw, Mapping):
+        section.reject("projectMap", "expected an object of working directory -> project name")
+        return {}
+    mapping: dict[str, str] = {}
+    for key, name in raw.items():
+        expanded = _expand_home(key.strip(), home) if isinstance(key, str) else None
+        if expanded is None or not os.path.isabs(expanded) or "\x00" in expanded:
+            section.warn(
+                "projectMap",
+                "keys are absolute working directories (or ~/...); an entry with another key "
+                "was ignored",
+            )
+            continue
+        if not isinstance(name, str) or not is_safe_project_name(name.strip()):
+            section.warn(
+                "projectMap",
+                "values are project names (non-empty, no / \\ , < > or control characters); an "
+                "entry with another value was ignored",
+            )
+            continue
+        mapping[normalize_cwd(expanded)] = name.strip()
+    return mapping
+
+
 # --- embedding --------------------------------------------------------------------------------
 
 _EMBEDDING_OFF: Final = "embedding is disabled"
@@ -763,6 +858,8 @@ def _api_key_env(section: _Section) -> str | None:
 
 
 def _with_api_key(settings: EmbeddingConfig, environ: Mapping[str, str]) -> EmbeddingConfig:
+    if settings.requested_provider is EmbeddingProvider.LOCAL:  # needs no key
+        return attrs.evolve(settings, provider=EmbeddingProvider.LOCAL, disabled_reason=None)
     if settings.requested_provider is not EmbeddingProvider.OPENAI_COMPATIBLE:
         return settings
     if settings.api_key_env is None:
@@ -804,6 +901,100 @@ def _embedding(top: _Section, environ: Mapping[str, str]) -> EmbeddingConfig:
     if not section.valid or section.rejected:
         return attrs.evolve(settings, disabled_reason=EmbeddingDisabledReason.INVALID_CONFIG)
     return _with_api_key(settings, environ)
+
+
+# --- retrieval --------------------------------------------------------------------------------
+
+_RERANK_OFF: Final = "reranking is off"
+
+
+def _unit_number(section: _Section, key: str, default: float | None) -> float | None:
+    value = section.get(key)
+    if value is None:
+        return default
+    if (
+        isinstance(value, int | float)
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and 0 <= value <= 1
+    ):
+        return float(value)
+    shown = "chosen per embedder" if default is None else _show(default)
+    section.reject(key, f"expected a number from 0 to 1; using {shown}")
+    return default
+
+
+def _stages(section: _Section) -> tuple[str, ...]:
+    value = section.get("stages")
+    if value is None:
+        return RETRIEVAL_STAGES
+    if (
+        isinstance(value, list)
+        and all(isinstance(v, str) and v in RETRIEVAL_STAGES for v in value)
+        and len(set(value)) == len(value)
+    ):
+        return tuple(s for s in RETRIEVAL_STAGES if s in value)  # the order is fixed
+    section.reject(
+        "stages",
+        f"expected a list of distinct stage names from {', '.join(RETRIEVAL_STAGES)}; "
+        "using every stage",
+    )
+    return RETRIEVAL_STAGES
+
+
+def _rerank(section: _Section, environ: Mapping[str, str]) -> RerankConfig:
+    provider = section.optional_choice("provider", RerankProvider, fallback=_RERANK_OFF)
+    text = section.optional_text("baseUrl", fallback=_RERANK_OFF)
+    base_url = DEFAULT_RERANK_BASE_URL
+    if text is not None:
+        url = text.strip().rstrip("/")
+        problem = _url_problem(url)
+        if problem is None:
+            base_url = url
+        else:
+            section.reject("baseUrl", f"{problem.replace('embeddings', 'rerank')}; {_RERANK_OFF}")
+    key_env = section.optional_text("apiKeyEnv", fallback=_RERANK_OFF)
+    if key_env is not None and not _ENV_VAR_NAME.fullmatch(key_env):
+        section.reject("apiKeyEnv", f"expected an environment variable name; {_RERANK_OFF}")
+        key_env = None
+    settings = RerankConfig(
+        base_url=base_url,
+        model=(section.non_empty_text("model", fallback=_RERANK_OFF) or "").strip()
+        or DEFAULT_RERANK_MODEL,
+        timeout_ms=section.optional_integer(
+            "timeoutMs", minimum=1, maximum=EMBEDDING_MAX_TIMEOUT_MS, fallback=_RERANK_OFF
+        )
+        or DEFAULT_RERANK_TIMEOUT_MS,
+        top_n=section.optional_integer("topN", minimum=1, maximum=100, fallback=_RERANK_OFF)
+        or DEFAULT_RERANK_TOP_N,
+        api_key_env=key_env,
+    )
+    if section.get("apiKey") is not None:
+        # ignored; without apiKeyEnv the endpoint would be called without the key meant for it
+        (section.warn if key_env is not None else section.reject)(
+            "apiKey",
+            "API keys are never read from the config file; it was ignored. Put the key in an"
+            " environment variable and name it in retrieval.rerank.apiKeyEnv",
+        )
+    if provider is not RerankProvider.JINA_COMPATIBLE or not section.valid or section.rejected:
+        return settings
+    key = None
+    if key_env is not None:
+        key = environ.get(key_env, "").strip()
+        if not key:
+            section.warn("apiKeyEnv", f"the variable {key_env} is unset or empty; {_RERANK_OFF}")
+            return settings
+    return attrs.evolve(settings, provider=RerankProvider.JINA_COMPATIBLE, api_key=key)
+
+
+def _retrieval(top: _Section, environ: Mapping[str, str]) -> RetrievalConfig:
+    section = top.section("retrieval")
+    return RetrievalConfig(
+        stages=_stages(section),
+        dense_weight=_unit_number(section, "denseWeight", None),
+        hard_min_score=_unit_number(section, "hardMinScore", 0.35) or 0.0,
+        rerank=_rerank(section.section("rerank"), environ),
+    )
 
 
 # --- skill governance -------------------------------------------------------------------------
@@ -901,10 +1092,9 @@ def parse_config(
         flush_min_turns=top.integer("flushMinTurns", 6),
         flush_recent_messages=top.integer("flushRecentMessages", 0),
         agent_access=_agent_access(top.section("scopes")),
-        session_search=SessionSearchConfig(
-            variant=top.section("sessionSearch").choice("variant", SessionSearchVariant.LEGACY)
-        ),
+        session_search=_session_search(top, home=home),
         embedding=_embedding(top, environ),
+        retrieval=_retrieval(top, environ),
         llm_model_override=_model_override(top),
         llm_thinking_override=top.optional_choice(
             "llmThinkingOverride", ThinkingLevel, fallback="using the default thinking level"

@@ -71,6 +71,14 @@ class SearchVectors:
     query: Matrix  # shape (d,)
     ids: tuple[str, ...]
     matrix: Matrix  # shape (len(ids), d)
+    #: id -> row of `matrix`; built on first use (shared while the candidates are unchanged)
+    index: Mapping[str, int] | None = None
+
+    def positions(self) -> Mapping[str, int]:
+        """The row of each id in `matrix`."""
+        if self.index is not None:
+            return self.index
+        return {item: i for i, item in enumerate(self.ids)}
 
     def cosines(self) -> Matrix:
         """Cosine similarity of each candidate with the query, in `ids` order."""
@@ -105,6 +113,7 @@ class EmbeddingService:
         self._log = logger or structlog.get_logger("pi_hermes_memory")
         self._on_close = on_close
         self._monotonic = monotonic
+        self._positions: tuple[tuple[str, ...], dict[str, int]] = ((), {})
 
     @property
     def model_id(self) -> str:
@@ -208,7 +217,9 @@ class EmbeddingService:
             return None
         if ids and matrix.shape[1] != query.shape[0]:
             return None
-        return SearchVectors(query=query, ids=ids, matrix=matrix)
+        if self._positions[0] is not ids:  # the store hands back the same tuple while unchanged
+            self._positions = (ids, {item: i for i, item in enumerate(ids)})
+        return SearchVectors(query=query, ids=ids, matrix=matrix, index=self._positions[1])
 
     def cosines(
         self,
@@ -229,6 +240,21 @@ class EmbeddingService:
             if other.shape == vector.shape:
                 out[entry_id] = float(other @ vector)
         return out
+
+    def stored_cosines(self, entry_id: str, scope: VectorScope) -> dict[str, float]:
+        """Cosine of `entry_id`'s current stored vector with every in-scope row's (the row
+        itself left out); {} when it has none. Reads the store only: no provider call."""
+        try:
+            vector = self._store.vectors([entry_id], self.model_id, dimension=self.dimension)
+        except Exception as exc:
+            self._log.warning("embedding.vectors_failed", error=type(exc).__name__)
+            return {}
+        mine = vector.get(entry_id)
+        if mine is None:
+            return {}
+        cosines = self.cosines(_unit_rows(mine.reshape(1, -1))[0], scope)
+        cosines.pop(entry_id, None)
+        return cosines
 
     # -- the write path -------------------------------------------------------------------
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
@@ -11,8 +11,16 @@ from pi_hermes_memory.domain.document import MemoryDocument
 from pi_hermes_memory.domain.events import Event
 from pi_hermes_memory.domain.markdown_doc import ParsedDocument
 from pi_hermes_memory.domain.model import MemoryEntry, Target
+from pi_hermes_memory.domain.sessions import FileProgress, MessageLine, SessionChunk, SessionFile
 from pi_hermes_memory.mirror import RebuildReport
 from pi_hermes_memory.search import SearchHit, SearchQuery
+from pi_hermes_memory.session_search import (
+    AnchorLine,
+    AnchorQuery,
+    IndexCounts,
+    SessionHit,
+    SessionQuery,
+)
 from pi_hermes_memory.vectors import EmbeddingKind, VectorScope
 
 if TYPE_CHECKING:  # numpy loads only where vectors are used (bootstrap with embeddings on)
@@ -127,6 +135,12 @@ class SearchIndex(Protocol):
 
     def search(self, query: SearchQuery) -> list[SearchHit]: ...
 
+    def rows(self, ids: Iterable[str], query: SearchQuery) -> list[SearchHit]:
+        """The rows with these ids that `query`'s scope predicate admits (its text and limit
+        are ignored), in `ids` order, score 0.0: the hybrid search reads the rows only the
+        cosine ranking found this way. Unknown or out-of-scope ids are left out."""
+        ...
+
 
 class Embedder(Protocol):
     """Turns texts into vectors (an embedding provider, or a local model).
@@ -198,3 +212,74 @@ class VectorStore(Protocol):
         served from a cache that any write to the rows invalidates; callers must not modify
         the matrix."""
         ...
+
+
+class SessionSource(Protocol):
+    """Where session files come from (default: the Pi sessions tree, ADR 0020). Paths are
+    the source's canonical spelling of a file: `files()` and `stat()` agree on it."""
+
+    def files(self) -> Iterable[SessionFile]:
+        """Every session file now present, with its identity (size, mtime, device, inode)."""
+        ...
+
+    def stat(self, path: str) -> SessionFile | None:
+        """The file at `path` (any spelling; the result carries the canonical one), or None
+        when it does not exist or is not a regular file."""
+        ...
+
+    def read(self, path: str, offset: int, length: int) -> bytes:
+        """Up to `length` bytes from `offset` (fewer at the end of the file); OSError when the
+        file cannot be read."""
+        ...
+
+
+class SessionIndex(Protocol):
+    """The derived index of session turns (SQLite FTS5, or in memory).
+
+    Each `apply` is atomic: a file's progress and its new turns commit together, so the stored
+    progress always describes exactly what was indexed. Searches never raise for what was
+    typed. See `pi_hermes_memory.testing.SessionIndexContract`.
+    """
+
+    def files(self) -> dict[str, FileProgress]:
+        """The progress of every indexed file, by path."""
+        ...
+
+    def progress_of(self, path: str) -> FileProgress | None: ...
+
+    def apply(self, chunk: SessionChunk) -> None:
+        """Store one chunk: drop the file's session and turns first when `chunk.reset`;
+        otherwise raise `StaleProgress` (writing nothing) unless the stored offset of the file
+        (0 when it is not indexed) equals `chunk.start`; save
+        `chunk.progress`; create the file's session (id from the header, else
+        `chunk.fallback_id`) when it has a header or turns; let a header set the session's
+        id, cwd, project and start; append the turns with the next turn ordinals."""
+        ...
+
+    def forget(self, paths: Sequence[str]) -> int:
+        """Drop these files with their sessions and turns; returns how many were indexed."""
+        ...
+
+    def record(
+        self, *, session_id: str, cwd: str | None, project: str | None, message: MessageLine
+    ) -> int:
+        """Append a turn to the recorded (file-less) session `session_id`, creating it with
+        `cwd`/`project` when new; returns the turn's ordinal (also its line)."""
+        ...
+
+    def reproject(self, project_of: Callable[[str | None], str | None]) -> int:
+        """Set the project of every file session to `project_of(cwd)`; returns how many
+        changed. Recorded sessions keep theirs."""
+        ...
+
+    def search(self, query: SessionQuery) -> list[SessionHit]:
+        """The `prefer` project's sessions first, then the others; within each, sessions with
+        a turn matching every required term first, then sessions with a turn matching any
+        other (non-weak) term, each group by best turn score. Filters (project, role) apply
+        before the limit. A session's matching turns are its best among the query's best
+        turns (at least one)."""
+        ...
+
+    def anchor_lines(self, query: AnchorQuery) -> list[AnchorLine]: ...
+
+    def counts(self) -> IndexCounts: ...

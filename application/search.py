@@ -42,7 +42,9 @@ from pi_hermes_memory.tools import (
 )
 
 if TYPE_CHECKING:
-    from pi_hermes_memory.ports import SearchIndex
+    from pi_hermes_memory.hybrid import HybridSettings
+    from pi_hermes_memory.ports import Clock, SearchIndex
+    from pi_hermes_memory.retrieval import Reranker
     from pi_hermes_memory.service import MemoryService
 
 DEFAULT_LIMIT = 10
@@ -182,10 +184,25 @@ def check_search_options(
 
 
 class SearchService:
-    def __init__(self, *, service: MemoryService, index: SearchIndex, logger: Any = None) -> None:
+    """memory_search. FTS-only without an embedder (or when the query cannot be embedded);
+    hybrid (`pi_hermes_memory.hybrid`) with one."""
+
+    def __init__(
+        self,
+        *,
+        service: MemoryService,
+        index: SearchIndex,
+        logger: Any = None,
+        clock: Clock | None = None,
+        hybrid: HybridSettings | None = None,
+        reranker: Reranker | None = None,
+    ) -> None:
         self._service = service
         self._index = index
         self._log = logger or structlog.get_logger("pi_hermes_memory")
+        self._clock = clock
+        self._hybrid = hybrid
+        self._reranker = reranker
 
     def search(
         self,
@@ -224,7 +241,7 @@ class SearchService:
             include_superseded=include_superseded,
             limit=limit,
         )
-        hits = self._index.search(query)
+        hits = self._ranked(query)
         allowed = [
             h
             for h in hits
@@ -239,6 +256,22 @@ class SearchService:
         if len(allowed) != len(hits):  # an index bug must never leak rows out of scope
             self._log.error("search.out_of_scope_hits", dropped=len(hits) - len(allowed))
         return _result(text, tuple(allowed[:limit]))
+
+    def _ranked(self, query: SearchQuery) -> list[SearchHit]:
+        embeddings = self._service.embeddings
+        if embeddings is None:
+            return self._index.search(query)
+        from pi_hermes_memory.hybrid import HybridSettings, ranked_hits
+
+        return ranked_hits(
+            query,
+            index=self._index,
+            embeddings=embeddings,
+            settings=self._hybrid or HybridSettings(),
+            now=(self._clock or self._service.clock).now().date(),
+            reranker=self._reranker,
+            logger=self._log,
+        )
 
 
 # --- presentation -----------------------------------------------------------------------------

@@ -27,7 +27,7 @@ from pi_hermes_memory.domain.decide import Decision, Status, WritePolicy, decide
 from pi_hermes_memory.domain.document import MemoryDocument, fold, stream_for
 from pi_hermes_memory.domain.events import Event
 from pi_hermes_memory.domain.model import GLOBAL_NAMESPACE, MemoryEntry, Target
-from pi_hermes_memory.domain.move import MoveDecision, decide_move
+from pi_hermes_memory.domain.move import MoveDecision, decide_move, move_subject
 from pi_hermes_memory.domain.reconcile import reconcile
 from pi_hermes_memory.domain.scanning import scan
 from pi_hermes_memory.domain.scope import SessionScope
@@ -41,6 +41,8 @@ from pi_hermes_memory.ports import (
     UnitOfWork,
 )
 from pi_hermes_memory.results import CandidateView, EntryView, WriteResult
+from pi_hermes_memory.search import ScopeClause
+from pi_hermes_memory.vectors import VectorScope
 
 if TYPE_CHECKING:  # imports numpy: loaded by bootstrap only when embeddings are on
     from pi_hermes_memory.embedding import EmbeddingService, PreparedWrites
@@ -96,6 +98,10 @@ class MemoryService:
         self._stamps: dict[Target, object] = {}  # file change tokens after our last sync
         # the most recent warnings (hand-edit imports, …), bounded for long-running hosts
         self.warnings: collections.deque[str] = collections.deque(maxlen=200)
+
+    @property
+    def clock(self) -> Clock:
+        return self._clock
 
     # -- state ----------------------------------------------------------------------------
 
@@ -279,6 +285,23 @@ class MemoryService:
         if self.embeddings is not None:
             self.embeddings.after_writes(decisions, prepared)
 
+    def _with_move_cosines(self, command: MoveMemory, source: MemoryDocument) -> MoveMemory:
+        """`command` with the cosines of the moved entry's stored vector to the destination
+        rows (ADR 0019): read from the vector store only, never from the provider; none
+        without embeddings, with force, or when the entry has no current vector."""
+        if self.embeddings is None or command.force:
+            return command
+        entry = move_subject(source, command, self.settings.scope)
+        if not isinstance(entry, MemoryEntry):
+            return command
+        project = self.settings.scope.project
+        if command.destination is Target.PROJECT:
+            clause = ScopeClause(Target.PROJECT, projects=(project,))
+        else:
+            clause = ScopeClause(Target.MEMORY, namespaces=(None,))
+        cosines = self.embeddings.stored_cosines(entry.id, VectorScope(clauses=(clause,)))
+        return attrs.evolve(command, cosines={entry.id: cosines}) if cosines else command
+
     def move(self, command: MoveMemory) -> WriteResult:
         """promote / demote one entry (see domain/move.py); both documents in one transaction."""
         if not self._markdown.distinct_roots():
@@ -296,7 +319,7 @@ class MemoryService:
             result = decide_move(
                 docs[command.source],
                 docs[command.destination],
-                command,
+                self._with_move_cosines(command, docs[command.source]),
                 self.settings.policy(command.destination),
             )
             outcome.append(result)

@@ -59,6 +59,9 @@ class MoveMemory:
     old_text: str
     at: datetime
     force: bool = False
+    #: moved entry id -> {destination entry id -> cosine of their stored vectors}, for the
+    #: pairs where both have a current vector (read from storage, never from the provider)
+    cosines: Mapping[str, Mapping[str, float]] | None = None
 
     @property
     def source(self) -> Target:

@@ -31,6 +31,8 @@ from pi_hermes_memory.domain.events import (
     MemoryMovedOut,
     MemoryReferenced,
 )
+from pi_hermes_memory.domain.model import MemoryEntry
+from pi_hermes_memory.domain.scope import SessionScope
 from pi_hermes_memory.domain.similarity import near_duplicates
 
 
@@ -41,6 +43,17 @@ class MoveDecision:
     decision: Decision
     source_events: tuple[Event, ...] = ()
     destination_events: tuple[Event, ...] = ()
+
+
+def move_subject(
+    source: MemoryDocument, cmd: MoveMemory, scope: SessionScope
+) -> MemoryEntry | Decision:
+    """The entry `cmd` would move out of `source`, or why there is none (a demote moves only
+    unattributed global rows)."""
+    pool = source
+    if cmd.direction is MoveDirection.DEMOTE:
+        pool = attrs.evolve(source, active=tuple(e for e in source.active if e.project is None))
+    return locate_one(pool, scope, cmd.old_text)
 
 
 def decide_move(
@@ -69,10 +82,7 @@ def decide_move(
                 "has no access to scope 'global' (see scopes.agentAccess).",
             )
         )
-    pool = source
-    if cmd.direction is MoveDirection.DEMOTE:  # only unattributed global rows can be demoted
-        pool = attrs.evolve(source, active=tuple(e for e in source.active if e.project is None))
-    located = locate_one(pool, scope, cmd.old_text)
+    located = move_subject(source, cmd, scope)
     if isinstance(located, Decision):
         return MoveDecision(decision=located)
     entry = located
@@ -108,7 +118,10 @@ def decide_move(
             destination_events=(touched,),
         )
     if not cmd.force:
-        candidates = near_duplicates(entry.text, [(e.id, e.text) for e in rows if e.id != entry.id])
+        cosines = None if cmd.cosines is None else cmd.cosines.get(entry.id)
+        candidates = near_duplicates(
+            entry.text, [(e.id, e.text) for e in rows if e.id != entry.id], cosines
+        )
         if candidates:
             listing = "; ".join(f"[{i + 1}] {preview(c.text)}" for i, c in enumerate(candidates))
             return MoveDecision(

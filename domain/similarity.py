@@ -41,6 +41,11 @@ _CJK_RANGES: tuple[tuple[int, int], ...] = (
 )
 
 _TOKEN_RE = re.compile(r"\w+", re.UNICODE)
+_CJK_CLASS = "[" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in _CJK_RANGES) + "]"
+#: Any one CJK character (the `_CJK_RANGES`): a cheap test for "is there any CJK at all".
+CJK_CHAR = re.compile(_CJK_CLASS)
+#: A maximal run of CJK characters.
+CJK_RUN = re.compile(_CJK_CLASS + "+")
 
 
 def is_cjk(ch: str) -> bool:

@@ -66,6 +66,63 @@ MIGRATIONS: tuple[str, ...] = (
         sha256 TEXT NOT NULL
     );
     """,
+    # 2: the session history index (ADR 0020): derived data, rebuilt from the session files
+    """
+    CREATE TABLE session_files (
+        id INTEGER PRIMARY KEY,
+        path TEXT NOT NULL UNIQUE,
+        device INTEGER NOT NULL,
+        inode INTEGER NOT NULL,
+        size INTEGER NOT NULL,
+        mtime_ns INTEGER NOT NULL,
+        -- the end of the last complete line read, and how many complete lines that is
+        read_to INTEGER NOT NULL,
+        lines INTEGER NOT NULL,
+        -- sha256 of the first head_len (<= 4096) bytes and of the <= 4096 bytes before offset
+        head_len INTEGER NOT NULL,
+        head_sha TEXT NOT NULL,
+        tail_sha TEXT NOT NULL
+    );
+    CREATE TABLE sessions (
+        id INTEGER PRIMARY KEY,
+        session_id TEXT NOT NULL,
+        -- NULL for sessions recorded through the API (no JSONL file)
+        file INTEGER UNIQUE REFERENCES session_files (id) ON DELETE CASCADE,
+        headed INTEGER NOT NULL DEFAULT 0,
+        cwd TEXT,
+        project TEXT,
+        started INTEGER  -- Unix milliseconds
+    );
+    CREATE INDEX sessions_by_id ON sessions (session_id);
+    CREATE INDEX sessions_by_project ON sessions (project);
+    CREATE TABLE session_messages (
+        rowid INTEGER PRIMARY KEY,
+        session INTEGER NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+        turn INTEGER NOT NULL,  -- ordinal among the session's indexed turns
+        line INTEGER NOT NULL,  -- 1-based line in the file (the turn for recorded sessions)
+        role TEXT NOT NULL,
+        at INTEGER,  -- Unix milliseconds
+        tools TEXT,  -- JSON array of tool names, NULL for none
+        message_id TEXT,
+        text TEXT NOT NULL,
+        grams TEXT NOT NULL DEFAULT ''
+    );
+    CREATE UNIQUE INDEX session_messages_by_turn ON session_messages (session, turn);
+    CREATE INDEX session_messages_by_time ON session_messages (at);
+    CREATE VIRTUAL TABLE session_messages_fts USING fts5 (
+        text, grams,
+        content='session_messages', content_rowid='rowid',
+        tokenize='unicode61 remove_diacritics 2'
+    );
+    CREATE TRIGGER session_messages_ai AFTER INSERT ON session_messages BEGIN
+        INSERT INTO session_messages_fts (rowid, text, grams)
+        VALUES (new.rowid, new.text, new.grams);
+    END;
+    CREATE TRIGGER session_messages_ad AFTER DELETE ON session_messages BEGIN
+        INSERT INTO session_messages_fts (session_messages_fts, rowid, text, grams)
+        VALUES ('delete', old.rowid, old.text, old.grams);
+    END;
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -27,7 +27,7 @@ time-ordered ULIDs: the newest first).
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from datetime import date
 from typing import Any
 
@@ -39,10 +39,12 @@ from pi_hermes_memory.search import ScopeClause, SearchHit, SearchQuery
 #: fts5vocab over memories_fts in the temp schema: nothing is written to the database file.
 _VOCAB = "temp.pi_hermes_memory_fts_vocab"
 
-_COLUMNS = (
+_ROW = (
     "m.id, m.target, m.project, m.category, m.text, m.created, m.last_referenced, "
-    "m.superseded_by, m.superseded_at, -bm25(memories_fts) AS score, m.namespace"
+    "m.superseded_by, m.superseded_at, {score} AS score, m.namespace"
 )
+_COLUMNS = _ROW.format(score="-bm25(memories_fts)")
+_ID_CHUNK = 500
 
 
 def quote(term: str) -> str:
@@ -173,6 +175,33 @@ class SqliteSearchIndex:
             if len(rows) < query.limit:
                 tier(conn, anything)
         return [_hit(row) for row in rows]
+
+    def rows(self, ids: Iterable[str], query: SearchQuery) -> list[SearchHit]:
+        wanted = list(dict.fromkeys(ids))
+        if not wanted or not query.clauses:
+            return []
+        found: dict[str, SearchHit] = {}
+        with self._storage.read() as conn:
+            for start in range(0, len(wanted), _ID_CHUNK):
+                chunk = wanted[start : start + _ID_CHUNK]
+                marks = ", ".join("?" for _ in chunk)
+                # looked up by the id index only: with the scope predicate in SQL the planner
+                # prefers the scope index and scans every in-scope row (38 ms at 100k rows);
+                # the scope is applied to the few rows found, with the same predicate
+                sql = (
+                    f"SELECT {_ROW.format(score='0.0')} FROM memories AS m WHERE m.id IN ({marks})"
+                )
+                for row in conn.execute(sql, chunk):
+                    hit = _hit(row)
+                    if query.admits(
+                        hit.target,
+                        hit.project,
+                        hit.category.value if hit.category else None,
+                        hit.superseded_by,
+                        hit.namespace,
+                    ):
+                        found[hit.id] = hit
+        return [found[i] for i in wanted if i in found]
 
 
 def _common_terms(conn: Any, terms: QueryTerms) -> set[str]:

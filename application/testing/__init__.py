@@ -20,11 +20,13 @@ from pi_hermes_memory.testing.contracts import (
     SearchIndexContract,
     StorageContract,
 )
+from pi_hermes_memory.testing.session_contracts import SessionIndexContract
 from pi_hermes_memory.testing.vector_contracts import VectorStoreContract
 
 __all__ = [
     "MarkdownStoreContract",
     "SearchIndexContract",
+    "SessionIndexContract",
     "StorageContract",
     "VectorStoreContract",
 ]

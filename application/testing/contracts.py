@@ -591,6 +591,27 @@ class SearchIndexContract:
             uow.projection.apply([event])
         assert search_index.search(_query("graphql")) == []
 
+    def test_rows_by_id_apply_the_scope_and_keep_the_order(
+        self, storage: Any, search_index: Any
+    ) -> None:
+        rows = EventWriter(storage)
+        a = rows.add("alpha note of project a", Target.PROJECT, project="a")
+        b = rows.add("beta note of project b", Target.PROJECT, project="b")
+        g = rows.add("a global gamma note", Target.MEMORY)
+        old = rows.add("the old delta note", Target.MEMORY)
+        new = rows.replace(old, "the new delta note", Target.MEMORY)
+        only_a = (ScopeClause(Target.PROJECT, ("a",)), ScopeClause(Target.MEMORY))
+        found = search_index.rows([new, "no-such-id", g, b, a, old, g], _query("", only_a))
+        assert _ids(found) == [new, g, a]  # b out of scope, old is history, g once
+        assert all(h.score == 0.0 for h in found)
+        assert found[2].project == "a" and found[2].text == "alpha note of project a"
+        history = search_index.rows([old], _query("", only_a, include_superseded=True))
+        assert _ids(history) == [old] and history[0].superseded_by == new
+        assert search_index.rows([], _query("x")) == []
+        assert search_index.rows([a], _query("x", ())) == []
+        many = [rows.add(f"bulk row {i}") for i in range(1200)]  # more ids than one SQL chunk
+        assert _ids(search_index.rows(reversed(many), _query(""))) == list(reversed(many))
+
     def test_hostile_queries_never_raise(self, storage: Any, search_index: Any) -> None:
         rows = EventWriter(storage)
         rows.add("deploy with make deploy; 项目构建 uses NEAR and AND as words")

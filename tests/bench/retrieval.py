@@ -33,8 +33,15 @@ Modes (each a `Retriever`: `(query, k) -> ranked unit ids`, built per sample by 
 - `dense`: the local offline embedder (`pi_hermes_memory.adapters.local_embedder`, the `local`
   extra; ADR 0017): passages embedded once per sample, the query embedded at search time,
   numpy cosine over the sample's unit matrix;
-- `hybrid`: a PLACEHOLDER until the real hybrid pipeline is plugged in: RRF (k = 60) of the fts
-  and dense rankings, each taken to depth max(k, 50). It is not the product's fusion.
+- `hybrid`: memory_search's own hybrid ranking (`pi_hermes_memory.hybrid.ranked_hits` with the
+  default `HybridSettings`, no reranker): the unit vectors stored in the sample's SQLite file,
+  weighted RRF with the dense weight `gate` picks for the local embedder, then the scoring
+  stages. Query embedding is part of its latency.
+
+`--sweep` adds hybrid variants (dense weights, the rerank stage's cosine fallback with and
+without the hard minimum, no stages, the hard minimum on every row); their query vectors are
+cached across variants, so their latency leaves out embedding the query. Recency and time decay
+are no-ops here: every unit of a sample carries the same date.
 
 Modes that cannot run (no local embedder installed) print `n/a`. Output: a Markdown table per
 mode, a summary, and as the very last line
@@ -60,10 +67,14 @@ import numpy as np
 import numpy.typing as npt
 from pi_hermes_memory.adapters.sqlite.search import SqliteSearchIndex
 from pi_hermes_memory.adapters.sqlite.storage import SqliteStorage
+from pi_hermes_memory.adapters.sqlite.vectors import SqliteVectorStore
 from pi_hermes_memory.domain.document import stream_for
 from pi_hermes_memory.domain.events import MemoryAdded
 from pi_hermes_memory.domain.model import Target
 from pi_hermes_memory.domain.scope import SessionScope
+from pi_hermes_memory.embedding import EmbeddingService
+from pi_hermes_memory.hybrid import HybridSettings, ranked_hits
+from pi_hermes_memory.retrieval import Pipeline, Stage
 from pi_hermes_memory.search import SearchQuery, search_clauses
 
 from tests.bench.run import percentile
@@ -76,9 +87,10 @@ HEADLINE_K = 10
 MODES = ("fts", "dense", "hybrid")
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 ADVERSARIAL = 5
-RRF_K = 60
-#: Depth of each ranking fed to the placeholder fusion (at least k).
-FUSION_DEPTH = 50
+#: Dense weights of the `--sweep` variants (the default is chosen by `gate`).
+SWEEP_WEIGHTS = (0.25, 0.5, 0.75, 1.0)
+#: MMR thresholds of the `--sweep` variants (the seed's is 0.85).
+SWEEP_MMR = (0.85, 0.9, 0.95)
 
 _DIA_ID = re.compile(r"D(\d+):(\d+)")
 _SESSION = re.compile(r"session_(\d+)")
@@ -402,34 +414,112 @@ def dense_factory(embedder: Embedder) -> RetrieverFactory:
     return factory
 
 
-def rrf(rankings: Sequence[Sequence[str]], k: int = RRF_K) -> list[str]:
-    """Reciprocal rank fusion: score(d) = Σ 1 / (k + rank), rank from 1; ties: first seen."""
-    scores: dict[str, float] = {}
-    for ranking in rankings:
-        for rank, item in enumerate(ranking, start=1):
-            scores[item] = scores.get(item, 0.0) + 1.0 / (k + rank)
-    order = {item: i for i, item in enumerate(scores)}
-    return sorted(scores, key=lambda item: (-scores[item], order[item]))
+class QueryCache:
+    """An embedder that remembers query vectors (sweep variants re-ask the same questions;
+    their latency then excludes embedding the query)."""
+
+    def __init__(self, embedder: Embedder) -> None:
+        self._embedder = embedder
+        self._queries: dict[str, npt.NDArray[np.float32]] = {}
+
+    @property
+    def model_id(self) -> str:
+        return self._embedder.model_id
+
+    @property
+    def dimension(self) -> int:
+        return self._embedder.dimension
+
+    def embed(self, texts: Sequence[str], *, kind: Kind) -> npt.NDArray[np.float32]:
+        if kind != "query":
+            return self._embedder.embed(texts, kind=kind)
+        missing = [t for t in dict.fromkeys(texts) if t not in self._queries]
+        if missing:
+            vectors = self._embedder.embed(missing, kind="query")
+            self._queries.update(zip(missing, np.asarray(vectors, dtype=np.float32), strict=True))
+        return np.stack([self._queries[t] for t in texts])
 
 
-def placeholder_hybrid_factory(embedder: Embedder) -> RetrieverFactory:
-    """PLACEHOLDER hybrid: RRF(k=60) of the fts and dense rankings (each to depth max(k, 50)).
-
-    Stands in until the real hybrid pipeline (vectors in the store, gating/weighting, rerank)
-    is plugged in through `run(factories=...)`.
-    """
-    dense = dense_factory(embedder)
+def hybrid_factory(
+    embedder: Embedder, settings: HybridSettings | None = None, reranker: Any = None
+) -> RetrieverFactory:
+    """memory_search's hybrid ranking (`pi_hermes_memory.hybrid.ranked_hits`, the function
+    `SearchService` calls): the sample's unit vectors stored in its SQLite file through
+    `SqliteVectorStore` (model id = the embedder's), candidates read from there, fusion and
+    scoring stages as configured (default: `HybridSettings()`, no reranker)."""
+    chosen = settings or HybridSettings()
 
     def factory(store: SampleStore) -> Retriever:
-        fts, vec = fts_retriever(store), dense(store)
+        vector_store = SqliteVectorStore(store.storage)
+        key = f"stored:{embedder.model_id}"
+        if key not in store.cache:
+            rows = list(zip(store.unit_ids, store.texts, strict=True))
+            vector_store.put(rows, passage_matrix(store, embedder), embedder.model_id)
+            store.cache[key] = True
+        embeddings = EmbeddingService(embedder=embedder, store=vector_store)  # type: ignore[arg-type]
 
         def retrieve(query: str, k: int) -> list[str]:
-            depth = max(k, FUSION_DEPTH)
-            return rrf([fts(query, depth), vec(query, depth)])[:k]
+            search = SearchQuery(text=query, clauses=_MEMORY_CLAUSES, limit=k)
+            hits = ranked_hits(
+                search,
+                index=store.index,
+                embeddings=embeddings,
+                settings=chosen,
+                now=_BASE_TIME.date(),
+                reranker=reranker,
+                backfill=0,
+            )
+            return [hit.id for hit in hits]
 
         return retrieve
 
     return factory
+
+
+class CosineFallback:
+    """A reranker that is configured but never answers: `rerank_mix` falls back to each
+    row's cosine (the seed's fallback), which makes cosines the rows' relevance signal."""
+
+    def rerank(self, query: str, documents: Sequence[str]) -> None:
+        return None
+
+
+def sweep_factories(embedder: Embedder) -> dict[str, RetrieverFactory]:
+    """Hybrid variants (query vectors cached across them): dense weights without MMR, MMR
+    thresholds, the rerank stage's cosine fallback with and without the hard minimum, the hard
+    minimum on every row, and no stages at all."""
+    cached = QueryCache(embedder)
+    model = embedder.model_id
+    base = HybridSettings(profiles={})
+    no_mmr = base.pipeline.without(Stage.MMR)
+    out: dict[str, RetrieverFactory] = {}
+    for weight in SWEEP_WEIGHTS:
+        fusion = attrs.evolve(base.fusion, dense_weight=weight)
+        settings = attrs.evolve(base, fusion=fusion, pipeline=no_mmr)
+        out[f"hybrid w={weight:g} no mmr"] = hybrid_factory(cached, settings)
+    default = HybridSettings()  # the weight and MMR threshold of this embedder's profile
+    tuned = attrs.evolve(
+        base, fusion=default.fusion_for(model), pipeline=default.pipeline_for(model)
+    )
+    for threshold in SWEEP_MMR:
+        pipeline = attrs.evolve(tuned.pipeline, mmr_threshold=threshold)
+        out[f"hybrid mmr>{threshold:g}"] = hybrid_factory(
+            cached, attrs.evolve(tuned, pipeline=pipeline)
+        )
+    out["hybrid fts depth 50"] = hybrid_factory(cached, attrs.evolve(tuned, fts_depth=50))
+    out["hybrid no stages"] = hybrid_factory(
+        cached, attrs.evolve(tuned, pipeline=Pipeline(stages=()))
+    )
+    mix = attrs.evolve(tuned, pipeline=no_mmr.without(Stage.HARD_MIN))
+    out["hybrid cosine mix"] = hybrid_factory(cached, mix, CosineFallback())
+    out["hybrid cosine mix + hard_min"] = hybrid_factory(
+        cached, attrs.evolve(tuned, pipeline=no_mmr), CosineFallback()
+    )
+    strict = attrs.evolve(no_mmr, min_score_exempts_rank_only=False)
+    out["hybrid hard_min on every row"] = hybrid_factory(
+        cached, attrs.evolve(tuned, pipeline=strict)
+    )
+    return out
 
 
 def local_embedder() -> tuple[Embedder | None, str]:
@@ -458,7 +548,7 @@ def default_factories(modes: Sequence[str]) -> tuple[dict[str, RetrieverFactory]
             elif mode == "dense":
                 factories[mode] = dense_factory(embedder)
             else:
-                factories[mode] = placeholder_hybrid_factory(embedder)
+                factories[mode] = hybrid_factory(embedder)
     return factories, missing
 
 
@@ -645,8 +735,9 @@ def render(data: Path, dataset: Dataset, reports: Sequence[ModeReport], ks: Sequ
         else:
             rows.append([r.mode, *("n/a" for _ in ks), "n/a", "n/a"])
     out += _table(["mode", *(f"R@{k}" for k in ks), "p50 ms", "p95 ms"], rows)
-    if any(r.mode == "hybrid" and r.available for r in reports):
-        out += ["", "hybrid here is the placeholder RRF(k=60) of fts and dense (see the module)."]
+    if any(r.mode.startswith("hybrid ") and r.available for r in reports):
+        out += ["", "sweep variants reuse cached query vectors: their latency excludes "
+                "embedding the query."]  # fmt: skip
     out += ["", headline(reports)]
     return "\n".join(out)
 
@@ -663,6 +754,9 @@ def main(
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="LoCoMo-shaped JSON")
     parser.add_argument("--mode", choices=[*MODES, "all"], default="all")
     parser.add_argument("--k", type=int, nargs="+", default=list(DEFAULT_KS), metavar="K")
+    parser.add_argument(
+        "--sweep", action="store_true", help="add hybrid variants (weights, stages)"
+    )
     args = parser.parse_args(argv)
     if any(k < 1 for k in args.k):
         parser.error("every k must be >= 1")
@@ -674,7 +768,15 @@ def main(
     def progress(line: str) -> None:
         print(f"… {line}", file=sys.stderr, flush=True)
 
-    dataset, reports = run(args.data, modes, ks, factories=factories, progress=progress)
+    chosen = dict(factories or {})
+    if args.sweep:
+        embedder, why = local_embedder()
+        if embedder is None:
+            parser.error(f"--sweep needs the local embedder: {why}")
+        variants = sweep_factories(embedder)
+        chosen.update(variants)
+        modes += list(variants)
+    dataset, reports = run(args.data, modes, ks, factories=chosen, progress=progress)
     print(render(args.data, dataset, reports, ks), flush=True)
     return 0
 

@@ -775,6 +775,7 @@ class Plan:
     replay_events: int
     replay_repeats: int
     search_sizes: tuple[tuple[int, int], ...] = ()  # (rows, queries per kind)
+    hybrid_sizes: tuple[tuple[int, int], ...] = ()  # (rows, queries), 384 dimensions
 
 
 FULL = Plan(
@@ -782,12 +783,14 @@ FULL = Plan(
     replay_events=100_000,
     replay_repeats=3,
     search_sizes=((1_000, 200), (10_000, 200), (100_000, 200)),
+    hybrid_sizes=((10_000, 200), (100_000, 200)),
 )
 QUICK = Plan(
     add_sizes=((100, 50), (1_000, 50)),
     replay_events=20_000,
     replay_repeats=1,
     search_sizes=((1_000, 50), (10_000, 50)),
+    hybrid_sizes=((2_000, 30),),
 )
 
 
@@ -972,10 +975,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     for rows, samples in plan.search_sizes:
         print(f"… memory_search at {rows:,} rows", file=sys.stderr, flush=True)
         searches.extend(bench_search(rows, samples))
+    from tests.bench.hybrid import bench_hybrid, render_hybrid
+
+    hybrids = []
+    for rows, samples in plan.hybrid_sizes:
+        print(f"… hybrid memory_search at {rows:,} rows", file=sys.stderr, flush=True)
+        hybrids.append(bench_hybrid(rows, samples))
     print(render_markdown(context, adds, replay, searches))
+    print("\n".join(render_hybrid(hybrids)))
     print(f"\n(total benchmark time {time.perf_counter() - started:.0f} s)", flush=True)
     if args.out is not None:
         data = to_json(context, adds, replay, searches)
+        data["hybrid"] = [attrs.asdict(r) for r in hybrids]
         args.out.write_text(json.dumps(data, indent=2) + "\n")
     return 0
 

@@ -102,7 +102,11 @@ def test_main_writes_json(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     tiny = run.Plan(
-        add_sizes=((5, 2),), replay_events=30, replay_repeats=1, search_sizes=((200, 2),)
+        add_sizes=((5, 2),),
+        replay_events=30,
+        replay_repeats=1,
+        search_sizes=((200, 2),),
+        hybrid_sizes=((300, 3),),
     )
     monkeypatch.setattr(run, "QUICK", tiny)
     out = tmp_path / "bench.json"
@@ -112,3 +116,7 @@ def test_main_writes_json(
     data = json.loads(out.read_text())
     assert [a["entries"] for a in data["add"]] == [5] and data["replay"]["events"] == 30
     assert {s["rows"] for s in data["search"]} == {200} and len(data["search"]) == 4
+    assert "hybrid (FTS + cosine + fusion + stages" in printed
+    (hybrid,) = data["hybrid"]
+    assert hybrid["rows"] == 300 and hybrid["samples"] == 3 and hybrid["dimension"] == 384
+    assert 0 < hybrid["candidates"] < 300 and 0 < hybrid["p50_ms"] <= hybrid["p95_ms"]

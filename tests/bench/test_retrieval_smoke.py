@@ -136,7 +136,7 @@ def test_run_gives_well_formed_numbers(data: Path, tmp_path: Path) -> None:
     embedder = HashEmbedder()
     factories = {
         "dense": retrieval.dense_factory(embedder),
-        "hybrid": retrieval.placeholder_hybrid_factory(embedder),
+        "hybrid": retrieval.hybrid_factory(embedder),
     }
     dataset, reports = retrieval.run(
         data, retrieval.MODES, (5, 20), factories=factories, root=tmp_path / "stores"
@@ -170,7 +170,18 @@ def test_main_prints_tables_and_ends_with_the_headline(
         assert f"## {mode}" in out
     assert "| 1 multi-hop |" in out and "| **overall** |" in out and "p95" in out
     assert "malformed evidence 4" in out and "missing evidence 1" in out
-    assert "placeholder" in out
+
+
+def test_sweep_adds_the_hybrid_variants(
+    data: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(retrieval, "local_embedder", lambda: (HashEmbedder(), ""))
+    assert retrieval.main(["--data", str(data), "--sweep"]) == 0
+    out = capsys.readouterr().out
+    for name in ("hybrid w=0.25 no mmr", "hybrid mmr>0.9", "hybrid no stages", "hybrid cosine mix"):
+        assert f"## {name}" in out
+    assert "latency excludes embedding the query" in out
+    assert HEADLINE.fullmatch(out.rstrip("\n").splitlines()[-1])
 
 
 def test_unavailable_modes_are_na(
@@ -206,8 +217,6 @@ def test_unit_ids_are_ulid_shaped_and_ordered() -> None:
 
 
 def test_helpers() -> None:
-    assert retrieval.rrf([["a", "b", "c"], ["c", "a"]]) == ["a", "c", "b"]
-    assert retrieval.rrf([]) == []
     scores = np.array([0.1, 0.9, 0.5, 0.9], dtype=np.float32)
     assert retrieval.top_k(scores, 3) == [1, 3, 2]
     assert retrieval.top_k(scores, 10) == [1, 3, 2, 0]

@@ -106,6 +106,7 @@ class EmbeddingServer:
         self.delay = 2.0
         self.shuffle = True
         self.fail_texts: set[str] = set()
+        self.rerank_scores: dict[str, float] = {}
         self.requests: list[dict[str, Any]] = []
         self._release = threading.Event()
         self._httpd: ThreadingHTTPServer | None = None
@@ -152,6 +153,7 @@ class EmbeddingServer:
     def reset(self) -> None:
         self.mode = "ok"
         self.fail_texts.clear()
+        self.rerank_scores.clear()
         self.requests.clear()
 
     def vector(self, text: str) -> NDArray[np.float64]:
@@ -184,6 +186,8 @@ class EmbeddingServer:
                 "authorization": handler.headers.get("Authorization"),
             }
         )
+        if handler.path.endswith("/rerank"):
+            return self._rerank(handler, body)
         if not handler.path.endswith("/embeddings"):
             return self._reply(handler, 404, b'{"error": "not found"}')
         if handler.headers.get("Authorization") != f"Bearer {self.api_key}":
@@ -222,6 +226,25 @@ class EmbeddingServer:
             }
         )
         return self._reply(handler, 200, payload_text.encode())
+
+    def _rerank(self, handler: BaseHTTPRequestHandler, body: Mapping[str, Any]) -> None:
+        """A Jina-compatible `/rerank`: the share of the query's tokens a document holds
+        (`rerank_scores` overrides by document text), results in reverse order."""
+        if handler.headers.get("Authorization") != f"Bearer {self.api_key}":
+            return self._reply(handler, 401, b'{"error": "bad key"}')
+        if self.mode == "rerank_status":
+            return self._reply(handler, 503, b'{"error": "fixture failure"}')
+        query, documents = body.get("query"), body.get("documents")
+        if not isinstance(query, str) or not isinstance(documents, list):
+            return self._reply(handler, 400, b'{"error": "query and documents are required"}')
+        wanted = set(tokens(query, self.synonyms))
+        results = []
+        for i, doc in enumerate(documents):
+            have = set(tokens(str(doc), self.synonyms))
+            score = self.rerank_scores.get(str(doc), len(wanted & have) / max(len(wanted), 1))
+            results.append({"index": i, "relevance_score": score})
+        payload = json.dumps({"model": body.get("model"), "results": list(reversed(results))})
+        return self._reply(handler, 200, payload.encode())
 
 
 @contextlib.contextmanager

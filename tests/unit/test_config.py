@@ -22,6 +22,7 @@ from pi_hermes_memory.config import (
     MemoryPolicyStyle,
     OverflowStrategy,
     PromotionConflictStrategy,
+    RerankProvider,
     SessionSearchVariant,
     TaskDomain,
     ThinkingLevel,
@@ -1127,3 +1128,100 @@ def test_agent_access_map_is_parsed_and_fails_closed_per_agent() -> None:
         physical=lambda p: p,
     )
     assert off.agent_access == {} and warned[0].field == "scopes.agentAccess"
+
+
+# --- retrieval (ADR 0019) ---------------------------------------------------------------------
+
+
+def test_retrieval_defaults() -> None:
+    retrieval = parse({})[0].retrieval
+    assert retrieval.stages == (
+        "rerank",
+        "recency",
+        "importance",
+        "length",
+        "time_decay",
+        "hard_min",
+        "mmr",
+    )
+    assert retrieval.dense_weight is None and retrieval.hard_min_score == 0.35
+    rerank = retrieval.rerank
+    assert rerank.provider is RerankProvider.OFF and not rerank.enabled
+    assert rerank.base_url == "https://api.jina.ai/v1" and rerank.timeout_ms == 5000
+    assert rerank.model == "jina-reranker-v2-base-multilingual" and rerank.top_n == 20
+
+
+def test_retrieval_fields_are_read_and_stage_order_is_fixed() -> None:
+    config, warnings = parse(
+        {
+            "retrieval": {
+                "stages": ["mmr", "rerank"],
+                "denseWeight": 0.25,
+                "hardMinScore": 0,
+                "rerank": {
+                    "provider": "jina-compatible",
+                    "baseUrl": "http://127.0.0.1:8080/v1/",
+                    "model": "bge-reranker",
+                    "apiKeyEnv": "RERANK_KEY",
+                    "timeoutMs": 800,
+                    "topN": 5,
+                },
+            }
+        },
+        environ={"RERANK_KEY": SECRET},
+    )
+    assert warnings == ()
+    r = config.retrieval
+    assert r.stages == ("rerank", "mmr") and r.dense_weight == 0.25 and r.hard_min_score == 0.0
+    assert r.rerank.enabled and r.rerank.api_key == SECRET
+    assert r.rerank.base_url == "http://127.0.0.1:8080/v1" and r.rerank.model == "bge-reranker"
+    assert (r.rerank.timeout_ms, r.rerank.top_n) == (800, 5)
+    assert SECRET not in repr(config) and "127.0.0.1" not in repr(r.rerank)
+
+
+def test_a_keyless_local_reranker_needs_no_key_env() -> None:
+    config, warnings = parse(
+        {"retrieval": {"rerank": {"provider": "jina-compatible", "baseUrl": "http://localhost:1"}}}
+    )
+    assert warnings == () and config.retrieval.rerank.enabled
+    assert config.retrieval.rerank.api_key is None
+
+
+@pytest.mark.parametrize(
+    ("raw", "field"),
+    [
+        ({"stages": ["bogus"]}, "retrieval.stages"),
+        ({"stages": ["mmr", "mmr"]}, "retrieval.stages"),
+        ({"stages": "mmr"}, "retrieval.stages"),
+        ({"denseWeight": 1.5}, "retrieval.denseWeight"),
+        ({"denseWeight": True}, "retrieval.denseWeight"),
+        ({"hardMinScore": -0.1}, "retrieval.hardMinScore"),
+        ({"hardMinScore": "0.3"}, "retrieval.hardMinScore"),
+        ({"rerank": "on"}, "retrieval.rerank"),
+        ({"rerank": {"provider": "cohere"}}, "retrieval.rerank.provider"),
+        (
+            {"rerank": {"provider": "jina-compatible", "baseUrl": "ftp://x"}},
+            "retrieval.rerank.baseUrl",
+        ),
+        (
+            {"rerank": {"provider": "jina-compatible", "apiKeyEnv": "not a name"}},
+            "retrieval.rerank.apiKeyEnv",
+        ),
+        ({"rerank": {"provider": "jina-compatible", "timeoutMs": 0}}, "retrieval.rerank.timeoutMs"),
+        ({"rerank": {"provider": "jina-compatible", "topN": 101}}, "retrieval.rerank.topN"),
+        (
+            {"rerank": {"provider": "jina-compatible", "apiKeyEnv": "UNSET_VAR"}},
+            "retrieval.rerank.apiKeyEnv",
+        ),
+        ({"rerank": {"provider": "jina-compatible", "apiKey": SECRET}}, "retrieval.rerank.apiKey"),
+    ],
+)
+def test_bad_retrieval_fields_warn_and_fall_back(raw: dict[str, object], field: str) -> None:
+    config, warnings = parse({"retrieval": raw})
+    assert field in fields(warnings)
+    assert all(SECRET not in w.message for w in warnings)
+    default = parse({})[0].retrieval
+    r = config.retrieval
+    assert not r.rerank.enabled  # any problem in the rerank section turns reranking off
+    assert r.stages in (default.stages,) or "stages" not in raw
+    assert r.dense_weight is None and r.hard_min_score == 0.35

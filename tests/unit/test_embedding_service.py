@@ -194,6 +194,27 @@ def test_moves_never_call_the_provider_and_keep_the_vector() -> None:
     np.testing.assert_array_equal(r.vector(entry), before)
 
 
+def test_moves_block_on_stored_vectors_without_calling_the_provider() -> None:
+    r = rig()
+    assert r.memory.add(PARAPHRASE_A).status == "added"  # global
+    moved = r.memory.add(PARAPHRASE_B, target="project").entry_id
+    assert moved is not None
+    calls = len(r.embedder.calls)
+    result = r.memory.promote("blue-green")
+    assert result.status == "near_duplicate" and len(r.embedder.calls) == calls
+    assert [c.basis for c in result.candidates] == ["cosine"]
+    assert r.memory.promote("blue-green", force=True).status == "promoted"
+    assert len(r.embedder.calls) == calls
+
+
+def test_a_move_without_a_stored_vector_uses_the_token_rule_only() -> None:
+    r = rig()
+    assert r.memory.add(PARAPHRASE_A).status == "added"
+    r.embedder.fail = True  # the project row is saved without a vector
+    assert r.memory.add(PARAPHRASE_B, target="project").status == "added"
+    assert r.memory.promote("blue-green").status == "promoted"
+
+
 def test_removes_make_no_call() -> None:
     r = rig()
     r.memory.add("Uses uv")

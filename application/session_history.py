@@ -1,0 +1,89 @@
+"""The session history features of one `Memory`: indexing (whole tree, live, recorded turns)
+and `session_search` in the configured variant (ADR 0020, ADR 0021)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+from pi_hermes_memory.session_search import (
+    DEFAULT_SESSIONS,
+    AnchorResult,
+    SessionSearchResult,
+    SessionSearchService,
+)
+from pi_hermes_memory.session_tool import (
+    run_anchor_request,
+    run_anchors_tool,
+    run_legacy_tool,
+    session_tool,
+)
+from pi_hermes_memory.sessions import IndexProgress, IndexReport, RecordResult, SessionIndexer
+from pi_hermes_memory.tools import ToolDefinition, ToolResult
+
+VARIANTS = ("legacy", "anchors")
+
+
+class SessionHistory:
+    def __init__(
+        self,
+        *,
+        indexer: SessionIndexer,
+        search: SessionSearchService,
+        variant: str = "legacy",
+        on_close: Callable[[], None] | None = None,
+    ) -> None:
+        if variant not in VARIANTS:
+            raise ValueError(f"variant must be one of {', '.join(VARIANTS)}; got {variant!r}")
+        self.indexer = indexer
+        self.search_service = search
+        self.variant = variant
+        self._on_close = on_close
+
+    def close(self) -> None:
+        if self._on_close is not None:
+            self._on_close()
+
+    def index_all(self, progress: Callable[[IndexProgress], None] | None = None) -> IndexReport:
+        return self.indexer.index_all(progress)
+
+    def index_file(self, path: str | os.PathLike[str]) -> IndexReport:
+        return self.indexer.index_file(path)
+
+    def record(
+        self,
+        session_id: str,
+        role: str,
+        text: str,
+        *,
+        at: datetime | None = None,
+        cwd: str | None = None,
+        project: str | None = None,
+    ) -> RecordResult:
+        return self.indexer.record(session_id, role, text, at=at, cwd=cwd, project=project)
+
+    def search(
+        self,
+        query: str,
+        *,
+        project: str | None = None,
+        role: str | None = None,
+        limit: int = DEFAULT_SESSIONS,
+    ) -> SessionSearchResult:
+        return self.search_service.search(query, project=project, role=role, limit=limit)
+
+    def anchors(self, request: str) -> AnchorResult:
+        if not isinstance(request, str):
+            raise ValueError(f"request must be a string; got {type(request).__name__}")
+        return run_anchor_request(self.search_service, request)
+
+    @property
+    def tool(self) -> ToolDefinition:
+        return session_tool(self.variant)
+
+    def run_tool(self, arguments: Any) -> ToolResult:
+        if self.variant == "anchors":
+            return run_anchors_tool(self.search_service, arguments)
+        return run_legacy_tool(self.search_service, arguments)

@@ -1,0 +1,189 @@
+"""Hybrid memory_search latency: `pi_hermes_memory.hybrid.ranked_hits` on the search store.
+
+The store is the one `bench_search` builds (`build_search_store`: five projects, 30% Chinese,
+20% history), plus one float32 vector of `dimension` components per row, stored through
+`SqliteVectorStore` (random unit vectors: the numbers rank nothing meaningful, but cost what
+real ones cost). The query embedder returns a seeded random unit vector at once, so the figures
+leave out the provider's time (a network round trip or the local model's ~12 ms) and measure
+what this library adds: FTS (depth 50), the search-time backfill check, the cached candidate
+matrix, the cosine ranking, fusion, reading the dense-only rows and the scoring stages.
+
+`after_write_ms`: a search right after another connection's write, which invalidates the cached
+candidate matrix (rebuilt from the BLOBs).
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+import zlib
+from collections.abc import Sequence
+from datetime import date
+from pathlib import Path
+
+import attrs
+import numpy as np
+import numpy.typing as npt
+from pi_hermes_memory.adapters.sqlite.search import SqliteSearchIndex
+from pi_hermes_memory.adapters.sqlite.storage import SqliteStorage
+from pi_hermes_memory.adapters.sqlite.vectors import SqliteVectorStore
+from pi_hermes_memory.domain.scope import SessionScope
+from pi_hermes_memory.embedding import EmbeddingService
+from pi_hermes_memory.hybrid import HybridSettings, ranked_hits
+from pi_hermes_memory.search import ScopeClause, SearchQuery, search_clauses
+from pi_hermes_memory.vectors import VectorScope
+
+from tests.bench.run import (
+    SEARCH_SESSION_PROJECT,
+    _workdir,
+    build_search_store,
+    percentile,
+    search_queries,
+)
+
+MODEL = "bench/random"
+HYBRID_P50_TARGET_MS = 10.0
+HYBRID_TARGET_ROWS = 100_000
+
+
+class RandomEmbedder:
+    """Seeded random unit vectors (by text), instantly."""
+
+    def __init__(self, dimension: int) -> None:
+        self.model_id = f"{MODEL}-{dimension}"
+        self.dimension = dimension
+
+    def embed(self, texts: Sequence[str], *, kind: str) -> npt.NDArray[np.float32]:
+        rows = []
+        for text in texts:
+            rng = np.random.default_rng(zlib.crc32(text.encode()))
+            vector = rng.standard_normal(self.dimension).astype(np.float32)
+            rows.append(vector / np.linalg.norm(vector))
+        return np.stack(rows) if rows else np.zeros((0, self.dimension), dtype=np.float32)
+
+
+def store_vectors(storage: SqliteStorage, dimension: int, *, chunk: int = 20_000) -> int:
+    """One random unit vector per row of `memories`, through `SqliteVectorStore.put`."""
+    with storage.read() as conn:
+        rows = [(str(i), str(t)) for i, t in conn.execute("SELECT id, text FROM memories")]
+    rng = np.random.default_rng(7)
+    store = SqliteVectorStore(storage)
+    stored = 0
+    for start in range(0, len(rows), chunk):
+        part = rows[start : start + chunk]
+        matrix = rng.standard_normal((len(part), dimension)).astype(np.float32)
+        matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
+        stored += store.put(part, matrix, f"{MODEL}-{dimension}")
+    return stored
+
+
+@attrs.frozen(kw_only=True)
+class HybridLatency:
+    rows: int
+    dimension: int
+    candidates: int  # in-scope rows with a vector (the matrix the cosine ranking reads)
+    samples: int
+    p50_ms: float
+    p95_ms: float
+    mean_ms: float
+    after_write_ms: float  # median over a few searches that follow a write
+    build_s: float
+
+
+def bench_hybrid(
+    rows: int, samples: int, *, dimension: int = 384, root: Path | None = None
+) -> HybridLatency:
+    """Time hybrid searches (English keyword and sentence queries, alternating) on `rows`."""
+    if samples < 1:
+        raise ValueError("samples must be >= 1")
+    clauses = search_clauses(SessionScope(project=SEARCH_SESSION_PROJECT))
+    texts = [
+        q
+        for pair in zip(
+            search_queries("English keywords", samples),
+            search_queries("English sentence", samples),
+            strict=True,
+        )
+        for q in pair
+    ][:samples]
+    settings = HybridSettings()
+    today = date(2026, 12, 1)
+    with _workdir(root) as work:
+        db_path = work / "hybrid.db"
+        started = time.perf_counter()
+        build_search_store(db_path, rows)
+        storage = SqliteStorage(db_path)
+        try:
+            store_vectors(storage, dimension)
+            build_s = time.perf_counter() - started
+            index = SqliteSearchIndex(storage)
+            embeddings = EmbeddingService(
+                embedder=RandomEmbedder(dimension), store=SqliteVectorStore(storage)
+            )
+
+            def search(text: str) -> float:
+                query = SearchQuery(text=text, clauses=clauses)
+                began = time.perf_counter()
+                ranked_hits(query, index=index, embeddings=embeddings, settings=settings, now=today)
+                return (time.perf_counter() - began) * 1000
+
+            for text in texts[: min(20, len(texts))]:
+                search(text)  # warm the page cache, the statements and the candidate matrix
+            latencies = [search(text) for text in texts]
+            candidates = len(embeddings.candidates(_scope(clauses))[0])
+            writer = SqliteStorage(db_path)
+            after_write = []
+            try:
+                for n in range(5):
+                    with writer.transaction():
+                        writer.connection.execute(
+                            "UPDATE memories SET last_referenced = last_referenced WHERE rowid = ?",
+                            (n + 1,),
+                        )
+                    after_write.append(search(texts[n % len(texts)]))
+            finally:
+                writer.close()
+        finally:
+            storage.close()
+    return HybridLatency(
+        rows=rows,
+        dimension=dimension,
+        candidates=candidates,
+        samples=len(latencies),
+        p50_ms=percentile(latencies, 50),
+        p95_ms=percentile(latencies, 95),
+        mean_ms=statistics.fmean(latencies),
+        after_write_ms=statistics.median(after_write),
+        build_s=build_s,
+    )
+
+
+def _scope(clauses: tuple[ScopeClause, ...]) -> VectorScope:
+    return VectorScope(clauses=clauses)
+
+
+def render_hybrid(results: Sequence[HybridLatency]) -> list[str]:
+    out = [
+        "",
+        "## memory_search, hybrid (FTS + cosine + fusion + stages; query embedding excluded)",
+        "",
+        "| rows | dims | candidates | samples | p50 ms | p95 ms | mean ms | after a write ms "
+        "| target (issue) |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in results:
+        target = ""
+        if r.rows == HYBRID_TARGET_ROWS:
+            met = "met" if r.p50_ms <= HYBRID_P50_TARGET_MS else "NOT met"
+            target = f"p50 ≤ {HYBRID_P50_TARGET_MS:g} ms: {met}"
+        out.append(
+            f"| {r.rows:,} | {r.dimension} | {r.candidates:,} | {r.samples} | {r.p50_ms:.2f} "
+            f"| {r.p95_ms:.2f} | {r.mean_ms:.2f} | {r.after_write_ms:.1f} | {target} |"
+        )
+    out += [
+        "",
+        "Session scope: project web of five, no sharing; candidates = in-scope active rows with "
+        "a vector. 'after a write': another connection committed, so the cached candidate "
+        "matrix is rebuilt from the BLOBs on that search.",
+    ]
+    return out

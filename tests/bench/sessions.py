@@ -1,0 +1,176 @@
+"""Session history figures (issue 5): index throughput, re-index of an unchanged tree, append
+growth of one file, session_search latency of both variants, database size.
+
+    python -m tests.bench.sessions [--sessions 2000 --messages 1000000] [--tree DIR] [--out F]
+
+Writes a synthetic Pi sessions tree (`tests.bench.session_tree`) unless `--tree` names one
+(an agent root holding `sessions/`; left unchanged: no append step then), indexes it into a
+fresh database and prints JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import structlog
+from pi_hermes_memory.adapters.sessions_jsonl import PiSessionFiles
+from pi_hermes_memory.adapters.sqlite.sessions import SqliteSessionIndex
+from pi_hermes_memory.adapters.system import SystemClock
+from pi_hermes_memory.domain.session_query import AnchorRequest
+from pi_hermes_memory.session_search import SessionSearchService
+from pi_hermes_memory.sessions import SessionIndexer
+
+from tests.bench.session_tree import (
+    CJK_TERMS,
+    COMMON_TERMS,
+    PROJECTS,
+    RARE_TERMS,
+    write_session_tree,
+)
+
+
+def percentile(values: Sequence[float], p: float) -> float:
+    ordered = sorted(values)
+    rank = (len(ordered) - 1) * p / 100
+    low = int(rank)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
+
+
+def _timed(calls: Sequence[Any], repeat: int) -> dict[str, float]:
+    samples = []
+    for _ in range(repeat):
+        for call in calls:
+            start = time.perf_counter()
+            call()
+            samples.append((time.perf_counter() - start) * 1000)
+    return {
+        "queries": len(samples),
+        "p50_ms": round(percentile(samples, 50), 2),
+        "p95_ms": round(percentile(samples, 95), 2),
+    }
+
+
+def bench(agent_root: Path, db: Path, *, repeat: int = 5, grow: bool = True) -> dict[str, Any]:
+    """The figures for the tree under `agent_root`; `grow`: append 40 lines to its largest
+    file and time the incremental run (only on a tree that may be changed)."""
+    quiet = structlog.wrap_logger(logging.getLogger("bench.sessions"))
+    sessions = agent_root / "sessions"
+    jsonl = sum(p.stat().st_size for p in sessions.rglob("*.jsonl"))
+    index = SqliteSessionIndex(db)
+    indexer = SessionIndexer(
+        source=PiSessionFiles(sessions), index=index, clock=SystemClock(), logger=quiet
+    )
+    full = indexer.index_all()
+    unchanged = indexer.index_all()
+    grown = max(sessions.rglob("*.jsonl"), key=lambda p: p.stat().st_size)
+    if grow:
+        tail = grown.read_bytes().splitlines(keepends=True)[-40:]
+        with open(grown, "ab") as f:
+            f.writelines(tail)
+    appended = indexer.index_all()
+    start = time.perf_counter()
+    indexer.index_file(grown)
+    live_ms = (time.perf_counter() - start) * 1000
+
+    search = SessionSearchService(index=index, current_project="api-gateway", logger=quiet)
+    legacy = {
+        "rare": _timed([lambda t=t: search.search(t) for t in RARE_TERMS], repeat),
+        "common": _timed([lambda t=t: search.search(t) for t in COMMON_TERMS], repeat),
+        "two_words": _timed(
+            [
+                lambda a=a, b=b: search.search(f"{a} {b}")
+                for a, b in zip(COMMON_TERMS, RARE_TERMS, strict=False)
+            ],
+            repeat,
+        ),
+        "cjk": _timed([lambda t=t: search.search(t) for t in CJK_TERMS], repeat),
+    }
+    anchors = {
+        "all_rare": _timed(
+            [lambda t=t: search.anchors(AnchorRequest(all_terms=(t,))) for t in RARE_TERMS],
+            repeat,
+        ),
+        "all_any_cwd": _timed(
+            [
+                lambda t=t, cwd=cwd: search.anchors(
+                    AnchorRequest(cwd=cwd, all_terms=(t,), any_terms=("error", "test"))
+                )
+                for t, cwd in zip(RARE_TERMS, PROJECTS, strict=False)
+            ],
+            repeat,
+        ),
+        "common": _timed(
+            [lambda t=t: search.anchors(AnchorRequest(all_terms=(t,))) for t in COMMON_TERMS],
+            repeat,
+        ),
+    }
+    counts = index.counts()
+    index.close()
+    db_bytes = sum(p.stat().st_size for p in db.parent.glob(db.name + "*"))
+    return {
+        "jsonl_mb": round(jsonl / 1e6, 1),
+        "files": counts.files,
+        "sessions": counts.sessions,
+        "messages_indexed": counts.messages,
+        "full_index": {
+            "seconds": round(full.seconds, 2),
+            "mb_per_second": round(jsonl / 1e6 / full.seconds, 1),
+            "skipped": dict(full.skipped),
+        },
+        "reindex_unchanged_seconds": round(unchanged.seconds, 3),
+        "append_one_file": {
+            "seconds": round(appended.seconds, 3),
+            "messages": appended.messages,
+        },
+        "live_unchanged_ms": round(live_ms, 2),
+        "legacy": legacy,
+        "anchors": anchors,
+        "db_mb": round(db_bytes / 1e6, 1),
+        "db_to_jsonl": round(db_bytes / jsonl, 3),
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tests.bench.sessions", description=__doc__)
+    parser.add_argument("--sessions", type=int, default=2000)
+    parser.add_argument("--messages", type=int, default=1_000_000)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--tree", type=Path, help="an existing agent root (with sessions/)")
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args(argv)
+    work = Path(tempfile.mkdtemp(prefix="bench-sessions-"))
+    try:
+        root = args.tree
+        if root is None:
+            root = work / "agent"
+            write_session_tree(
+                root,
+                sessions=args.sessions,
+                messages=args.messages,
+                seed=args.seed,
+                workers=max(1, min(4, os.cpu_count() or 1)),
+            )
+        figures = bench(root, work / "sessions.db", repeat=args.repeat, grow=args.tree is None)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    text = json.dumps(figures, indent=2, ensure_ascii=False)
+    print(text)
+    if args.out is not None:
+        args.out.write_text(text + "\n")
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
