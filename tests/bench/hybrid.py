@@ -135,10 +135,10 @@ def bench_hybrid(
             after_write = []
             try:
                 for n in range(5):
-                    with writer.transaction():
+                    with writer.transaction():  # a real change (a no-op UPDATE commits nothing)
                         writer.connection.execute(
-                            "UPDATE memories SET last_referenced = last_referenced WHERE rowid = ?",
-                            (n + 1,),
+                            "UPDATE memories SET last_referenced = ? WHERE rowid = ?",
+                            (f"2026-11-{n + 10:02d}", n + 1),
                         )
                     after_write.append(search(texts[n % len(texts)]))
             finally:

@@ -17,6 +17,11 @@ which the structured Hypothesis strategies in `test_fuzz_targets.py` also drive 
   target or category than asked), and writes nothing.
 - `fuzz_config`: `parse_config(raw)` never raises, returns a `Config` whose limits are positive
   and whose project name the Markdown format can write, and its warnings never echo a value.
+- `fuzz_anchor_request`: `parse_anchor_request(text)` raises nothing but `AnchorRequestError`
+  (with a message and a line number inside the text, or None); an accepted request has a
+  limit in 1..100, `start <= end`, non-empty terms, and renders back to an equal request.
+- `fuzz_session_line`: `parse_line(raw)` never raises; a turn has an indexed role and strings
+  that encode as UTF-8 (storable in SQLite); a header has a non-empty session id.
 
 `KNOWN_BUGS` lists library bugs these targets found that are reported but not fixed yet: while a
 name is listed, the target lets exactly that failure pass (so `make test` stays green), and a
@@ -52,6 +57,19 @@ from pi_hermes_memory.domain.model import (
     clean_entry_text,
 )
 from pi_hermes_memory.domain.scope import SessionScope
+from pi_hermes_memory.domain.session_query import (
+    MAX_ANCHOR_LIMIT,
+    AnchorRequestError,
+    parse_anchor_request,
+    render_anchor_request,
+)
+from pi_hermes_memory.domain.sessions import (
+    INDEXED_ROLES,
+    HeaderLine,
+    MessageLine,
+    SkippedLine,
+    parse_line,
+)
 from pi_hermes_memory.search import DEFAULT_LIMIT, MAX_LIMIT
 from pi_hermes_memory.service import MemoryService
 
@@ -63,15 +81,19 @@ __all__ = [
     "EVENT_TAGS",
     "KNOWN_BUGS",
     "SEED_TEXTS",
+    "check_anchor_request",
     "check_config",
     "check_event_payload",
     "check_markdown_text",
     "check_search_arguments",
+    "check_session_line",
     "check_tool_arguments",
+    "fuzz_anchor_request",
     "fuzz_config",
     "fuzz_event_decode",
     "fuzz_markdown_parse",
     "fuzz_memory_search",
+    "fuzz_session_line",
     "fuzz_tool_arguments",
     "seeded_facade",
     "seeded_search_facade",
@@ -549,3 +571,46 @@ def check_config(raw: object, *, known_bugs: frozenset[str] = KNOWN_BUGS) -> Non
             if "config-project-name-unwritable" in known_bugs:
                 continue
             raise AssertionError(f"project {project!r} cannot be written to the Markdown files")
+
+
+# --- session history parsers (issue 5) --------------------------------------------------------
+
+
+def fuzz_anchor_request(data: bytes) -> None:
+    check_anchor_request(_text(data))
+
+
+def check_anchor_request(text: str) -> None:
+    """Only `AnchorRequestError` escapes; an accepted request is sane and round-trips."""
+    try:
+        request = parse_anchor_request(text)
+    except AnchorRequestError as exc:
+        assert str(exc), "an error without a message"
+        lines = len(text.splitlines()) or 1
+        assert exc.line is None or 1 <= exc.line <= lines + 1, (exc.line, lines)
+        return
+    assert 1 <= request.limit <= MAX_ANCHOR_LIMIT
+    if request.start is not None and request.end is not None:
+        assert request.start <= request.end
+    for term in (*request.all_terms, *request.any_terms, *request.exclude_terms):
+        assert term and term == term.strip(), repr(term)
+    assert parse_anchor_request(render_anchor_request(request)) == request
+
+
+def fuzz_session_line(data: bytes) -> None:
+    check_session_line(data)
+
+
+def check_session_line(raw: bytes) -> None:
+    """`parse_line` classifies any bytes without raising; what it keeps is storable."""
+    parsed = parse_line(raw)
+    if isinstance(parsed, MessageLine):
+        assert parsed.role in INDEXED_ROLES, parsed.role
+        for value in (parsed.text, *parsed.tools, parsed.message_id or ""):
+            value.encode("utf-8")  # no lone surrogates: SQLite would refuse them
+    elif isinstance(parsed, HeaderLine):
+        assert parsed.session_id, "a header without a session id"
+        parsed.session_id.encode("utf-8")
+        (parsed.cwd or "").encode("utf-8")
+    else:
+        assert isinstance(parsed, SkippedLine), type(parsed)

@@ -34,15 +34,19 @@ from tests.fuzz.targets import (
     EVENT_TAGS,
     SEARCH_TEXTS,
     SEED_TEXTS,
+    check_anchor_request,
     check_config,
     check_event_payload,
     check_markdown_text,
     check_search_arguments,
+    check_session_line,
     check_tool_arguments,
+    fuzz_anchor_request,
     fuzz_config,
     fuzz_event_decode,
     fuzz_markdown_parse,
     fuzz_memory_search,
+    fuzz_session_line,
     fuzz_tool_arguments,
 )
 
@@ -470,6 +474,90 @@ def test_config_bytes(data: bytes) -> None:
 @given(config_documents)
 def test_config_structured(raw: object) -> None:
     check_config(raw)
+
+
+# --- session history parsers -----------------------------------------------------------------
+
+_ANCHOR_FIELDS = st.sampled_from(
+    ["from:", "to:", "cwd:", "limit:", "all:", "any:", "exclude:", "FROM:", "bogus:", "- ", "* "]
+)
+_ANCHOR_VALUES = st.one_of(
+    st.sampled_from(
+        ["2026-01-05", "2026-01-05 14:00", "2026-02-30", "2026-01-05T14:00:00+02:00", "0",
+         "100", "101", "/home/me/proj", '"two words"', "flock", "", "```", "~~~"]
+    ),
+    st.text(max_size=20),
+)  # fmt: skip
+
+
+def _anchor_line(field: str, value: str) -> str:
+    return field + value if field.startswith(("-", "*")) else f"{field} {value}".rstrip()
+
+
+anchor_requests = st.lists(
+    st.builds(_anchor_line, _ANCHOR_FIELDS, _ANCHOR_VALUES), max_size=12
+).map("\n".join)
+
+
+@given(st.binary())
+def test_anchor_request_bytes(data: bytes) -> None:
+    fuzz_anchor_request(data)
+
+
+@given(anchor_requests)
+@example("all:\n- flock\nexclude:\n- FLOCK")
+@example("```\nfrom: 2026-01-07\nto: 2026-01-05\n```")
+def test_anchor_request_structured(text: str) -> None:
+    check_anchor_request(text)
+
+
+_SESSION_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=30),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+session_lines = st.fixed_dictionaries(
+    {"type": st.sampled_from(["session", "message", "model_change", "custom", 3])},
+    optional={
+        "id": _SESSION_VALUES,
+        "cwd": _SESSION_VALUES,
+        "timestamp": st.sampled_from(["2026-01-05T10:00:00.000Z", "yesterday", 1767607200000])
+        | _SESSION_VALUES,
+        "message": st.fixed_dictionaries(
+            {},
+            optional={
+                "role": st.sampled_from(["user", "assistant", "system", "toolResult", "x"])
+                | _SESSION_VALUES,
+                "content": _SESSION_VALUES
+                | st.lists(
+                    st.fixed_dictionaries(
+                        {
+                            "type": st.sampled_from(
+                                ["text", "thinking", "toolCall", "tool_use", "tool_result", "image"]
+                            )
+                        },
+                        optional={"text": _SESSION_VALUES, "name": _SESSION_VALUES},
+                    ),
+                    max_size=4,
+                ),
+            },
+        )
+        | _SESSION_VALUES,
+    },
+).map(lambda entry: json.dumps(entry).encode())
+
+
+@given(st.binary())
+@example(b'{"type":"message","message":{"role":"user","content":"\\ud800"}}')
+def test_session_line_bytes(data: bytes) -> None:
+    fuzz_session_line(data)
+
+
+@given(session_lines)
+def test_session_line_structured(raw: bytes) -> None:
+    check_session_line(raw)
 
 
 # --- regressions: bugs these targets found, now fixed ------------------------------------
