@@ -121,23 +121,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     history.add_argument("--role", choices=["user", "assistant", "system"])
     history.add_argument(
-        "--limit", type=_session_limit, default=5, help="1-20 sessions (default 5)"
+        "--limit", type=_limit, default=5, help="1-20 sessions (default 5)"
     )
     history.add_argument(
         "--request",
         help="an anchors Markdown request (JSONL source ranges); - reads it from stdin",
     )
     return parser
-
-
-def _session_limit(value: str) -> int:
-    try:
-        number = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {value!r}") from None
-    if not 1 <= number <= 20:
-        raise argparse.ArgumentTypeError(f"must be from 1 to 20, got {number}")
-    return number
 
 
 def _index_sessions(memory: Any, args: argparse.Namespace) -> int:

@@ -39,6 +39,7 @@ from pi_hermes_memory.tools import (
     _enum,
     _json_type,
     _string,
+    listing_json,
 )
 
 if TYPE_CHECKING:
@@ -333,14 +334,7 @@ def hit_json(hit: SearchHit) -> dict[str, Any]:
 
 
 def search_result_json(result: SearchResult) -> ToolResult:
-    out: ToolResult = {
-        "success": result.success,
-        "status": result.status,
-        "message": result.message,
-    }
-    if result.status != "invalid_arguments":
-        out["results"] = [hit_json(h) for h in result.hits]
-    return out
+    return listing_json(result, lambda: [hit_json(h) for h in result.hits])
 
 
 # --- the tool ---------------------------------------------------------------------------------

@@ -31,6 +31,7 @@ from pi_hermes_memory.tools import (
     _enum,
     _json_type,
     _string,
+    listing_json,
 )
 
 LEGACY_DESCRIPTION = (
@@ -173,25 +174,11 @@ def run_anchor_request(search: SessionSearchService, request: str) -> AnchorResu
 
 
 def legacy_json(result: SessionSearchResult) -> ToolResult:
-    out: ToolResult = {
-        "success": result.success,
-        "status": result.status,
-        "message": result.message,
-    }
-    if result.status != "invalid_arguments":
-        out["results"] = [hit_json(h) for h in result.hits]
-    return out
+    return listing_json(result, lambda: [hit_json(h) for h in result.hits])
 
 
 def anchors_json(result: AnchorResult) -> ToolResult:
-    out: ToolResult = {
-        "success": result.success,
-        "status": result.status,
-        "message": result.message,
-    }
-    if result.status != "invalid_arguments":
-        out["results"] = [anchor_json(r) for r in result.ranges]
-    return out
+    return listing_json(result, lambda: [anchor_json(r) for r in result.ranges])
 
 
 __all__ = [

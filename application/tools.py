@@ -116,6 +116,19 @@ def invalid(message: str) -> ToolResult:
     return {"success": False, "status": "invalid_arguments", "message": message}
 
 
+def listing_json(result: Any, results: Callable[[], list[dict[str, Any]]]) -> ToolResult:
+    """The JSON of a search-like result (`success`, `status`, `message`), with `results`
+    unless the arguments were invalid."""
+    out: ToolResult = {
+        "success": result.success,
+        "status": result.status,
+        "message": result.message,
+    }
+    if result.status != "invalid_arguments":
+        out["results"] = results()
+    return out
+
+
 def write_result_json(result: WriteResult) -> ToolResult:
     out: ToolResult = {
         "success": result.success,
