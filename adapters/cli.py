@@ -120,9 +120,7 @@ def _parser() -> argparse.ArgumentParser:
         "--only-project", help="only sessions of this project ('*': all, none first)"
     )
     history.add_argument("--role", choices=["user", "assistant", "system"])
-    history.add_argument(
-        "--limit", type=_limit, default=5, help="1-20 sessions (default 5)"
-    )
+    history.add_argument("--limit", type=_limit, default=5, help="1-20 sessions (default 5)")
     history.add_argument(
         "--request",
         help="an anchors Markdown request (JSONL source ranges); - reads it from stdin",

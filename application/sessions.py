@@ -22,9 +22,11 @@ from __future__ import annotations
 
 import functools
 import os
+import re
+import sys
 import time
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -37,18 +39,21 @@ from pi_hermes_memory.domain.sessions import (
     MAX_LINE_BYTES,
     FileChange,
     FileProgress,
-    HeaderLine,
     LineSkip,
     MessageLine,
-    SessionChunk,
     SessionFile,
     StaleProgress,
     classify,
-    digest,
-    fallback_session_id,
-    fingerprints_match,
-    parse_line,
     project_of,
+)
+from pi_hermes_memory.session_reading import (
+    Events,
+    FileDone,
+    FileReader,
+    FileStarted,
+    Job,
+    WindowRead,
+    parse_in_worker,
 )
 
 if TYPE_CHECKING:
@@ -57,6 +62,9 @@ if TYPE_CHECKING:
 #: Bytes read (and committed) per window; larger than MAX_LINE_BYTES so that any line short
 #: enough to be indexed fits in one window.
 WINDOW_BYTES = 8 * 1024 * 1024
+#: A run with at least this many bytes to read parses them in a helper process (when asked
+#: to and the machine has two cores or more); below it, starting the process costs more.
+WORKER_MIN_BYTES = 64 * 1024 * 1024
 MAX_SESSION_ID_CHARS = 200
 
 
@@ -159,6 +167,22 @@ class RecordResult:
     turn: int
 
 
+_PYTHON_EXECUTABLE = re.compile(r"(python|pypy)[0-9.]*(\.exe)?", re.IGNORECASE)
+
+
+def can_start_python_worker(executable: str | None = None, *, frozen: bool | None = None) -> bool:
+    """Whether `sys.executable` can safely start the parsing helper: a plain `python…` /
+    `pypy…` interpreter, not a frozen application (PyInstaller and the like) nor a host that
+    embeds Python (its `sys.executable` is the host program, which `-c` would start again)."""
+    path = sys.executable if executable is None else executable
+    is_frozen = bool(getattr(sys, "frozen", False)) if frozen is None else frozen
+    return (
+        bool(path)
+        and not is_frozen
+        and bool(_PYTHON_EXECUTABLE.fullmatch(re.split(r"[\\/]", path)[-1]))
+    )
+
+
 class SessionIndexer:
     """Feeds a `SessionIndex` from a `SessionSource` (and from `record`)."""
 
@@ -170,8 +194,15 @@ class SessionIndexer:
         clock: Clock,
         project_map: Mapping[str, str] | None = None,
         window_bytes: int = WINDOW_BYTES,
+        parse_in_worker: bool | None = None,
+        worker_min_bytes: int = WORKER_MIN_BYTES,
         logger: Any = None,
     ) -> None:
+        """`parse_in_worker`: let `index_all` read and parse the files in a helper process
+        while this one writes, for runs with at least `worker_min_bytes` to read (None: when
+        the machine has two cores or more and `sys.executable` is a plain Python interpreter,
+        see `can_start_python_worker`). A source that cannot be sent to another process is
+        read here."""
         if window_bytes <= FINGERPRINT_BYTES:
             raise ValueError(f"window_bytes must exceed {FINGERPRINT_BYTES}")
         self._source = source
@@ -179,6 +210,10 @@ class SessionIndexer:
         self._clock = clock
         self._map = dict(project_map or {})
         self._window = window_bytes
+        if parse_in_worker is None:
+            parse_in_worker = (os.cpu_count() or 1) >= 2 and can_start_python_worker()
+        self._parse_in_worker = parse_in_worker
+        self._worker_min_bytes = worker_min_bytes
         self._log = logger or structlog.get_logger("pi_hermes_memory")
 
     def project_of(self, cwd: str | None) -> str | None:
@@ -216,9 +251,22 @@ class SessionIndexer:
                     )
                 )
 
-        for done, file in enumerate(files):
-            self._index_file(file, stored.get(file.path), tally, functools.partial(tick, done))
-            tick(done + 1)
+        jobs = [(f, stored.get(f.path), classify(f, stored.get(f.path))) for f in files]
+        events = None
+        if self._parse_in_worker and _bytes_to_read(jobs) >= self._worker_min_bytes:
+            events = parse_in_worker(
+                self._reader(), [j for j in jobs if j[2] is not FileChange.UNCHANGED]
+            )
+        try:
+            for done, (file, before, change) in enumerate(jobs):
+                if events is None or change is FileChange.UNCHANGED:
+                    self._index_file(file, before, tally, functools.partial(tick, done))
+                else:
+                    self._apply(events, tally, functools.partial(tick, done))
+                tick(done + 1)
+        finally:
+            if events is not None:
+                events.close()
         report = tally.report(time.perf_counter() - started)
         self._log.info(
             "sessions.indexed",
@@ -299,133 +347,67 @@ class SessionIndexer:
         if change is FileChange.UNCHANGED:
             tally.files_unchanged += 1
             return
+        events = self._reader().events(file, stored, change)
         try:
-            self._read(file, stored, change, tally, tick)
-        except StaleProgress:  # another indexer is reading this file: it will finish it
-            self._log.info("sessions.concurrent_update", path=file.path)
-        except OSError as exc:  # vanished, unreadable: the next run tries again
-            tally.files_failed += 1
-            tally.failures.append(f"{file.path}: {exc.strerror or type(exc).__name__}")
-            self._log.warning("sessions.read_failed", path=file.path, error=str(exc))
+            self._apply(events, tally, tick)
+        finally:
+            events.close()
 
-    def _read(
-        self,
-        file: SessionFile,
-        stored: FileProgress | None,
-        change: FileChange,
-        tally: _Tally,
-        tick: Callable[[], None],
-    ) -> None:
-        read = self._source.read
-        head = tail = b""
-        if change is FileChange.CHANGED and stored is not None:
-            head = read(file.path, 0, stored.head_len)
-            start = max(0, stored.offset - FINGERPRINT_BYTES)
-            tail = read(file.path, start, stored.offset - start)
-            if not fingerprints_match(stored, head, tail):
-                change = FileChange.REWRITTEN
-        if change is FileChange.CHANGED and stored is not None:
-            tally.files_appended += 1
-            pos, line_no, headed, reset = stored.offset, stored.lines, stored.headed, False
-        else:
-            if change is FileChange.REWRITTEN:
-                tally.files_reindexed += 1
-            else:
-                tally.files_new += 1
-            head = tail = b""
-            pos, line_no, headed, reset = 0, 0, False, stored is not None
-        fallback = fallback_session_id(file.path)
-        indexed_any = False
-        while True:
-            want = min(self._window, file.size - pos)
-            data = read(file.path, pos, want) if want > 0 else b""
-            cut = data.rfind(b"\n") + 1
-            raw_lines: list[bytes] = []
-            too_long = 0
-            new_tail = tail
-            if cut:
-                raw_lines = data[:cut].split(b"\n")[:-1]
-                new_tail = (tail + data[:cut])[-FINGERPRINT_BYTES:]
-            elif len(data) == self._window:  # a line longer than a window: find its end
-                end = self._line_end(file, pos + len(data))
-                if end is not None:
-                    too_long, cut = 1, end + 1 - pos
-                    new_tail = read(file.path, pos + cut - FINGERPRINT_BYTES, FINGERPRINT_BYTES)
-            header: HeaderLine | None = None
-            messages: list[tuple[int, MessageLine]] = []
-            for raw in raw_lines:
-                line_no += 1
-                parsed = parse_line(raw)
-                if isinstance(parsed, MessageLine):
-                    messages.append((line_no, parsed))
-                elif isinstance(parsed, HeaderLine):
-                    if headed:
-                        tally.skipped[LineSkip.EXTRA_HEADER.value] += 1
-                    else:
-                        header, headed = parsed, True
+    def _reader(self) -> FileReader:
+        return FileReader(source=self._source, window=self._window, project_map=self._map)
+
+    def _apply(self, events: Events, tally: _Tally, tick: Callable[[], None]) -> None:
+        """Apply one file's events (up to its FileDone or FileFailed) to the index and the
+        report. After a StaleProgress, the file's remaining events are consumed unapplied."""
+        stale = False
+        for event in events:
+            if isinstance(event, FileStarted):
+                if event.kind == "appended":
+                    tally.files_appended += 1
+                elif event.kind == "reindexed":
+                    tally.files_reindexed += 1
                 else:
-                    tally.skipped[parsed.reason.value] += 1
-            if too_long:
-                line_no += 1
-                tally.skipped[LineSkip.TOO_LONG.value] += 1
-            if cut:
-                if len(head) < FINGERPRINT_BYTES:  # then `pos` == len(head): data continues it
-                    head += data[: min(cut, FINGERPRINT_BYTES - len(head))]
-                tail = new_tail
-            pos += cut
-            final = not cut or pos >= file.size
-            progress = FileProgress(
-                path=file.path,
-                size=file.size if final else pos,  # an unfinished read is never "unchanged"
-                mtime_ns=file.mtime_ns,
-                device=file.device,
-                inode=file.inode,
-                offset=pos,
-                lines=line_no,
-                head_len=len(head),
-                head_sha=digest(head),
-                tail_sha=digest(tail),
-                headed=headed,
-            )
-            self._index.apply(
-                SessionChunk(
-                    progress=progress,
-                    reset=reset,
-                    start=pos - cut,
-                    fallback_id=fallback,
-                    header=header,
-                    project=self.project_of(header.cwd) if header is not None else None,
-                    messages=tuple(messages),
-                )
-            )
-            reset = False
-            indexed_any = indexed_any or bool(messages)
-            tally.lines += len(raw_lines) + too_long
-            tally.messages += len(messages)
-            tally.bytes_read += cut
-            if final:
-                break
-            tick()
-        if indexed_any and not headed:
-            tally.files_without_header += 1
+                    tally.files_new += 1
+            elif isinstance(event, WindowRead):
+                if stale:
+                    continue
+                tally.skipped.update(event.skipped)
+                try:
+                    self._index.apply(event.chunk)
+                except StaleProgress:  # another indexer is reading this file: it will finish it
+                    self._log.info("sessions.concurrent_update", path=event.path)
+                    stale = True
+                    continue
+                tally.lines += event.lines
+                tally.messages += event.messages
+                tally.bytes_read += event.bytes_read
+                if not event.final:
+                    tick()
+            elif isinstance(event, FileDone):
+                if event.without_header and not stale:
+                    tally.files_without_header += 1
+                return
+            else:
+                tally.files_failed += 1
+                tally.failures.append(f"{event.path}: {event.reason}")
+                self._log.warning("sessions.read_failed", path=event.path, error=event.error)
+                return
 
-    def _line_end(self, file: SessionFile, start: int) -> int | None:
-        """The offset of the next newline at or after `start` (None: not written yet)."""
-        pos = start
-        while pos < file.size:
-            data = self._source.read(file.path, pos, min(self._window, file.size - pos))
-            if not data:
-                return None
-            found = data.find(b"\n")
-            if found >= 0:
-                return pos + found
-            pos += len(data)
-        return None
+
+def _bytes_to_read(jobs: Sequence[Job]) -> int:
+    total = 0
+    for file, stored, change in jobs:
+        if change is FileChange.CHANGED and stored is not None:
+            total += max(0, file.size - stored.offset)
+        elif change is not FileChange.UNCHANGED:
+            total += file.size
+    return total
 
 
 __all__ = [
     "MAX_LINE_BYTES",
     "WINDOW_BYTES",
+    "WORKER_MIN_BYTES",
     "IndexProgress",
     "IndexReport",
     "RecordResult",

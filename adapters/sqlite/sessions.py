@@ -3,7 +3,9 @@
 Tables (schema step 2): `session_files` (each file's identity and read progress),
 `sessions` (one per file, or per recorded session id), `session_messages` (one row per indexed
 turn) and `session_messages_fts`, an external-content FTS5 table with the same columns and
-tokenizer as `memories_fts` (`text`, `grams`; unicode61; ADR 0005), kept by triggers. Queries
+tokenizer as `memories_fts` (`text`, `grams`; unicode61; ADR 0005), filled by the writer (one
+`INSERT ... SELECT` per chunk, not a trigger: see `_INDEX_NEW`) and emptied by a delete trigger.
+Queries
 are built from `pi_hermes_memory.domain.terms` exactly like memory_search's, so CJK text and
 questions behave the same way.
 
@@ -17,6 +19,7 @@ short IMMEDIATE transaction; the memory store's writers wait at most one of them
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -50,6 +53,15 @@ from pi_hermes_memory.session_search import (
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MS = timedelta(milliseconds=1)
 _CHUNK = 500  # parameters per IN (...) list
+#: The scratch FTS5 table `_matched_any` matches candidate turns in (temp schema: never in the
+#: file); contentless, emptied with 'delete-all' before each use.
+_MATCH_NAME = "pi_hermes_memory_session_match"
+_MATCH = f"temp.{_MATCH_NAME}"
+_MATCH_TABLE = (
+    f"CREATE VIRTUAL TABLE IF NOT EXISTS {_MATCH} USING fts5 (text, grams, content='', "
+    "tokenize='unicode61 remove_diacritics 2')"  # session_messages_fts's (schema step 2)
+)
+_SLICE = 256  # ranked matches looked up at first when filters apply (then twice as many)
 #: Page cache of the session connection (SQLite's default is 2 MiB).
 CACHE_KIB = 64 * 1024
 
@@ -63,9 +75,17 @@ _SESSION_INFO = (
     "LEFT JOIN session_files AS f ON f.id = s.file WHERE s.id IN ({marks})"
 )
 _INSERT_MESSAGE = (
-    "INSERT INTO session_messages (session, turn, line, role, at, tools, message_id, text, "
-    "grams) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    "INSERT INTO session_messages (rowid, session, turn, line, role, at, tools, message_id, "
+    "text, grams) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
+# The FTS rows of the turns just inserted (rowid > the largest before them), in one statement.
+# Not a trigger: a trigger on a multi-row insert opens a statement savepoint per row, and FTS5
+# flushes its pending terms to a new segment at every savepoint (3x slower indexing).
+_INDEX_NEW = (
+    "INSERT INTO session_messages_fts (rowid, text, grams) "
+    "SELECT rowid, text, grams FROM session_messages WHERE rowid > ?"
+)
+_LAST_ROWID = "SELECT COALESCE(MAX(rowid), 0) FROM session_messages"
 
 
 def to_ms(value: datetime | None) -> int | None:
@@ -76,7 +96,7 @@ def from_ms(value: object) -> datetime | None:
     if value is None:
         return None
     try:
-        return _EPOCH + int(str(value)) * _MS
+        return _EPOCH + (value if type(value) is int else int(str(value))) * _MS
     except (ValueError, OverflowError):
         return None
 
@@ -98,9 +118,30 @@ def _progress(row: Sequence[Any]) -> FileProgress:
     )
 
 
-def _row(session: int, turn: int, line: int, m: MessageLine) -> tuple[Any, ...]:
-    tools = json.dumps(list(m.tools), ensure_ascii=False) if m.tools else None
-    return (session, turn, line, m.role, to_ms(m.at), tools, m.message_id, m.text, grams(m.text))
+def _tools_json(tools: tuple[str, ...]) -> str | None:
+    """The `tools` column: a JSON array of names (None for none). Names that JSON would not
+    escape are joined directly (json.dumps costs a microsecond per turn)."""
+    if not tools:
+        return None
+    if all(t.isprintable() and '"' not in t and "\\" not in t for t in tools):
+        return '["' + '", "'.join(tools) + '"]'
+    return json.dumps(list(tools), ensure_ascii=False)
+
+
+def _row(rowid: int, session: int, turn: int, line: int, m: MessageLine) -> tuple[Any, ...]:
+    text = m.text
+    return (
+        rowid,
+        session,
+        turn,
+        line,
+        m.role,
+        to_ms(m.at),
+        _tools_json(m.tools),
+        m.message_id,
+        text,
+        "" if text.isascii() else grams(text),
+    )
 
 
 def _tools(value: object) -> tuple[str, ...]:
@@ -260,13 +301,15 @@ class SqliteSessionIndex:
                 "SELECT COALESCE(MAX(turn), 0) FROM session_messages WHERE session = ?",
                 (session,),
             ).get
+            last = c.execute(_LAST_ROWID).get
             c.executemany(
                 _INSERT_MESSAGE,
                 [
-                    _row(session, turn + i, line, m)
+                    _row(last + i, session, turn + i, line, m)
                     for i, (line, m) in enumerate(chunk.messages, start=1)
                 ],
             )
+            c.execute(_INDEX_NEW, (last,))
 
     def forget(self, paths: Sequence[str]) -> int:
         removed = 0
@@ -298,7 +341,9 @@ class SqliteSessionIndex:
                     (session,),
                 ).get
             )
-            c.execute(_INSERT_MESSAGE, _row(session, turn, turn, message))
+            last = c.execute(_LAST_ROWID).get
+            c.execute(_INSERT_MESSAGE, _row(last + 1, session, turn, turn, message))
+            c.execute(_INDEX_NEW, (last,))
             return int(turn)
 
     def reproject(self, project_of: Callable[[str | None], str | None]) -> int:
@@ -339,14 +384,16 @@ class SqliteSessionIndex:
         enough: Callable[[list[tuple[Any, ...]]], bool],
         first: int,
     ) -> list[tuple[Any, ...]]:
-        """The turns matching `expression`, best bm25 first, that pass `where` (over `m`, the
-        turn, and `s`, its session), as (rowid, score, session, turn, line, at, project).
+        """The turns matching `expression`, best bm25 first (ties: lower rowid first), that
+        pass `where` (over `m`, the turn, and `s`, its session), as (rowid, score, session,
+        turn, line, at, project): at least until `enough(rows)` holds, else all of them.
 
         Without filters, FTS5 ranks its matches on its own (`ORDER BY rank LIMIT k`, about a
         microsecond per match) and only the best `first` are looked up. With filters, or when
-        those were not `enough(rows)`, every match is joined to its turn and session and
-        filtered in SQL, and only the survivors are scored and sorted: asking SQLite to
-        `ORDER BY rank` after a join scores every match first, at twice the cost."""
+        those were not `enough(rows)`, FTS5 ranks every match without touching the turn rows,
+        and the turns are looked up (and filtered) in that order, in growing slices, until
+        `enough(rows)`: joining every match to its turn before ranking costs 3-5 µs per match
+        (the turn rows do not stay in cache), looking up a slice only for the matches read."""
         if not where:
             top = c.execute(
                 "SELECT rowid, -rank FROM session_messages_fts "
@@ -356,20 +403,22 @@ class SqliteSessionIndex:
             rows = self._eligible(c, top, where, params)
             if len(top) < first or enough(rows):
                 return rows
-        clause = "".join(f" AND {w}" for w in where)
-        rows = [
-            (int(rowid), float(score), int(sid), turn, line, at, project)
-            for rowid, score, sid, turn, line, at, project in c.execute(
-                "SELECT m.rowid, -f.rank, m.session, m.turn, m.line, m.at, s.project "
-                "FROM session_messages_fts AS f "
-                "JOIN session_messages AS m ON m.rowid = f.rowid "
-                "JOIN sessions AS s ON s.id = m.session "
-                f"WHERE session_messages_fts MATCH ?{clause}",
-                (expression, *params),
-            )
-        ]
-        rows.sort(key=lambda r: (-r[1], r[0]))
-        return rows
+        ranked = c.execute(
+            "SELECT rowid, rank FROM session_messages_fts "
+            "WHERE session_messages_fts MATCH ? ORDER BY rank, rowid",
+            (expression,),
+        )
+        rows = []
+        size = max(first, _SLICE)
+        try:
+            while True:
+                part = [(rowid, -rank) for rowid, rank in itertools.islice(ranked, size)]
+                rows += self._eligible(c, part, where, params)
+                if len(part) < size or enough(rows):
+                    return rows
+                size *= 2
+        finally:
+            ranked.close()
 
     def _eligible(
         self,
@@ -562,19 +611,30 @@ class SqliteSessionIndex:
     def _matched_any(
         self, c: apsw.Connection, terms: Sequence[str], ids: Sequence[int]
     ) -> dict[int, list[str]]:
-        """Which of `terms` each of the turns `ids` matches."""
+        """Which of `terms` each of the turns `ids` matches.
+
+        The turns are copied into a private FTS5 table in the connection's temp schema (same
+        columns and tokenizer, so a term matches exactly the same turns) and each term is
+        matched there: asking the index about a list of rowids costs a seek per rowid and
+        segment (~60 µs per turn with 30 segments), copying and tokenizing a turn ~5 µs."""
+        expressions = [(t, e) for t, e in ((t, term_expression(t)) for t in terms) if e]
+        if not expressions or not ids:
+            return {}
+        c.execute(_MATCH_TABLE)
+        c.execute(f"INSERT INTO {_MATCH} ({_MATCH_NAME}) VALUES ('delete-all')")
+        for start in range(0, len(ids), _CHUNK):
+            part = list(ids[start : start + _CHUNK])
+            marks = ", ".join("?" for _ in part)
+            c.execute(
+                f"INSERT INTO {_MATCH} (rowid, text, grams) SELECT rowid, text, grams "
+                f"FROM session_messages WHERE rowid IN ({marks})",
+                part,
+            )
         matched: dict[int, list[str]] = {}
-        for term in terms:
-            expression = term_expression(term)
-            if not expression:
-                continue
-            for start in range(0, len(ids), _CHUNK):
-                part = list(ids[start : start + _CHUNK])
-                marks = ", ".join("?" for _ in part)
-                for (rid,) in c.execute(
-                    "SELECT rowid FROM session_messages_fts WHERE session_messages_fts "
-                    f"MATCH ? AND rowid IN ({marks})",
-                    (expression, *part),
-                ):
-                    matched.setdefault(int(rid), []).append(term)
+        for term, expression in expressions:
+            for (rid,) in c.execute(
+                f"SELECT rowid FROM {_MATCH} WHERE {_MATCH_NAME} MATCH ?",
+                (expression,),
+            ):
+                matched.setdefault(int(rid), []).append(term)
         return matched

@@ -28,7 +28,7 @@ from pi_hermes_memory.adapters.sqlite.sessions import SqliteSessionIndex
 from pi_hermes_memory.adapters.system import SystemClock
 from pi_hermes_memory.domain.session_query import AnchorRequest
 from pi_hermes_memory.session_search import SessionSearchService
-from pi_hermes_memory.sessions import SessionIndexer
+from pi_hermes_memory.sessions import WORKER_MIN_BYTES, SessionIndexer
 
 from tests.bench.session_tree import (
     CJK_TERMS,
@@ -61,15 +61,27 @@ def _timed(calls: Sequence[Any], repeat: int) -> dict[str, float]:
     }
 
 
-def bench(agent_root: Path, db: Path, *, repeat: int = 5, grow: bool = True) -> dict[str, Any]:
+def bench(
+    agent_root: Path,
+    db: Path,
+    *,
+    repeat: int = 5,
+    grow: bool = True,
+    parse_in_worker: bool | None = None,
+) -> dict[str, Any]:
     """The figures for the tree under `agent_root`; `grow`: append 40 lines to its largest
-    file and time the incremental run (only on a tree that may be changed)."""
+    file and time the incremental run (only on a tree that may be changed);
+    `parse_in_worker`: as `SessionIndexer`'s (None: a helper process on 2+ cores)."""
     quiet = structlog.wrap_logger(logging.getLogger("bench.sessions"))
     sessions = agent_root / "sessions"
     jsonl = sum(p.stat().st_size for p in sessions.rglob("*.jsonl"))
     index = SqliteSessionIndex(db)
     indexer = SessionIndexer(
-        source=PiSessionFiles(sessions), index=index, clock=SystemClock(), logger=quiet
+        source=PiSessionFiles(sessions),
+        index=index,
+        clock=SystemClock(),
+        parse_in_worker=parse_in_worker,
+        logger=quiet,
     )
     full = indexer.index_all()
     unchanged = indexer.index_all()
@@ -117,6 +129,8 @@ def bench(agent_root: Path, db: Path, *, repeat: int = 5, grow: bool = True) -> 
     }
     counts = index.counts()
     index.close()
+    cores = os.cpu_count() or 1
+    helper = parse_in_worker is not False and cores >= 2 and jsonl >= WORKER_MIN_BYTES
     db_bytes = sum(p.stat().st_size for p in db.parent.glob(db.name + "*"))
     return {
         "jsonl_mb": round(jsonl / 1e6, 1),
@@ -124,6 +138,7 @@ def bench(agent_root: Path, db: Path, *, repeat: int = 5, grow: bool = True) -> 
         "sessions": counts.sessions,
         "messages_indexed": counts.messages,
         "full_index": {
+            "parse": "helper process" if helper else "this process",
             "seconds": round(full.seconds, 2),
             "mb_per_second": round(jsonl / 1e6 / full.seconds, 1),
             "skipped": dict(full.skipped),
@@ -149,6 +164,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--tree", type=Path, help="an existing agent root (with sessions/)")
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--out", type=Path)
+    parser.add_argument(
+        "--in-process", action="store_true", help="parse in this process (no helper process)"
+    )
     args = parser.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="bench-sessions-"))
     try:
@@ -162,7 +180,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                 seed=args.seed,
                 workers=max(1, min(4, os.cpu_count() or 1)),
             )
-        figures = bench(root, work / "sessions.db", repeat=args.repeat, grow=args.tree is None)
+        figures = bench(
+            root,
+            work / "sessions.db",
+            repeat=args.repeat,
+            grow=args.tree is None,
+            parse_in_worker=False if args.in_process else None,
+        )
     finally:
         shutil.rmtree(work, ignore_errors=True)
     text = json.dumps(figures, indent=2, ensure_ascii=False)

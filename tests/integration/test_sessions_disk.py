@@ -326,6 +326,25 @@ def test_fts_integrity_after_rewrites(tree: Path, index: SqliteSessionIndex) -> 
     assert index.anchor_lines(AnchorQuery(all_terms=("four",)))[0].line == 2
 
 
+def test_recorded_and_indexed_turns_share_one_consistent_fts_index(
+    tree: Path, index: SqliteSessionIndex
+) -> None:
+    write(tree / "a.jsonl", header("A", "/w") + turn("flock timeout") + turn("数据库锁超时"))
+    run(tree, index).index_all()
+    indexer = run(tree, index)
+    for text in ("the flock again", "sqlite busy"):
+        indexer.record("R", "user", text, project="w")
+    with index._write() as c:
+        c.execute(
+            "INSERT INTO session_messages_fts (session_messages_fts, rank) "
+            "VALUES ('integrity-check', 1)"
+        )
+        assert c.execute("SELECT count(*) FROM session_messages_fts_docsize").get == 4
+    found = {h.session.session_id for h in index.search(SessionQuery(text="flock"))}
+    assert found == {"A", "R"}
+    assert [h.session.session_id for h in index.search(SessionQuery(text="锁超时"))] == ["A"]
+
+
 # --- the invariant on disk ------------------------------------------------------------------
 
 _LINES = st.one_of(
