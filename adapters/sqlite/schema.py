@@ -125,6 +125,13 @@ MIGRATIONS: tuple[str, ...] = (
         VALUES ('delete', old.rowid, old.text, old.grams);
     END;
     """,
+    # 3: the ids of a scope's rows with vectors, listed without reading a BLOB (ADR 0019): a
+    # covering index with the scope columns first; it replaces memories_scope (its prefix)
+    """
+    CREATE INDEX memories_vector_scope
+        ON memories (target, project, namespace, superseded_by, embedding_model, id);
+    DROP INDEX memories_scope;
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -9,7 +9,7 @@ what this library adds: FTS (depth 50), the search-time backfill check, the cach
 matrix, the cosine ranking, fusion, reading the dense-only rows and the scoring stages.
 
 `after_write_ms`: a search right after another connection's write, which invalidates the cached
-candidate matrix (rebuilt from the BLOBs).
+candidate matrix (refreshed incrementally, ADR 0019) and the "nothing missing" mark.
 """
 
 from __future__ import annotations
@@ -183,7 +183,7 @@ def render_hybrid(results: Sequence[HybridLatency]) -> list[str]:
     out += [
         "",
         "Session scope: project web of five, no sharing; candidates = in-scope active rows with "
-        "a vector. 'after a write': another connection committed, so the cached candidate "
-        "matrix is rebuilt from the BLOBs on that search.",
+        "a vector. 'after a write': another connection committed, so that search re-checks "
+        "for rows lacking a vector and refreshes the cached candidate matrix (ADR 0019).",
     ]
     return out
