@@ -30,7 +30,11 @@ from pi_hermes_memory.search import (
 )
 from pi_hermes_memory.service import MemoryService
 from pi_hermes_memory.session_history import SessionHistory
-from pi_hermes_memory.session_search import AnchorResult, SessionSearchResult
+from pi_hermes_memory.session_search import (
+    DEFAULT_SESSIONS,
+    AnchorResult,
+    SessionSearchResult,
+)
 from pi_hermes_memory.sessions import IndexProgress, IndexReport, RecordResult
 from pi_hermes_memory.sync import SyncReport, sync_markdown
 from pi_hermes_memory.tools import (
@@ -300,12 +304,12 @@ class Memory:
         """Index the session files incrementally (unchanged files are not read, grown files
         from where the last run stopped, rewritten files again), calling `progress` after
         every window read."""
-        return self._history().index_all(progress)
+        return self._history().indexer.index_all(progress)
 
     def index_live(self, path: str | os.PathLike[str]) -> IndexReport:
         """Index the new complete lines of one session file (the running session's), cheaply
         enough to call on every turn."""
-        return self._history().index_file(path)
+        return self._history().indexer.index_file(path)
 
     def record_message(
         self,
@@ -320,7 +324,9 @@ class Memory:
         """Add one turn (role user, assistant or system) of a session that has no Pi JSONL
         file to the session index; `project` defaults to the one of `cwd`. `at`: aware
         datetime, default now. Raises ValueError for invalid arguments."""
-        return self._history().record(session_id, role, text, at=at, cwd=cwd, project=project)
+        return self._history().indexer.record(
+            session_id, role, text, at=at, cwd=cwd, project=project
+        )
 
     def session_search(
         self,
@@ -328,11 +334,11 @@ class Memory:
         *,
         project: str | None = None,
         role: str | None = None,
-        limit: int = 5,
+        limit: int = DEFAULT_SESSIONS,
     ) -> SessionSearchResult:
         """The legacy session_search: sessions with turns matching `query`, the current
         project's first (`project`: only that one, '*': all alike)."""
-        return self._history().search(query, project=project, role=role, limit=limit)
+        return self._history().search_service.search(query, project=project, role=role, limit=limit)
 
     def session_anchors(self, request: str) -> AnchorResult:
         """The anchors session_search: a Markdown request in, JSONL source ranges out."""

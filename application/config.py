@@ -815,7 +815,7 @@ def _project_map(section: _Section, *, home: Path | None) -> dict[str, str]:
 _EMBEDDING_OFF: Final = "embedding is disabled"
 
 
-def _url_problem(url: str) -> str | None:
+def _url_problem(url: str, endpoint: str = "/embeddings") -> str | None:
     if any(ch.isspace() for ch in url) or _has_control_char(url):
         return "must not contain whitespace or control characters"
     try:
@@ -830,29 +830,35 @@ def _url_problem(url: str) -> str | None:
     if parts.username is not None or parts.password is not None:
         return "must not embed credentials"
     if parts.query or parts.fragment:
-        return "must not have a query or fragment ('/embeddings' is appended to it)"
+        return f"must not have a query or fragment ('{endpoint}' is appended to it)"
     return None
 
 
-def _base_url(section: _Section) -> str:
-    text = section.optional_text("baseUrl", fallback=_EMBEDDING_OFF)
+def _base_url(
+    section: _Section,
+    *,
+    default: str = DEFAULT_EMBEDDING_BASE_URL,
+    endpoint: str = "/embeddings",
+    fallback: str = _EMBEDDING_OFF,
+) -> str:
+    text = section.optional_text("baseUrl", fallback=fallback)
     if text is None:
-        return DEFAULT_EMBEDDING_BASE_URL
+        return default
     url = text.strip().rstrip("/")
-    problem = _url_problem(url)
+    problem = _url_problem(url, endpoint)
     if problem is None:
         return url
-    section.reject("baseUrl", f"{problem}; {_EMBEDDING_OFF}")
-    return DEFAULT_EMBEDDING_BASE_URL
+    section.reject("baseUrl", f"{problem}; {fallback}")
+    return default
 
 
-def _api_key_env(section: _Section) -> str | None:
-    name = section.optional_text("apiKeyEnv", fallback=_EMBEDDING_OFF)
+def _api_key_env(section: _Section, *, fallback: str = _EMBEDDING_OFF) -> str | None:
+    name = section.optional_text("apiKeyEnv", fallback=fallback)
     if name is None or _ENV_VAR_NAME.fullmatch(name):
         return name
     section.reject(
         "apiKeyEnv",
-        f"expected an environment variable name ([A-Za-z_][A-Za-z0-9_]*); {_EMBEDDING_OFF}",
+        f"expected an environment variable name ([A-Za-z_][A-Za-z0-9_]*); {fallback}",
     )
     return None
 
@@ -944,19 +950,10 @@ def _stages(section: _Section) -> tuple[str, ...]:
 
 def _rerank(section: _Section, environ: Mapping[str, str]) -> RerankConfig:
     provider = section.optional_choice("provider", RerankProvider, fallback=_RERANK_OFF)
-    text = section.optional_text("baseUrl", fallback=_RERANK_OFF)
-    base_url = DEFAULT_RERANK_BASE_URL
-    if text is not None:
-        url = text.strip().rstrip("/")
-        problem = _url_problem(url)
-        if problem is None:
-            base_url = url
-        else:
-            section.reject("baseUrl", f"{problem.replace('embeddings', 'rerank')}; {_RERANK_OFF}")
-    key_env = section.optional_text("apiKeyEnv", fallback=_RERANK_OFF)
-    if key_env is not None and not _ENV_VAR_NAME.fullmatch(key_env):
-        section.reject("apiKeyEnv", f"expected an environment variable name; {_RERANK_OFF}")
-        key_env = None
+    base_url = _base_url(
+        section, default=DEFAULT_RERANK_BASE_URL, endpoint="/rerank", fallback=_RERANK_OFF
+    )
+    key_env = _api_key_env(section, fallback=_RERANK_OFF)
     settings = RerankConfig(
         base_url=base_url,
         model=(section.non_empty_text("model", fallback=_RERANK_OFF) or "").strip()

@@ -37,6 +37,7 @@ from pi_hermes_memory.retrieval import (
     safe_rerank,
     top_scores,
 )
+from pi_hermes_memory.vectors import BACKFILL_LIMIT, VectorScope
 
 if TYPE_CHECKING:
     from pi_hermes_memory.embedding import EmbeddingService, SearchVectors
@@ -127,28 +128,21 @@ def ranked_hits(
     query: SearchQuery,
     *,
     index: SearchIndex,
-    embeddings: EmbeddingService | None,
+    embeddings: EmbeddingService,
     settings: HybridSettings,
     now: date,
     reranker: Reranker | None = None,
     logger: Any = None,
-    backfill: int | None = None,
+    backfill: int = BACKFILL_LIMIT,
 ) -> list[SearchHit]:
-    """memory_search's ranking: the index's own without `embeddings`, or when the query
-    cannot be embedded or no in-scope row has a vector (FTS-only: exactly what search gives
-    with embeddings off); otherwise `hybrid_hits`. `backfill`: rows to embed first (default
-    the service's limit)."""
-    if embeddings is None:
-        return index.search(query)
+    """memory_search's ranking with embeddings on: the index's own when the query cannot be
+    embedded or no in-scope row has a vector (FTS-only: exactly what search gives with
+    embeddings off); otherwise `hybrid_hits`. `backfill`: in-scope rows lacking a vector to
+    embed first."""
     fts_limit = max(query.limit, settings.fts_depth or 0)
     fts_hits = index.search(attrs.evolve(query, limit=fts_limit))
-    from pi_hermes_memory.vectors import VectorScope
-
     scope = VectorScope.of(query)
-    if backfill is None:
-        vectors = embeddings.search_vectors(scope, query.text)
-    else:
-        vectors = embeddings.search_vectors(scope, query.text, backfill=backfill)
+    vectors = embeddings.search_vectors(scope, query.text, backfill=backfill)
     if vectors is None or not vectors.ids:
         return fts_hits[: query.limit]
     return hybrid_hits(

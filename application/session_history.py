@@ -3,30 +3,26 @@ and `session_search` in the configured variant (ADR 0020, ADR 0021)."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
-from datetime import datetime
 from typing import Any
 
-from pi_hermes_memory.session_search import (
-    DEFAULT_SESSIONS,
-    AnchorResult,
-    SessionSearchResult,
-    SessionSearchService,
-)
+from pi_hermes_memory.session_search import AnchorResult, SessionSearchService
 from pi_hermes_memory.session_tool import (
     run_anchor_request,
     run_anchors_tool,
     run_legacy_tool,
     session_tool,
 )
-from pi_hermes_memory.sessions import IndexProgress, IndexReport, RecordResult, SessionIndexer
+from pi_hermes_memory.sessions import SessionIndexer
 from pi_hermes_memory.tools import ToolDefinition, ToolResult
 
 VARIANTS = ("legacy", "anchors")
 
 
 class SessionHistory:
+    """The session index's writer (`indexer`), its searches (`search_service`) and the
+    session_search tool of the configured variant."""
+
     def __init__(
         self,
         *,
@@ -45,34 +41,6 @@ class SessionHistory:
     def close(self) -> None:
         if self._on_close is not None:
             self._on_close()
-
-    def index_all(self, progress: Callable[[IndexProgress], None] | None = None) -> IndexReport:
-        return self.indexer.index_all(progress)
-
-    def index_file(self, path: str | os.PathLike[str]) -> IndexReport:
-        return self.indexer.index_file(path)
-
-    def record(
-        self,
-        session_id: str,
-        role: str,
-        text: str,
-        *,
-        at: datetime | None = None,
-        cwd: str | None = None,
-        project: str | None = None,
-    ) -> RecordResult:
-        return self.indexer.record(session_id, role, text, at=at, cwd=cwd, project=project)
-
-    def search(
-        self,
-        query: str,
-        *,
-        project: str | None = None,
-        role: str | None = None,
-        limit: int = DEFAULT_SESSIONS,
-    ) -> SessionSearchResult:
-        return self.search_service.search(query, project=project, role=role, limit=limit)
 
     def anchors(self, request: str) -> AnchorResult:
         if not isinstance(request, str):
