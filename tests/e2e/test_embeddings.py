@@ -7,7 +7,6 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,34 +16,28 @@ import pytest
 from pi_hermes_memory import HermesMemoryError, Memory
 from pi_hermes_memory.config import EmbeddingDisabledReason
 
-from tests.support.embedding_server import FIXTURE_KEY, SECRET_PATH, EmbeddingServer, serve
+from tests.support.embedding_server import FIXTURE_KEY, SECRET_PATH, EmbeddingServer
 
 KEY_ENV = "PHM_TEST_EMBEDDING_KEY"
 PARAPHRASE_A = "Production deploys use the blue green script"
 PARAPHRASE_B = "Prod deployments use the blue-green script"
 
 
-@pytest.fixture
-def server() -> Iterator[EmbeddingServer]:
-    with serve() as s:
-        yield s
-
-
-@pytest.fixture
-def root(tmp_path: Path) -> Path:
-    return tmp_path / "agent"
+def embedding_section(server: EmbeddingServer | None) -> dict[str, Any]:
+    """The `embedding` config section pointing at the fixture server ({} without one)."""
+    if server is None:
+        return {}
+    return {
+        "provider": "openai-compatible",
+        "baseUrl": server.url,
+        "model": "fixture-embed",
+        "apiKeyEnv": KEY_ENV,
+        "timeoutMs": 2000,
+    }
 
 
 def write_config(root: Path, server: EmbeddingServer | None, **embedding: Any) -> None:
-    section: dict[str, Any] = {}
-    if server is not None:
-        section = {
-            "provider": "openai-compatible",
-            "baseUrl": server.url,
-            "model": "fixture-embed",
-            "apiKeyEnv": KEY_ENV,
-            "timeoutMs": 2000,
-        }
+    section = embedding_section(server)
     section.update(embedding)
     root.mkdir(parents=True, exist_ok=True)
     (root / "hermes-memory-config.json").write_text(json.dumps({"embedding": section}))

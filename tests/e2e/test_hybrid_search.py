@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,34 +13,17 @@ import pytest
 from pi_hermes_memory import Memory
 from pi_hermes_memory.domain.model import Target
 
-from tests.e2e.test_embeddings import KEY_ENV, open_memory
-from tests.support.embedding_server import FIXTURE_KEY, SECRET_PATH, EmbeddingServer, serve
+from tests.e2e.test_embeddings import KEY_ENV, embedding_section, open_memory
+from tests.support.embedding_server import FIXTURE_KEY, SECRET_PATH, EmbeddingServer
 
 DEPLOY = "Production deploys use the blue green script"
 QUESTION = "prod deployments"  # shares no word with DEPLOY: only its vector matches
 
 
-@pytest.fixture
-def server() -> Iterator[EmbeddingServer]:
-    with serve() as s:
-        yield s
-
-
-@pytest.fixture
-def root(tmp_path: Path) -> Path:
-    return tmp_path / "agent"
-
-
 def configure(root: Path, server: EmbeddingServer | None, **retrieval: Any) -> None:
     document: dict[str, Any] = {}
     if server is not None:
-        document["embedding"] = {
-            "provider": "openai-compatible",
-            "baseUrl": server.url,
-            "model": "fixture-embed",
-            "apiKeyEnv": KEY_ENV,
-            "timeoutMs": 2000,
-        }
+        document["embedding"] = embedding_section(server)
     if retrieval:
         document["retrieval"] = retrieval
     root.mkdir(parents=True, exist_ok=True)

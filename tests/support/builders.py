@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pi_hermes_memory.adapters.markdown.codec import MarkdownFormat
 from pi_hermes_memory.adapters.memory import InMemoryMarkdown, InMemoryStorage
@@ -13,6 +14,9 @@ from pi_hermes_memory.ports import MarkdownStore, Storage
 from pi_hermes_memory.service import MemoryService, MemorySettings
 
 from tests.support.fakes import SequentialIds, StepClock
+
+if TYPE_CHECKING:  # numpy: only the embedding tests load it
+    from pi_hermes_memory.embedding import EmbeddingService
 
 
 def settings(
@@ -35,6 +39,7 @@ def service(
     *,
     clock: StepClock | None = None,
     ids: SequentialIds | None = None,
+    embeddings: EmbeddingService | None = None,
     **kw: object,
 ) -> MemoryService:
     return MemoryService(
@@ -44,6 +49,7 @@ def service(
         clock=clock or StepClock(),
         ids=ids or SequentialIds(),
         settings=settings(**kw),  # type: ignore[arg-type]
+        embeddings=embeddings,
     )
 
 

@@ -22,6 +22,7 @@ from pi_hermes_memory.search import ScopeClause
 from pi_hermes_memory.service import MemoryService
 from pi_hermes_memory.vectors import ReembedProgress, VectorScope
 
+from tests.support.builders import service as build_service
 from tests.support.builders import settings
 from tests.support.embedders import BagEmbedder
 from tests.support.fakes import SequentialIds, StepClock
@@ -55,14 +56,14 @@ def rig(project: str | None = "app", *, sharing: bool = False, **kw: Any) -> Rig
     store = InMemoryVectorStore(storage)
     embeddings = EmbeddingService(embedder=embedder, store=store)
     clock, ids = StepClock(), SequentialIds()
-    service = MemoryService(
-        storage=storage,
-        markdown=markdown,
-        fmt=MarkdownFormat(),
+    service = build_service(
+        storage,
+        markdown,
         clock=clock,
         ids=ids,
-        settings=settings(project, sharing=sharing),
         embeddings=embeddings,
+        project=project,
+        sharing=sharing,
     )
     memory = Memory(service=service, storage=storage, clock=clock, ids=ids)
     return Rig(memory, service, storage, markdown, embedder, store, embeddings)

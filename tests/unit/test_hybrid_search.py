@@ -13,7 +13,6 @@ from typing import Any
 import attrs
 import pytest
 from pi_hermes_memory import Memory
-from pi_hermes_memory.adapters.markdown.codec import MarkdownFormat
 from pi_hermes_memory.adapters.memory import InMemoryMarkdown, InMemoryStorage
 from pi_hermes_memory.adapters.memory_search import InMemorySearchIndex
 from pi_hermes_memory.adapters.memory_vectors import InMemoryVectorStore
@@ -26,9 +25,8 @@ from pi_hermes_memory.hybrid import (
     HybridSettings,
 )
 from pi_hermes_memory.retrieval import Fusion, Pipeline, Stage
-from pi_hermes_memory.service import MemoryService
 
-from tests.support.builders import settings
+from tests.support.builders import service as build_service
 from tests.support.embedders import BagEmbedder
 from tests.support.fakes import SequentialIds, StepClock
 
@@ -81,17 +79,16 @@ def rig(
     embedder = BagEmbedder()
     store = InMemoryVectorStore(storage)
     clock, ids = StepClock(), SequentialIds()
-    service = MemoryService(
-        storage=storage,
-        markdown=markdown,
-        fmt=MarkdownFormat(),
-        clock=clock,
-        ids=ids,
-        settings=settings(project, sharing=sharing),
-        embeddings=EmbeddingService(embedder=embedder, store=store) if embeddings else None,
-    )
     memory = Memory(
-        service=service,
+        service=build_service(
+            storage,
+            markdown,
+            clock=clock,
+            ids=ids,
+            embeddings=EmbeddingService(embedder=embedder, store=store) if embeddings else None,
+            project=project,
+            sharing=sharing,
+        ),
         storage=storage,
         clock=clock,
         ids=ids,
@@ -121,17 +118,15 @@ def test_project_a_never_recalls_project_b_by_similarity() -> None:
 
     def memory(project: str) -> Memory:
         clock, ids = StepClock(), SequentialIds(prefix=project)
-        service = MemoryService(
-            storage=storage,
-            markdown=markdown,
-            fmt=MarkdownFormat(),
-            clock=clock,
-            ids=ids,
-            settings=settings(project),
-            embeddings=EmbeddingService(embedder=embedder, store=store),
-        )
         return Memory(
-            service=service,
+            service=build_service(
+                storage,
+                markdown,
+                clock=clock,
+                ids=ids,
+                embeddings=EmbeddingService(embedder=embedder, store=store),
+                project=project,
+            ),
             storage=storage,
             clock=clock,
             ids=ids,
