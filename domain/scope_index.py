@@ -1,0 +1,83 @@
+"""The active rows of one document grouped the way the write rules ask for them (ADR 0024).
+
+An add or a replace asks three questions of its scope: is this exact text already there, which
+rows are candidates for the near-duplicate rule, and how many characters do the own rows hold.
+Scanning every active row for each question made a batch of n adds cost O(n^2) even with
+`force`. The index answers the first and the last in O(1) and hands out the rows of one group
+for the near-duplicate scan; it is kept up to date row by row while a batch is decided
+(`document.WorkingDocument`).
+
+A group is the namespace for the global targets (memory, user) and the project attribution for
+the project and failure targets: `same_scope` and the capacity rules never mix groups.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from pi_hermes_memory.domain.model import MemoryEntry, Target
+
+__all__ = ["ScopeIndex", "group_of"]
+
+_NAMESPACED = frozenset({Target.MEMORY, Target.USER})
+
+
+def group_of(target: Target, entry: MemoryEntry) -> str | None:
+    return entry.namespace if target in _NAMESPACED else entry.project
+
+
+class ScopeIndex:
+    """Active rows by group: the rows, the rows by normalized text, and the characters used.
+
+    Built in O(rows) from (slot, entry) pairs, where a slot orders rows as the file does;
+    `add`/`discard` keep it current in O(1).
+    """
+
+    __slots__ = ("_by_key", "_rows", "_target", "_used")
+
+    def __init__(self, target: Target, rows: Iterable[tuple[int, MemoryEntry]] = ()) -> None:
+        self._target = target
+        self._rows: dict[str | None, dict[str, MemoryEntry]] = {}
+        self._by_key: dict[tuple[str | None, str], dict[int, MemoryEntry]] = {}
+        self._used: dict[str | None, int] = {}
+        for slot, entry in rows:
+            self.add(slot, entry)
+
+    def add(self, slot: int, entry: MemoryEntry) -> None:
+        group = group_of(self._target, entry)
+        self._rows.setdefault(group, {})[entry.id] = entry
+        self._by_key.setdefault((group, entry.key), {})[slot] = entry
+        self._used[group] = self._used.get(group, 0) + len(entry.text)
+
+    def discard(self, slot: int, entry: MemoryEntry) -> None:
+        group = group_of(self._target, entry)
+        rows = self._rows.get(group)
+        if rows is None or rows.pop(entry.id, None) is None:
+            return
+        if not rows:
+            del self._rows[group]
+        same = self._by_key[(group, entry.key)]
+        del same[slot]
+        if not same:
+            del self._by_key[(group, entry.key)]
+        self._used[group] -= len(entry.text)
+
+    def rows(self, group: str | None) -> list[MemoryEntry]:
+        """The group's rows (file order for an index built from a document)."""
+        return list(self._rows.get(group, {}).values())
+
+    def first(self, group: str | None) -> MemoryEntry | None:
+        rows = self._rows.get(group)
+        return next(iter(rows.values())) if rows else None
+
+    def exact(self, group: str | None, key: str) -> MemoryEntry | None:
+        """The group's row with normalized text `key` (the first in file order)."""
+        same = self._by_key.get((group, key))
+        return same[min(same)] if same else None
+
+    def holds(self, group: str | None, entry_id: str) -> bool:
+        return entry_id in self._rows.get(group, {})
+
+    def used(self, group: str | None) -> int:
+        """Characters of entry text in the group (as `capacity.usage` counts them)."""
+        return self._used.get(group, 0)
