@@ -67,6 +67,16 @@ def _parser() -> argparse.ArgumentParser:
     lst.add_argument("--target", choices=["user", "memory", "project", "failure"])
     lst.add_argument("--history", action="store_true", help="include superseded history")
     lst.add_argument("--scope", help="only entries of this scope (global, agent:<id>, …)")
+    restore = sub.add_parser(
+        "restore",
+        parents=[common],
+        help="bring back a removed entry (deleted by hand, the tool or eviction); "
+        "without TEXT_OR_ID: list the removed entries",
+    )
+    restore.add_argument("text_or_id", nargs="?", help="its id or a unique part of its text")
+    restore.add_argument(
+        "--target", default="memory", choices=["user", "memory", "project", "failure"]
+    )
     for verb, what in (
         ("promote", "move a current-project entry to global memory"),
         ("demote", "move a global memory entry into the current project"),
@@ -94,6 +104,11 @@ def _parser() -> argparse.ArgumentParser:
         "sync-markdown",
         parents=[common],
         help="import Markdown edits, then verify and repair the search index",
+    )
+    sub.add_parser(
+        "recover",
+        parents=[common],
+        help="move a damaged sessions.db aside and rebuild it from the event log",
     )
     reembed = sub.add_parser(
         "reembed",
@@ -289,6 +304,31 @@ def _reembed(memory: Any, args: argparse.Namespace) -> int:
     return EXIT_OK if report.success else EXIT_FAILED
 
 
+def _recover(*, as_json: bool) -> int:
+    """Exit 0 when the database is sound or was rebuilt, 1 when it could not be."""
+    import pi_hermes_memory
+    from pi_hermes_memory.errors import HermesMemoryError
+
+    try:
+        report = pi_hermes_memory.recover()
+    except (HermesMemoryError, OSError) as exc:
+        print(f"pi-hermes-memory: cannot recover: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    if as_json:
+        print(json.dumps(report.to_json(), ensure_ascii=False, indent=2))
+    else:
+        print(report.message)
+    for line in (*report.problems, *report.warnings):
+        print(f"pi-hermes-memory: warning: {line}", file=sys.stderr)
+    return EXIT_OK
+
+
+#: commands that write (in a read-only store their refusal says why; no warning first)
+_WRITES = frozenset(
+    {"add", "promote", "demote", "restore", "sync-markdown", "reembed", "index-sessions"}
+)
+
+
 def _write(outcome: Any, *, as_json: bool) -> int:
     if as_json:
         _print_json(outcome)
@@ -299,6 +339,25 @@ def _write(outcome: Any, *, as_json: bool) -> int:
         for warning in outcome.warnings:
             print(f"pi-hermes-memory: warning: {warning}", file=sys.stderr)
     return EXIT_OK if outcome.success else EXIT_FAILED
+
+
+def _restore(memory: Any, args: argparse.Namespace) -> int:
+    if args.text_or_id is None:
+        removed = memory.removed(args.target)
+        if args.json:
+            _print_json(removed)
+        else:
+            for e in removed:
+                print(f"{e.id}  {e.text}")
+            if not removed:
+                print(f"(no removed {args.target} entries)")
+        return EXIT_OK
+    outcome = memory.restore(args.text_or_id, target=args.target)
+    if not args.json:
+        for c in outcome.candidates if outcome.status == "ambiguous" else ():
+            print(f"  {c.entry_id}  {c.text}")
+        outcome = attrs.evolve(outcome, candidates=())
+    return _write(outcome, as_json=args.json)
 
 
 def _switch_project(overview: Any, *, as_json: bool) -> int:
@@ -358,6 +417,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("pi-hermes-memory: --category applies only to --target failure", file=sys.stderr)
         return EXIT_USAGE
 
+    if args.command == "recover":
+        return _recover(as_json=args.json)
+
     import pi_hermes_memory
     from pi_hermes_memory.errors import HermesMemoryError
 
@@ -367,50 +429,74 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"pi-hermes-memory: cannot open the memory store: {exc}", file=sys.stderr)
         return EXIT_FAILED
     with memory:
-        for warning in memory.warnings:
+        writes = args.command in _WRITES or (
+            args.command == "tool" and isinstance(arguments, dict) and args.name == "memory"
+        )
+        for warning in memory.warnings[1 if memory.read_only and writes else 0 :]:
             print(f"pi-hermes-memory: warning: {warning}", file=sys.stderr)
-        if args.command == "tool":
-            result = memory.call_tool(args.name, arguments)
-            _print_json(result)
-            return EXIT_OK if result.get("success") else EXIT_FAILED
-        if args.command == "sync-markdown":
-            return _sync_markdown(memory, as_json=args.json)
-        if args.command == "search":
-            return _search(memory, args)
-        if args.command == "reembed":
-            return _reembed(memory, args)
-        if args.command == "index-sessions":
-            return _index_sessions(memory, args)
-        if args.command == "session-search":
-            return _session_search(memory, args, request)
-        if args.command == "add":
-            outcome = memory.add(
-                args.text,
-                target=args.target,
-                category=args.category,
-                force=args.force,
-                scope=args.scope,
+        try:
+            return _run(memory, args, arguments, request)
+        except (HermesMemoryError, OSError) as exc:  # one line, never a traceback
+            print(f"pi-hermes-memory: {exc}", file=sys.stderr)
+            return EXIT_FAILED
+        except Exception as exc:
+            if type(exc).__module__ != "apsw":  # e.g. the session index's own connection
+                raise
+            print(
+                f"pi-hermes-memory: the database failed ({type(exc).__name__}: {exc}); if "
+                "it is damaged, run `pi-hermes-memory recover`",
+                file=sys.stderr,
             )
-            return _write(outcome, as_json=args.json)
-        if args.command in ("promote", "demote"):
-            move = memory.promote if args.command == "promote" else memory.demote
-            return _write(move(args.old_text, force=args.force), as_json=args.json)
-        if args.command == "switch-project":
-            return _switch_project(memory.project_overview(), as_json=args.json)
-        if args.command == "insights":
-            return _insights(memory.insights(), as_json=args.json)
-        entries = memory.entries(args.target, include_history=args.history, scope=args.scope)
-        if args.json:
-            _print_json(entries)
-        else:
-            for e in entries:
-                where = e.target + (f"/{e.project}" if e.project else "")
-                where += "" if e.scope == "global" else f" {e.scope}"
-                old = f" (superseded by {e.superseded_by})" if e.superseded_by else ""
-                print(f"[{where}] {e.text}{old}")
-            if not entries:
-                print("(no entries)")
-        return EXIT_OK
+            return EXIT_FAILED
+
+
+def _run(memory: Any, args: argparse.Namespace, arguments: Any, request: str | None) -> int:
+    """Run the parsed command on an open store."""
+    if args.command == "tool":
+        result = memory.call_tool(args.name, arguments)
+        _print_json(result)
+        return EXIT_OK if result.get("success") else EXIT_FAILED
+    if args.command == "sync-markdown":
+        return _sync_markdown(memory, as_json=args.json)
+    if args.command == "search":
+        return _search(memory, args)
+    if args.command == "reembed":
+        return _reembed(memory, args)
+    if args.command == "index-sessions":
+        return _index_sessions(memory, args)
+    if args.command == "session-search":
+        return _session_search(memory, args, request)
+    if args.command == "add":
+        outcome = memory.add(
+            args.text,
+            target=args.target,
+            category=args.category,
+            force=args.force,
+            scope=args.scope,
+        )
+        return _write(outcome, as_json=args.json)
+    if args.command == "restore":
+        return _restore(memory, args)
+    if args.command in ("promote", "demote"):
+        move = memory.promote if args.command == "promote" else memory.demote
+        return _write(move(args.old_text, force=args.force), as_json=args.json)
+    if args.command == "switch-project":
+        return _switch_project(memory.project_overview(), as_json=args.json)
+    if args.command == "insights":
+        return _insights(memory.insights(), as_json=args.json)
+    entries = memory.entries(args.target, include_history=args.history, scope=args.scope)
+    if args.json:
+        _print_json(entries)
+    else:
+        for e in entries:
+            where = e.target + (f"/{e.project}" if e.project else "")
+            where += "" if e.scope == "global" else f" {e.scope}"
+            old = f" (superseded by {e.superseded_by})" if e.superseded_by else ""
+            flag = " (flagged: kept out of search until fixed)" if e.flagged else ""
+            print(f"[{where}] {e.text}{old}{flag}")
+        if not entries:
+            print("(no entries)")
+    return EXIT_OK
 
 
 if __name__ == "__main__":  # pragma: no cover

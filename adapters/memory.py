@@ -10,6 +10,7 @@ import contextlib
 import copy
 import hashlib
 import threading
+import uuid
 from collections.abc import Iterator, Sequence
 from datetime import date
 
@@ -25,6 +26,8 @@ from pi_hermes_memory.domain.events import (
     MemoryReferenced,
     MemoryRemoved,
     MemoryReplaced,
+    MemoryRestored,
+    MemoryRetagged,
     MemorySuperseded,
 )
 from pi_hermes_memory.domain.model import Target
@@ -35,7 +38,9 @@ from pi_hermes_memory.mirror import RebuildReport, RepairTally, in_scope, plan_m
 class _State:
     events: dict[str, list[Event]] = attrs.Factory(dict)
     rows: dict[str, dict[str, object]] = attrs.Factory(dict)
-    ledger: dict[str, tuple[int, str]] = attrs.Factory(dict)
+    ledger: dict[tuple[str, str], tuple[int, str]] = attrs.Factory(dict)
+    store_id: str = attrs.Factory(lambda: uuid.uuid4().hex[:16])
+    snapshots: dict[str, tuple[int, str]] = attrs.Factory(dict)
 
 
 class InMemoryJournal:
@@ -57,6 +62,12 @@ class InMemoryJournal:
     def read(self, stream: str, after: int = 0, upto: int | None = None) -> list[Event]:
         events = self._state.events.get(stream, [])
         return list(events[after:upto])
+
+    def snapshot(self, stream: str) -> tuple[int, str] | None:
+        return self._state.snapshots.get(stream)
+
+    def save_snapshot(self, stream: str, version: int, data: str) -> None:
+        self._state.snapshots[stream] = (version, data)
 
 
 class InMemoryProjection:
@@ -87,6 +98,7 @@ class InMemoryProjection:
                 "created": entry.created,
                 # never moved back: a merge references the survivor in the mirror only
                 "last_referenced": max(entry.last_referenced, _last(row) or entry.last_referenced),
+                "flagged": entry.flagged,
             }
             if row is None:
                 rows[entry_id] = want
@@ -109,7 +121,7 @@ class InMemoryProjection:
         rows = self._state.rows
         for event in events:
             match event:
-                case MemoryAdded():
+                case MemoryAdded() | MemoryRestored():
                     if event.target is Target.PROJECT and event.project is None:
                         continue
                     rows[event.entry_id] = {
@@ -160,14 +172,34 @@ class InMemoryProjection:
                     _reference(rows.get(event.entry_id), event.on)
                 case MemoryMovedOut():
                     pass
+                case MemoryRetagged():
+                    target = event.stream.split(":", 1)[1]
+                    if target == Target.PROJECT.value and event.project is None:
+                        rows.pop(event.entry_id, None)  # unattributed: Markdown only
+                        continue
+                    row = rows.setdefault(
+                        event.entry_id,
+                        {"target": target, "text": event.text, "superseded_by": None},
+                    )
+                    row.update(
+                        project=event.project,
+                        namespace=event.namespace,
+                        category=event.category.value if event.category else None,
+                        created=event.created,
+                        last_referenced=event.last_referenced,
+                        flagged=event.flagged,
+                    )
 
 
-def _details(event: MemoryAdded | MemoryReplaced | MemoryMovedIn) -> dict[str, object]:
+def _details(
+    event: MemoryAdded | MemoryReplaced | MemoryMovedIn | MemoryRestored,
+) -> dict[str, object]:
     """The row fields search reads besides target/project/text (as in the SQLite table)."""
     return {
         "category": event.category.value if event.category else None,
         "created": event.created,
         "last_referenced": event.last_referenced,
+        "flagged": event.flagged,
     }
 
 
@@ -185,11 +217,14 @@ class InMemoryLedger:
     def __init__(self, state: _State) -> None:
         self._state = state
 
-    def rendered(self, stream: str) -> tuple[int, str] | None:
-        return self._state.ledger.get(stream)
+    def rendered(self, stream: str, replica: str) -> tuple[int, str] | None:
+        return self._state.ledger.get((stream, replica))
 
-    def record(self, stream: str, version: int, sha256: str) -> None:
-        self._state.ledger[stream] = (version, sha256)
+    def record(self, stream: str, replica: str, version: int, sha256: str) -> None:
+        self._state.ledger[(stream, replica)] = (version, sha256)
+
+    def store_id(self) -> str:
+        return self._state.store_id
 
 
 @attrs.frozen
@@ -217,14 +252,30 @@ class InMemoryStorage:
             )
             self._state = work  # commit only when the block ended without an exception
 
+    @contextlib.contextmanager
+    def snapshot(self) -> Iterator[InMemoryUnitOfWork]:
+        """The committed state, read without the lock: a commit replaces the state object and
+        never changes it, so this one stays consistent. Nothing may be written through it."""
+        state = self._state
+        yield InMemoryUnitOfWork(
+            InMemoryJournal(state), InMemoryProjection(state), InMemoryLedger(state)
+        )
+
     def close(self) -> None:
         pass
 
 
 class InMemoryMarkdown:
-    def __init__(self) -> None:
+    """Markdown documents as bytes in a dict. `name` tells replicas apart: two of them on one
+    storage are two agent roots sharing a journal (ADR 0022)."""
+
+    def __init__(self, name: str = "in-memory", *, lock: threading.RLock | None = None) -> None:
         self.files: dict[Target, bytes] = {}
-        self._lock = threading.RLock()
+        self.name = name
+        self._lock = lock or threading.RLock()
+
+    def replica(self, target: Target) -> str:
+        return f"{self.name}/{target.value}"
 
     def read(self, target: Target) -> bytes | None:
         return self.files.get(target)

@@ -124,6 +124,8 @@ def _str(value: object) -> str | None:
 
 
 def _admits(query: SearchQuery, row: Mapping[str, object]) -> bool:
+    if row.get("flagged") is not None:  # failed the content scan: never searched (ADR 0022)
+        return False
     return query.admits(
         Target(str(row["target"])),
         _str(row.get("project")),

@@ -31,6 +31,8 @@ def _str(value: object) -> str | None:
 
 
 def _admits(scope: VectorScope, row: Mapping[str, object]) -> bool:
+    if row.get("flagged") is not None:  # as the SQLite scope predicate (ADR 0022)
+        return False
     return scope.admits(
         Target(str(row["target"])),
         _str(row.get("project")),

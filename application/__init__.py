@@ -11,8 +11,16 @@ from __future__ import annotations
 
 from pi_hermes_memory.api import Memory
 from pi_hermes_memory.bootstrap import open_memory as open
+from pi_hermes_memory.bootstrap import recover
 from pi_hermes_memory.domain.model import FailureCategory, Target
-from pi_hermes_memory.errors import HermesMemoryError, MarkdownUnreadable
+from pi_hermes_memory.errors import (
+    DatabaseDamaged,
+    HermesMemoryError,
+    MarkdownUnreadable,
+    StorageFailed,
+    StorageFull,
+    StoreReadOnly,
+)
 from pi_hermes_memory.results import BatchResult, CandidateView, EntryView, WriteResult
 from pi_hermes_memory.search import SearchHit, SearchResult
 from pi_hermes_memory.tools import ToolDefinition
@@ -21,6 +29,7 @@ __version__ = "0.1.0"
 __all__ = [
     "BatchResult",
     "CandidateView",
+    "DatabaseDamaged",
     "EntryView",
     "FailureCategory",
     "HermesMemoryError",
@@ -28,9 +37,13 @@ __all__ = [
     "Memory",
     "SearchHit",
     "SearchResult",
+    "StorageFailed",
+    "StorageFull",
+    "StoreReadOnly",
     "Target",
     "ToolDefinition",
     "WriteResult",
     "__version__",
     "open",
+    "recover",
 ]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -17,7 +17,7 @@ from pi_hermes_memory.domain.commands import (
     ReplaceMemory,
 )
 from pi_hermes_memory.domain.model import GLOBAL_NAMESPACE, FailureCategory, Target
-from pi_hermes_memory.errors import HermesMemoryError
+from pi_hermes_memory.errors import HermesMemoryError, StorageFailed
 from pi_hermes_memory.insights import Insights, ProjectOverview, insights, project_overview
 from pi_hermes_memory.ports import Clock, IdFactory, SearchIndex, Storage
 from pi_hermes_memory.results import BatchResult, EntryView, WriteResult
@@ -28,7 +28,7 @@ from pi_hermes_memory.search import (
     SearchService,
     run_search_tool,
 )
-from pi_hermes_memory.service import MemoryService
+from pi_hermes_memory.service import MemoryService, entry_view
 from pi_hermes_memory.session_history import SessionHistory
 from pi_hermes_memory.session_search import (
     DEFAULT_SESSIONS,
@@ -111,8 +111,13 @@ class Memory:
         reranker: Reranker | None = None,
         on_close: Callable[[], None] | None = None,
         sessions: SessionHistory | None = None,
+        read_only: StorageFailed | None = None,
+        write_guard: Callable[[Iterable[Target]], None] | None = None,
     ) -> None:
         self._sessions = sessions
+        #: why this store is read-only (sessions.db damaged or unwritable, ADR 0023), or None
+        self.read_only = read_only
+        self._write_guard = write_guard
         self._on_close = on_close
         self._service = service
         self._storage = storage
@@ -163,6 +168,17 @@ class Memory:
         (see `config.embedding_disabled_reason`)."""
         return self._service.embeddings
 
+    def _writable(self, *targets: Target) -> None:
+        """Refuse a write before anything is decided or committed (ADR 0023): the store is
+        read-only, or a document it would change is a read-only file."""
+        if self.read_only is not None:
+            reason = str(self.read_only)
+            if "nothing was written" not in reason:
+                reason = f"nothing was written: {reason}"
+            raise type(self.read_only)(reason, path=self.read_only.path)
+        if self._write_guard is not None:
+            self._write_guard(targets)
+
     # -- typed API ------------------------------------------------------------------------
 
     def add(
@@ -176,7 +192,9 @@ class Memory:
     ) -> WriteResult:
         """Save `content`. `scope`: global (default), agent:<id>, custom:<name> (memory) or
         user:<id> (user), within this session's access map (ADR 0014)."""
-        return self._service.execute(self._add(content, target, category, force, scope))
+        command = self._add(content, target, category, force, scope)
+        self._writable(command.target)
+        return self._service.execute(command)
 
     def replace(
         self,
@@ -187,12 +205,30 @@ class Memory:
         category: FailureCategory | str | None = None,
         scope: str | None = None,
     ) -> WriteResult:
-        return self._service.execute(self._replace(old_text, content, target, category, scope))
+        command = self._replace(old_text, content, target, category, scope)
+        self._writable(command.target)
+        return self._service.execute(command)
 
     def remove(
         self, old_text: str, *, target: Target | str = Target.MEMORY, scope: str | None = None
     ) -> WriteResult:
-        return self._service.execute(self._remove(old_text, target, scope))
+        command = self._remove(old_text, target, scope)
+        self._writable(command.target)
+        return self._service.execute(command)
+
+    def restore(self, text_or_id: str, *, target: Target | str = Target.MEMORY) -> WriteResult:
+        """Bring back a removed entry (deleted by a hand edit, the tool or an eviction) with
+        its old id, text and dates: name it by id or by a unique part of its text. Status
+        `restored`; `not_found`, `ambiguous` (candidates listed) or `noop` (an equal entry is
+        active) change nothing."""
+        where = _target(target)
+        self._writable(where)
+        return self._service.restore(where, text_or_id)
+
+    def removed(self, target: Target | str = Target.MEMORY) -> list[EntryView]:
+        """The removed entries of `target` that `restore` can bring back (newest removal
+        first), as visible to this session."""
+        return [entry_view(r.entry) for r in self._service.removed(_target(target))]
 
     def promote(self, old_text: str, *, force: bool = False) -> WriteResult:
         """Move one current-project entry (located by `old_text`) to global memory."""
@@ -203,6 +239,7 @@ class Memory:
         return self._move(MoveDirection.DEMOTE, old_text, force)
 
     def _move(self, direction: MoveDirection, old_text: str, force: bool) -> WriteResult:
+        self._writable(Target.PROJECT, Target.MEMORY)
         return self._service.move(
             MoveMemory(direction=direction, old_text=old_text, force=force, at=self._clock.now())
         )
@@ -245,6 +282,7 @@ class Memory:
 
     def sync_markdown(self) -> SyncReport:
         """Import Markdown changes, then verify and repair the search mirror (ADR 0013)."""
+        self._writable()
         return sync_markdown(self._service)
 
     def reembed(
@@ -292,6 +330,10 @@ class Memory:
     # -- session history (ADR 0020, ADR 0021) ---------------------------------------------
 
     def _history(self) -> SessionHistory:
+        if self._sessions is None and self.read_only is not None:
+            raise type(self.read_only)(
+                f"session history is not available: {self.read_only}", path=self.read_only.path
+            )
         if self._sessions is None:
             raise HermesMemoryError(
                 "session history is not available: a custom storage needs a session_index"
@@ -396,7 +438,9 @@ class Memory:
             return write_result_json(
                 self._move(MoveDirection(parsed.action), parsed.old_text or "", parsed.force)
             )
-        return write_result_json(self._service.execute(self._command(parsed)))
+        command = self._command(parsed)
+        self._writable(command.target)
+        return write_result_json(self._service.execute(command))
 
     # -- helpers --------------------------------------------------------------------------
 
@@ -460,6 +504,7 @@ class Memory:
             else self._command(p)
             for p in parsed
         ]
+        self._writable(*(i.target for i in items if not isinstance(i, WriteResult)))
         results = self._service.execute_batch(items)
         ok = sum(r.success for r in results)
         status = "ok" if ok == len(results) else ("partial" if ok else "failed")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +19,7 @@ from pi_hermes_memory.config import Config, EmbeddingProvider
 from pi_hermes_memory.domain.capacity import OverflowStrategy
 from pi_hermes_memory.domain.model import GLOBAL_NAMESPACE, Target, namespace_problem
 from pi_hermes_memory.domain.scope import SessionScope
+from pi_hermes_memory.errors import DatabaseDamaged, StorageFailed, StorageFull, StoreReadOnly
 from pi_hermes_memory.ports import (
     Clock,
     Embedder,
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
     from pi_hermes_memory.adapters.legacy_layout import MigrationReport
     from pi_hermes_memory.embedding import EmbeddingService
     from pi_hermes_memory.hybrid import HybridSettings
+    from pi_hermes_memory.recovery import RecoveryReport
     from pi_hermes_memory.retrieval import Reranker
     from pi_hermes_memory.session_history import SessionHistory
 
@@ -110,6 +112,11 @@ def open_memory(
 
         files = MarkdownFiles(config.memory_dir, config.projects_memory_dir)
         markdown = files
+        layout = files.layout_problem()
+        if layout is not None:
+            from pi_hermes_memory.errors import StoreLayoutConflict
+
+            raise StoreLayoutConflict(layout)
 
         def migrate() -> MigrationReport:
             return migrate_legacy_layout(
@@ -123,23 +130,32 @@ def open_memory(
     migration = migrate() if migrate is not None else None
     close_sessions: Callable[[], None] | None = None
     vectors: VectorStore | _LazySqliteVectors | None = vector_store
+    logger = logger or structlog.wrap_logger(logging.getLogger("pi_hermes_memory"))
+    # set when sessions.db cannot be used: the store then works read-only (ADR 0023)
+    read_only: StorageFailed | None = None
+    own_storage = storage is None
     if storage is None:
         from pi_hermes_memory.adapters.sqlite.search import SqliteSearchIndex
         from pi_hermes_memory.adapters.sqlite.storage import SqliteStorage
 
-        storage = SqliteStorage(config.db_path)
-        if search_index is None:
-            search_index = SqliteSearchIndex(storage)
-        if session_index is None:
-            from pi_hermes_memory.adapters.sqlite.sessions import SqliteSessionIndex
+        try:
+            sqlite = SqliteStorage(config.db_path, logger=logger)
+        except (DatabaseDamaged, StoreReadOnly, StorageFull) as exc:
+            read_only = exc
+            storage, markdown, search_index = _read_only_store(config, markdown, exc)
+        else:
+            storage = sqlite
+            if search_index is None:
+                search_index = SqliteSearchIndex(sqlite)
+            if session_index is None:
+                from pi_hermes_memory.adapters.sqlite.sessions import SqliteSessionIndex
 
-            sqlite_sessions = SqliteSessionIndex(config.db_path)  # connects on first use
-            session_index, close_sessions = sqlite_sessions, sqlite_sessions.close
-        if vectors is None:
-            vectors = _LazySqliteVectors(storage)
+                sqlite_sessions = SqliteSessionIndex(config.db_path)  # connects on first use
+                session_index, close_sessions = sqlite_sessions, sqlite_sessions.close
+            if vectors is None:
+                vectors = _LazySqliteVectors(sqlite)
     clock = clock or SystemClock()
     ids = ids or UlidFactory()
-    logger = logger or structlog.wrap_logger(logging.getLogger("pi_hermes_memory"))
     open_warnings: list[str] = []
     embeddings = _embeddings(config, embedder, vectors, logger, open_warnings)
     close_reranker: Callable[[], None] | None = None
@@ -171,7 +187,32 @@ def open_memory(
         embeddings=embeddings,
     )
     try:
-        service.entries()  # converge: finish interrupted renders, import hand edits
+        try:
+            service.entries()  # converge: finish interrupted renders, import hand edits
+        except OSError as error:
+            fault = _storage_fault(error)
+            if fault is None or not own_storage or read_only is not None:
+                raise
+            # the file opened but cannot be read through, or written: read-only (ADR 0023)
+            storage.close()
+            if close_sessions is not None:
+                close_sessions()
+            if embeddings is not None:
+                embeddings.close()
+            read_only, embeddings, session_index, close_sessions = fault, None, None, None
+            storage, markdown, search_index = _read_only_store(config, markdown, fault)
+            service = MemoryService(
+                storage=storage,
+                markdown=markdown,
+                fmt=MarkdownFormat(),
+                clock=clock,
+                ids=ids,
+                settings=settings,
+                logger=logger,
+            )
+            service.entries()
+        if read_only is not None:
+            migration = None
         if migration is not None and migration.deferred and migrate is not None:
             # the flat project file was missing; entries() rendered it, now merge into it
             migration = migrate()
@@ -192,6 +233,10 @@ def open_memory(
             "metadata comment to attribute it."
         )
     warnings = [f"{w.field}: {w.message}" for w in config_warnings] + open_warnings
+    warnings.extend(_layout_notes(config))
+    warnings.extend(getattr(storage, "warnings", ()))  # a rebuild from the event log, …
+    if read_only is not None:
+        warnings.insert(0, read_only_warning(read_only))
     if migration is not None:
         warnings.extend(migration.warnings)
     history = None
@@ -212,7 +257,147 @@ def open_memory(
         hybrid=hybrid_settings(config) if embeddings is not None else None,
         reranker=reranker,
         on_close=close_reranker,
+        read_only=read_only,
+        write_guard=_read_only_files(markdown),
     )
+
+
+def _storage_fault(exc: OSError) -> StorageFailed | None:
+    """The fault that makes the store read-only at open (a damaged database, a full disk, a
+    read-only file or folder, e.g. the lock file cannot be opened), or None for others."""
+    import errno
+
+    if isinstance(exc, DatabaseDamaged | StoreReadOnly | StorageFull):
+        return exc
+    if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+        return StoreReadOnly(f"{exc}; nothing was written.", path=getattr(exc, "path", None))
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return StorageFull(f"{exc}; nothing was written.", path=getattr(exc, "path", None))
+    return None
+
+
+def read_only_warning(exc: StorageFailed) -> str:
+    """The one line that says why the store is read-only and what to do."""
+    if isinstance(exc, DatabaseDamaged):
+        return f"{exc}; until then list and search work, writes are refused"
+    if isinstance(exc, StorageFull):
+        return f"the store is read-only: {exc} Until then list and search work."
+    return f"the store is read-only: {exc} Until then list and search work, writes are refused."
+
+
+def _read_only_store(
+    config: Config, markdown: MarkdownStore, exc: StorageFailed
+) -> tuple[Storage, MarkdownStore, SearchIndex]:
+    """The journal loaded into the in-memory adapters from the best durable copy (the database
+    read-only, unless it is damaged; else the event log); the Markdown files never written."""
+    from pi_hermes_memory.adapters.memory_search import InMemorySearchIndex
+    from pi_hermes_memory.adapters.read_only import (
+        ReadOnlyMarkdown,
+        ReadOnlyStorage,
+        load_journal,
+    )
+    from pi_hermes_memory.adapters.sqlite.eventlog import EventLog, default_log_path
+
+    log = EventLog(default_log_path(config.db_path))
+    events, store_id, _ = load_journal(
+        config.db_path, log, trust_database=not isinstance(exc, DatabaseDamaged)
+    )
+    storage = ReadOnlyStorage(events, store_id)
+    return storage, ReadOnlyMarkdown(markdown), InMemorySearchIndex(storage)
+
+
+def _read_only_files(markdown: MarkdownStore) -> Callable[[Iterable[Target]], None] | None:
+    """A check run before a write: a Markdown file without write permission (chmod 0444) is
+    respected, so a write that would change it is refused before anything is committed."""
+    from pi_hermes_memory.adapters.markdown.store import MarkdownFiles, read_only_file
+
+    if not isinstance(markdown, MarkdownFiles):
+        return None
+    files = markdown
+
+    def check(targets: Iterable[Target]) -> None:
+        for target in dict.fromkeys(targets):
+            path = files.path_for(target)
+            if read_only_file(path):
+                raise StoreReadOnly(
+                    f"{path} is read-only; it was left as it is and nothing was written. Make "
+                    "it writable (chmod u+w) to save to it.",
+                    path=path,
+                )
+
+    return check
+
+
+def recover(
+    *,
+    agent_root: str | os.PathLike[str] | None = None,
+    environ: Mapping[str, str] | None = None,
+    logger: Any = None,
+) -> RecoveryReport:
+    """Repair a damaged sessions.db (ADR 0023): move it and its side files aside (never
+    deleted: ``sessions.db.damaged-<time>``), rebuild it from the event log with its history
+    and ids, then open the store as usual, which imports Markdown edits made meanwhile.
+    A sound database is left alone (status ``healthy``). Raises StorageFailed (e.g. the folder
+    is read-only) with nothing changed."""
+    from pi_hermes_memory.adapters.config_file import load_config
+    from pi_hermes_memory.adapters.markdown.store import MarkdownFiles
+    from pi_hermes_memory.adapters.sqlite.eventlog import EventLog, default_log_path
+    from pi_hermes_memory.adapters.sqlite.failures import map_os_error
+    from pi_hermes_memory.adapters.sqlite.recovery import damaged, move_aside, rebuild_from_log
+    from pi_hermes_memory.recovery import RecoveryReport
+
+    env = dict(os.environ if environ is None else environ)
+    if agent_root is not None:
+        env["PI_CODING_AGENT_DIR"] = os.fspath(agent_root)
+    config, _ = load_config(environ=env, cwd=Path(os.getcwd()), project_override=None)
+    db = config.db_path
+    log = EventLog(default_log_path(db))
+    files = MarkdownFiles(config.memory_dir, config.projects_memory_dir)
+    moved: list[Path] = []
+    events = entries = 0
+    problems: tuple[str, ...] = ()
+    with files.lock():
+        reason = damaged(db)
+        if reason is not None:
+            try:
+                moved = move_aside(db, "damaged")
+                if log.exists():
+                    with log.lock():
+                        rebuilt = rebuild_from_log(db, log)
+                    events, entries, problems = rebuilt.events, rebuilt.entries, rebuilt.problems
+            except OSError as exc:
+                raise map_os_error(exc, db) from exc
+    with open_memory(agent_root=agent_root, environ=environ, logger=logger) as memory:
+        warnings = memory.warnings
+        if memory.read_only is not None:
+            raise memory.read_only
+    status = "healthy" if reason is None else "recovered" if events else "rebuilt-from-markdown"
+    return RecoveryReport(
+        status=status,
+        database=str(db),
+        reason=reason,
+        moved_aside=tuple(p.name for p in moved),
+        events=events,
+        entries=entries,
+        problems=problems,
+        warnings=tuple(warnings),
+    )
+
+
+def _layout_notes(config: Config) -> list[str]:
+    """memoryDir outside the agent root is allowed (the seed takes absolute paths) but said:
+    other agent roots may share that folder and its journal (ADR 0022)."""
+    from pi_hermes_memory.adapters.config_file import physical_path
+
+    root = physical_path(config.agent_root)
+    memory_dir = physical_path(config.memory_dir)
+    if memory_dir == root or root in memory_dir.parents:
+        return []
+    return [
+        f"memoryDir: {config.memory_dir} is outside the agent root {config.agent_root}; agent "
+        "roots that name the same memoryDir share one journal (each keeps its own Markdown "
+        "replicas)"
+    ]
 
 
 def hybrid_settings(config: Config) -> HybridSettings:

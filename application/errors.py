@@ -7,6 +7,11 @@ class HermesMemoryError(Exception):
     """Base class of the errors pi-hermes-memory raises to callers."""
 
 
+class StoreLayoutConflict(HermesMemoryError):
+    """Two memory documents resolve to one physical file (a symlink or a configuration that
+    makes memoryDir and projectsMemoryDir one folder): refused before anything is written."""
+
+
 class MarkdownUnreadable(HermesMemoryError):
     """A Markdown document cannot be read back without losing bytes; nothing was written."""
 
@@ -26,3 +31,45 @@ class EmbeddingFailed(HermesMemoryError):
         self.detail = detail
         message = f"embedding request to {host} failed ({reason})"
         super().__init__(f"{message}: {detail}" if detail else message)
+
+
+class StorageFailed(HermesMemoryError, OSError):
+    """The store could not be read or written (full disk, read-only files, a damaged database).
+
+    Also an OSError, so code that treats an I/O failure after COMMIT as a warning (ADR 0011)
+    treats these the same way. Nothing was reported saved; `path` names the file at fault.
+    """
+
+    def __init__(self, message: str, *, path: object = None) -> None:
+        super().__init__(message)
+        self.path = path
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+class DatabaseDamaged(StorageFailed):
+    """sessions.db cannot be read as a SQLite database (truncated, overwritten, corrupt).
+
+    The store then works read-only from the event log and the Markdown files until
+    `pi-hermes-memory recover` rebuilds the database (ADR 0023).
+    """
+
+
+class StoreReadOnly(StorageFailed):
+    """A file or folder of the store cannot be written (read-only permissions or file system,
+    or a store opened read-only after its database was found damaged); nothing was written."""
+
+
+class StorageFull(StorageFailed):
+    """The disk (or quota) is full; the write was rolled back and nothing was written."""
+
+
+class StoreBusy(StorageFailed):
+    """Another process held the store (its write lock, or the database) for longer than the
+    wait allowed; nothing was written. Retrying later is safe (ADR 0024)."""
+
+
+class MarkdownTooLarge(MarkdownUnreadable):
+    """A Markdown file is larger than a memory file may be; it was left untouched and not
+    read, and only its document is blocked (ADR 0024)."""

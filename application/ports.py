@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from pi_hermes_memory.domain.document import MemoryDocument
 from pi_hermes_memory.domain.events import Event
-from pi_hermes_memory.domain.markdown_doc import ParsedDocument
+from pi_hermes_memory.domain.markdown_doc import ParsedDocument, VersionLine
 from pi_hermes_memory.domain.model import MemoryEntry, Target
 from pi_hermes_memory.domain.sessions import FileProgress, MessageLine, SessionChunk, SessionFile
 from pi_hermes_memory.mirror import RebuildReport
@@ -53,6 +53,18 @@ class Journal(Protocol):
 
     def version(self, stream: str) -> int: ...
 
+    def snapshot(self, stream: str) -> tuple[int, str] | None:
+        """The stored snapshot of `stream`'s folded state: (version, data), or None.
+
+        Snapshots are an opaque cache of the fold (`pi_hermes_memory.snapshot_codec`), kept
+        for the head only: one per stream, replaced by `save_snapshot` (ADR 0024)."""
+        ...
+
+    def save_snapshot(self, stream: str, version: int, data: str) -> None:
+        """Store `data` as the snapshot of `stream` at `version`, replacing the previous one;
+        in the unit of work's transaction, so it commits with the events it folds."""
+        ...
+
 
 class Projection(Protocol):
     """Read models kept in the same transaction as the journal (SQLite tables, FTS)."""
@@ -67,11 +79,20 @@ class Projection(Protocol):
 
 
 class RenderLedger(Protocol):
-    """What was last written to each Markdown document: (version, sha256 of the bytes)."""
+    """What was last written to each replica of a document: (version, sha256 of the bytes).
 
-    def rendered(self, stream: str) -> tuple[int, str] | None: ...
+    A replica is one Markdown file of a stream (`MarkdownStore.replica`): several agent roots
+    may share one journal, each with its own files, and each file's renders are recorded on
+    their own, so a render by one is never taken for a hand edit by another (ADR 0022).
+    """
 
-    def record(self, stream: str, version: int, sha256: str) -> None: ...
+    def rendered(self, stream: str, replica: str) -> tuple[int, str] | None: ...
+
+    def record(self, stream: str, replica: str, version: int, sha256: str) -> None: ...
+
+    def store_id(self) -> str:
+        """A stable identity of this journal, written into every rendered file."""
+        ...
 
 
 class UnitOfWork(Protocol):
@@ -90,6 +111,12 @@ class Storage(Protocol):
 
     def transaction(self) -> AbstractContextManager[UnitOfWork]: ...
 
+    def snapshot(self) -> AbstractContextManager[UnitOfWork]:
+        """A read-only unit of work on one consistent state that never waits for a writer
+        (SQLite: a deferred read transaction on the WAL snapshot). Nothing may be written
+        through it (ADR 0024)."""
+        ...
+
     def close(self) -> None: ...
 
 
@@ -106,6 +133,11 @@ class MarkdownStore(Protocol):
         """A human-readable location of the document (for messages)."""
         ...
 
+    def replica(self, target: Target) -> str:
+        """The identity of this document's file among every replica of the journal (e.g. its
+        resolved path): two stores on one journal must name their files differently."""
+        ...
+
     def distinct_roots(self) -> bool:
         """Whether the global and the project documents live under different physical roots."""
         ...
@@ -118,7 +150,11 @@ class MarkdownStore(Protocol):
 class DocumentFormat(Protocol):
     """Renders and parses the Markdown byte format."""
 
-    def render(self, entries: Sequence[MemoryEntry], target: Target) -> str: ...
+    def render(
+        self, entries: Sequence[MemoryEntry], target: Target, *, stamp: VersionLine | None = None
+    ) -> str:
+        """The file content; with `stamp`, a first line naming what it was rendered from."""
+        ...
 
     def parse(self, text: str, target: Target) -> ParsedDocument: ...
 

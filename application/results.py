@@ -52,3 +52,5 @@ class EntryView:
     superseded_by: str | None = None
     superseded_at: date | None = None
     scope: str = "global"  # memory/user rows: global, agent:<id>, custom:<name>, user:<id>
+    #: why a hand-edited entry failed the content scan; it stays out of search until fixed
+    flagged: str | None = None

@@ -24,11 +24,23 @@ from pi_hermes_memory.domain.commands import (
     ReplaceMemory,
 )
 from pi_hermes_memory.domain.decide import Decision, Status, WritePolicy, decide
-from pi_hermes_memory.domain.document import MemoryDocument, fold, stream_for
+from pi_hermes_memory.domain.document import (
+    MemoryDocument,
+    WorkingDocument,
+    fold,
+    stream_for,
+)
 from pi_hermes_memory.domain.events import Event
+from pi_hermes_memory.domain.markdown_doc import VersionLine
 from pi_hermes_memory.domain.model import GLOBAL_NAMESPACE, MemoryEntry, Target
 from pi_hermes_memory.domain.move import MoveDecision, decide_move, move_subject
 from pi_hermes_memory.domain.reconcile import reconcile
+from pi_hermes_memory.domain.restore import (
+    RemovedEntry,
+    decide_restore,
+    restorable,
+    select_restorable,
+)
 from pi_hermes_memory.domain.scanning import scan
 from pi_hermes_memory.domain.scope import SessionScope
 from pi_hermes_memory.errors import MarkdownUnreadable
@@ -42,12 +54,16 @@ from pi_hermes_memory.ports import (
 )
 from pi_hermes_memory.results import CandidateView, EntryView, WriteResult
 from pi_hermes_memory.search import ScopeClause
+from pi_hermes_memory.snapshot_codec import CorruptSnapshot, decode_document, encode_document
+from pi_hermes_memory.tools import MAX_BATCH_OPERATIONS, ArgumentError
 from pi_hermes_memory.vectors import VectorScope
 
 if TYPE_CHECKING:  # imports numpy: loaded by bootstrap only when embeddings are on
     from pi_hermes_memory.embedding import EmbeddingService, PreparedWrites
 
 _R = TypeVar("_R")
+#: A stream's folded state is stored every this many events (ADR 0024).
+SNAPSHOT_EVERY = 500
 
 
 @attrs.frozen(kw_only=True)
@@ -64,6 +80,10 @@ class MemorySettings:
             overflow=self.overflow,
             consolidation_available=self.consolidation_available,
         )
+
+
+#: the file of a document could not be read (`MarkdownUnreadable`): never rewritten
+_BLOCKED = "<unreadable>"
 
 
 def sha256(data: bytes) -> str:
@@ -96,6 +116,8 @@ class MemoryService:
         self.embeddings = embeddings
         self._docs: dict[Target, MemoryDocument] = {}
         self._stamps: dict[Target, object] = {}  # file change tokens after our last sync
+        self._store: str | None = None  # the journal's identity, read once
+        self._snapshotted: dict[str, int] = {}  # stream -> version of its stored snapshot
         # the most recent warnings (hand-edit imports, …), bounded for long-running hosts
         self.warnings: collections.deque[str] = collections.deque(maxlen=200)
 
@@ -106,45 +128,118 @@ class MemoryService:
     # -- state ----------------------------------------------------------------------------
 
     def _catch_up(self, uow: UnitOfWork, target: Target) -> MemoryDocument:
-        doc = self._docs.get(target) or MemoryDocument.empty(target)
+        doc = self._docs.get(target) or self._from_snapshot(uow, target)
         return fold(doc, uow.journal.read(doc.stream, after=doc.version))
 
-    def _render(self, doc: MemoryDocument) -> bytes:
-        return self._fmt.render(doc.active, doc.target).encode("utf-8")
+    def _from_snapshot(self, uow: UnitOfWork, target: Target) -> MemoryDocument:
+        """The stream's stored snapshot, else the empty document (ADR 0024): opening costs
+        the live state plus the events after the snapshot, not all history. A snapshot that
+        does not decode, or does not fit the journal, is ignored: the events are the truth."""
+        empty = MemoryDocument.empty(target)
+        stored = uow.journal.snapshot(empty.stream)
+        if stored is None:
+            return empty
+        version, data = stored
+        try:
+            doc = decode_document(data)
+            if doc.stream != empty.stream or doc.version != version:
+                raise CorruptSnapshot(f"it names {doc.stream} v{doc.version}")
+            if version > uow.journal.version(empty.stream):
+                raise CorruptSnapshot(f"it is ahead of the journal (v{version})")
+        except CorruptSnapshot as exc:
+            self._log.warning("snapshot.ignored", stream=empty.stream, error=str(exc))
+            return empty
+        self._snapshotted[empty.stream] = version
+        return doc
+
+    def _keep_snapshots(self, uow: UnitOfWork, docs: dict[Target, MemoryDocument]) -> None:
+        """Inside the write transaction: store a document's folded state once
+        SNAPSHOT_EVERY events have been appended since its last snapshot."""
+        for doc in docs.values():
+            last = self._snapshotted.get(doc.stream)
+            if last is None:
+                stored = uow.journal.snapshot(doc.stream)
+                last = self._snapshotted[doc.stream] = stored[0] if stored else 0
+            if doc.version - last >= SNAPSHOT_EVERY:
+                uow.journal.save_snapshot(doc.stream, doc.version, encode_document(doc))
+                self._snapshotted[doc.stream] = doc.version
+
+    def _settled(self, targets: Sequence[Target]) -> dict[Target, MemoryDocument] | None:
+        """The documents read on a snapshot, without the store lock, when every file is what
+        the ledger recorded for the head: no hand edit to import, no render to finish. None
+        when one needs the write path. Readers never wait for writers (ADR 0024)."""
+        with self._storage.snapshot() as uow:
+            docs = {t: self._catch_up(uow, t) for t in targets}
+            for target, doc in docs.items():
+                try:
+                    data = self._markdown.read(target)
+                except (MarkdownUnreadable, OSError):
+                    return None  # the write path reports it
+                if data is None:
+                    return None
+                replica = self._markdown.replica(target)
+                if uow.ledger.rendered(doc.stream, replica) != (doc.version, sha256(data)):
+                    return None
+        self._docs.update(docs)
+        self._remember_stamps(docs)
+        return docs
+
+    def _store_id(self, uow: UnitOfWork) -> str:
+        if self._store is None:
+            self._store = uow.ledger.store_id()
+        return self._store
+
+    def _render(self, uow: UnitOfWork, doc: MemoryDocument) -> bytes:
+        """The bytes of `doc`'s file: its entries under a version line naming this store and
+        the version rendered (ADR 0022); an empty document is the version line alone."""
+        stamp = VersionLine(target=doc.target.value, version=doc.version, store=self._store_id(uow))
+        return self._fmt.render(doc.active, doc.target, stamp=stamp).encode("utf-8")
 
     def _import_hand_edits(
         self, uow: UnitOfWork, doc: MemoryDocument, warnings: list[str]
     ) -> tuple[MemoryDocument, str | None]:
         """If the Markdown file changed behind our back, import the change as events first.
 
-        Returns the document and the sha256 of the file as read (None when it is missing).
+        Returns the document and the sha256 of the file as read (None when it is missing or
+        emptied: either is rendered again from the journal, never read as "delete all").
         """
         data = self._markdown.read(doc.target)
         if data is None:
-            # a missing file is re-rendered from the journal, never read as "delete all"
             return doc, None
+        replica = self._markdown.replica(doc.target)
         digest = sha256(data)
-        recorded = uow.ledger.rendered(doc.stream)
+        recorded = uow.ledger.rendered(doc.stream, replica)
         if recorded is not None and recorded[1] == digest:
             return doc, digest
-        if sha256(self._render(doc)) == digest:  # written, then crashed before the ledger update
-            uow.ledger.record(doc.stream, doc.version, digest)
+        if sha256(self._render(uow, doc)) == digest:  # written, then crashed before the ledger
+            uow.ledger.record(doc.stream, replica, doc.version, digest)
             return doc, digest
+        if not data.strip():
+            if doc.active:
+                warnings.append(
+                    f"{self._markdown.describe(doc.target)} was emptied; it was rendered again "
+                    "from the journal. To delete entries by hand, delete them and keep the "
+                    "first line."
+                )
+            return doc, None
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise MarkdownUnreadable(
                 f"{self._markdown.describe(doc.target)} is not valid UTF-8 (byte {exc.start}); "
-                "it was left untouched and no change was written. Fix the file by hand."
+                "it was left untouched and no change was written to it. Fix the file by hand."
             ) from exc
-        base = MemoryDocument.empty(doc.target)
-        if recorded is not None:
-            base = fold(base, uow.journal.read(doc.stream, upto=recorded[0]))
         parsed = self._fmt.parse(text, doc.target)
+        base, based_on = self._merge_base(uow, doc, parsed.version_line, recorded, warnings)
+        since = () if based_on is None else uow.journal.read(doc.stream, after=based_on)
         result = reconcile(
-            base=base, parsed=parsed, head=doc, new_id=self._ids.new_id, at=self._clock.now()
+            base=base,
+            parsed=parsed,
+            head=doc,
+            new_id=self._ids.new_id,
+            at=self._clock.now(),
+            since_base=since,
         )
-        warnings.extend(_scan_imported(result.events))
         warnings.extend(result.warnings)
         if result.events:
             uow.journal.append(doc.stream, doc.version, result.events)
@@ -156,22 +251,69 @@ class MemoryService:
                 added=result.added,
                 revised=result.revised,
                 removed=result.removed,
+                retagged=result.retagged,
+                flagged=result.flagged,
             )
-        uow.ledger.record(doc.stream, doc.version, digest)
+        uow.ledger.record(doc.stream, replica, doc.version, digest)
         return doc, digest
+
+    def _merge_base(
+        self,
+        uow: UnitOfWork,
+        doc: MemoryDocument,
+        line: VersionLine | None,
+        recorded: tuple[int, str] | None,
+        warnings: list[str],
+    ) -> tuple[MemoryDocument, int | None]:
+        """The version the person edited (ADR 0022): the one the file's version line names;
+        without a usable line, the last render recorded for this replica; for a file this
+        journal never rendered, nothing (the import only adds). With the version it is."""
+        where = self._markdown.describe(doc.target)
+        version: int | None = None
+        if line is not None:
+            if line.store != self._store_id(uow) or line.target != doc.target.value:
+                warnings.append(
+                    f"{where}: its version line names another store or document; its entries "
+                    "were merged in as additions (nothing was deleted)"
+                )
+            elif line.version > doc.version:
+                warnings.append(
+                    f"{where}: its version line names v{line.version}, newer than the journal "
+                    f"(v{doc.version}); its entries were merged in as additions"
+                )
+            else:
+                version = line.version
+        elif recorded is not None:
+            version = recorded[0]
+            if version < doc.version:
+                warnings.append(
+                    f"{where}: the version line is missing; the edit was merged against the "
+                    f"last render (v{version}). Entries deleted by it can be brought back with "
+                    "restore."
+                )
+        if version is None or version == 0:
+            return MemoryDocument.empty(doc.target), version
+        if version == doc.version:
+            return doc, version
+        past = uow.journal.read(doc.stream, upto=version)
+        return fold(MemoryDocument.empty(doc.target), past), version
 
     def _stale(
         self, uow: UnitOfWork, docs: dict[Target, MemoryDocument], on_disk: dict[Target, str | None]
     ) -> list[tuple[MemoryDocument, bytes, str]]:
-        """The documents whose file is not what their state renders to (inside the txn)."""
+        """The documents whose file is not what their state renders to (inside the txn).
+
+        A document whose file could not be read (`_BLOCKED`) is never rewritten: it holds
+        something a person must fix first."""
         stale = []
         for target, doc in docs.items():
-            data = self._render(doc)
+            if on_disk[target] == _BLOCKED:
+                continue
+            data = self._render(uow, doc)
             digest = sha256(data)
-            if on_disk[target] != digest or uow.ledger.rendered(doc.stream) != (
-                doc.version,
-                digest,
-            ):
+            if on_disk[target] != digest or uow.ledger.rendered(
+                doc.stream, self._markdown.replica(target)
+            ) != (doc.version, digest):
                 stale.append((doc, data, digest))
         return stale
 
@@ -199,21 +341,36 @@ class MemoryService:
             try:
                 with self._storage.transaction() as uow:
                     for doc, digest in written:
-                        uow.ledger.record(doc.stream, doc.version, digest)
+                        uow.ledger.record(
+                            doc.stream, self._markdown.replica(doc.target), doc.version, digest
+                        )
             except OSError as exc:  # the next operation recognises the files as rendered
                 self._log.error("markdown.ledger_failed", error=str(exc))
                 warnings.append(f"Saved; recording the Markdown render failed ({exc}).")
         return warnings
 
     def _open(
-        self, uow: UnitOfWork, targets: Iterable[Target], warnings: list[str]
+        self,
+        uow: UnitOfWork,
+        targets: Iterable[Target],
+        warnings: list[str],
+        *,
+        strict: bool = True,
     ) -> tuple[dict[Target, MemoryDocument], dict[Target, str | None]]:
+        """Catch up and import hand edits. `strict`: a file that cannot be read raises (a
+        write to it must not proceed); otherwise that document is read from the journal, its
+        file left untouched, and the others keep working."""
         docs: dict[Target, MemoryDocument] = {}
         on_disk: dict[Target, str | None] = {}
         for target in targets:
-            docs[target], on_disk[target] = self._import_hand_edits(
-                uow, self._catch_up(uow, target), warnings
-            )
+            caught = self._catch_up(uow, target)
+            try:
+                docs[target], on_disk[target] = self._import_hand_edits(uow, caught, warnings)
+            except MarkdownUnreadable as exc:
+                if strict:
+                    raise
+                warnings.append(str(exc))
+                docs[target], on_disk[target] = caught, _BLOCKED
         return docs, on_disk
 
     def run(
@@ -222,6 +379,7 @@ class MemoryService:
         plan: Callable[[dict[Target, MemoryDocument]], Sequence[tuple[Target, Decision]]],
         *,
         publish_first: Target | None = None,
+        read: Callable[[UnitOfWork, dict[Target, MemoryDocument]], None] | None = None,
     ) -> tuple[list[tuple[Target, Decision]], list[str]]:
         """Run `plan` on fresh state of `targets` and commit the events of its decisions.
 
@@ -233,6 +391,8 @@ class MemoryService:
         with self._markdown.lock(self._lock_timeout):
             with self._storage.transaction() as uow:
                 docs, on_disk = self._open(uow, wanted, warnings)
+                if read is not None:  # what `plan` needs from the journal, in this transaction
+                    read(uow, docs)
                 decisions = list(plan(dict(docs)))
                 for target in wanted:
                     events: list[Event] = [e for t, d in decisions if t is target for e in d.events]
@@ -241,6 +401,7 @@ class MemoryService:
                     uow.journal.append(stream_for(target), docs[target].version, events)
                     uow.projection.apply(events)
                     docs[target] = fold(docs[target], events)
+                self._keep_snapshots(uow, docs)
                 stale = self._stale(uow, docs, on_disk)
             # a move writes its destination file before its source file (the seed's order)
             stale.sort(key=lambda item: item[0].target is not publish_first)
@@ -351,13 +512,60 @@ class MemoryService:
             warnings=tuple(warnings),
         )
 
+    def removed(self, target: Target) -> list[RemovedEntry]:
+        """The removed entries of `target` this session may see and `restore` can bring back,
+        most recently removed first (read from the journal)."""
+        doc = self.document(target)
+        with self._storage.transaction() as uow:
+            events = uow.journal.read(doc.stream, upto=doc.version)
+        scope = self.settings.scope
+        return [r for r in restorable(events) if scope.visible(r.entry)]
+
+    def restore(self, target: Target, query: str) -> WriteResult:
+        """Bring back a removed entry (by id, or a unique part of its text) with its old id."""
+
+        removed: list[RemovedEntry] = []
+
+        def read(uow: UnitOfWork, docs: dict[Target, MemoryDocument]) -> None:
+            doc = docs[target]
+            removed.extend(restorable(uow.journal.read(doc.stream, upto=doc.version)))
+
+        def plan(docs: dict[Target, MemoryDocument]) -> list[tuple[Target, Decision]]:
+            found = select_restorable(removed, query, self.settings.scope)
+            return [(target, decide_restore(docs[target], found, query, self._clock.now()))]
+
+        decisions, warnings = self.run([target], plan, read=read)
+        decision = decisions[0][1]
+        return WriteResult(
+            success=decision.success,
+            status=decision.status.value,
+            message=decision.message,
+            target=target.value,
+            action="restore",
+            entry_id=decision.entry_id,
+            candidates=tuple(
+                CandidateView(
+                    entry_id=c.entry_id, text=c.text, score=round(c.score, 3), basis=c.basis
+                )
+                for c in decision.candidates
+            ),
+            matches=decision.matches,
+            warnings=tuple(warnings),
+        )
+
     def execute_batch(self, items: Sequence[MemoryCommand | WriteResult]) -> list[WriteResult]:
         """Apply commands in order with partial-commit semantics.
 
         Each command is decided against the state left by the ones before it; failed ones
         (and items that are already failed results, e.g. bad arguments) change nothing while
-        the others proceed. All events commit in one transaction.
+        the others proceed. All events commit in one transaction. At most
+        MAX_BATCH_OPERATIONS items (ArgumentError above: nothing is applied).
         """
+        if len(items) > MAX_BATCH_OPERATIONS:
+            raise ArgumentError(
+                f"a batch may hold at most {MAX_BATCH_OPERATIONS:,} operations, not "
+                f"{len(items):,}; nothing was applied. Split it into several batches."
+            )
         prepared: list[MemoryCommand | WriteResult] = []
         scan_notes: dict[int, tuple[str, ...]] = {}
         for index, item in enumerate(items):
@@ -372,13 +580,16 @@ class MemoryService:
         targets = {i.target for i in prepared if not isinstance(i, WriteResult)}
 
         def plan(docs: dict[Target, MemoryDocument]) -> list[tuple[Target, Decision]]:
+            # one mutable, indexed copy per document: O(events) per decision, not O(entries)
+            work = {t: WorkingDocument(doc) for t, doc in docs.items()}
+            policies = {t: self.settings.policy(t) for t in docs}
             out: list[tuple[Target, Decision]] = []
             for item in prepared:
                 if isinstance(item, WriteResult):
                     continue
-                decision = decide(docs[item.target], item, self.settings.policy(item.target))
+                decision = decide(work[item.target], item, policies[item.target])
                 if decision.events:
-                    docs[item.target] = fold(docs[item.target], decision.events)
+                    work[item.target].apply(decision.events)
                 out.append((item.target, decision))
             return out
 
@@ -417,13 +628,18 @@ class MemoryService:
     ) -> list[EntryView]:
         targets = [target] if target else list(Target)
         warnings: list[str] = []
-        with self._markdown.lock(self._lock_timeout):
-            with self._storage.transaction() as uow:
-                docs, on_disk = self._open(uow, targets, warnings)
-                stale = self._stale(uow, docs, on_disk)
-            self._docs.update(docs)
-            warnings.extend(self._publish(stale))
-            self._remember_stamps(docs)
+        settled = self._settled(targets)
+        if settled is not None:
+            docs = settled
+        else:
+            with self._markdown.lock(self._lock_timeout):
+                with self._storage.transaction() as uow:
+                    docs, on_disk = self._open(uow, targets, warnings, strict=False)
+                    self._keep_snapshots(uow, docs)
+                    stale = self._stale(uow, docs, on_disk)
+                self._docs.update(docs)
+                warnings.extend(self._publish(stale))
+                self._remember_stamps(docs)
         self._note(warnings)
         scope = self.settings.scope
         views: list[EntryView] = []
@@ -445,9 +661,10 @@ class MemoryService:
         with self._markdown.lock(self._lock_timeout):
             with self._storage.transaction() as uow:
                 caught = {t: self._catch_up(uow, t) for t in Target}
-                docs, on_disk = self._open(uow, Target, warnings)
+                docs, on_disk = self._open(uow, Target, warnings, strict=False)
                 imported = {t: docs[t].version - caught[t].version for t in Target}
                 result = step(uow, dict(docs), imported)
+                self._keep_snapshots(uow, docs)
                 stale = self._stale(uow, docs, on_disk)
             self._docs.update(docs)
             warnings.extend(self._publish(stale))
@@ -488,21 +705,6 @@ def _action(command: MemoryCommand) -> str:
     return {AddMemory: "add", ReplaceMemory: "replace", RemoveMemory: "remove"}[type(command)]
 
 
-def _scan_imported(events: Sequence[Event]) -> list[str]:
-    found = []
-    for event in events:
-        text = getattr(event, "text", None)
-        if text is None:
-            continue
-        result = scan(text)
-        if result.blocked:
-            found.append(
-                f"a hand-edited {event.stream.split(':', 1)[1]} entry was imported but fails the "
-                f"content scan: {result.message()}"
-            )
-    return found
-
-
 def entry_view(e: MemoryEntry) -> EntryView:
     return EntryView(
         id=e.id,
@@ -515,6 +717,7 @@ def entry_view(e: MemoryEntry) -> EntryView:
         superseded_by=e.superseded_by,
         superseded_at=e.superseded_at,
         scope=e.namespace or GLOBAL_NAMESPACE,
+        flagged=e.flagged,
     )
 
 

@@ -20,6 +20,8 @@ _TARGETS = [t.value for t in Target]
 _CATEGORIES = [c.value for c in FailureCategory]
 _BATCH_TARGETS = ["memory", "user", "project"]
 _ACTIONS = ["add", "replace", "remove", "promote", "demote"]
+#: Operations in one batch: a batch is one transaction under the store lock (ADR 0024).
+MAX_BATCH_OPERATIONS = 10_000
 
 MEMORY_TOOL_DESCRIPTION = (
     "Save, update or delete durable memory that persists across sessions. Targets: 'user' "
@@ -80,7 +82,12 @@ MEMORY_TOOL_SCHEMA: dict[str, Any] = {
             "description": "memory/user only: global (default), agent:<id>, custom:<name> "
             "(memory) or user:<id> (user), as the session's access map allows.",
         },
-        "operations": {"type": "array", "minItems": 1, "items": _OPERATION_SCHEMA},
+        "operations": {
+            "type": "array",
+            "minItems": 1,
+            "maxItems": MAX_BATCH_OPERATIONS,
+            "items": _OPERATION_SCHEMA,
+        },
     },
     "additionalProperties": False,
 }
@@ -308,6 +315,11 @@ def parse_memory_arguments(args: object) -> MemoryCall | list[MemoryCall | Argum
     ops = args["operations"]
     if not isinstance(ops, list) or not ops:
         raise ArgumentError("operations must be a non-empty array of operation objects")
+    if len(ops) > MAX_BATCH_OPERATIONS:
+        raise ArgumentError(
+            f"operations holds {len(ops):,} operations, more than the {MAX_BATCH_OPERATIONS:,} "
+            "one batch may hold; nothing was applied. Split it into several batches."
+        )
     parsed: list[MemoryCall | ArgumentError] = []
     for i, op in enumerate(ops):
         try:

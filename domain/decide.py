@@ -17,7 +17,7 @@ from pi_hermes_memory.domain.commands import (
     RemoveMemory,
     ReplaceMemory,
 )
-from pi_hermes_memory.domain.document import MemoryDocument
+from pi_hermes_memory.domain.document import DocumentState
 from pi_hermes_memory.domain.events import (
     Event,
     MemoryAdded,
@@ -57,6 +57,7 @@ class Status(enum.StrEnum):
     NOT_FOUND = "not_found"
     AMBIGUOUS = "ambiguous"
     INVALID = "invalid"
+    RESTORED = "restored"
 
 
 SUCCESS = frozenset(
@@ -68,6 +69,7 @@ SUCCESS = frozenset(
         Status.DEMOTED,
         Status.MERGED,
         Status.NOOP,
+        Status.RESTORED,
     }
 )
 
@@ -128,14 +130,36 @@ def _project_problem(target: Target, scope: SessionScope) -> str | None:
     return None
 
 
+def _group(
+    doc: DocumentState, scope: SessionScope, project: str | None, namespace: str | None
+) -> tuple[str | None, ...]:
+    """The index group of one (target, project, namespace) scope; none when the session
+    owns no rows there (`scope.own` depends only on the target and the project)."""
+    if doc.target in (Target.USER, Target.MEMORY):
+        return (namespace,)
+    first = doc.index.first(project)
+    return (project,) if first is not None and scope.own(first) else ()
+
+
 def same_scope(
-    doc: MemoryDocument, scope: SessionScope, project: str | None, namespace: str | None = None
+    doc: DocumentState, scope: SessionScope, project: str | None, namespace: str | None = None
 ) -> list[MemoryEntry]:
     """The active own rows of one (target, project, namespace) scope: what a new row is deduped
     against and what counts against its capacity."""
-    if doc.target in (Target.USER, Target.MEMORY):
-        return [e for e in doc.active if e.namespace == namespace]
-    return [e for e in doc.active if e.project == project and scope.own(e)]
+    return [e for group in _group(doc, scope, project, namespace) for e in doc.index.rows(group)]
+
+
+def same_text(
+    doc: DocumentState,
+    scope: SessionScope,
+    project: str | None,
+    namespace: str | None,
+    key: str,
+) -> MemoryEntry | None:
+    """`exact(same_scope(...), key)` without building the scope's rows (O(1) on the index)."""
+    for group in _group(doc, scope, project, namespace):
+        return doc.index.exact(group, key)
+    return None
 
 
 def exact(rows: Sequence[MemoryEntry], key: str) -> MemoryEntry | None:
@@ -147,7 +171,7 @@ def exact(rows: Sequence[MemoryEntry], key: str) -> MemoryEntry | None:
 
 
 def locate(
-    doc: MemoryDocument, scope: SessionScope, old_text: str, namespace: str | None = None
+    doc: DocumentState, scope: SessionScope, old_text: str, namespace: str | None = None
 ) -> tuple[MemoryEntry, ...]:
     """Visible active rows of `namespace` containing `old_text` (verbatim, else
     whitespace-insensitive)."""
@@ -160,7 +184,7 @@ def locate(
 
 
 def locate_one(
-    doc: MemoryDocument, scope: SessionScope, old_text: str, namespace: str | None = None
+    doc: DocumentState, scope: SessionScope, old_text: str, namespace: str | None = None
 ) -> MemoryEntry | Decision:
     if not old_text.strip():
         return Decision(status=Status.INVALID, message="old_text is required and cannot be empty")
@@ -185,7 +209,7 @@ def locate_one(
 
 
 def capacity_events(
-    doc: MemoryDocument,
+    doc: DocumentState,
     policy: WritePolicy,
     *,
     adding: int,
@@ -193,6 +217,8 @@ def capacity_events(
     command: AddMemory | ReplaceMemory | MoveMemory,
     namespace: str | None = None,
 ) -> tuple[tuple[Event, ...], tuple[MemoryEntry, ...]] | Decision:
+    if _own_usage(doc, policy.scope, namespace, replacing) + adding <= policy.char_limit:
+        return (), ()  # fits: what plan_capacity says, without listing the own rows
     own = policy.scope.own_rows(doc.active, doc.target)
     if doc.target in (Target.USER, Target.MEMORY):
         own = [e for e in own if e.namespace == namespace]  # each namespace has its budget
@@ -223,7 +249,29 @@ def capacity_events(
     return events, plan.evict
 
 
-def decide_add(doc: MemoryDocument, cmd: AddMemory, policy: WritePolicy) -> Decision:
+def _own_usage(
+    doc: DocumentState, scope: SessionScope, namespace: str | None, replacing: MemoryEntry | None
+) -> int:
+    """Characters of the own rows that count against the limit, less `replacing` (as
+    `plan_capacity` counts them), from the index: the global targets budget per namespace;
+    the project and failure targets' own rows are the groups of no project and of the
+    current project that the session owns."""
+    if doc.target in (Target.USER, Target.MEMORY):
+        groups: tuple[str | None, ...] = (namespace,)
+    else:
+        groups = tuple({None: None, scope.project: None})
+    used = 0
+    for group in groups:
+        first = doc.index.first(group)
+        if first is None or not scope.own(first):
+            continue
+        used += doc.index.used(group)
+        if replacing is not None and doc.index.holds(group, replacing.id):
+            used -= len(replacing.text)
+    return used
+
+
+def decide_add(doc: DocumentState, cmd: AddMemory, policy: WritePolicy) -> Decision:
     scope = policy.scope
     text = clean_entry_text(cmd.text)
     problem = _project_problem(cmd.target, scope) or entry_text_problem(text)
@@ -234,8 +282,7 @@ def decide_add(doc: MemoryDocument, cmd: AddMemory, policy: WritePolicy) -> Deci
         return gate
     project = scope.attribution(cmd.target)
     key = normalize_text(text)
-    rows = same_scope(doc, scope, project, cmd.namespace)
-    same = exact(rows, key)
+    same = same_text(doc, scope, project, cmd.namespace, key)
     if same is not None:
         return Decision(
             status=Status.NOOP,
@@ -243,6 +290,7 @@ def decide_add(doc: MemoryDocument, cmd: AddMemory, policy: WritePolicy) -> Deci
             entry_id=same.id,
         )
     if not cmd.force and cmd.target is not Target.FAILURE:
+        rows = same_scope(doc, scope, project, cmd.namespace)
         candidates = near_duplicates(text, [(e.id, e.text) for e in rows], cmd.cosines)
         if candidates:
             listing = "; ".join(f"[{i + 1}] {preview(c.text)}" for i, c in enumerate(candidates))
@@ -302,7 +350,7 @@ def _category(
     return asked or old or FailureCategory.FAILURE
 
 
-def decide_replace(doc: MemoryDocument, cmd: ReplaceMemory, policy: WritePolicy) -> Decision:
+def decide_replace(doc: DocumentState, cmd: ReplaceMemory, policy: WritePolicy) -> Decision:
     scope = policy.scope
     text = clean_entry_text(cmd.text)
     problem = _project_problem(cmd.target, scope) or entry_text_problem(text)
@@ -322,7 +370,7 @@ def decide_replace(doc: MemoryDocument, cmd: ReplaceMemory, policy: WritePolicy)
         return Decision(
             status=Status.NOOP, message="The entry already has this content.", entry_id=old.id
         )
-    same = exact(same_scope(doc, scope, project, old.namespace), key)
+    same = same_text(doc, scope, project, old.namespace, key)
     if same is not None and same.id != old.id:
         merged = MemorySuperseded(
             stream=doc.stream,
@@ -370,7 +418,7 @@ def decide_replace(doc: MemoryDocument, cmd: ReplaceMemory, policy: WritePolicy)
     )
 
 
-def decide_remove(doc: MemoryDocument, cmd: RemoveMemory, policy: WritePolicy) -> Decision:
+def decide_remove(doc: DocumentState, cmd: RemoveMemory, policy: WritePolicy) -> Decision:
     problem = _project_problem(cmd.target, policy.scope)
     if problem:
         return Decision(status=Status.INVALID, message=f"Refused: {problem}.")
@@ -395,7 +443,7 @@ def decide_remove(doc: MemoryDocument, cmd: RemoveMemory, policy: WritePolicy) -
     )
 
 
-def decide(doc: MemoryDocument, cmd: MemoryCommand, policy: WritePolicy) -> Decision:
+def decide(doc: DocumentState, cmd: MemoryCommand, policy: WritePolicy) -> Decision:
     if doc.target is not cmd.target:
         raise ValueError(f"{type(cmd).__name__} for {cmd.target} given the {doc.target} document")
     match cmd:

@@ -6,8 +6,10 @@ case. Folding is O(entries + events): the fold works on private dicts and freeze
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+import functools
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import date
+from typing import Protocol
 
 import attrs
 from pi_hermes_memory.domain.errors import InvariantViolation, VersionConflict
@@ -20,9 +22,12 @@ from pi_hermes_memory.domain.events import (
     MemoryReferenced,
     MemoryRemoved,
     MemoryReplaced,
+    MemoryRestored,
+    MemoryRetagged,
     MemorySuperseded,
 )
 from pi_hermes_memory.domain.model import MemoryEntry, Target
+from pi_hermes_memory.domain.scope_index import ScopeIndex
 
 
 def stream_for(target: Target) -> str:
@@ -57,6 +62,11 @@ class MemoryDocument:
     def all_entries(self) -> Iterator[MemoryEntry]:
         yield from self.active
         yield from self.history
+
+    @functools.cached_property
+    def index(self) -> ScopeIndex:
+        """The active rows grouped for the write rules, built on first use (O(active))."""
+        return ScopeIndex(self.target, enumerate(self.active))
 
 
 @attrs.define
@@ -114,7 +124,9 @@ class _Builder:
         self.history[entry_id] = attrs.evolve(old, superseded_by=by, superseded_at=on)
         return slot
 
-    def append(self, event: MemoryAdded | MemoryMovedIn, *, namespace: str | None) -> None:
+    def append(
+        self, event: MemoryAdded | MemoryMovedIn | MemoryRestored, *, namespace: str | None
+    ) -> None:
         """A new active entry at the end of the document."""
         entry = MemoryEntry(
             id=event.entry_id,
@@ -125,6 +137,7 @@ class _Builder:
             created=event.created,
             last_referenced=event.last_referenced,
             namespace=namespace,
+            flagged=event.flagged,
         )
         self.slots[self.next_slot] = entry
         self.slot_of[entry.id] = self.next_slot
@@ -152,6 +165,7 @@ class _Builder:
                     category=event.category,
                     created=event.created,
                     last_referenced=event.last_referenced,
+                    flagged=event.flagged,
                 )
                 self.slots[position] = new  # the new version takes the old one's place
                 self.slot_of[new.id] = position
@@ -181,6 +195,24 @@ class _Builder:
                     self.slots[self.slot_of[entry.id]] = attrs.evolve(
                         entry, last_referenced=event.on
                     )
+            case MemoryRetagged():
+                entry = self.active_entry(event.entry_id)
+                self.slots[self.slot_of[entry.id]] = attrs.evolve(
+                    entry,
+                    project=event.project,
+                    category=event.category,
+                    created=event.created,
+                    last_referenced=event.last_referenced,
+                    namespace=event.namespace,
+                    flagged=event.flagged,
+                )
+            case MemoryRestored():
+                if event.entry_id not in self.removed or event.entry_id in self.slot_of:
+                    raise InvariantViolation(
+                        f"{self.stream}: entry {event.entry_id} is not a removed entry"
+                    )
+                self.removed.discard(event.entry_id)
+                self.append(event, namespace=event.namespace)
             case _:
                 raise InvariantViolation(f"unknown event {type(event).__name__}")
 
@@ -197,3 +229,94 @@ def fold(state: MemoryDocument, events: Iterable[Event]) -> MemoryDocument:
 
 def evolve(state: MemoryDocument, event: Event) -> MemoryDocument:
     return fold(state, (event,))
+
+
+class DocumentState(Protocol):
+    """What `decide` reads of a document: a MemoryDocument or a WorkingDocument."""
+
+    @property
+    def stream(self) -> str: ...
+
+    @property
+    def target(self) -> Target: ...
+
+    @property
+    def version(self) -> int: ...
+
+    @property
+    def active(self) -> Sequence[MemoryEntry]: ...
+
+    @property
+    def index(self) -> ScopeIndex: ...
+
+
+class _TrackedSlots(dict[int, MemoryEntry]):
+    """The builder's slots, logging every change as (slot, old, new) for the index."""
+
+    def __init__(self, slots: dict[int, MemoryEntry]) -> None:
+        super().__init__(slots)
+        self.changes: list[tuple[int, MemoryEntry | None, MemoryEntry | None]] = []
+
+    def __setitem__(self, slot: int, entry: MemoryEntry) -> None:
+        self.changes.append((slot, self.get(slot), entry))
+        super().__setitem__(slot, entry)
+
+    def __delitem__(self, slot: int) -> None:
+        self.changes.append((slot, self[slot], None))
+        super().__delitem__(slot)
+
+    def pop(self, slot: int, *default: MemoryEntry) -> MemoryEntry:  # type: ignore[override]
+        if slot in self:
+            self.changes.append((slot, self[slot], None))
+        return super().pop(slot, *default)
+
+
+class WorkingDocument:
+    """A mutable copy of a document for deciding many commands in a row (a batch).
+
+    `decide` reads it like a MemoryDocument. Applying a decision's events costs O(events) and
+    keeps `index` current, where folding a frozen document would copy every entry per decision
+    (O(n^2) for a batch of n). `active` is materialized only when asked (replace/remove scan
+    it) and cached until the next change; `freeze` returns the folded document.
+    """
+
+    def __init__(self, doc: MemoryDocument) -> None:
+        self._builder = _Builder.of(doc)
+        self._slots = _TrackedSlots(self._builder.slots)
+        self._builder.slots = self._slots
+        self.index = ScopeIndex(doc.target, self._slots.items())  # its own: it changes
+        self._active: tuple[MemoryEntry, ...] | None = doc.active
+
+    @property
+    def stream(self) -> str:
+        return self._builder.stream
+
+    @property
+    def target(self) -> Target:
+        return self._builder.target
+
+    @property
+    def version(self) -> int:
+        return self._builder.version
+
+    @property
+    def active(self) -> Sequence[MemoryEntry]:
+        if self._active is None:
+            slots = self._slots
+            self._active = tuple(slots[k] for k in sorted(slots))
+        return self._active
+
+    def apply(self, events: Iterable[Event]) -> None:
+        for event in events:
+            self._builder.apply(event)
+        changes, self._slots.changes = self._slots.changes, []
+        if changes:
+            self._active = None
+        for slot, old, new in changes:
+            if old is not None:
+                self.index.discard(slot, old)
+            if new is not None:
+                self.index.add(slot, new)
+
+    def freeze(self) -> MemoryDocument:
+        return self._builder.freeze()

@@ -51,6 +51,9 @@ class MemoryAdded(Event):
     last_referenced: date
     origin: Origin = Origin.TOOL
     namespace: str | None = None
+    #: the content-scan finding of hand-edited text: the row is kept out of search until its
+    #: text is fixed (None: clean, or written through the tool, which refuses such text)
+    flagged: str | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -67,6 +70,7 @@ class MemoryReplaced(Event):
     created: date
     last_referenced: date
     origin: Origin = Origin.TOOL
+    flagged: str | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -125,6 +129,7 @@ class MemoryMovedIn(Event):
     category: FailureCategory | None
     created: date
     last_referenced: date
+    flagged: str | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -139,6 +144,42 @@ class MemoryMergedInto(Event):
     on: date
 
 
+@attrs.frozen(kw_only=True)
+class MemoryRetagged(Event):
+    """A hand edit changed only the metadata of an active entry (project, created, scope,
+    category): the entry keeps its id and text. `text` and `flagged` repeat the entry's so a
+    read model can add a row that had none (a project entry that gains its attribution)."""
+
+    TAG: ClassVar[str] = "memory.retagged.v1"
+
+    entry_id: str
+    text: str
+    project: str | None
+    category: FailureCategory | None
+    created: date
+    last_referenced: date
+    namespace: str | None
+    flagged: str | None = None
+    origin: Origin = Origin.MARKDOWN
+
+
+@attrs.frozen(kw_only=True)
+class MemoryRestored(Event):
+    """A removed entry (by hand edit, the tool or eviction) is active again with its old id."""
+
+    TAG: ClassVar[str] = "memory.restored.v1"
+
+    entry_id: str
+    target: Target
+    text: str
+    project: str | None
+    category: FailureCategory | None
+    created: date
+    last_referenced: date
+    namespace: str | None = None
+    flagged: str | None = None
+
+
 DomainEvent = (
     MemoryAdded
     | MemoryReplaced
@@ -148,6 +189,8 @@ DomainEvent = (
     | MemoryMovedOut
     | MemoryMovedIn
     | MemoryMergedInto
+    | MemoryRetagged
+    | MemoryRestored
 )
 
 EVENT_TYPES: tuple[type[Event], ...] = (
@@ -159,4 +202,6 @@ EVENT_TYPES: tuple[type[Event], ...] = (
     MemoryMovedOut,
     MemoryMovedIn,
     MemoryMergedInto,
+    MemoryRetagged,
+    MemoryRestored,
 )

@@ -25,6 +25,18 @@ class ParsedEntry:
 
 
 @attrs.frozen(kw_only=True)
+class VersionLine:
+    """The first line of a rendered file: which store, document and journal version the file
+    was rendered from. A hand edit is merged against that version (ADR 0022)."""
+
+    target: str
+    version: int
+    store: str
+
+
+@attrs.frozen(kw_only=True)
 class ParsedDocument:
     entries: tuple[ParsedEntry, ...]
     warnings: tuple[str, ...] = ()
+    #: the version line the file started with; None when it had none (or an unreadable one)
+    version_line: VersionLine | None = None

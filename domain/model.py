@@ -61,6 +61,9 @@ class MemoryEntry:
     #: None for the shared global layer; "agent:<id>", "custom:<name>" (memory) or "user:<id>"
     #: (user) for a namespaced row. Project rows use `project` instead (ADR 0014).
     namespace: str | None = None
+    #: why hand-edited text failed the content scan; such a row stays out of search results
+    #: until a person fixes its text (None: clean)
+    flagged: str | None = None
 
     @classmethod
     def create(

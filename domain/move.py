@@ -162,6 +162,7 @@ def decide_move(
         category=None,
         created=entry.created,
         last_referenced=max(today, entry.last_referenced),
+        flagged=entry.flagged,
     )
     status = Status.PROMOTED if cmd.direction is MoveDirection.PROMOTE else Status.DEMOTED
     where = "global memory" if cmd.direction is MoveDirection.PROMOTE else "project memory"

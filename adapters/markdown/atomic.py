@@ -14,9 +14,12 @@ import re
 import stat
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from types import TracebackType
+
+from pi_hermes_memory.errors import StoreBusy
 
 __all__ = ["FileLock", "LockTimeout", "StorageError", "atomic_write", "stale_temp_files"]
 
@@ -50,8 +53,9 @@ class StorageError(OSError):
         return cls(f"could not {action} {path}: {reason}", path=path, errno=exc.errno)
 
 
-class LockTimeout(StorageError):
-    """Another process held the lock for longer than the timeout."""
+class LockTimeout(StorageError, StoreBusy):  # type: ignore[misc]  # path: a Path in both
+    """Another process held the lock for longer than the timeout; also the library's typed
+    `StoreBusy`, so callers see one error for "the store was busy" (ADR 0024)."""
 
 
 # --- atomic replacement ------------------------------------------------------------------------
@@ -241,6 +245,7 @@ if sys.platform == "win32":
         msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
 
     _OPEN_FLAGS = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOINHERIT", 0)
+    _block_lock = None  # no blocking wait that a deadline can abandon: poll
 
 else:
     import fcntl
@@ -255,9 +260,50 @@ else:
     def _unlock(fd: int) -> None:
         fcntl.flock(fd, fcntl.LOCK_UN)
 
+    def _block_lock(fd: int) -> None:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+
     # O_CLOEXEC: a program we exec must not inherit (and so prolong) the lock. O_NOFOLLOW: a
     # symlink planted at the lock path must not make us create or lock some other file.
     _OPEN_FLAGS = os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
+
+
+class _Waiter:
+    """A blocking flock in a helper thread, so that the wait has a deadline.
+
+    Blocked flock waiters are woken by the kernel the moment the holder releases, in the order
+    they queued, where pollers sleep and lose the race to whoever arrives next (ADR 0024: with
+    16 writers, one polling add waited past the 30 s timeout). A thread blocked in flock cannot
+    be cancelled: when the caller gives up, the thread keeps waiting and hands the lock back
+    (closes the descriptor) the moment it gets it.
+    """
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.done = threading.Event()
+        self.error: OSError | None = None
+        self._mutex = threading.Lock()
+        self._abandoned = False
+
+    def run(self) -> None:
+        try:
+            if _block_lock is not None:
+                _block_lock(self.fd)
+        except OSError as exc:
+            self.error = exc
+        with self._mutex:
+            if self._abandoned:
+                os.close(self.fd)  # releases the lock we got too late
+                return
+            self.done.set()
+
+    def abandon(self) -> bool:
+        """Give up waiting; False when the lock (or an error) arrived first."""
+        with self._mutex:
+            if self.done.is_set():
+                return False
+            self._abandoned = True
+            return True
 
 
 class FileLock:
@@ -266,7 +312,9 @@ class FileLock:
     The lock file is never deleted: a process that deleted it while another waited on the old
     inode would let two holders in at once. Kernel locks (flock on POSIX, msvcrt.locking on
     Windows) are released by the OS when the holder dies, even by SIGKILL, so there are no stale
-    locks to break. Waiting polls until `timeout` seconds, then raises LockTimeout.
+    locks to break. Waiting blocks in the kernel (POSIX; a helper thread keeps the deadline) so
+    waiters are served about in arrival order; on Windows it polls. After `timeout` seconds it
+    raises LockTimeout.
 
     Not re-entrant: acquiring a FileLock that is already held raises RuntimeError, and two
     FileLock objects on the same path in one process exclude each other (so nesting them would
@@ -289,10 +337,19 @@ class FileLock:
             raise RuntimeError(f"the lock {self.path} is already held by this FileLock")
         fd = self._open()
         try:
-            self._wait_for(fd)
+            got = self._try(fd)
         except BaseException:
             os.close(fd)
             raise
+        if not got:
+            if _block_lock is not None:
+                self._wait_blocking(fd)  # owns fd: closes it on failure
+            else:
+                try:
+                    self._wait_for(fd)
+                except BaseException:
+                    os.close(fd)
+                    raise
         self._fd = fd
 
     def release(self) -> None:
@@ -324,23 +381,44 @@ class FileLock:
         except OSError as exc:
             raise StorageError.from_os_error("open the lock file", self.path, exc) from exc
 
+    def _try(self, fd: int) -> bool:
+        try:
+            return _try_lock(fd)
+        except OSError as exc:
+            raise StorageError.from_os_error("lock", self.path, exc) from exc
+
+    def _timeout(self) -> LockTimeout:
+        return LockTimeout(
+            f"could not lock {self.path} within {self.timeout:g} s: another process is holding it",
+            path=self.path,
+            errno=errno_codes.EWOULDBLOCK,
+        )
+
+    def _wait_blocking(self, fd: int) -> None:
+        waiter = _Waiter(fd)
+        thread = threading.Thread(target=waiter.run, name="pi-hermes-memory-lock", daemon=True)
+        thread.start()
+        try:
+            arrived = waiter.done.wait(max(self.timeout, 0.0))
+        except BaseException:  # KeyboardInterrupt while waiting
+            if not waiter.abandon():
+                os.close(fd)  # the lock arrived meanwhile: hand it back
+            raise
+        if not arrived and waiter.abandon():
+            raise self._timeout()
+        if waiter.error is not None:
+            os.close(fd)
+            raise StorageError.from_os_error("lock", self.path, waiter.error) from waiter.error
+
     def _wait_for(self, fd: int) -> None:
         deadline = time.monotonic() + self.timeout
         # Start polling fast (locks are usually held for milliseconds), back off to poll_s.
         pause = min(0.001, self.poll_s)
         while True:
-            try:
-                if _try_lock(fd):
-                    return
-            except OSError as exc:
-                raise StorageError.from_os_error("lock", self.path, exc) from exc
+            if self._try(fd):
+                return
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                raise LockTimeout(
-                    f"could not lock {self.path} within {self.timeout:g} s: "
-                    "another process is holding it",
-                    path=self.path,
-                    errno=errno_codes.EWOULDBLOCK,
-                )
+                raise self._timeout()
             time.sleep(min(pause, remaining))
             pause = min(pause * 2, self.poll_s)

@@ -19,7 +19,7 @@ from collections.abc import Iterator, Sequence
 from datetime import date
 
 import attrs
-from pi_hermes_memory.domain.markdown_doc import ParsedDocument, ParsedEntry
+from pi_hermes_memory.domain.markdown_doc import ParsedDocument, ParsedEntry, VersionLine
 from pi_hermes_memory.domain.model import (
     SEPARATOR_LINE,
     FailureCategory,
@@ -31,7 +31,7 @@ from pi_hermes_memory.domain.model import (
     namespace_problem,
 )
 
-__all__ = ["parse_document", "render_document"]
+__all__ = ["parse_document", "render_document", "render_version_line"]
 
 BOM = "\ufeff"
 ENTRY_JOINER = f"\n{SEPARATOR_LINE}\n"
@@ -44,6 +44,10 @@ _KEY = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,63}")
 # not `\d`, because `\d` matches non-ASCII digits.
 _ISO_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 
+VERSION_LINE_PREFIX = "pi-hermes-memory:"
+_VERSION_FIELDS = re.compile(
+    r"\s*(?P<target>[a-z]{1,16}) v(?P<version>[0-9]{1,18}), store (?P<store>[0-9a-f]{1,64})\b"
+)
 _KNOWN_KEYS = frozenset({"created", "last", "project", "category", "scope"})
 _CATEGORIES = {c.value: c for c in FailureCategory}
 _PROJECT_TARGETS = frozenset({Target.PROJECT, Target.FAILURE})
@@ -58,8 +62,21 @@ _FILE_LABEL = {
 # --- rendering ---------------------------------------------------------------------------------
 
 
-def render_document(entries: Sequence[MemoryEntry], *, target: Target) -> str:
+def render_version_line(stamp: VersionLine) -> str:
+    return (
+        f"{COMMENT_OPEN} {VERSION_LINE_PREFIX} {stamp.target} v{stamp.version}, store "
+        f"{stamp.store} (edit entries freely; keep this line so edits merge with the agent's) "
+        f"{COMMENT_CLOSE}"
+    )
+
+
+def render_document(
+    entries: Sequence[MemoryEntry], *, target: Target, stamp: VersionLine | None = None
+) -> str:
     """The file content for `entries`, in order. Same input, same bytes.
+
+    With `stamp`, the first line names the store, document and journal version the file was
+    rendered from (ADR 0022): a hand edit is then merged against exactly that version.
 
     Raises ValueError for an entry that could not be read back unchanged (wrong target, text the
     format cannot hold, unsafe project name): writing it would corrupt the file's structure, and
@@ -74,9 +91,12 @@ def render_document(entries: Sequence[MemoryEntry], *, target: Target) -> str:
                 f"entry {number} cannot be written to {_FILE_LABEL[target]}: {problem}"
             )
         blocks.append(block)
+    head = "" if stamp is None else render_version_line(stamp) + "\n"
     if not blocks:
-        return ""
+        return head
     document = ENTRY_JOINER.join(blocks) + "\n"
+    if head:
+        return head + document
     # The reader drops one leading BOM, so a first entry that itself starts with U+FEFF needs a
     # sacrificial one in front to survive the round trip.
     return BOM + document if document.startswith(BOM) else document
@@ -156,14 +176,34 @@ def parse_document(text: str, *, target: Target) -> ParsedDocument:
         text = text[len(BOM) :]
     entries: list[ParsedEntry] = []
     warnings: list[str] = []
+    stamp, text, offset = _version_line(text, target, warnings)
     for number, chunk in enumerate(_chunks(text), 1):
-        where = f"entry {number} (line {chunk.line})"
+        where = f"entry {number} (line {chunk.line + offset})"
         entry, warning = _parse_chunk(chunk.text, target)
         if warning is not None:
             warnings.append(f"{_FILE_LABEL[target]}: {where}: {warning}")
         if entry is not None:
             entries.append(entry)
-    return ParsedDocument(entries=tuple(entries), warnings=tuple(warnings))
+    return ParsedDocument(entries=tuple(entries), warnings=tuple(warnings), version_line=stamp)
+
+
+def _version_line(
+    text: str, target: Target, warnings: list[str]
+) -> tuple[VersionLine | None, str, int]:
+    """(the version line, the text after it, lines consumed). A first line that is our comment
+    but cannot be read is dropped with a warning: the importer then merges conservatively."""
+    first, _, rest = text.partition("\n")
+    line = first.strip()
+    if not (
+        line.startswith(f"{COMMENT_OPEN} {VERSION_LINE_PREFIX}") and line.endswith(COMMENT_CLOSE)
+    ):
+        return None, text, 0
+    found = _VERSION_FIELDS.match(line[len(COMMENT_OPEN) + 1 + len(VERSION_LINE_PREFIX) :])
+    if found is None:
+        warnings.append(f"{_FILE_LABEL[target]}: line 1: the version line is unreadable")
+        return None, rest, 1
+    stamp = VersionLine(target=found["target"], version=int(found["version"]), store=found["store"])
+    return stamp, rest, 1
 
 
 def _chunks(text: str) -> Iterator[_Chunk]:

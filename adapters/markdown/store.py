@@ -6,6 +6,9 @@ caller back up a file it cannot parse exactly as it was.
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import os
 from pathlib import Path
 
 import attrs
@@ -13,17 +16,34 @@ from pi_hermes_memory.adapters.markdown.atomic import (
     FileLock,
     StorageError,
     atomic_write,
+    stale_temp_files,
 )
 from pi_hermes_memory.domain.model import Target
+from pi_hermes_memory.errors import MarkdownTooLarge
 
-__all__ = ["LOCK_FILE_NAME", "MarkdownFiles"]
+__all__ = ["LOCK_FILE_NAME", "MarkdownFiles", "read_only_file"]
 
 LOCK_FILE_NAME = ".pi-hermes-memory.lock"
+#: A memory file above this is not read (MarkdownTooLarge): parsing and importing it would hold
+#: the store lock for minutes (ADR 0024); 16 MiB holds ~100,000 entries of ~150 bytes.
+MAX_FILE_BYTES = 16 * 2**20
+#: Temp files untouched this long are a killed writer's (a live write takes milliseconds).
+STALE_TEMP_AGE_S = 300.0
 _GLOBAL_FILES = {
     Target.MEMORY: "MEMORY.md",
     Target.USER: "USER.md",
     Target.FAILURE: "failures.md",
 }
+
+
+def read_only_file(path: Path) -> bool:
+    """Whether an existing file has no write permission bit, or this process may not write it
+    (the mode bits count even for root: chmod 0444 says "leave this file alone")."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return False
+    return not mode & 0o222 or not os.access(path, os.W_OK)
 
 
 @attrs.frozen
@@ -64,22 +84,78 @@ class MarkdownFiles:
     def describe(self, target: Target) -> str:
         return str(self.path_for(target))
 
+    def replica(self, target: Target) -> str:
+        """The file's physical path: the ledger keeps each replica's renders apart, so agent
+        roots that share one memoryDir (one journal) never mistake each other's files."""
+        from pi_hermes_memory.adapters.config_file import physical_path
+
+        return str(physical_path(self.path_for(target)))
+
+    def layout_problem(self) -> str | None:
+        """Why these documents cannot be kept apart (two of them are one physical file), or
+        None. A store must refuse to open such a layout: every render of one document would
+        read as a hand edit of the other (ADR 0022)."""
+        seen: dict[object, Target] = {}
+        for target in Target:
+            path = self.path_for(target)
+            keys: list[object] = [self.replica(target)]
+            try:
+                st = path.stat()
+                keys.append((st.st_dev, st.st_ino))  # hard links, bind mounts
+            except OSError:
+                pass
+            for key in keys:
+                other = seen.setdefault(key, target)
+                if other is not target:
+                    return (
+                        f"{self.path_for(other)} and {path} are the same file (a symlink, hard "
+                        "link or memoryDir = projectsMemoryDir); each memory document needs its "
+                        "own file. Nothing was written: point memoryDir and projectsMemoryDir "
+                        "at separate folders."
+                    )
+        return None
+
     def read(self, target: Target) -> bytes | None:
-        """The file's bytes, or None when it does not exist yet. Raises StorageError."""
+        """The file's bytes, or None when it does not exist yet. Raises StorageError, and
+        MarkdownTooLarge (the file is not read) above MAX_FILE_BYTES."""
         path = self.path_for(target)
         try:
-            return path.read_bytes()
+            with path.open("rb") as file:
+                data = file.read(MAX_FILE_BYTES + 1)
         except FileNotFoundError:
             return None
         except OSError as exc:
             raise StorageError.from_os_error("read", path, exc) from exc
+        if len(data) > MAX_FILE_BYTES:
+            raise MarkdownTooLarge(
+                f"{path} is larger than {MAX_FILE_BYTES // 2**20} MiB, more than a memory file "
+                "may hold; it was left untouched and not read, and no change to it was written "
+                "(the other memory files keep working). Split or shorten it by hand."
+            )
+        return data
 
     def write(self, target: Target, data: bytes) -> None:
         """Replace the file atomically and durably. Raises StorageError: then nothing was saved.
 
-        Take `lock()` around the read-modify-write that produced `data`.
+        Take `lock()` around the read-modify-write that produced `data`. A file without write
+        permission (chmod 0444) is respected, never replaced (ADR 0023).
         """
-        atomic_write(self.path_for(target), data)
+        path = self.path_for(target)
+        if read_only_file(path):
+            raise StorageError(
+                f"{path} is read-only; it was left as it is", path=path, errno=errno.EACCES
+            )
+        self._remove_stale_temps(path)
+        atomic_write(path, data)
+
+    def _remove_stale_temps(self, path: Path) -> None:
+        """Delete the temp files a killed writer left next to `path` (`.MEMORY.md.x.tmp`).
+        Called under the store lock, so no writer of this store is mid-write; the age guard
+        spares a write of anyone else in the folder. Best effort: a leftover is harmless."""
+        for stale in stale_temp_files(path.parent, older_than_s=STALE_TEMP_AGE_S):
+            if stale.name.startswith(f".{path.name}."):
+                with contextlib.suppress(OSError):
+                    stale.unlink()
 
     @property
     def lock_path(self) -> Path:

@@ -29,6 +29,7 @@ _COLUMNS = (
     "last_referenced",
     "superseded_by",
     "superseded_at",
+    "flagged",
 )
 _TARGET, _LAST = _COLUMNS.index("target"), _COLUMNS.index("last_referenced")
 _TEXT = _COLUMNS.index("text")
@@ -52,6 +53,7 @@ def _values(entry: MemoryEntry, have: _Row | None) -> _Row:
         last,
         entry.superseded_by,
         entry.superseded_at.isoformat() if entry.superseded_at else None,
+        entry.flagged,
     )
 
 

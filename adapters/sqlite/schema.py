@@ -132,6 +132,33 @@ MIGRATIONS: tuple[str, ...] = (
         ON memories (target, project, namespace, superseded_by, embedding_model, id);
     DROP INDEX memories_scope;
     """,
+    # 4: data safety (ADR 0022): the render ledger per replica (one Markdown file of a stream;
+    # several agent roots may replicate one journal), the scan finding that keeps a hand-edited
+    # row out of search, folded-state snapshots so that open time follows the live state, and
+    # the store's identity (written into every rendered file's version line)
+    """
+    CREATE TABLE markdown_replicas (
+        stream TEXT NOT NULL,
+        replica TEXT NOT NULL,  -- the file's resolved path; '' for a ledger row of schema 3
+        version INTEGER NOT NULL,
+        sha256 TEXT NOT NULL,
+        PRIMARY KEY (stream, replica)
+    );
+    INSERT INTO markdown_replicas (stream, replica, version, sha256)
+        SELECT stream, '', version, sha256 FROM markdown_ledger;
+    DROP TABLE markdown_ledger;
+    ALTER TABLE memories ADD COLUMN flagged TEXT;
+    CREATE TABLE snapshots (
+        stream TEXT PRIMARY KEY,
+        version INTEGER NOT NULL,
+        data TEXT NOT NULL
+    );
+    CREATE TABLE store_meta (
+        key TEXT PRIMARY KEY,
+        value TEXT NOT NULL
+    );
+    INSERT INTO store_meta (key, value) VALUES ('store_id', lower(hex(randomblob(8))));
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -177,6 +204,8 @@ def check_ours(conn: apsw.Connection, path: Path) -> int:
 
 def migrate(conn: apsw.Connection, path: Path) -> None:
     """Bring our file to SCHEMA_VERSION, each step in its own IMMEDIATE transaction."""
+    if check_ours(conn, path) == SCHEMA_VERSION:
+        return  # no write transaction: opening never waits for a writer (ADR 0024)
     with conn:
         current = check_ours(conn, path)  # re-checked under the write lock
         for step, sql in enumerate(MIGRATIONS[current:], start=current + 1):

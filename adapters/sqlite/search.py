@@ -89,7 +89,8 @@ def scope_sql(query: SearchQuery) -> tuple[str, list[Any]]:
         sql, clause_params = _clause_sql(clause)
         ors.append(sql)
         params += clause_params
-    where = [f"({' OR '.join(ors)})"]
+    # a hand-edited row that failed the content scan never leaves the store (ADR 0022)
+    where = [f"({' OR '.join(ors)})", "m.flagged IS NULL"]
     if query.category is not None:
         where.append("m.category = ?")
         params.append(query.category.value)

@@ -10,12 +10,17 @@ import contextlib
 import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from types import EllipsisType
+from typing import Any
 
 import apsw
 import attrs
 from pi_hermes_memory.adapters.sqlite.connection import connect, enable_wal
+from pi_hermes_memory.adapters.sqlite.eventlog import EventLog, default_log_path
+from pi_hermes_memory.adapters.sqlite.failures import map_error, map_os_error
 from pi_hermes_memory.adapters.sqlite.fts import grams
 from pi_hermes_memory.adapters.sqlite.mirror import rebuild_rows
+from pi_hermes_memory.adapters.sqlite.recovery import restore_if_missing
 from pi_hermes_memory.adapters.sqlite.schema import check_ours, migrate
 from pi_hermes_memory.codec import decode, encode
 from pi_hermes_memory.domain.document import MemoryDocument
@@ -29,9 +34,12 @@ from pi_hermes_memory.domain.events import (
     MemoryReferenced,
     MemoryRemoved,
     MemoryReplaced,
+    MemoryRestored,
+    MemoryRetagged,
     MemorySuperseded,
 )
 from pi_hermes_memory.domain.model import Target
+from pi_hermes_memory.errors import StoreReadOnly
 from pi_hermes_memory.mirror import RebuildReport
 
 
@@ -73,6 +81,19 @@ class SqliteJournal:
             )
         ]
 
+    def snapshot(self, stream: str) -> tuple[int, str] | None:
+        row = self._conn.execute(
+            "SELECT version, data FROM snapshots WHERE stream = ?", (stream,)
+        ).fetchone()
+        return None if row is None else (int(row[0]), str(row[1]))
+
+    def save_snapshot(self, stream: str, version: int, data: str) -> None:
+        self._conn.execute(
+            "INSERT INTO snapshots (stream, version, data) VALUES (?, ?, ?) "
+            "ON CONFLICT (stream) DO UPDATE SET version = excluded.version, data = excluded.data",
+            (stream, version, data),
+        )
+
 
 class SqliteProjection:
     """The `memories` table (active rows + superseded history) and its FTS index.
@@ -94,12 +115,12 @@ class SqliteProjection:
     def _apply(self, event: Event) -> None:
         c = self._conn
         match event:
-            case MemoryAdded():
+            case MemoryAdded() | MemoryRestored():
                 if event.target is Target.PROJECT and event.project is None:
                     return
                 c.execute(
                     "INSERT INTO memories (id, target, project, category, text, grams, created, "
-                    "last_referenced, namespace) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "last_referenced, namespace, flagged) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (
                         event.entry_id,
                         event.target.value,
@@ -110,6 +131,7 @@ class SqliteProjection:
                         event.created.isoformat(),
                         event.last_referenced.isoformat(),
                         event.namespace,
+                        event.flagged,
                     ),
                 )
             case MemoryReplaced():
@@ -126,7 +148,7 @@ class SqliteProjection:
                     return
                 c.execute(
                     "INSERT INTO memories (id, target, project, category, text, grams, created, "
-                    "last_referenced, namespace) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "last_referenced, namespace, flagged) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (
                         event.new_id,
                         target,
@@ -137,6 +159,7 @@ class SqliteProjection:
                         event.created.isoformat(),
                         event.last_referenced.isoformat(),
                         namespace,  # a new version stays in its namespace
+                        event.flagged,
                     ),
                 )
             case MemorySuperseded():
@@ -160,10 +183,11 @@ class SqliteProjection:
                     event.category.value if event.category else None,
                     event.created.isoformat(),
                     event.last_referenced.isoformat(),
+                    event.flagged,
                 )
                 c.execute(
                     "UPDATE memories SET target = ?, project = ?, category = ?, created = ?, "
-                    "last_referenced = ? WHERE id = ?",
+                    "last_referenced = ?, flagged = ? WHERE id = ?",
                     (*values, event.entry_id),
                 )
                 if c.changes() == 0 and not (
@@ -171,7 +195,7 @@ class SqliteProjection:
                 ):
                     c.execute(
                         "INSERT INTO memories (id, target, project, category, created, "
-                        "last_referenced, text, grams) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                        "last_referenced, flagged, text, grams) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                         (event.entry_id, *values, event.text, grams(event.text)),
                     )
             case MemoryMergedInto():
@@ -184,6 +208,38 @@ class SqliteProjection:
                     "UPDATE memories SET last_referenced = MAX(last_referenced, ?) WHERE id = ?",
                     (event.on.isoformat(), event.entry_id),
                 )
+            case MemoryRetagged():
+                target = _target_of(event.stream)
+                if target == Target.PROJECT.value and event.project is None:
+                    # unattributed project entries live in Markdown only
+                    c.execute("DELETE FROM memories WHERE id = ?", (event.entry_id,))
+                    return
+                tags = (
+                    event.project,
+                    event.category.value if event.category else None,
+                    event.created.isoformat(),
+                    event.namespace,
+                    event.flagged,
+                )
+                c.execute(
+                    "UPDATE memories SET project = ?, category = ?, created = ?, namespace = ?, "
+                    "flagged = ? WHERE id = ?",
+                    (*tags, event.entry_id),
+                )
+                if c.changes() == 0:
+                    c.execute(
+                        "INSERT INTO memories (project, category, created, namespace, flagged, "
+                        "id, target, text, grams, last_referenced) "
+                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        (
+                            *tags,
+                            event.entry_id,
+                            target,
+                            event.text,
+                            grams(event.text),
+                            event.last_referenced.isoformat(),
+                        ),
+                    )
 
 
 def _target_of(stream: str) -> str:
@@ -194,19 +250,30 @@ class SqliteLedger:
     def __init__(self, conn: apsw.Connection) -> None:
         self._conn = conn
 
-    def rendered(self, stream: str) -> tuple[int, str] | None:
+    def rendered(self, stream: str, replica: str) -> tuple[int, str] | None:
+        """What was last rendered into this replica; a row migrated from schema 3 (replica '')
+        stands for the one replica that store had until a replica records its own."""
         row = self._conn.execute(
-            "SELECT version, sha256 FROM markdown_ledger WHERE stream = ?", (stream,)
+            "SELECT version, sha256 FROM markdown_replicas WHERE stream = ? AND replica IN (?, '') "
+            "ORDER BY replica DESC LIMIT 1",
+            (stream, replica),
         ).fetchone()
         return None if row is None else (int(row[0]), str(row[1]))
 
-    def record(self, stream: str, version: int, sha256: str) -> None:
+    def record(self, stream: str, replica: str, version: int, sha256: str) -> None:
         self._conn.execute(
-            "INSERT INTO markdown_ledger (stream, version, sha256) VALUES (?, ?, ?) "
-            "ON CONFLICT (stream) DO UPDATE SET version = excluded.version, "
+            "INSERT INTO markdown_replicas (stream, replica, version, sha256) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT (stream, replica) DO UPDATE SET version = excluded.version, "
             "sha256 = excluded.sha256",
-            (stream, version, sha256),
+            (stream, replica, version, sha256),
         )
+        # the migrated row belonged to the first replica that records its own
+        self._conn.execute(
+            "DELETE FROM markdown_replicas WHERE stream = ? AND replica = ''", (stream,)
+        )
+
+    def store_id(self) -> str:
+        return str(self._conn.execute("SELECT value FROM store_meta WHERE key = 'store_id'").get)
 
 
 @attrs.frozen
@@ -217,22 +284,68 @@ class SqliteUnitOfWork:
 
 
 class SqliteStorage:
-    """Opens (creating or migrating) our database file; refuses a foreign one."""
+    """Opens (creating or migrating) our database file; refuses a foreign one.
 
-    def __init__(self, path: Path) -> None:
+    Driver errors never leave it (ADR 0023): a damaged file raises `DatabaseDamaged`, a full
+    disk `StorageFull`, a read-only file or folder `StoreReadOnly` (pi_hermes_memory.errors).
+    A write that failed because the file could not be written reopens the connection before
+    the next one, so the store works again as soon as the cause is gone.
+
+    Every COMMIT that appended events is copied to the event log (`event_log`, default
+    `sessions.journal.jsonl` beside the database; None: no log) before `transaction()`
+    returns. A missing database whose log holds events is rebuilt from the log at open;
+    `warnings` says so.
+    """
+
+    def __init__(
+        self, path: Path, *, event_log: Path | EllipsisType | None = ..., logger: Any = None
+    ) -> None:
         self.path = path
-        self._conn = connect(path)
+        self._log_path: Path | None = (
+            default_log_path(path) if isinstance(event_log, EllipsisType) else event_log
+        )
+        self.event_log = None if self._log_path is None else EventLog(self._log_path)
+        self._logger = logger
+        self.warnings: list[str] = []
+        self._lock = threading.RLock()
+        self._logged = -1  # the largest seq this process knows the log holds
+        self._reopen = False
+        if self.event_log is not None:
+            try:
+                self.warnings.extend(restore_if_missing(path, self.event_log))
+            except apsw.Error as exc:
+                raise map_error(exc, path) from exc
+            except OSError as exc:
+                raise map_os_error(exc, path) from exc
+        self._conn = self._connect()
+        self._uow = self._unit_of_work()
+        with self._lock:
+            self._copy_to_log()
+
+    def _connect(self) -> apsw.Connection:
         try:
-            check_ours(self._conn, path)
-            enable_wal(self._conn)
-            migrate(self._conn, path)
+            conn = connect(self.path)
+        except OSError as exc:
+            raise map_os_error(exc, self.path) from exc
+        except apsw.Error as exc:
+            raise map_error(exc, self.path) from exc
+        try:
+            check_ours(conn, self.path)
+            enable_wal(conn)
+            migrate(conn, self.path)
+        except apsw.Error as exc:
+            errno = conn.system_errno
+            conn.close()
+            raise map_error(exc, self.path, errno) from exc
         except BaseException:
-            self._conn.close()
+            conn.close()
             raise
-        self._uow = SqliteUnitOfWork(
+        return conn
+
+    def _unit_of_work(self) -> SqliteUnitOfWork:
+        return SqliteUnitOfWork(
             SqliteJournal(self._conn), SqliteProjection(self._conn), SqliteLedger(self._conn)
         )
-        self._lock = threading.RLock()
 
     @property
     def connection(self) -> apsw.Connection:
@@ -240,19 +353,84 @@ class SqliteStorage:
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[SqliteUnitOfWork]:
-        with self._lock, self._conn:
+        with self._lock:
+            self._writable()
+            try:
+                with self._conn:
+                    yield self._uow
+            except apsw.Error as exc:
+                mapped = self._mapped(exc)
+                if mapped is exc:
+                    raise
+                raise mapped from exc
+            self._copy_to_log()
+
+    @contextlib.contextmanager
+    def snapshot(self) -> Iterator[SqliteUnitOfWork]:
+        """A read-only unit of work on a WAL snapshot (a deferred transaction: it never waits
+        for a writer, ADR 0024). Nothing may be written through it."""
+        with self.read():
             yield self._uow
 
     @contextlib.contextmanager
     def read(self) -> Iterator[apsw.Connection]:
         """A consistent read snapshot (deferred transaction: readers never take the write lock)."""
         with self._lock:
-            self._conn.execute("BEGIN DEFERRED")
             try:
-                yield self._conn
-            finally:
-                self._conn.execute("COMMIT")
+                self._conn.execute("BEGIN DEFERRED")
+                try:
+                    yield self._conn
+                finally:
+                    self._conn.execute("COMMIT")
+            except apsw.Error as exc:
+                mapped = self._mapped(exc)
+                if mapped is exc:
+                    raise
+                raise mapped from exc
 
     def close(self) -> None:
         with self._lock:
             self._conn.close()
+
+    # -- failures and the event log (ADR 0023) ------------------------------------------------
+
+    def _mapped(self, exc: apsw.Error) -> Exception:
+        mapped = map_error(exc, self.path, self._conn.system_errno)
+        if isinstance(mapped, StoreReadOnly):
+            self._reopen = True  # a connection that met a read-only file stays read-only
+        return mapped
+
+    def _writable(self) -> None:
+        """Reopen a connection that could not write before (the cause may be gone); refuse
+        to start a write on one that still cannot."""
+        if not (self._reopen or self._conn.readonly("main")):
+            return
+        fresh = self._connect()
+        self._conn.close()
+        self._conn, self._reopen = fresh, False
+        self._uow = self._unit_of_work()
+        if self._conn.readonly("main"):
+            self._reopen = True
+            raise map_error(apsw.ReadOnlyError("the database file is read-only"), self.path)
+
+    def _copy_to_log(self) -> None:
+        """After COMMIT: append the events the log lacks. A failure is a warning: the events
+        are durable in the database and the next commit or open appends them."""
+        if self.event_log is None:
+            return
+        try:
+            top = int(self._conn.execute("SELECT COALESCE(MAX(seq), 0) FROM events").get)
+            if top == self._logged:
+                return
+            _, warnings = self.event_log.catch_up(self._conn)
+            self._logged = top
+        except (OSError, apsw.Error) as exc:
+            warnings = [
+                f"could not append to {self.event_log.path} ({exc}); the change is saved in "
+                f"{self.path.name} and will be copied by the next write"
+            ]
+        self.warnings.extend(warnings)
+        del self.warnings[:-50]
+        for warning in warnings:
+            if self._logger is not None:
+                self._logger.warning("eventlog.warning", detail=warning)

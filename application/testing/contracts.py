@@ -113,6 +113,9 @@ def _quiet(report: RebuildReport) -> bool:
     )
 
 
+REPLICA = "replica-1"
+
+
 class StorageContract:
     """Journal, projection and ledger semantics of a `Storage` adapter.
 
@@ -159,19 +162,70 @@ class StorageContract:
         with pytest.raises(Boom), storage.transaction() as uow:
             uow.journal.append(STREAM, 0, [added(1, "a")])
             uow.projection.apply([added(1, "a")])
-            uow.ledger.record(STREAM, 1, "f" * 64)
+            uow.ledger.record(STREAM, REPLICA, 1, "f" * 64)
             raise Boom
         with storage.transaction() as uow:
             assert uow.journal.version(STREAM) == 0
-            assert uow.ledger.rendered(STREAM) is None
+            assert uow.ledger.rendered(STREAM, REPLICA) is None
 
     def test_ledger_records_last_render(self, storage: Any) -> None:
         with storage.transaction() as uow:
-            assert uow.ledger.rendered(STREAM) is None
-            uow.ledger.record(STREAM, 3, "a" * 64)
-            uow.ledger.record(STREAM, 4, "b" * 64)
+            assert uow.ledger.rendered(STREAM, REPLICA) is None
+            uow.ledger.record(STREAM, REPLICA, 3, "a" * 64)
+            uow.ledger.record(STREAM, REPLICA, 4, "b" * 64)
         with storage.transaction() as uow:
-            assert uow.ledger.rendered(STREAM) == (4, "b" * 64)
+            assert uow.ledger.rendered(STREAM, REPLICA) == (4, "b" * 64)
+
+    def test_ledger_keeps_each_replica_apart(self, storage: Any) -> None:
+        """Two agent roots on one journal render the same stream into two files: what one
+        rendered is never what the other is recorded to hold (ADR 0022)."""
+        with storage.transaction() as uow:
+            uow.ledger.record(STREAM, "root-a/MEMORY.md", 3, "a" * 64)
+            uow.ledger.record(STREAM, "root-b/MEMORY.md", 5, "b" * 64)
+            uow.ledger.record("memory:user", "root-a/MEMORY.md", 1, "c" * 64)
+        with storage.transaction() as uow:
+            assert uow.ledger.rendered(STREAM, "root-a/MEMORY.md") == (3, "a" * 64)
+            assert uow.ledger.rendered(STREAM, "root-b/MEMORY.md") == (5, "b" * 64)
+            assert uow.ledger.rendered("memory:user", "root-a/MEMORY.md") == (1, "c" * 64)
+            assert uow.ledger.rendered(STREAM, "root-c/MEMORY.md") is None
+
+    def test_snapshot_keeps_the_latest_per_stream(self, storage: Any) -> None:
+        """One snapshot per stream, replaced by the next and dropped with a failed
+        transaction; opaque text comes back exactly (ADR 0024)."""
+
+        class Boom(Exception):
+            pass
+
+        with storage.transaction() as uow:
+            assert uow.journal.snapshot(STREAM) is None
+            uow.journal.save_snapshot(STREAM, 3, '{"a": "é§"}')
+            uow.journal.save_snapshot(STREAM, 5, '{"b": 2}')
+            uow.journal.save_snapshot("memory:user", 1, "x")
+        with pytest.raises(Boom), storage.transaction() as uow:
+            uow.journal.save_snapshot(STREAM, 9, "lost")
+            raise Boom
+        with storage.transaction() as uow:
+            assert uow.journal.snapshot(STREAM) == (5, '{"b": 2}')
+            assert uow.journal.snapshot("memory:user") == (1, "x")
+
+    def test_snapshot_unit_of_work_reads_what_was_committed(self, storage: Any) -> None:
+        """`Storage.snapshot()` is a read-only unit of work on the committed state."""
+        with storage.transaction() as uow:
+            uow.journal.append(STREAM, 0, [added(1, "a")])
+            uow.ledger.record(STREAM, REPLICA, 1, "a" * 64)
+            uow.journal.save_snapshot(STREAM, 1, "s")
+        with storage.snapshot() as uow:
+            assert [e.entry_id for e in uow.journal.read(STREAM)] == ["a"]
+            assert uow.journal.version(STREAM) == 1
+            assert uow.ledger.rendered(STREAM, REPLICA) == (1, "a" * 64)
+            assert uow.journal.snapshot(STREAM) == (1, "s")
+
+    def test_store_id_is_stable(self, storage: Any) -> None:
+        with storage.transaction() as uow:
+            first = uow.ledger.store_id()
+        with storage.transaction() as uow:
+            assert uow.ledger.store_id() == first
+        assert first and first.isalnum()
 
     def test_projection_accepts_every_event_kind(self, storage: Any) -> None:
         events: list[Event] = [

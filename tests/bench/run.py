@@ -983,10 +983,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         hybrids.append(bench_hybrid(rows, samples))
     print(render_markdown(context, adds, replay, searches))
     print("\n".join(render_hybrid(hybrids)))
+    from tests.bench import scale
+
+    scaled = scale.run(scale.QUICK if args.quick else scale.FULL)
+    print(scale.render(scaled))
     print(f"\n(total benchmark time {time.perf_counter() - started:.0f} s)", flush=True)
     if args.out is not None:
         data = to_json(context, adds, replay, searches)
         data["hybrid"] = [attrs.asdict(r) for r in hybrids]
+        data["scale"] = scaled
         args.out.write_text(json.dumps(data, indent=2) + "\n")
     return 0
 

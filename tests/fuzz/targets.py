@@ -170,6 +170,9 @@ def _trailing_comment(chunk: str) -> tuple[str, str] | None:
 def check_markdown_text(text: str) -> None:
     """`parse_document` keeps every chunk's text except a trailing key=value comment."""
     body_text = text[1:] if text.startswith("\ufeff") else text
+    first, _, rest = body_text.partition("\n")
+    if first.strip().startswith("<!-- pi-hermes-memory:") and first.strip().endswith("-->"):
+        body_text = rest  # our version line (ADR 0022): not an entry
     for target in Target:
         doc = parse_document(text, target=target)
         assert isinstance(doc, ParsedDocument)

@@ -94,12 +94,12 @@ def fault_ledger_after_render(monkeypatch: pytest.MonkeyPatch) -> Fault:
     fault = Fault()
     real = SqliteLedger.record
 
-    def record(self: SqliteLedger, stream: str, version: int, sha256: str) -> None:
+    def record(self: SqliteLedger, stream: str, replica: str, version: int, sha256: str) -> None:
         fault.calls += 1
         if not fault.fired and sys._getframe(1).f_code.co_name == "_publish":
             fault.fired += 1
             raise Injected(errno.EIO, "injected: ledger update failed")
-        real(self, stream, version, sha256)
+        real(self, stream, replica, version, sha256)
 
     monkeypatch.setattr(SqliteLedger, "record", record)
     return fault
@@ -126,6 +126,9 @@ def _fault_fsync(monkeypatch: pytest.MonkeyPatch, nth: int) -> Fault:
     real = os.fsync
 
     def fsync(fd: int) -> None:
+        if _event_log(fd):  # the event log's own append (ADR 0023), not the Markdown write
+            real(fd)
+            return
         fault.calls += 1
         if not fault.fired and fault.calls == nth:
             fault.fired += 1
@@ -134,6 +137,13 @@ def _fault_fsync(monkeypatch: pytest.MonkeyPatch, nth: int) -> Fault:
 
     monkeypatch.setattr(os, "fsync", fsync)
     return fault
+
+
+def _event_log(fd: int) -> bool:
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}").endswith(".journal.jsonl")
+    except OSError:
+        return False
 
 
 def fault_fsync_file(monkeypatch: pytest.MonkeyPatch) -> Fault:

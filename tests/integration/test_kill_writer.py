@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 
 import pytest
-from pi_hermes_memory.adapters.markdown.format import parse_document, render_document
+from pi_hermes_memory.adapters.markdown.format import parse_document
 from pi_hermes_memory.adapters.sqlite.storage import SqliteStorage
 from pi_hermes_memory.domain.model import Target
 
@@ -39,6 +39,7 @@ from tests.support.consistency import (
     markdown_path,
     open_memory,
     read_journal,
+    render_head,
     sha,
     temp_files,
     write_config,
@@ -118,12 +119,13 @@ def check_not_torn(
         storage = SqliteStorage(db)
         try:
             docs, ledger = read_journal(storage)
+            heads = {t: sha(render_head(storage, doc)) for t, doc in docs.items()}
         finally:
             storage.close()
         for target, data in files.items():
             if data is None:
                 continue
-            head = sha(render_document(docs[target].active, target=target).encode())
+            head = heads[target]
             recorded = ledger[target]
             if recorded is not None and sha(data) == recorded[1]:
                 in_sync = recorded[0] == docs[target].version

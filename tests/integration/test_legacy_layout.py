@@ -149,7 +149,9 @@ def test_a_custom_memory_dir_leaves_the_old_dir_alone(root: Path) -> None:
         # the old global MEMORY.md is not mistaken for the project "memory" either
         assert m.entries("project") == []
     assert (root / "memory" / "MEMORY.md").read_text() == "old global fact\n"
-    assert not flat(root).read_bytes()
+    # an empty project file: only its version line (ADR 0022), no entry
+    assert flat(root).read_text().startswith("<!-- pi-hermes-memory: project v0, ")
+    assert flat(root).read_text().count("\n") == 1
 
 
 # --- row 2: <memoryDir>/skills/*.md -> <memoryDir>/skills/<slug>/SKILL.md ----------------------

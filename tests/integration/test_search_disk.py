@@ -138,7 +138,7 @@ def test_search_takes_no_write_lock(tmp_path: Path) -> None:
         other = apsw.Connection(str(root / "pi-hermes-memory" / "sessions.db"))
         other.execute("BEGIN IMMEDIATE")  # another process holds the write lock
         try:
-            other.execute("INSERT INTO markdown_ledger VALUES ('x', 1, 'y')")
+            other.execute("INSERT INTO store_meta VALUES ('x', 'y')")
             assert [h.text for h in m.search("readers WAL").hits] == [
                 "Readers never wait for writers in WAL mode"
             ]

@@ -12,6 +12,7 @@ from pi_hermes_memory.adapters.sqlite.schema import (
     ForeignDatabaseError,
 )
 from pi_hermes_memory.adapters.sqlite.storage import SqliteStorage
+from pi_hermes_memory.errors import DatabaseDamaged
 from pi_hermes_memory.testing.contracts import STREAM, added
 
 
@@ -81,8 +82,9 @@ def test_newer_schema_is_refused(tmp_path: Path) -> None:
 def test_not_a_database_is_refused(tmp_path: Path) -> None:
     db = tmp_path / "sessions.db"
     db.write_bytes(b"this is a text file, not SQLite\n" * 100)
-    with pytest.raises(apsw.NotADBError):
+    with pytest.raises(DatabaseDamaged, match="recover") as caught:  # typed, ADR 0023
         SqliteStorage(db)
+    assert isinstance(caught.value.__cause__, apsw.NotADBError)
     assert db.read_bytes().startswith(b"this is a text file")
 
 

@@ -13,10 +13,12 @@ from pathlib import Path
 
 import pi_hermes_memory
 from pi_hermes_memory.adapters.markdown.format import parse_document, render_document
+from pi_hermes_memory.adapters.markdown.store import MarkdownFiles
 from pi_hermes_memory.adapters.sqlite.storage import SqliteStorage
 from pi_hermes_memory.api import Memory
 from pi_hermes_memory.domain.document import MemoryDocument, fold, stream_for
 from pi_hermes_memory.domain.events import Event
+from pi_hermes_memory.domain.markdown_doc import VersionLine
 from pi_hermes_memory.domain.model import Target
 
 # word pool for the generated (unique, seeded) texts of the writer processes
@@ -119,13 +121,29 @@ def temp_files(root: Path, *, missing_ok: bool = False) -> list[Path]:
     ]
 
 
+def replica_of(storage: SqliteStorage, target: Target) -> str:
+    """The replica name of a target's file in the default layout (db in <root>/pi-hermes-memory)."""
+    memory_dir = storage.path.parent
+    return MarkdownFiles(memory_dir, memory_dir.parent / "projects-memory").replica(target)
+
+
+def render_head(storage: SqliteStorage, doc: MemoryDocument) -> bytes:
+    """What the store writes for `doc`: its version line (ADR 0022), then the entries."""
+    with storage.transaction() as uow:
+        store = uow.ledger.store_id()
+    stamp = VersionLine(target=doc.target.value, version=doc.version, store=store)
+    return render_document(doc.active, target=doc.target, stamp=stamp).encode()
+
+
 def read_journal(
     storage: SqliteStorage,
 ) -> tuple[dict[Target, MemoryDocument], dict[Target, tuple[int, str] | None]]:
-    """Every target's journal replayed, and what the ledger says was rendered for it."""
+    """Every target's journal replayed, and what the ledger says was rendered into its file."""
     with storage.transaction() as uow:
         docs = {t: fold(MemoryDocument.empty(t), uow.journal.read(stream_for(t))) for t in Target}
-        ledger = {t: uow.ledger.rendered(stream_for(t)) for t in Target}
+        ledger = {
+            t: uow.ledger.rendered(stream_for(t), replica_of(storage, t)) for t in Target
+        }
     return docs, ledger
 
 
@@ -153,7 +171,7 @@ def check_store(root: Path) -> dict[Target, MemoryDocument]:
             )
         for target, doc in docs.items():
             data = markdown_path(root, target).read_bytes()
-            assert data == render_document(doc.active, target=target).encode(), target
+            assert data == render_head(storage, doc), target
             assert ledger[target] == (doc.version, sha(data)), target
             parsed = parse_document(data.decode("utf-8"), target=target)
             assert parsed.warnings == ()

@@ -26,7 +26,8 @@ def test_add_writes_journal_projection_and_markdown() -> None:
     svc = service(storage, md)
     result = svc.execute(add("The CI runs on GitHub Actions"))
     assert result.success and result.status == "added"
-    text = md.files[Target.MEMORY].decode()
+    first, text = md.files[Target.MEMORY].decode().split("\n", 1)
+    assert first.startswith("<!-- pi-hermes-memory: memory v1, store ")  # the version line
     assert text.startswith("The CI runs on GitHub Actions <!-- created=")
     assert [r["text"] for r in storage.rows.values()] == ["The CI runs on GitHub Actions"]
     with storage.transaction() as uow:

@@ -1,0 +1,211 @@
+"""Rebuilding `sessions.db` from the event log, and moving a damaged one aside (ADR 0023).
+
+A rebuild writes a new database next to the old path (`<name>.rebuilding`), inserts every valid
+event of the log with its original seq, the store's identity, and the `memories` rows of the
+folded documents (the same repair code as sync-markdown, ADR 0013), closes it (checkpointing
+the WAL away) and renames it into place: the database is either absent or complete. Derived
+data is not in the log and comes back on its own: embeddings (`reembed`), the session index
+(`index-sessions`), the Markdown render ledger (the next open recognises files that equal the
+render of the journal head).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from pathlib import Path
+
+import apsw
+import attrs
+from pi_hermes_memory.adapters.sqlite.connection import SIDE_FILES, connect, enable_wal
+from pi_hermes_memory.adapters.sqlite.eventlog import EventLog, EventRecord
+from pi_hermes_memory.adapters.sqlite.mirror import rebuild_rows
+from pi_hermes_memory.adapters.sqlite.schema import check_ours, migrate
+from pi_hermes_memory.codec import CorruptEvent, decode
+from pi_hermes_memory.domain.document import MemoryDocument, fold, stream_for
+from pi_hermes_memory.domain.events import Event
+from pi_hermes_memory.domain.model import Target
+
+__all__ = [
+    "Rebuilt",
+    "damaged",
+    "move_aside",
+    "read_events",
+    "rebuild_from_log",
+    "restore_if_missing",
+]
+
+
+@attrs.frozen(kw_only=True)
+class Rebuilt:
+    """A database rebuilt from the log: how many events and entries it holds, what was left
+    out (damaged lines, events after a gap)."""
+
+    events: int
+    entries: int
+    problems: tuple[str, ...]
+
+
+def stamp() -> str:
+    """A UTC timestamp for file names that sorts and never repeats within a process."""
+    return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()) + f"-{time.time_ns() % 10**6:06d}"
+
+
+def move_aside(db_path: Path, label: str) -> list[Path]:
+    """Rename the database and its side files to `<name>.<label>-<stamp>` (+ `-wal`, …): never
+    deleted, and still openable by sqlite3 with their WAL. Returns the new paths."""
+    suffix = f".{label}-{stamp()}"
+    moved = []
+    for side in ("", *SIDE_FILES):
+        source = db_path.with_name(db_path.name + side)
+        if source.exists():
+            target = db_path.with_name(db_path.name + suffix + side)
+            os.replace(source, target)
+            moved.append(target)
+    if moved:
+        _fsync_directory(db_path.parent)
+    return moved
+
+
+def damaged(db_path: Path) -> str | None:
+    """Why the database cannot be trusted (a failed `quick_check`, or it cannot be read as a
+    database), or None when it is sound or absent. Opens it read-only; writes nothing."""
+    if not db_path.exists() or db_path.stat().st_size == 0:
+        return None
+    try:
+        conn = connect(db_path, read_only=True)
+    except apsw.CantOpenError:
+        return None
+    except apsw.Error as exc:
+        return str(exc)
+    try:
+        problems = [str(row[0]) for row in conn.execute("PRAGMA quick_check(5)")]
+    except (apsw.CorruptError, apsw.NotADBError, apsw.IOError) as exc:
+        return str(exc)
+    except apsw.CantOpenError:
+        return None  # permissions or a read-only folder, not damage
+    finally:
+        conn.close()
+    return None if problems == ["ok"] else "; ".join(problems)
+
+
+def rebuild_from_log(db_path: Path, log: EventLog) -> Rebuilt:
+    """Write a new database at `db_path` (which must not exist) from the log."""
+    contents = log.read()
+    problems = list(contents.problems)
+    records, documents = _fold(contents.events, problems)
+    temp = db_path.with_name(db_path.name + ".rebuilding")
+    _discard(temp)
+    conn = connect(temp)
+    try:
+        check_ours(conn, temp)
+        enable_wal(conn)
+        migrate(conn, temp)
+        with conn:
+            conn.executemany(
+                "INSERT INTO events (seq, stream, version, tag, at, data) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                [r.row() for r in records],
+            )
+            if contents.meta:
+                conn.executemany(
+                    "INSERT INTO store_meta (key, value) VALUES (?, ?) "
+                    "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                    sorted(contents.meta.items()),
+                )
+            rebuild_rows(conn, documents)
+    except BaseException:
+        conn.close()
+        _discard(temp)
+        raise
+    conn.close()  # the last connection checkpoints and removes the WAL
+    os.replace(temp, db_path)
+    _fsync_directory(db_path.parent)
+    entries = sum(1 for doc in documents for _ in doc.all_entries())
+    return Rebuilt(events=len(records), entries=entries, problems=tuple(problems))
+
+
+def restore_if_missing(db_path: Path, log: EventLog) -> list[str]:
+    """At open: rebuild a missing (or empty, 0-byte) database from its log when the log holds
+    events, instead of starting a new journal from Markdown without history. Returns warnings
+    (empty when nothing was done)."""
+    if _present(db_path) or not log.exists():
+        return []
+    with log.lock():
+        if _present(db_path):  # another process rebuilt it meanwhile
+            return []
+        if not log.read().events:
+            return []
+        moved = move_aside(db_path, "orphaned")  # a 0-byte file, a stale -wal of the old file
+        rebuilt = rebuild_from_log(db_path, log)
+    warnings = [
+        f"{db_path} was missing; rebuilt from {log.path.name} ({rebuilt.events} events, "
+        f"{rebuilt.entries} entries with their history and ids)"
+        + (f"; moved {', '.join(p.name for p in moved)} aside" if moved else "")
+    ]
+    return warnings + list(rebuilt.problems)
+
+
+def _present(db_path: Path) -> bool:
+    """Whether the database holds anything: a non-empty file, or a 0-byte one whose WAL
+    still holds its pages."""
+    try:
+        if db_path.stat().st_size > 0:
+            return True
+    except FileNotFoundError:
+        return False
+    wal = db_path.with_name(db_path.name + "-wal")
+    return wal.exists() and wal.stat().st_size > 0
+
+
+def read_events(conn: apsw.Connection) -> list[Event]:
+    """Every event of a readable database, in commit order (for the read-only view)."""
+    return [
+        decode(tag, data) for tag, data in conn.execute("SELECT tag, data FROM events ORDER BY seq")
+    ]
+
+
+def _fold(
+    records: Sequence[EventRecord], problems: list[str]
+) -> tuple[list[EventRecord], list[MemoryDocument]]:
+    """The records to keep (a stream stops at an event that cannot be decoded) and the folded
+    document of every memory stream."""
+    streams = {stream_for(t): t for t in Target}
+    kept: list[EventRecord] = []
+    events: dict[str, list[Event]] = defaultdict(list)
+    broken: set[str] = set()
+    for record in records:
+        if record.stream in broken:
+            continue
+        try:
+            event = decode(record.tag, record.data)
+        except CorruptEvent as exc:
+            broken.add(record.stream)
+            problems.append(f"{record.stream} stops at version {record.version - 1}: {exc}")
+            continue
+        kept.append(record)
+        events[record.stream].append(event)
+    documents = [
+        fold(MemoryDocument.empty(target), events.get(stream, []))
+        for stream, target in streams.items()
+    ]
+    return kept, documents
+
+
+def _discard(temp: Path) -> None:
+    for side in ("", *SIDE_FILES):
+        with contextlib.suppress(FileNotFoundError):
+            temp.with_name(temp.name + side).unlink()
+
+
+def _fsync_directory(directory: Path) -> None:
+    if os.name == "nt":
+        return
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

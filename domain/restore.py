@@ -1,0 +1,201 @@
+"""Undoing removals: which removed entries a document can bring back, and the decision to.
+
+Every removal (a hand edit deleting an entry, the tool's remove, an eviction) leaves the entry in
+the journal; `restorable` reads it back from the stream's events, and `decide_restore` makes it
+active again with its old id, text, dates and attribution (ADR 0022).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+
+import attrs
+from pi_hermes_memory.domain.decide import Decision, Status
+from pi_hermes_memory.domain.document import MemoryDocument
+from pi_hermes_memory.domain.events import (
+    Event,
+    MemoryAdded,
+    MemoryMergedInto,
+    MemoryMovedIn,
+    MemoryMovedOut,
+    MemoryReferenced,
+    MemoryRemoved,
+    MemoryReplaced,
+    MemoryRestored,
+    MemoryRetagged,
+    MemorySuperseded,
+    RemovalReason,
+)
+from pi_hermes_memory.domain.model import MemoryEntry, normalize_text
+from pi_hermes_memory.domain.scope import SessionScope
+from pi_hermes_memory.domain.similarity import Candidate
+
+
+@attrs.frozen(kw_only=True)
+class RemovedEntry:
+    """An entry as it was when it was removed, and why and when it was removed."""
+
+    entry: MemoryEntry
+    reason: RemovalReason
+    removed_at: datetime
+    version: int  # the version of the removal event
+
+
+def restorable(events: Iterable[Event]) -> list[RemovedEntry]:
+    """The entries of one stream whose last fate was a removal, most recently removed first.
+
+    One pass over the stream: the last known state of every entry id, and its removal.
+    """
+    last: dict[str, MemoryEntry] = {}
+    removed: dict[str, RemovedEntry] = {}
+    for event in events:
+        match event:
+            case MemoryAdded() | MemoryRestored():
+                last[event.entry_id] = MemoryEntry(
+                    id=event.entry_id,
+                    target=event.target,
+                    text=event.text,
+                    project=event.project,
+                    category=event.category,
+                    created=event.created,
+                    last_referenced=event.last_referenced,
+                    namespace=event.namespace,
+                    flagged=event.flagged,
+                )
+                removed.pop(event.entry_id, None)
+            case MemoryMovedIn():
+                last[event.entry_id] = MemoryEntry(
+                    id=event.entry_id,
+                    target=event.target,
+                    text=event.text,
+                    project=event.project,
+                    category=event.category,
+                    created=event.created,
+                    last_referenced=event.last_referenced,
+                    flagged=event.flagged,
+                )
+                removed.pop(event.entry_id, None)
+            case MemoryReplaced():
+                old = last.get(event.old_id)
+                if old is not None:
+                    last[event.new_id] = attrs.evolve(
+                        old,
+                        id=event.new_id,
+                        text=event.text,
+                        project=event.project,
+                        category=event.category,
+                        created=event.created,
+                        last_referenced=event.last_referenced,
+                        flagged=event.flagged,
+                    )
+            case MemoryRetagged():
+                old = last.get(event.entry_id)
+                if old is not None:
+                    last[event.entry_id] = attrs.evolve(
+                        old,
+                        project=event.project,
+                        category=event.category,
+                        created=event.created,
+                        last_referenced=event.last_referenced,
+                        namespace=event.namespace,
+                        flagged=event.flagged,
+                    )
+            case MemoryReferenced():
+                old = last.get(event.entry_id)
+                if old is not None and event.on > old.last_referenced:
+                    last[event.entry_id] = attrs.evolve(old, last_referenced=event.on)
+            case MemoryRemoved():
+                entry = last.get(event.entry_id)
+                if entry is not None:
+                    removed[event.entry_id] = RemovedEntry(
+                        entry=entry,
+                        reason=event.reason,
+                        removed_at=event.at,
+                        version=event.version,
+                    )
+            case MemoryMovedOut():
+                removed.pop(event.entry_id, None)  # alive in the other document
+            case MemorySuperseded() | MemoryMergedInto():
+                pass  # history, not a removal: `replace` undoes a revision
+            case _:
+                raise TypeError(f"unknown event {type(event).__name__}")
+    return sorted(removed.values(), key=lambda r: r.version, reverse=True)
+
+
+def select_restorable(
+    candidates: Iterable[RemovedEntry], query: str, scope: SessionScope
+) -> list[RemovedEntry]:
+    """The removed entries `query` names: an exact id, else those whose text contains it
+    (case-insensitive), among the ones this session may see; one per text, newest removal."""
+    visible = [c for c in candidates if scope.visible(c.entry)]
+    by_id = [c for c in visible if c.entry.id == query.strip()]
+    if by_id:
+        return by_id
+    needle = query.strip().casefold()
+    if not needle:
+        return []
+    seen: set[str] = set()
+    out: list[RemovedEntry] = []
+    for c in visible:
+        if needle in c.entry.text.casefold() and c.entry.key not in seen:
+            seen.add(c.entry.key)
+            out.append(c)
+    return out
+
+
+def decide_restore(
+    doc: MemoryDocument, found: list[RemovedEntry], query: str, at: datetime
+) -> Decision:
+    if not found:
+        return Decision(
+            status=Status.NOT_FOUND,
+            message=f"No removed {doc.target.value} entry matches {query!r}; nothing was restored.",
+        )
+    if len(found) > 1:
+        return Decision(
+            status=Status.AMBIGUOUS,
+            message=f"{len(found)} removed entries match {query!r}; name one by its id.",
+            matches=tuple(c.entry.id for c in found),
+            candidates=tuple(
+                Candidate(entry_id=c.entry.id, text=c.entry.text, score=1.0, basis="removed")
+                for c in found
+            ),
+        )
+    entry = found[0].entry
+    key = normalize_text(entry.text)
+    for active in doc.active:
+        if active.key == key and (active.project, active.namespace) == (
+            entry.project,
+            entry.namespace,
+        ):
+            return Decision(
+                status=Status.NOOP,
+                message="An equal entry is already active; nothing was restored.",
+                entry_id=active.id,
+            )
+    if entry.id not in doc.removed or doc.find(entry.id) is not None:
+        return Decision(
+            status=Status.NOT_FOUND,
+            message=f"The entry {entry.id} is not a removed entry of {doc.target.value}.",
+        )
+    event = MemoryRestored(
+        stream=doc.stream,
+        version=doc.version + 1,
+        at=at,
+        entry_id=entry.id,
+        target=entry.target,
+        text=entry.text,
+        project=entry.project,
+        category=entry.category,
+        created=entry.created,
+        last_referenced=entry.last_referenced,
+        namespace=entry.namespace,
+        flagged=entry.flagged,
+    )
+    return Decision(
+        status=Status.RESTORED,
+        message=f"Restored: {entry.text}",
+        events=(event,),
+        entry_id=entry.id,
+    )
