@@ -6,7 +6,7 @@ Nothing here mutates: a Decision lists events; the application appends them and 
 from __future__ import annotations
 
 import enum
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import attrs
 from pi_hermes_memory.domain.capacity import OverflowStrategy, plan_capacity
@@ -37,7 +37,7 @@ from pi_hermes_memory.domain.model import (
     normalize_text,
 )
 from pi_hermes_memory.domain.scope import SessionScope
-from pi_hermes_memory.domain.similarity import Candidate, near_duplicates
+from pi_hermes_memory.domain.similarity import Candidate, near_duplicates, token_set
 
 
 class Status(enum.StrEnum):
@@ -147,6 +147,28 @@ def same_scope(
     """The active own rows of one (target, project, namespace) scope: what a new row is deduped
     against and what counts against its capacity."""
     return [e for group in _group(doc, scope, project, namespace) for e in doc.index.rows(group)]
+
+
+def near_candidates(
+    doc: DocumentState,
+    scope: SessionScope,
+    project: str | None,
+    namespace: str | None,
+    text: str,
+    cosines: Mapping[str, float] | None,
+) -> list[MemoryEntry]:
+    """The rows of `same_scope` that the near-duplicate rule could flag for `text`: those the
+    token index finds (`ScopeIndex.near_candidates`) and those with a given cosine. The rule
+    then decides exactly as over the whole scope, without visiting every row (issue 9 §3)."""
+    found: dict[str, MemoryEntry] = {}
+    for group in _group(doc, scope, project, namespace):
+        for entry in doc.index.near_candidates(group, token_set(text)):
+            found[entry.id] = entry
+        for entry_id in cosines or ():
+            if entry_id not in found and doc.index.holds(group, entry_id):
+                entry = doc.index.row(group, entry_id)
+                found[entry.id] = entry
+    return list(found.values())
 
 
 def same_text(
@@ -290,7 +312,7 @@ def decide_add(doc: DocumentState, cmd: AddMemory, policy: WritePolicy) -> Decis
             entry_id=same.id,
         )
     if not cmd.force and cmd.target is not Target.FAILURE:
-        rows = same_scope(doc, scope, project, cmd.namespace)
+        rows = near_candidates(doc, scope, project, cmd.namespace, text, cmd.cosines)
         candidates = near_duplicates(text, [(e.id, e.text) for e in rows], cmd.cosines)
         if candidates:
             listing = "; ".join(f"[{i + 1}] {preview(c.text)}" for i, c in enumerate(candidates))

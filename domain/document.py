@@ -69,6 +69,23 @@ class MemoryDocument:
         return ScopeIndex(self.target, enumerate(self.active))
 
 
+def entry_of(
+    event: MemoryAdded | MemoryMovedIn | MemoryRestored, *, namespace: str | None
+) -> MemoryEntry:
+    """The active entry an event brings into a document."""
+    return MemoryEntry(
+        id=event.entry_id,
+        target=event.target,
+        text=event.text,
+        project=event.project,
+        category=event.category,
+        created=event.created,
+        last_referenced=event.last_referenced,
+        namespace=namespace,
+        flagged=event.flagged,
+    )
+
+
 @attrs.define
 class _Builder:
     """Mutable working copy used only inside `fold`."""
@@ -128,17 +145,7 @@ class _Builder:
         self, event: MemoryAdded | MemoryMovedIn | MemoryRestored, *, namespace: str | None
     ) -> None:
         """A new active entry at the end of the document."""
-        entry = MemoryEntry(
-            id=event.entry_id,
-            target=event.target,
-            text=event.text,
-            project=event.project,
-            category=event.category,
-            created=event.created,
-            last_referenced=event.last_referenced,
-            namespace=namespace,
-            flagged=event.flagged,
-        )
+        entry = entry_of(event, namespace=namespace)
         self.slots[self.next_slot] = entry
         self.slot_of[entry.id] = self.next_slot
         self.next_slot += 1
@@ -284,7 +291,8 @@ class WorkingDocument:
         self._builder = _Builder.of(doc)
         self._slots = _TrackedSlots(self._builder.slots)
         self._builder.slots = self._slots
-        self.index = ScopeIndex(doc.target, self._slots.items())  # its own: it changes
+        # its own (it changes), with the token index: a batch asks it for many adds
+        self.index = ScopeIndex(doc.target, self._slots.items(), probe=True)
         self._active: tuple[MemoryEntry, ...] | None = doc.active
 
     @property

@@ -12,7 +12,7 @@ from datetime import datetime
 
 import attrs
 from pi_hermes_memory.domain.decide import Decision, Status
-from pi_hermes_memory.domain.document import MemoryDocument
+from pi_hermes_memory.domain.document import MemoryDocument, entry_of
 from pi_hermes_memory.domain.events import (
     Event,
     MemoryAdded,
@@ -52,29 +52,10 @@ def restorable(events: Iterable[Event]) -> list[RemovedEntry]:
     for event in events:
         match event:
             case MemoryAdded() | MemoryRestored():
-                last[event.entry_id] = MemoryEntry(
-                    id=event.entry_id,
-                    target=event.target,
-                    text=event.text,
-                    project=event.project,
-                    category=event.category,
-                    created=event.created,
-                    last_referenced=event.last_referenced,
-                    namespace=event.namespace,
-                    flagged=event.flagged,
-                )
+                last[event.entry_id] = entry_of(event, namespace=event.namespace)
                 removed.pop(event.entry_id, None)
             case MemoryMovedIn():
-                last[event.entry_id] = MemoryEntry(
-                    id=event.entry_id,
-                    target=event.target,
-                    text=event.text,
-                    project=event.project,
-                    category=event.category,
-                    created=event.created,
-                    last_referenced=event.last_referenced,
-                    flagged=event.flagged,
-                )
+                last[event.entry_id] = entry_of(event, namespace=None)  # moves are global
                 removed.pop(event.entry_id, None)
             case MemoryReplaced():
                 old = last.get(event.old_id)

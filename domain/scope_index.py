@@ -13,9 +13,11 @@ the project and failure targets: `same_scope` and the capacity rules never mix g
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 
 from pi_hermes_memory.domain.model import MemoryEntry, Target
+from pi_hermes_memory.domain.similarity import JACCARD_THRESHOLD, token_set
 
 __all__ = ["ScopeIndex", "group_of"]
 
@@ -33,13 +35,25 @@ class ScopeIndex:
     `add`/`discard` keep it current in O(1).
     """
 
-    __slots__ = ("_by_key", "_rows", "_target", "_used")
+    __slots__ = ("_by_key", "_postings", "_probe", "_rows", "_target", "_used")
 
-    def __init__(self, target: Target, rows: Iterable[tuple[int, MemoryEntry]] = ()) -> None:
+    def __init__(
+        self,
+        target: Target,
+        rows: Iterable[tuple[int, MemoryEntry]] = (),
+        *,
+        probe: bool = False,
+    ) -> None:
         self._target = target
+        # `probe`: keep a token index for the near-duplicate rule. Worth it for an index that
+        # answers many adds (a batch's WorkingDocument); a one-off index scans its group.
+        self._probe = probe
         self._rows: dict[str | None, dict[str, MemoryEntry]] = {}
         self._by_key: dict[tuple[str | None, str], dict[int, MemoryEntry]] = {}
         self._used: dict[str | None, int] = {}
+        # (group, token) -> ids of the group's rows holding that token (the near-duplicate
+        # rule's candidates, see `near_candidates`); built on first use
+        self._postings: dict[tuple[str | None, str], set[str]] | None = None
         for slot, entry in rows:
             self.add(slot, entry)
 
@@ -48,6 +62,9 @@ class ScopeIndex:
         self._rows.setdefault(group, {})[entry.id] = entry
         self._by_key.setdefault((group, entry.key), {})[slot] = entry
         self._used[group] = self._used.get(group, 0) + len(entry.text)
+        if self._postings is not None:
+            for token in token_set(entry.text):
+                self._postings.setdefault((group, token), set()).add(entry.id)
 
     def discard(self, slot: int, entry: MemoryEntry) -> None:
         group = group_of(self._target, entry)
@@ -61,6 +78,42 @@ class ScopeIndex:
         if not same:
             del self._by_key[(group, entry.key)]
         self._used[group] -= len(entry.text)
+        if self._postings is not None:
+            for token in token_set(entry.text):
+                holders = self._postings.get((group, token))
+                if holders is not None:
+                    holders.discard(entry.id)
+                    if not holders:
+                        del self._postings[(group, token)]
+
+    def near_candidates(self, group: str | None, tokens: frozenset[str]) -> list[MemoryEntry]:
+        """Every row of the group whose token set can reach the near-duplicate threshold with
+        `tokens`, and usually few others (exact prefix filtering).
+
+        Jaccard(A, B) >= t needs |A & B| >= t * |A|, so B misses at most |A| - ceil(t * |A|) of
+        A's tokens: any |A| - ceil(t * |A|) + 1 of them include one of B's. Probing the rarest
+        that many tokens of A finds every such B without looking at the rest of the group.
+        """
+        if self._postings is None:
+            if not self._probe:
+                return self.rows(group)
+            self._postings = {}
+            for group_of_rows, rows in self._rows.items():
+                for entry in rows.values():
+                    for token in token_set(entry.text):
+                        self._postings.setdefault((group_of_rows, token), set()).add(entry.id)
+        if not tokens:
+            return []
+        # a hair under t*|A| so that float rounding can only widen the probe
+        need = math.ceil(JACCARD_THRESHOLD * len(tokens) - 1e-9)
+        probes = len(tokens) - need + 1
+        postings = self._postings
+        sizes = sorted(tokens, key=lambda t: len(postings.get((group, t), ())))
+        ids: set[str] = set()
+        for token in sizes[:probes]:
+            ids.update(postings.get((group, token), ()))
+        rows = self._rows.get(group, {})
+        return [rows[i] for i in ids]
 
     def rows(self, group: str | None) -> list[MemoryEntry]:
         """The group's rows (file order for an index built from a document)."""
@@ -74,6 +127,9 @@ class ScopeIndex:
         """The group's row with normalized text `key` (the first in file order)."""
         same = self._by_key.get((group, key))
         return same[min(same)] if same else None
+
+    def row(self, group: str | None, entry_id: str) -> MemoryEntry:
+        return self._rows[group][entry_id]
 
     def holds(self, group: str | None, entry_id: str) -> bool:
         return entry_id in self._rows.get(group, {})

@@ -7,6 +7,7 @@ index and the Markdown render ledger commit together or not at all.
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -283,6 +284,19 @@ class SqliteUnitOfWork:
     ledger: SqliteLedger
 
 
+def _require_writable(path: Path) -> None:
+    """Opening writes nothing when the schema is current (ADR 0024), so a read-only database
+    file or folder (permissions or a read-only file system) is found here, not at the first
+    write: the store then opens read-only (ADR 0023)."""
+    for place in (path, path.parent):
+        if not os.access(place, os.W_OK):
+            raise StoreReadOnly(
+                f"{place} is read-only; nothing can be written until it is writable again "
+                "(list and search keep working).",
+                path=place,
+            )
+
+
 class SqliteStorage:
     """Opens (creating or migrating) our database file; refuses a foreign one.
 
@@ -333,6 +347,7 @@ class SqliteStorage:
             check_ours(conn, self.path)
             enable_wal(conn)
             migrate(conn, self.path)
+            _require_writable(self.path)
         except apsw.Error as exc:
             errno = conn.system_errno
             conn.close()
