@@ -141,9 +141,7 @@ def read_journal(
     """Every target's journal replayed, and what the ledger says was rendered into its file."""
     with storage.transaction() as uow:
         docs = {t: fold(MemoryDocument.empty(t), uow.journal.read(stream_for(t))) for t in Target}
-        ledger = {
-            t: uow.ledger.rendered(stream_for(t), replica_of(storage, t)) for t in Target
-        }
+        ledger = {t: uow.ledger.rendered(stream_for(t), replica_of(storage, t)) for t in Target}
     return docs, ledger
 
 
