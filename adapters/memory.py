@@ -31,7 +31,9 @@ from pi_hermes_memory.domain.events import (
     MemorySuperseded,
 )
 from pi_hermes_memory.domain.model import Target
+from pi_hermes_memory.errors import MarkdownChanged
 from pi_hermes_memory.mirror import RebuildReport, RepairTally, in_scope, plan_mirror
+from pi_hermes_memory.ports import UNCHECKED
 
 
 @attrs.define
@@ -280,7 +282,9 @@ class InMemoryMarkdown:
     def read(self, target: Target) -> bytes | None:
         return self.files.get(target)
 
-    def write(self, target: Target, data: bytes) -> None:
+    def write(self, target: Target, data: bytes, *, expected: object = UNCHECKED) -> None:
+        if expected is not UNCHECKED and self.stamp(target) != expected:
+            raise MarkdownChanged(f"<memory:{target.value}> changed while it was rendered")
         self.files[target] = data
 
     def lock(self, timeout: float = 30.0) -> contextlib.AbstractContextManager[object]:

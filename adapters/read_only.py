@@ -79,7 +79,7 @@ class ReadOnlyMarkdown:
     def __init__(self, inner: Any) -> None:
         self._inner = inner
 
-    def write(self, target: Target, data: bytes) -> None:
+    def write(self, target: Target, data: bytes, *, expected: object = None) -> None:
         pass  # the facade refuses writes; re-renders of this view are not published
 
     def lock(self, timeout: float = 30.0) -> contextlib.AbstractContextManager[object]:

@@ -12,6 +12,11 @@ class StoreLayoutConflict(HermesMemoryError):
     makes memoryDir and projectsMemoryDir one folder): refused before anything is written."""
 
 
+class MarkdownChanged(HermesMemoryError, OSError):
+    """A Markdown file changed between our read and our render (a person saved it meanwhile):
+    the render was skipped; the change is imported by the next operation (ADR 0022)."""
+
+
 class MarkdownUnreadable(HermesMemoryError):
     """A Markdown document cannot be read back without losing bytes; nothing was written."""
 

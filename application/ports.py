@@ -28,6 +28,10 @@ if TYPE_CHECKING:  # numpy loads only where vectors are used (bootstrap with emb
     from numpy.typing import NDArray
 
 
+#: `MarkdownStore.write(expected=...)` default: replace whatever the file holds
+UNCHECKED: object = object()
+
+
 class Clock(Protocol):
     def now(self) -> datetime:
         """The current time, timezone-aware (UTC)."""
@@ -125,7 +129,11 @@ class MarkdownStore(Protocol):
 
     def read(self, target: Target) -> bytes | None: ...
 
-    def write(self, target: Target, data: bytes) -> None: ...
+    def write(self, target: Target, data: bytes, *, expected: object = UNCHECKED) -> None:
+        """Replace the document's bytes. `expected`: the `stamp` the file had when it was read;
+        if it changed since (a person saved meanwhile), raise `MarkdownChanged` and leave the
+        file alone, checking as late as possible (just before the replace)."""
+        ...
 
     def lock(self, timeout: float = 30.0) -> AbstractContextManager[object]: ...
 

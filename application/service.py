@@ -43,8 +43,9 @@ from pi_hermes_memory.domain.restore import (
 )
 from pi_hermes_memory.domain.scanning import scan
 from pi_hermes_memory.domain.scope import SessionScope
-from pi_hermes_memory.errors import MarkdownUnreadable
+from pi_hermes_memory.errors import MarkdownChanged, MarkdownUnreadable
 from pi_hermes_memory.ports import (
+    UNCHECKED,
     Clock,
     DocumentFormat,
     IdFactory,
@@ -117,6 +118,7 @@ class MemoryService:
         self._docs: dict[Target, MemoryDocument] = {}
         self._stamps: dict[Target, object] = {}  # file change tokens after our last sync
         self._store: str | None = None  # the journal's identity, read once
+        self._seen: dict[Target, object] = {}  # file stamps as read by the last import
         self._snapshotted: dict[str, int] = {}  # stream -> version of its stored snapshot
         # the most recent warnings (hand-edit imports, …), bounded for long-running hosts
         self.warnings: collections.deque[str] = collections.deque(maxlen=200)
@@ -203,6 +205,8 @@ class MemoryService:
         Returns the document and the sha256 of the file as read (None when it is missing or
         emptied: either is rendered again from the journal, never read as "delete all").
         """
+        # what the file was when read: a render replaces only that (never a save made since)
+        self._seen[doc.target] = self._markdown.stamp(doc.target)
         data = self._markdown.read(doc.target)
         if data is None:
             return doc, None
@@ -328,7 +332,13 @@ class MemoryService:
         warnings: list[str] = []
         for doc, data, digest in stale:
             try:
-                self._markdown.write(doc.target, data)
+                self._markdown.write(
+                    doc.target, data, expected=self._seen.pop(doc.target, UNCHECKED)
+                )
+            except MarkdownChanged:
+                # a person saved the file after we read it: their save is imported by the next
+                # operation, then rendered; replacing it now would lose it (ADR 0022)
+                self._log.info("markdown.changed_meanwhile", target=doc.target.value)
             except OSError as exc:
                 self._log.error("markdown.write_failed", target=doc.target.value, error=str(exc))
                 warnings.append(

@@ -16,6 +16,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 
@@ -61,7 +62,9 @@ class LockTimeout(StorageError, StoreBusy):  # type: ignore[misc]  # path: a Pat
 # --- atomic replacement ------------------------------------------------------------------------
 
 
-def atomic_write(path: Path, data: bytes) -> None:
+def atomic_write(
+    path: Path, data: bytes, *, before_replace: Callable[[], None] | None = None
+) -> None:
     """Replace the content of `path` with `data`, all or nothing, durably.
 
     Steps: temp file in the same directory (so the rename stays on one filesystem), write, fsync,
@@ -70,12 +73,15 @@ def atomic_write(path: Path, data: bytes) -> None:
     writeback error once and then forgets it, so a retry could "succeed" over lost data.
 
     A symlink at `path` is followed, so a memory file linked into e.g. a dotfiles repository
-    stays linked. Raises StorageError on any OS failure.
+    stays linked. Raises StorageError on any OS failure. `before_replace` runs once the temp
+    file is durable, just before the rename; if it raises, nothing is replaced.
     """
     target = Path(os.path.realpath(path))
     _make_parent(target)
     tmp = _write_temp(target, data)
     try:
+        if before_replace is not None:
+            before_replace()
         _replace_file(tmp, target)
     except BaseException:
         _discard(tmp)

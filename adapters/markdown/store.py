@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import time
 from pathlib import Path
 
 import attrs
@@ -19,11 +20,15 @@ from pi_hermes_memory.adapters.markdown.atomic import (
     stale_temp_files,
 )
 from pi_hermes_memory.domain.model import Target
-from pi_hermes_memory.errors import MarkdownTooLarge
+from pi_hermes_memory.errors import MarkdownChanged, MarkdownTooLarge
+from pi_hermes_memory.ports import UNCHECKED
 
 __all__ = ["LOCK_FILE_NAME", "MarkdownFiles", "read_only_file"]
 
 LOCK_FILE_NAME = ".pi-hermes-memory.lock"
+# a file being saved in place settles within milliseconds
+_STABLE_READ_TRIES = 5
+_STABLE_READ_WAIT_S = 0.01
 #: A memory file above this is not read (MarkdownTooLarge): parsing and importing it would hold
 #: the store lock for minutes (ADR 0024); 16 MiB holds ~100,000 entries of ~150 bytes.
 MAX_FILE_BYTES = 16 * 2**20
@@ -117,7 +122,23 @@ class MarkdownFiles:
 
     def read(self, target: Target) -> bytes | None:
         """The file's bytes, or None when it does not exist yet. Raises StorageError, and
-        MarkdownTooLarge (the file is not read) above MAX_FILE_BYTES."""
+        MarkdownTooLarge (the file is not read) above MAX_FILE_BYTES.
+
+        An editor that saves in place truncates, then writes: bytes read meanwhile would look
+        like a person deleting entries. A read is taken only when the file's stamp is the same
+        before and after it and its size is what was read (retried a few times)."""
+        data: bytes | None = None
+        for attempt in range(_STABLE_READ_TRIES):
+            before = self.stamp(target)
+            data = self._read_once(target)
+            after = self.stamp(target)
+            size = None if after is None else after[1]  # type: ignore[index]
+            if before == after and size == (None if data is None else len(data)):
+                return data
+            time.sleep(_STABLE_READ_WAIT_S * (attempt + 1))
+        return data
+
+    def _read_once(self, target: Target) -> bytes | None:
         path = self.path_for(target)
         try:
             with path.open("rb") as file:
@@ -134,11 +155,13 @@ class MarkdownFiles:
             )
         return data
 
-    def write(self, target: Target, data: bytes) -> None:
+    def write(self, target: Target, data: bytes, *, expected: object = UNCHECKED) -> None:
         """Replace the file atomically and durably. Raises StorageError: then nothing was saved.
 
         Take `lock()` around the read-modify-write that produced `data`. A file without write
-        permission (chmod 0444) is respected, never replaced (ADR 0023).
+        permission (chmod 0444) is respected, never replaced (ADR 0023). With `expected` (the
+        stamp when the file was read), a file a person saved meanwhile is left alone:
+        `MarkdownChanged`, checked after the temp file is durable, just before the rename.
         """
         path = self.path_for(target)
         if read_only_file(path):
@@ -146,7 +169,12 @@ class MarkdownFiles:
                 f"{path} is read-only; it was left as it is", path=path, errno=errno.EACCES
             )
         self._remove_stale_temps(path)
-        atomic_write(path, data)
+
+        def unchanged() -> None:
+            if expected is not UNCHECKED and self.stamp(target) != expected:
+                raise MarkdownChanged(f"{path} changed while it was being rendered")
+
+        atomic_write(path, data, before_replace=unchanged)
 
     def _remove_stale_temps(self, path: Path) -> None:
         """Delete the temp files a killed writer left next to `path` (`.MEMORY.md.x.tmp`).

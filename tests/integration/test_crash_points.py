@@ -78,12 +78,12 @@ def fault_markdown_write(monkeypatch: pytest.MonkeyPatch) -> Fault:
     fault = Fault()
     real = MarkdownFiles.write
 
-    def write(self: MarkdownFiles, target: Target, data: bytes) -> None:
+    def write(self: MarkdownFiles, target: Target, data: bytes, **kw: object) -> None:
         fault.calls += 1
         if not fault.fired:
             fault.fired += 1
             raise StorageError("injected: could not write", path=self.path_for(target))
-        real(self, target, data)
+        real(self, target, data, **kw)
 
     monkeypatch.setattr(MarkdownFiles, "write", write)
     return fault

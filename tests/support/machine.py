@@ -25,7 +25,7 @@ from pi_hermes_memory.domain.commands import (
 )
 from pi_hermes_memory.domain.document import MemoryDocument, fold, stream_for
 from pi_hermes_memory.domain.model import Target, normalize_text
-from pi_hermes_memory.ports import MarkdownStore, Storage
+from pi_hermes_memory.ports import UNCHECKED, MarkdownStore, Storage
 from pi_hermes_memory.results import WriteResult
 from pi_hermes_memory.service import MemoryService
 
@@ -49,13 +49,13 @@ class CrashingMarkdown:
         self.inner = inner
         self.crash_on_write: int | None = None
 
-    def write(self, target: Target, data: bytes) -> None:
+    def write(self, target: Target, data: bytes, *, expected: object = UNCHECKED) -> None:
         if self.crash_on_write is not None:
             self.crash_on_write -= 1
             if self.crash_on_write == 0:
                 self.crash_on_write = None
                 raise SimulatedCrash
-        self.inner.write(target, data)
+        self.inner.write(target, data, expected=expected)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)

@@ -12,6 +12,7 @@ from pi_hermes_memory.adapters.memory_search import InMemorySearchIndex
 from pi_hermes_memory.domain.commands import AddMemory, RemoveMemory, ReplaceMemory
 from pi_hermes_memory.domain.model import Target
 from pi_hermes_memory.errors import MarkdownUnreadable
+from pi_hermes_memory.ports import UNCHECKED
 from pi_hermes_memory.search import ScopeClause, SearchQuery
 from pi_hermes_memory.service import MemoryService
 
@@ -296,3 +297,29 @@ def test_two_replicas_of_one_journal_never_delete_each_others_entries() -> None:
             "root b had this before",
         ]
     assert md_a.files[Target.PROJECT] == md_b.files[Target.PROJECT]
+
+
+class SavesDuringRender(InMemoryMarkdown):
+    """A person saves the file after the service read it and before it renders it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.save: bytes | None = None
+
+    def write(self, target: Target, data: bytes, *, expected: object = UNCHECKED) -> None:
+        if self.save is not None:
+            self.files[target], self.save = self.save, None
+        super().write(target, data, expected=expected)
+
+
+def test_a_save_made_during_a_render_is_never_replaced() -> None:
+    md = SavesDuringRender()
+    svc = service(markdown=md)
+    svc.execute(add("first fact"))
+    line, blocks = version_line(md), entries_of(md.files[Target.MEMORY])
+    person = (line + "\n" + "\n§\n".join([*blocks, "typed while the agent wrote"]) + "\n").encode()
+    md.save = person
+    assert svc.execute(add("second fact")).status == "added"
+    assert md.files[Target.MEMORY] == person  # the render stood back
+    assert sorted(texts(svc)) == ["first fact", "second fact", "typed while the agent wrote"]
+    assert b"second fact" in md.files[Target.MEMORY]
