@@ -176,16 +176,21 @@ def open_memory(
         overflow=OverflowStrategy(config.overflow_strategy.value),
         consolidation_available=False,
     )
-    service = MemoryService(
-        storage=storage,
-        markdown=markdown,
-        fmt=MarkdownFormat(),
-        clock=clock,
-        ids=ids,
-        settings=settings,
-        logger=logger,
-        embeddings=embeddings,
-    )
+    def make_service(
+        storage: Storage, markdown: MarkdownStore, embeddings: EmbeddingService | None
+    ) -> MemoryService:
+        return MemoryService(
+            storage=storage,
+            markdown=markdown,
+            fmt=MarkdownFormat(),
+            clock=clock,
+            ids=ids,
+            settings=settings,
+            logger=logger,
+            embeddings=embeddings,
+        )
+
+    service = make_service(storage, markdown, embeddings)
     try:
         try:
             service.entries()  # converge: finish interrupted renders, import hand edits
@@ -201,15 +206,7 @@ def open_memory(
                 embeddings.close()
             read_only, embeddings, session_index, close_sessions = fault, None, None, None
             storage, markdown, search_index = _read_only_store(config, markdown, fault)
-            service = MemoryService(
-                storage=storage,
-                markdown=markdown,
-                fmt=MarkdownFormat(),
-                clock=clock,
-                ids=ids,
-                settings=settings,
-                logger=logger,
-            )
+            service = make_service(storage, markdown, None)
             service.entries()
         if read_only is not None:
             migration = None
