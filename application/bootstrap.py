@@ -176,6 +176,7 @@ def open_memory(
         overflow=OverflowStrategy(config.overflow_strategy.value),
         consolidation_available=False,
     )
+
     def make_service(
         storage: Storage, markdown: MarkdownStore, embeddings: EmbeddingService | None
     ) -> MemoryService:

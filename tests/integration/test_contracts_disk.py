@@ -6,10 +6,16 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from pi_hermes_memory.adapters.markdown.codec import MarkdownFormat
 from pi_hermes_memory.adapters.markdown.store import MarkdownFiles
 from pi_hermes_memory.adapters.sqlite.search import SqliteSearchIndex
 from pi_hermes_memory.adapters.sqlite.storage import SqliteStorage
-from pi_hermes_memory.testing import MarkdownStoreContract, SearchIndexContract, StorageContract
+from pi_hermes_memory.testing import (
+    MarkdownStoreContract,
+    SearchIndexContract,
+    SharedJournalContract,
+    StorageContract,
+)
 
 
 class TestSqliteStorage(StorageContract):
@@ -58,3 +64,15 @@ class TestSqliteSearchIndex(SearchIndexContract):
     @pytest.fixture
     def search_index(self, storage: SqliteStorage) -> SqliteSearchIndex:
         return SqliteSearchIndex(storage)
+
+
+class TestSqliteSharedJournal(SharedJournalContract):
+    @pytest.fixture
+    def storage(self, tmp_path: Path) -> Iterator[SqliteStorage]:
+        s = SqliteStorage(tmp_path / "sessions.db")
+        yield s
+        s.close()
+
+    @pytest.fixture
+    def document_format(self) -> MarkdownFormat:
+        return MarkdownFormat()

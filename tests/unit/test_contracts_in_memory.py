@@ -5,9 +5,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from pi_hermes_memory.adapters.markdown.codec import MarkdownFormat
 from pi_hermes_memory.adapters.memory import InMemoryMarkdown, InMemoryStorage
 from pi_hermes_memory.adapters.memory_search import InMemorySearchIndex
-from pi_hermes_memory.testing import MarkdownStoreContract, SearchIndexContract, StorageContract
+from pi_hermes_memory.testing import (
+    MarkdownStoreContract,
+    SearchIndexContract,
+    SharedJournalContract,
+    StorageContract,
+)
 
 
 class TestInMemoryStorage(StorageContract):
@@ -30,3 +36,13 @@ class TestInMemorySearchIndex(SearchIndexContract):
     @pytest.fixture
     def search_index(self, storage: InMemoryStorage) -> InMemorySearchIndex:
         return InMemorySearchIndex(storage)
+
+
+class TestInMemorySharedJournal(SharedJournalContract):
+    @pytest.fixture
+    def storage(self) -> InMemoryStorage:
+        return InMemoryStorage()
+
+    @pytest.fixture
+    def document_format(self) -> MarkdownFormat:
+        return MarkdownFormat()
