@@ -32,8 +32,9 @@ _STABLE_READ_WAIT_S = 0.01
 #: A memory file above this is not read (MarkdownTooLarge): parsing and importing it would hold
 #: the store lock for minutes (ADR 0024); 16 MiB holds ~100,000 entries of ~150 bytes.
 MAX_FILE_BYTES = 16 * 2**20
-#: Temp files untouched this long are a killed writer's (a live write takes milliseconds).
-STALE_TEMP_AGE_S = 300.0
+#: Temp files of our documents found under the store lock are a killed writer's whatever their
+#: age: every writer of these files holds that lock while its temp file exists (ADR 0024).
+STALE_TEMP_AGE_S = 0.0
 _GLOBAL_FILES = {
     Target.MEMORY: "MEMORY.md",
     Target.USER: "USER.md",
@@ -178,8 +179,10 @@ class MarkdownFiles:
 
     def _remove_stale_temps(self, path: Path) -> None:
         """Delete the temp files a killed writer left next to `path` (`.MEMORY.md.x.tmp`).
-        Called under the store lock, so no writer of this store is mid-write; the age guard
-        spares a write of anyone else in the folder. Best effort: a leftover is harmless."""
+        Called under the store lock: every writer of these files (this store's, another agent
+        root's on the same memoryDir, the legacy migration) holds it while its temp file
+        exists, so each one found is a dead writer's. Only our naming (`.NAME.` + 8 mkstemp
+        characters + `.tmp`) is touched. Best effort: a leftover is harmless."""
         for stale in stale_temp_files(path.parent, older_than_s=STALE_TEMP_AGE_S):
             if stale.name.startswith(f".{path.name}."):
                 with contextlib.suppress(OSError):

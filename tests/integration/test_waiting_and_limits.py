@@ -157,7 +157,7 @@ def test_temp_files_of_killed_writers_are_removed_by_the_next_write(tmp_path: Pa
         os.utime(path, (an_hour_ago, an_hour_ago))
     svc.execute(_add("Deploys need the VPN"))
     assert not old.exists()
-    assert young.exists()  # may belong to a write still running elsewhere
+    assert not young.exists()  # under the store lock no writer of ours is mid-write
     assert foreign.exists()  # not one of our files
 
 
