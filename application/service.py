@@ -485,12 +485,16 @@ class MemoryService:
                 action=command.direction.value,
             )
         outcome: list[MoveDecision] = []
+        # read before the write transaction: the vector store reads in a transaction of its own
+        # (inside ours SQLite refuses it). Keyed by the subject's id: if the subject is another
+        # entry by the time the move decides, the cosines simply do not apply to it.
+        command = self._with_move_cosines(command, self.document(command.source))
 
         def plan(docs: dict[Target, MemoryDocument]) -> list[tuple[Target, Decision]]:
             result = decide_move(
                 docs[command.source],
                 docs[command.destination],
-                self._with_move_cosines(command, docs[command.source]),
+                command,
                 self.settings.policy(command.destination),
             )
             outcome.append(result)

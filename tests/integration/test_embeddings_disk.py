@@ -312,3 +312,18 @@ def test_partial_batch_failure_leaves_those_rows_empty(disk: Disk, server: Embed
     assert (report.embedded, report.failed) == (2, 0)
     stored = [from_blob(disk.row(str(w.entry_id))[0] or b"") for w in result.results]
     assert all(v.shape == (64,) for v in stored)
+
+
+def test_moves_apply_the_cosine_rule_on_sqlite(disk: Disk, server: EmbeddingServer) -> None:
+    """The stored-vector cosines of a move are read before its write transaction: read inside
+    it, SQLite refused a nested transaction and the rule was silently skipped (issue 10 §3)."""
+    assert disk.memory.add(PARAPHRASE_A).status == "added"  # global
+    assert disk.memory.add(PARAPHRASE_B, target="project").status == "added"
+    requests = len(server.requests)
+    with structlog.testing.capture_logs() as logs:
+        result = disk.memory.promote("blue-green")
+    assert result.status == "near_duplicate", result.message
+    assert [c.basis for c in result.candidates] == ["cosine"]
+    assert not [log for log in logs if log["log_level"] in ("warning", "error")], logs
+    assert disk.memory.promote("blue-green", force=True).status == "promoted"
+    assert len(server.requests) == requests  # stored vectors only, no provider call
