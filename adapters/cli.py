@@ -14,7 +14,7 @@ from typing import Any
 
 import attrs
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
 def _common(*, suppress: bool) -> argparse.ArgumentParser:
@@ -50,6 +50,9 @@ def _parser() -> argparse.ArgumentParser:
         "$PI_CODING_AGENT_DIR (default ~/.pi/agent).",
         parents=[_common(suppress=False)],
     )
+    from pi_hermes_memory import __version__
+
+    parser.add_argument("--version", action="version", version=f"pi-hermes-memory {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     tool = sub.add_parser("tool", parents=[common], help="call a tool with JSON arguments")
     tool.add_argument("name", help="tool name, e.g. memory")
@@ -392,6 +395,15 @@ def _insights(insights: Any, *, as_json: bool) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """The console script. Ctrl-C ends it quietly with 130 (128 + SIGINT), as shells expect."""
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        print("pi-hermes-memory: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+def _main(argv: Sequence[str] | None) -> int:
     args = _parser().parse_args(argv)
     arguments: Any = None
     if args.command == "tool":
@@ -421,13 +433,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _recover(as_json=args.json)
 
     import pi_hermes_memory
+    from pi_hermes_memory.config import ConfigError
     from pi_hermes_memory.errors import HermesMemoryError
 
     try:
         memory = pi_hermes_memory.open(project=args.project, cwd=args.cwd, agent_id=args.agent)
     except (HermesMemoryError, OSError, RuntimeError, ValueError) as exc:
         print(f"pi-hermes-memory: cannot open the memory store: {exc}", file=sys.stderr)
-        return EXIT_FAILED
+        return EXIT_USAGE if isinstance(exc, ConfigError) else EXIT_FAILED
     with memory:
         writes = args.command in _WRITES or (
             args.command == "tool" and isinstance(arguments, dict) and args.name == "memory"

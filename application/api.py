@@ -405,11 +405,13 @@ class Memory:
     def call_tool(self, name: str, arguments: Any) -> ToolResult:
         """Run tool `name` with JSON `arguments`; always returns a result object."""
         tools = self._tools()
-        if name not in tools:
+        if not isinstance(name, str) or name not in tools:  # a host may pass anything
+            shown = repr(name)
+            shown = shown if len(shown) <= 80 else shown[:77] + "..."
             return {
                 "success": False,
                 "status": "unknown_tool",
-                "message": f"Unknown tool {name!r}; tools: {', '.join(tools)}",
+                "message": f"Unknown tool {shown}; tools: {', '.join(tools)}",
             }
         try:
             return tools[name][1](arguments)

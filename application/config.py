@@ -30,6 +30,7 @@ from pi_hermes_memory.domain.model import (
     namespace_problem,
 )
 from pi_hermes_memory.domain.sessions import normalize_cwd
+from pi_hermes_memory.errors import HermesMemoryError
 
 CONFIG_FILE_NAME: Final = "hermes-memory-config.json"
 DEFAULT_MEMORY_DIR_NAME: Final = "pi-hermes-memory"
@@ -44,8 +45,9 @@ EMBEDDING_MAX_TIMEOUT_MS: Final = 30_000
 # The usual file-name limit of local file systems; a project name becomes a directory.
 
 
-class ConfigError(Exception):
-    """A usage error in configuration supplied by the caller (e.g. an invalid `--project`)."""
+class ConfigError(HermesMemoryError, ValueError):
+    """A usage error in configuration supplied by the caller (e.g. an invalid `--project`).
+    Under the library's error base (and a ValueError, as before)."""
 
 
 @attrs.frozen(kw_only=True)

@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -194,3 +195,37 @@ def test_common_options_work_before_and_after_the_command(root: Path) -> None:
     after = cli(root, "list", "--target", "project", "--project", "api", "--json")
     assert json.loads(before.stdout) == json.loads(after.stdout)
     assert [e["text"] for e in json.loads(after.stdout)] == ["Uses Poetry"]
+
+
+def test_version_and_a_bad_project_name_are_one_line_each(root: Path) -> None:
+    from pi_hermes_memory import __version__
+
+    shown = cli(root, "--version")
+    assert shown.returncode == 0 and shown.stdout.strip() == f"pi-hermes-memory {__version__}"
+    bad = cli(root, "--project", "../etc", "list")
+    assert bad.returncode == 2, bad.stderr
+    assert "invalid project name" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_ctrl_c_exits_130_quietly(root: Path) -> None:
+    """SIGINT while the command waits for its JSON on stdin."""
+    import signal
+
+    env = {**os.environ, "PI_CODING_AGENT_DIR": str(root), "HOME": str(root.parent)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pi_hermes_memory.adapters.cli", "tool", "memory", "-"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        time.sleep(1.0)  # the interpreter is up and blocked on stdin
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and "interrupted" in err

@@ -208,3 +208,11 @@ def test_unattributed_project_entries_are_kept_and_reported(root: Path) -> None:
     text = flat.read_text().split("\n", 1)[1]  # after the version line
     assert text.startswith("A legacy line nobody attributed")
     assert "project=shop" in text
+
+
+def test_call_tool_answers_any_tool_name_without_raising(root: Path) -> None:
+    with open_memory(root, project="shop") as m:
+        for name in (["memory"], None, 3, {"a": 1}, "x" * 100_000):
+            result = m.call_tool(name, {})  # type: ignore[arg-type]
+            assert result["status"] == "unknown_tool"
+            assert len(result["message"]) < 400  # a huge name is never echoed whole
