@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -163,6 +164,12 @@ def _index_sessions(memory: Any, args: argparse.Namespace) -> int:
                 flush=True,
             )
 
+    if args.file and not os.path.isfile(args.file):
+        print(
+            f"pi-hermes-memory: warning: {args.file} does not exist (or is not a file); "
+            "nothing was indexed",
+            file=sys.stderr,
+        )
     report = memory.index_live(args.file) if args.file else memory.index_sessions(progress)
     if args.json:
         print(json.dumps(report.to_json(), ensure_ascii=False, indent=2))
@@ -293,6 +300,8 @@ def _reembed(memory: Any, args: argparse.Namespace) -> int:
     try:
         report = memory.reembed(progress, everything=args.all, batch_size=args.batch_size)
     except HermesMemoryError as exc:
+        if args.json:
+            print(json.dumps({"success": False, "message": f"cannot reembed: {exc}"}, indent=2))
         print(f"pi-hermes-memory: cannot reembed: {exc}", file=sys.stderr)
         return EXIT_FAILED
     if args.json:
@@ -333,8 +342,10 @@ _WRITES = frozenset(
 
 
 def _write(outcome: Any, *, as_json: bool) -> int:
-    if as_json:
-        _print_json(outcome)
+    if as_json:  # the shape the memory tool returns (`tool memory`)
+        from pi_hermes_memory.tools import write_result_json
+
+        _print_json(write_result_json(outcome))
     else:
         print(outcome.message)
         for c in outcome.candidates:
@@ -412,6 +423,9 @@ def _main(argv: Sequence[str] | None) -> int:
             arguments = json.loads(raw)
         except json.JSONDecodeError as exc:
             print(f"pi-hermes-memory: arguments are not valid JSON: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+        except RecursionError:
+            print("pi-hermes-memory: arguments are nested too deeply", file=sys.stderr)
             return EXIT_USAGE
 
     request: str | None = None

@@ -229,3 +229,35 @@ def test_ctrl_c_exits_130_quietly(root: Path) -> None:
             proc.kill()
     assert proc.returncode == 130, err
     assert "Traceback" not in err and "interrupted" in err
+
+
+def test_add_json_has_the_memory_tool_shape(root: Path) -> None:
+    added = json.loads(cli(root, "add", "Uses uv for envs", "--json").stdout)
+    tool = json.loads(
+        cli(
+            root,
+            "tool",
+            "memory",
+            json.dumps({"action": "add", "target": "memory", "content": "Deploys need VPN"}),
+        ).stdout
+    )
+    assert set(added) == set(tool)
+    assert added["status"] == tool["status"] == "added"
+
+
+def test_deeply_nested_arguments_are_a_usage_error(root: Path) -> None:
+    done = cli(root, "tool", "memory", "-", stdin="[" * 100_000 + "]" * 100_000)
+    assert done.returncode == 2
+    assert "nested too deeply" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_reembed_json_reports_a_failure_as_json(root: Path) -> None:
+    done = cli(root, "reembed", "--json")
+    assert done.returncode == 1
+    assert json.loads(done.stdout)["success"] is False
+
+
+def test_live_indexing_a_missing_file_warns(root: Path) -> None:
+    done = cli(root, "index-sessions", "--file", str(root.parent / "missing.jsonl"))
+    assert done.returncode == 0
+    assert "does not exist" in done.stderr
