@@ -84,3 +84,17 @@ def test_import_is_light_and_exports_are_declared() -> None:
     assert set(pi_hermes_memory.__all__) <= set(dir(pi_hermes_memory))
     assert {"open", "Memory", "WriteResult", "__version__"} <= set(pi_hermes_memory.__all__)
     assert pi_hermes_memory.__version__ == "0.1.0"
+
+
+def test_one_version_source() -> None:
+    from importlib.metadata import version
+
+    import pi_hermes_memory
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert "version" not in config["project"] and config["project"]["dynamic"] == ["version"]
+    assert config["tool"]["setuptools"]["dynamic"]["version"] == {
+        "attr": "pi_hermes_memory.__version__"
+    }
+    assert version("pi-hermes-memory") == pi_hermes_memory.__version__
+    assert (ROOT / "LICENSE").is_file() and config["project"]["license-files"] == ["LICENSE"]
