@@ -533,7 +533,7 @@ class MemoryService:
         with self._storage.transaction() as uow:
             events = uow.journal.read(doc.stream, upto=doc.version)
         scope = self.settings.scope
-        return [r for r in restorable(events) if scope.visible(r.entry)]
+        return [r for r in restorable(target, events) if scope.visible(r.entry)]
 
     def restore(self, target: Target, query: str) -> WriteResult:
         """Bring back a removed entry (by id, or a unique part of its text) with its old id."""
@@ -542,7 +542,8 @@ class MemoryService:
 
         def read(uow: UnitOfWork, docs: dict[Target, MemoryDocument]) -> None:
             doc = docs[target]
-            removed.extend(restorable(uow.journal.read(doc.stream, upto=doc.version)))
+            events = uow.journal.read(doc.stream, upto=doc.version)
+            removed.extend(restorable(target, events))
 
         def plan(docs: dict[Target, MemoryDocument]) -> list[tuple[Target, Decision]]:
             found = select_restorable(removed, query, self.settings.scope)

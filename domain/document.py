@@ -234,6 +234,23 @@ def fold(state: MemoryDocument, events: Iterable[Event]) -> MemoryDocument:
     return state if builder is None else builder.freeze()
 
 
+def removals(
+    target: Target, events: Iterable[Event]
+) -> dict[str, tuple[MemoryEntry, MemoryRemoved]]:
+    """Fold a stream from its first event and keep, for every entry id whose last fate is a
+    removal, the entry as it was just before and the removal: what `restore` can bring back.
+    The fold's own rules give the entry's state, so it cannot drift from the document's."""
+    builder = _Builder.of(MemoryDocument.empty(target))
+    removed: dict[str, tuple[MemoryEntry, MemoryRemoved]] = {}
+    for event in events:
+        if isinstance(event, MemoryRemoved):
+            removed[event.entry_id] = (builder.active_entry(event.entry_id), event)
+        elif isinstance(event, MemoryRestored | MemoryMovedIn):
+            removed.pop(event.entry_id, None)
+        builder.apply(event)
+    return removed
+
+
 def evolve(state: MemoryDocument, event: Event) -> MemoryDocument:
     return fold(state, (event,))
 

@@ -12,22 +12,9 @@ from datetime import datetime
 
 import attrs
 from pi_hermes_memory.domain.decide import Decision, Status
-from pi_hermes_memory.domain.document import MemoryDocument, entry_of
-from pi_hermes_memory.domain.events import (
-    Event,
-    MemoryAdded,
-    MemoryMergedInto,
-    MemoryMovedIn,
-    MemoryMovedOut,
-    MemoryReferenced,
-    MemoryRemoved,
-    MemoryReplaced,
-    MemoryRestored,
-    MemoryRetagged,
-    MemorySuperseded,
-    RemovalReason,
-)
-from pi_hermes_memory.domain.model import MemoryEntry, normalize_text
+from pi_hermes_memory.domain.document import MemoryDocument, removals
+from pi_hermes_memory.domain.events import Event, MemoryRestored, RemovalReason
+from pi_hermes_memory.domain.model import MemoryEntry, Target, normalize_text
 from pi_hermes_memory.domain.scope import SessionScope
 from pi_hermes_memory.domain.similarity import Candidate
 
@@ -42,66 +29,14 @@ class RemovedEntry:
     version: int  # the version of the removal event
 
 
-def restorable(events: Iterable[Event]) -> list[RemovedEntry]:
-    """The entries of one stream whose last fate was a removal, most recently removed first.
-
-    One pass over the stream: the last known state of every entry id, and its removal.
-    """
-    last: dict[str, MemoryEntry] = {}
-    removed: dict[str, RemovedEntry] = {}
-    for event in events:
-        match event:
-            case MemoryAdded() | MemoryRestored():
-                last[event.entry_id] = entry_of(event, namespace=event.namespace)
-                removed.pop(event.entry_id, None)
-            case MemoryMovedIn():
-                last[event.entry_id] = entry_of(event, namespace=None)  # moves are global
-                removed.pop(event.entry_id, None)
-            case MemoryReplaced():
-                old = last.get(event.old_id)
-                if old is not None:
-                    last[event.new_id] = attrs.evolve(
-                        old,
-                        id=event.new_id,
-                        text=event.text,
-                        project=event.project,
-                        category=event.category,
-                        created=event.created,
-                        last_referenced=event.last_referenced,
-                        flagged=event.flagged,
-                    )
-            case MemoryRetagged():
-                old = last.get(event.entry_id)
-                if old is not None:
-                    last[event.entry_id] = attrs.evolve(
-                        old,
-                        project=event.project,
-                        category=event.category,
-                        created=event.created,
-                        last_referenced=event.last_referenced,
-                        namespace=event.namespace,
-                        flagged=event.flagged,
-                    )
-            case MemoryReferenced():
-                old = last.get(event.entry_id)
-                if old is not None and event.on > old.last_referenced:
-                    last[event.entry_id] = attrs.evolve(old, last_referenced=event.on)
-            case MemoryRemoved():
-                entry = last.get(event.entry_id)
-                if entry is not None:
-                    removed[event.entry_id] = RemovedEntry(
-                        entry=entry,
-                        reason=event.reason,
-                        removed_at=event.at,
-                        version=event.version,
-                    )
-            case MemoryMovedOut():
-                removed.pop(event.entry_id, None)  # alive in the other document
-            case MemorySuperseded() | MemoryMergedInto():
-                pass  # history, not a removal: `replace` undoes a revision
-            case _:
-                raise TypeError(f"unknown event {type(event).__name__}")
-    return sorted(removed.values(), key=lambda r: r.version, reverse=True)
+def restorable(target: Target, events: Iterable[Event]) -> list[RemovedEntry]:
+    """The entries of one stream (all its events, in order) whose last fate was a removal,
+    most recently removed first."""
+    found = [
+        RemovedEntry(entry=entry, reason=event.reason, removed_at=event.at, version=event.version)
+        for entry, event in removals(target, events).values()
+    ]
+    return sorted(found, key=lambda r: r.version, reverse=True)
 
 
 def select_restorable(

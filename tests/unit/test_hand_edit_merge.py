@@ -323,3 +323,27 @@ def test_a_save_made_during_a_render_is_never_replaced() -> None:
     assert md.files[Target.MEMORY] == person  # the render stood back
     assert sorted(texts(svc)) == ["first fact", "second fact", "typed while the agent wrote"]
     assert b"second fact" in md.files[Target.MEMORY]
+
+
+def test_restore_brings_back_the_entry_as_it_was_when_removed() -> None:
+    md = InMemoryMarkdown()
+    svc = service(markdown=md, project="web")
+    svc.execute(add("the port is 8080", Target.PROJECT))
+    svc.execute(
+        ReplaceMemory(
+            target=Target.PROJECT,
+            old_text="8080",
+            text="the port is 9090",
+            entry_id="r9",
+            at=CLOCK.now(),
+        )
+    )
+    line, blocks = version_line(md, Target.PROJECT), entries_of(md.files[Target.PROJECT])
+    save(md, [blocks[0].replace("created=2026-07-29", "created=2025-05-05")], line, Target.PROJECT)
+    svc.execute(RemoveMemory(target=Target.PROJECT, old_text="9090", at=CLOCK.now()))
+    (removed,) = svc.removed(Target.PROJECT)
+    assert (removed.entry.id, removed.entry.text) == ("r9", "the port is 9090")
+    assert removed.entry.created.isoformat() == "2025-05-05"  # the hand-edited metadata
+    assert svc.restore(Target.PROJECT, "r9").status == "restored"
+    (entry,) = svc.document(Target.PROJECT).active
+    assert (entry.id, entry.created.isoformat()) == ("r9", "2025-05-05")
