@@ -117,7 +117,8 @@ def _fsync(fd: int) -> None:
     os.fsync(fd)
 
 
-def _fsync_directory(directory: Path) -> None:
+def fsync_directory(directory: Path) -> None:
+    """Make a rename or a new file in `directory` durable (no-op on Windows)."""
     if sys.platform == "win32":
         return
     fd = os.open(directory, os.O_RDONLY)
@@ -194,7 +195,7 @@ class EventLog:
         finally:
             os.close(fd)
         if created:
-            _fsync_directory(self.path.parent)
+            fsync_directory(self.path.parent)
         return len(rows)
 
     def _cut_torn_tail(self) -> EventRecord | None:

@@ -21,7 +21,7 @@ from pathlib import Path
 import apsw
 import attrs
 from pi_hermes_memory.adapters.sqlite.connection import SIDE_FILES, connect, enable_wal
-from pi_hermes_memory.adapters.sqlite.eventlog import EventLog, EventRecord
+from pi_hermes_memory.adapters.sqlite.eventlog import EventLog, EventRecord, fsync_directory
 from pi_hermes_memory.adapters.sqlite.mirror import rebuild_rows
 from pi_hermes_memory.adapters.sqlite.schema import check_ours, migrate
 from pi_hermes_memory.codec import CorruptEvent, decode
@@ -66,7 +66,7 @@ def move_aside(db_path: Path, label: str) -> list[Path]:
             os.replace(source, target)
             moved.append(target)
     if moved:
-        _fsync_directory(db_path.parent)
+        fsync_directory(db_path.parent)
     return moved
 
 
@@ -123,7 +123,7 @@ def rebuild_from_log(db_path: Path, log: EventLog) -> Rebuilt:
         raise
     conn.close()  # the last connection checkpoints and removes the WAL
     os.replace(temp, db_path)
-    _fsync_directory(db_path.parent)
+    fsync_directory(db_path.parent)
     entries = sum(1 for doc in documents for _ in doc.all_entries())
     return Rebuilt(events=len(records), entries=entries, problems=tuple(problems))
 
@@ -199,13 +199,3 @@ def _discard(temp: Path) -> None:
     for side in ("", *SIDE_FILES):
         with contextlib.suppress(FileNotFoundError):
             temp.with_name(temp.name + side).unlink()
-
-
-def _fsync_directory(directory: Path) -> None:
-    if os.name == "nt":
-        return
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
