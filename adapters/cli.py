@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import sys
 from collections.abc import Sequence
 from typing import Any
 
 import attrs
+from pi_hermes_memory.domain.status import Status
+from pi_hermes_memory.log import LOGGER_NAME
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -203,11 +206,11 @@ def _session_search(memory: Any, args: argparse.Namespace, request: str | None) 
         out = legacy_json(result)
     if args.json:
         print(json.dumps(out, ensure_ascii=False, indent=2))
-    elif result.status == "invalid_arguments":
+    elif result.status == Status.INVALID_ARGUMENTS:
         print(f"pi-hermes-memory: {result.message}", file=sys.stderr)
     else:
         print(result.message)
-    return EXIT_FAILED if result.status == "invalid_arguments" else EXIT_OK
+    return EXIT_FAILED if result.status == Status.INVALID_ARGUMENTS else EXIT_OK
 
 
 def _batch_size(value: str) -> int:
@@ -243,11 +246,11 @@ def _search(memory: Any, args: argparse.Namespace) -> int:
     )
     if args.json:
         print(json.dumps(search_result_json(result), ensure_ascii=False, indent=2))
-    elif result.status == "invalid_arguments":
+    elif result.status == Status.INVALID_ARGUMENTS:
         print(f"pi-hermes-memory: {result.message}", file=sys.stderr)
     else:
         print(result.message)
-    return EXIT_FAILED if result.status == "invalid_arguments" else EXIT_OK
+    return EXIT_FAILED if result.status == Status.INVALID_ARGUMENTS else EXIT_OK
 
 
 def _jsonable(value: Any) -> Any:
@@ -368,7 +371,7 @@ def _restore(memory: Any, args: argparse.Namespace) -> int:
         return EXIT_OK
     outcome = memory.restore(args.text_or_id, target=args.target)
     if not args.json:
-        for c in outcome.candidates if outcome.status == "ambiguous" else ():
+        for c in outcome.candidates if outcome.status == Status.AMBIGUOUS else ():
             print(f"  {c.entry_id}  {c.text}")
         outcome = attrs.evolve(outcome, candidates=())
     return _write(outcome, as_json=args.json)
@@ -405,8 +408,29 @@ def _insights(insights: Any, *, as_json: bool) -> int:
     return EXIT_OK
 
 
+class _StderrLines(logging.Handler):
+    """The CLI's readable log output: `pi-hermes-memory: warning: <event> key=value` on
+    whatever `sys.stderr` is at the time (the library itself only logs through `logging`)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            sys.stderr.write(
+                f"pi-hermes-memory: {record.levelname.lower()}: {self.format(record)}\n"
+            )
+        except Exception:
+            self.handleError(record)
+
+
+def _configure_logging() -> None:
+    logger = logging.getLogger(LOGGER_NAME)
+    if not any(isinstance(h, _StderrLines) for h in logger.handlers):
+        logger.addHandler(_StderrLines(logging.WARNING))
+        logger.propagate = False  # no second copy through a root handler
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """The console script. Ctrl-C ends it quietly with 130 (128 + SIGINT), as shells expect."""
+    _configure_logging()
     try:
         return _main(argv)
     except KeyboardInterrupt:

@@ -21,10 +21,10 @@ from typing import Any, Final
 
 import httpx
 import numpy as np
-import structlog
 from numpy.typing import NDArray
 from pi_hermes_memory.config import EmbeddingConfig
 from pi_hermes_memory.errors import EmbeddingFailed
+from pi_hermes_memory.log import library_logger
 from pi_hermes_memory.vectors import EmbeddingKind
 
 __all__ = ["MAX_BATCH", "OpenAICompatibleEmbedder"]
@@ -53,7 +53,7 @@ class OpenAICompatibleEmbedder:
         self._timeout = httpx.Timeout(config.timeout_ms / 1000)
         self._dimension: int | None = config.dimensions
         self._max_batch = max(1, max_batch)
-        self._log = logger or structlog.get_logger("pi_hermes_memory")
+        self._log = logger or library_logger()
 
     def __repr__(self) -> str:  # no URL, no key
         return f"OpenAICompatibleEmbedder(model_id={self.model_id!r}, host={self._host!r})"

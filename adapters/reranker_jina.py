@@ -21,7 +21,7 @@ from typing import Any, Final
 from urllib.parse import urlsplit
 
 import httpx
-import structlog
+from pi_hermes_memory.log import library_logger
 
 DEFAULT_RERANK_BASE_URL: Final = "https://api.jina.ai/v1"
 DEFAULT_RERANK_MODEL: Final = "jina-reranker-v2-base-multilingual"
@@ -104,7 +104,7 @@ class JinaReranker:
         self.timeout_s = float(timeout_s)
         self._max_chars = max_document_chars
         self._logits = scores_are_logits
-        self._log = logger or structlog.get_logger("pi_hermes_memory")
+        self._log = logger or library_logger()
         headers = {"Accept": "application/json"}
         key = (api_key or "").strip()
         if key:

@@ -12,14 +12,25 @@ from __future__ import annotations
 from pi_hermes_memory.api import Memory
 from pi_hermes_memory.bootstrap import open_memory as open
 from pi_hermes_memory.bootstrap import recover
+from pi_hermes_memory.config import ConfigError
 from pi_hermes_memory.domain.model import FailureCategory, Target
+from pi_hermes_memory.domain.status import Status
 from pi_hermes_memory.errors import (
+    CorruptData,
     DatabaseDamaged,
+    DomainError,
+    EmbeddingFailed,
     HermesMemoryError,
+    InvalidArgument,
+    MarkdownChanged,
+    MarkdownTooLarge,
     MarkdownUnreadable,
     StorageFailed,
     StorageFull,
+    StoreBusy,
+    StoreLayoutConflict,
     StoreReadOnly,
+    StoreVersionError,
 )
 from pi_hermes_memory.results import BatchResult, CandidateView, EntryView, WriteResult
 from pi_hermes_memory.search import SearchHit, SearchResult
@@ -29,17 +40,28 @@ __version__ = "0.1.0"
 __all__ = [
     "BatchResult",
     "CandidateView",
+    "ConfigError",
+    "CorruptData",
     "DatabaseDamaged",
+    "DomainError",
+    "EmbeddingFailed",
     "EntryView",
     "FailureCategory",
     "HermesMemoryError",
+    "InvalidArgument",
+    "MarkdownChanged",
+    "MarkdownTooLarge",
     "MarkdownUnreadable",
     "Memory",
     "SearchHit",
     "SearchResult",
+    "Status",
     "StorageFailed",
     "StorageFull",
+    "StoreBusy",
+    "StoreLayoutConflict",
     "StoreReadOnly",
+    "StoreVersionError",
     "Target",
     "ToolDefinition",
     "WriteResult",

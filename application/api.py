@@ -7,7 +7,6 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-import structlog
 from pi_hermes_memory.domain.commands import (
     AddMemory,
     MemoryCommand,
@@ -17,8 +16,10 @@ from pi_hermes_memory.domain.commands import (
     ReplaceMemory,
 )
 from pi_hermes_memory.domain.model import GLOBAL_NAMESPACE, FailureCategory, Target
-from pi_hermes_memory.errors import HermesMemoryError, StorageFailed
+from pi_hermes_memory.domain.status import Status
+from pi_hermes_memory.errors import HermesMemoryError, InvalidArgument, StorageFailed
 from pi_hermes_memory.insights import Insights, ProjectOverview, insights, project_overview
+from pi_hermes_memory.log import library_logger
 from pi_hermes_memory.ports import Clock, IdFactory, SearchIndex, Storage
 from pi_hermes_memory.results import BatchResult, EntryView, WriteResult
 from pi_hermes_memory.search import (
@@ -69,7 +70,7 @@ def _target(value: Target | str) -> Target:
     try:
         return Target(value)
     except ValueError:
-        raise ValueError(
+        raise InvalidArgument(
             f"target must be one of {', '.join(t.value for t in Target)}; got {value!r}"
         ) from None
 
@@ -85,7 +86,7 @@ def _category(value: FailureCategory | str | None) -> FailureCategory | None:
     try:
         return FailureCategory(value)
     except ValueError:
-        raise ValueError(
+        raise InvalidArgument(
             f"category must be one of {', '.join(c.value for c in FailureCategory)}; got {value!r}"
         ) from None
 
@@ -125,7 +126,7 @@ class Memory:
         self._ids = ids
         self.config = config
         self.warnings: tuple[str, ...] = tuple(warnings)
-        self._log = logger or structlog.get_logger("pi_hermes_memory")
+        self._log = logger or library_logger()
         self._search = (
             None
             if search_index is None
@@ -410,7 +411,7 @@ class Memory:
             shown = shown if len(shown) <= 80 else shown[:77] + "..."
             return {
                 "success": False,
-                "status": "unknown_tool",
+                "status": Status.UNKNOWN_TOOL,
                 "message": f"Unknown tool {shown}; tools: {', '.join(tools)}",
             }
         try:
@@ -418,12 +419,12 @@ class Memory:
         except ArgumentError as exc:
             return invalid(str(exc))
         except HermesMemoryError as exc:
-            return {"success": False, "status": "error", "message": str(exc)}
+            return {"success": False, "status": Status.ERROR, "message": str(exc)}
         except Exception as exc:  # the agent gets a result, never a traceback
             self._log.error("tool.failed", tool=name, exc_info=True)
             return {
                 "success": False,
-                "status": "error",
+                "status": Status.ERROR,
                 "message": f"The memory store failed ({type(exc).__name__}); nothing was "
                 "reported saved. Details are in the application log.",
             }
@@ -501,7 +502,7 @@ class Memory:
 
     def _run_batch(self, parsed: Sequence[MemoryCall | ArgumentError]) -> BatchResult:
         items = [
-            WriteResult(success=False, status="invalid_arguments", message=str(p))
+            WriteResult(success=False, status=Status.INVALID_ARGUMENTS, message=str(p))
             if isinstance(p, ArgumentError)
             else self._command(p)
             for p in parsed
@@ -509,7 +510,7 @@ class Memory:
         self._writable(*(i.target for i in items if not isinstance(i, WriteResult)))
         results = self._service.execute_batch(items)
         ok = sum(r.success for r in results)
-        status = "ok" if ok == len(results) else ("partial" if ok else "failed")
+        status = Status.OK if ok == len(results) else (Status.PARTIAL if ok else Status.FAILED)
         return BatchResult(
             success=ok == len(results),
             status=status,

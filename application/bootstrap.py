@@ -6,20 +6,26 @@ environment or the disk at import time, and heavy modules (apsw) load only here.
 
 from __future__ import annotations
 
-import logging
 import os
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import attrs
-import structlog
 from pi_hermes_memory.api import Memory
 from pi_hermes_memory.config import Config, EmbeddingProvider
 from pi_hermes_memory.domain.capacity import OverflowStrategy
 from pi_hermes_memory.domain.model import GLOBAL_NAMESPACE, Target, namespace_problem
 from pi_hermes_memory.domain.scope import SessionScope
-from pi_hermes_memory.errors import DatabaseDamaged, StorageFailed, StorageFull, StoreReadOnly
+from pi_hermes_memory.domain.status import Status
+from pi_hermes_memory.errors import (
+    DatabaseDamaged,
+    InvalidArgument,
+    StorageFailed,
+    StorageFull,
+    StoreReadOnly,
+)
+from pi_hermes_memory.log import library_logger
 from pi_hermes_memory.ports import (
     Clock,
     Embedder,
@@ -48,7 +54,7 @@ def agent_access(agent_id: str | None, configured: Mapping[str, frozenset[str]])
     if agent_id is None:
         return frozenset({GLOBAL_NAMESPACE})
     if namespace_problem(f"agent:{agent_id}", Target.MEMORY) is not None:
-        raise ValueError(f"agent_id {agent_id!r} must be letters, digits, '.', '_' and '-'")
+        raise InvalidArgument(f"agent_id {agent_id!r} must be letters, digits, '.', '_' and '-'")
     if agent_id in configured:
         return configured[agent_id]
     return frozenset({GLOBAL_NAMESPACE, f"agent:{agent_id}"})
@@ -130,7 +136,7 @@ def open_memory(
     migration = migrate() if migrate is not None else None
     close_sessions: Callable[[], None] | None = None
     vectors: VectorStore | _LazySqliteVectors | None = vector_store
-    logger = logger or structlog.wrap_logger(logging.getLogger("pi_hermes_memory"))
+    logger = logger or library_logger()
     # set when sessions.db cannot be used: the store then works read-only (ADR 0023)
     read_only: StorageFailed | None = None
     own_storage = storage is None
@@ -369,7 +375,13 @@ def recover(
         warnings = memory.warnings
         if memory.read_only is not None:
             raise memory.read_only
-    status = "healthy" if reason is None else "recovered" if events else "rebuilt-from-markdown"
+    status = (
+        Status.HEALTHY
+        if reason is None
+        else Status.RECOVERED
+        if events
+        else Status.REBUILT_FROM_MARKDOWN
+    )
     return RecoveryReport(
         status=status,
         database=str(db),

@@ -13,6 +13,7 @@ from datetime import date, datetime
 import cattrs
 from cattrs.preconf.json import make_converter
 from pi_hermes_memory.domain.events import EVENT_TYPES, Event
+from pi_hermes_memory.errors import CorruptData
 
 _BY_TAG: dict[str, type[Event]] = {cls.TAG: cls for cls in EVENT_TYPES}
 _converter = make_converter(forbid_extra_keys=True)
@@ -38,7 +39,7 @@ for _kind in (str, int, bool):
     _converter.register_structure_hook(_kind, _strict_scalar)
 
 
-class CorruptEvent(Exception):
+class CorruptEvent(CorruptData):
     """A stored event cannot be decoded (unknown tag, bad shape)."""
 
 

@@ -18,14 +18,14 @@ from typing import Any
 
 import attrs
 import numpy as np
-import structlog
 from numpy.typing import NDArray
 from pi_hermes_memory.domain.commands import AddMemory
 from pi_hermes_memory.domain.decide import Decision
 from pi_hermes_memory.domain.events import MemoryAdded, MemoryReplaced
 from pi_hermes_memory.domain.model import Target, clean_entry_text
 from pi_hermes_memory.domain.scope import SessionScope
-from pi_hermes_memory.errors import EmbeddingFailed
+from pi_hermes_memory.errors import EmbeddingFailed, InvalidArgument
+from pi_hermes_memory.log import library_logger
 from pi_hermes_memory.ports import Embedder, VectorStore
 from pi_hermes_memory.search import ScopeClause
 from pi_hermes_memory.vectors import (
@@ -110,7 +110,7 @@ class EmbeddingService:
     ) -> None:
         self._embedder = embedder
         self._store = store
-        self._log = logger or structlog.get_logger("pi_hermes_memory")
+        self._log = logger or library_logger()
         self._on_close = on_close
         self._monotonic = monotonic
         self._positions: tuple[tuple[str, ...], dict[str, int]] = ((), {})
@@ -317,7 +317,7 @@ class EmbeddingService:
         `batch_size` rows per request, calling `progress` after each batch. Stops after
         `REEMBED_MAX_CONSECUTIVE_FAILURES` failed batches in a row."""
         if batch_size < 1:
-            raise ValueError(f"batch_size must be at least 1; got {batch_size}")
+            raise InvalidArgument(f"batch_size must be at least 1; got {batch_size}")
         scope = VectorScope.everything()
         rows_total, current = self._store.count(scope, self.model_id, dimension=self.dimension)
         total = rows_total if everything else rows_total - current

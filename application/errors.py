@@ -2,9 +2,38 @@
 
 from __future__ import annotations
 
+from pi_hermes_memory.domain.errors import DomainError, HermesMemoryError
 
-class HermesMemoryError(Exception):
-    """Base class of the errors pi-hermes-memory raises to callers."""
+__all__ = [
+    "CorruptData",
+    "DatabaseDamaged",
+    "DomainError",
+    "EmbeddingFailed",
+    "HermesMemoryError",
+    "InvalidArgument",
+    "MarkdownChanged",
+    "MarkdownTooLarge",
+    "MarkdownUnreadable",
+    "StorageFailed",
+    "StorageFull",
+    "StoreBusy",
+    "StoreLayoutConflict",
+    "StoreReadOnly",
+    "StoreVersionError",
+]
+
+
+class InvalidArgument(HermesMemoryError, ValueError):
+    """An argument of a public call is out of range or of the wrong kind (also a ValueError)."""
+
+
+class CorruptData(HermesMemoryError):
+    """Stored data (an event, a snapshot, a database page) cannot be decoded as written."""
+
+
+class StoreVersionError(HermesMemoryError):
+    """The store or a library it needs is of a version this release cannot use (a database
+    written by a newer release, an SQLite older than the minimum); nothing was changed."""
 
 
 class StoreLayoutConflict(HermesMemoryError):
@@ -53,7 +82,7 @@ class StorageFailed(HermesMemoryError, OSError):
         return str(self.args[0]) if self.args else ""
 
 
-class DatabaseDamaged(StorageFailed):
+class DatabaseDamaged(StorageFailed, CorruptData):
     """sessions.db cannot be read as a SQLite database (truncated, overwritten, corrupt).
 
     The store then works read-only from the event log and the Markdown files until

@@ -26,6 +26,7 @@ from datetime import date
 from typing import TYPE_CHECKING, Any, Final
 
 import attrs
+from pi_hermes_memory.errors import InvalidArgument
 from pi_hermes_memory.retrieval import (
     MMR_THRESHOLD,
     Fusion,
@@ -56,12 +57,12 @@ DEFAULT_DENSE_WEIGHT: Final = 0.5
 
 def _depth(_: Any, attribute: attrs.Attribute[Any], value: int) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{attribute.name} must be an integer >= 1; got {value!r}")
+        raise InvalidArgument(f"{attribute.name} must be an integer >= 1; got {value!r}")
 
 
 def _unit(_: Any, attribute: attrs.Attribute[Any], value: float) -> None:
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
-        raise ValueError(f"{attribute.name} must be a number from 0 to 1; got {value!r}")
+        raise InvalidArgument(f"{attribute.name} must be a number from 0 to 1; got {value!r}")
 
 
 @attrs.frozen(kw_only=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import attrs
+from pi_hermes_memory.domain.status import Status
 
 __all__ = ["RecoveryReport"]
 
@@ -17,7 +18,7 @@ class RecoveryReport:
     history). `moved_aside`: the new names of the damaged files (never deleted).
     """
 
-    status: str
+    status: Status
     database: str
     reason: str | None = None
     moved_aside: tuple[str, ...] = ()
@@ -32,10 +33,10 @@ class RecoveryReport:
 
     @property
     def message(self) -> str:
-        if self.status == "healthy":
+        if self.status == Status.HEALTHY:
             return f"{self.database} is sound; nothing to recover."
         moved = ", ".join(self.moved_aside) or "nothing"
-        if self.status == "recovered":
+        if self.status == Status.RECOVERED:
             return (
                 f"Recovered {self.database} from the event log: {self.events} events, "
                 f"{self.entries} entries with their history and ids. The damaged files were "

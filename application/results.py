@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import date
 
 import attrs
+from pi_hermes_memory.domain.status import Status
 
 
 @attrs.frozen(kw_only=True)
@@ -20,7 +21,7 @@ class WriteResult:
     """Outcome of one write. `status` is one of the documented statuses (docs/tools.md)."""
 
     success: bool
-    status: str
+    status: Status
     message: str
     target: str | None = None
     action: str | None = None
@@ -34,7 +35,7 @@ class WriteResult:
 @attrs.frozen(kw_only=True)
 class BatchResult:
     success: bool
-    status: str
+    status: Status
     message: str
     results: tuple[WriteResult, ...]
     warnings: tuple[str, ...] = ()

@@ -33,6 +33,7 @@ from datetime import date, datetime
 from typing import TYPE_CHECKING, Any, Final, Protocol, runtime_checkable
 
 import attrs
+from pi_hermes_memory.errors import InvalidArgument
 
 if TYPE_CHECKING:
     import numpy as np
@@ -69,31 +70,31 @@ class Reranker(Protocol):
 
 def _finite(name: str, value: float) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise ValueError(f"{name} must be a finite number; got {value!r}")
+        raise InvalidArgument(f"{name} must be a finite number; got {value!r}")
     return float(value)
 
 
 def _positive(name: str, value: float) -> float:
     if _finite(name, value) <= 0:
-        raise ValueError(f"{name} must be > 0; got {value!r}")
+        raise InvalidArgument(f"{name} must be > 0; got {value!r}")
     return float(value)
 
 
 def _non_negative(name: str, value: float) -> float:
     if _finite(name, value) < 0:
-        raise ValueError(f"{name} must be >= 0; got {value!r}")
+        raise InvalidArgument(f"{name} must be >= 0; got {value!r}")
     return float(value)
 
 
 def _unit(name: str, value: float) -> float:
     if not 0.0 <= _finite(name, value) <= 1.0:
-        raise ValueError(f"{name} must be between 0 and 1; got {value!r}")
+        raise InvalidArgument(f"{name} must be between 0 and 1; got {value!r}")
     return float(value)
 
 
 def _check_k(k: int) -> None:
     if isinstance(k, bool) or not isinstance(k, int) or k < 0:
-        raise ValueError(f"k must be an integer >= 0; got {k!r}")
+        raise InvalidArgument(f"k must be an integer >= 0; got {k!r}")
 
 
 def _attr_finite(_: Any, attribute: attrs.Attribute[Any], value: float) -> None:
@@ -124,7 +125,7 @@ def _weights(rankings: Sequence[Sequence[str]], weights: Sequence[float] | None)
     if weights is None:
         return [1.0] * len(rankings)
     if len(weights) != len(rankings):
-        raise ValueError(f"{len(weights)} weights for {len(rankings)} rankings")
+        raise InvalidArgument(f"{len(weights)} weights for {len(rankings)} rankings")
     return [_non_negative("weight", w) for w in weights]
 
 
@@ -200,7 +201,7 @@ class Fusion:
         if depth is not None and (
             isinstance(depth, bool) or not isinstance(depth, int) or depth < 1
         ):
-            raise ValueError(f"dense_depth must be an integer >= 1 or None; got {depth!r}")
+            raise InvalidArgument(f"dense_depth must be an integer >= 1 or None; got {depth!r}")
 
     def dense_ids(self, dense: Sequence[tuple[str, float]]) -> list[str]:
         """The ids of the cosine ranking that take part, best first."""
@@ -256,15 +257,15 @@ def cosine_ranking(
     import numpy as np
 
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
-        raise ValueError(f"limit must be an integer >= 0 or None; got {limit!r}")
+        raise InvalidArgument(f"limit must be an integer >= 0 or None; got {limit!r}")
     rows = np.asarray(matrix, dtype=np.float32)
     query = np.asarray(query_vec, dtype=np.float32).reshape(-1)
     if len(ids) == 0 or limit == 0:
         return []
     if rows.ndim != 2 or rows.shape[0] != len(ids):
-        raise ValueError(f"matrix must have one row per id: {rows.shape} for {len(ids)} ids")
+        raise InvalidArgument(f"matrix must have one row per id: {rows.shape} for {len(ids)} ids")
     if query.shape[0] != rows.shape[1]:
-        raise ValueError(f"query has {query.shape[0]} dimensions, rows have {rows.shape[1]}")
+        raise InvalidArgument(f"query has {query.shape[0]} dimensions, rows have {rows.shape[1]}")
     norm = float(np.linalg.norm(query))
     if not math.isfinite(norm) or norm == 0.0:
         return []
@@ -284,7 +285,7 @@ def top_scores(
 
     scores = np.asarray(scores)
     if len(ids) != scores.shape[0]:
-        raise ValueError(f"{scores.shape[0]} scores for {len(ids)} ids")
+        raise InvalidArgument(f"{scores.shape[0]} scores for {len(ids)} ids")
     if limit == 0:
         return []
     keep = np.isfinite(scores)
@@ -347,7 +348,7 @@ class Candidate:
 
     def __attrs_post_init__(self) -> None:
         if isinstance(self.length, bool) or not isinstance(self.length, int) or self.length < 0:
-            raise ValueError(f"length must be an integer >= 0; got {self.length!r}")
+            raise InvalidArgument(f"length must be an integer >= 0; got {self.length!r}")
 
     def rescored(self, score: float, relevance: float | None = None) -> Candidate:
         """This candidate with a new `score` (and `relevance`, when given). The stages call
@@ -632,10 +633,12 @@ STAGE_ORDER: Final[tuple[Stage, ...]] = tuple(Stage)
 def _stages(value: Iterable[Stage | str]) -> tuple[Stage, ...]:
     stages = tuple(Stage(s) for s in value)
     if len(set(stages)) != len(stages):
-        raise ValueError(f"a stage is listed twice: {[s.value for s in stages]}")
+        raise InvalidArgument(f"a stage is listed twice: {[s.value for s in stages]}")
     if list(stages) != [s for s in STAGE_ORDER if s in stages]:
         order = ", ".join(s.value for s in STAGE_ORDER)
-        raise ValueError(f"stages must keep the order {order}; got {[s.value for s in stages]}")
+        raise InvalidArgument(
+            f"stages must keep the order {order}; got {[s.value for s in stages]}"
+        )
     return stages
 
 
@@ -751,9 +754,9 @@ def safe_rerank(
 
 def _warn(logger: Any, reason: str, **fields: Any) -> None:
     if logger is None:
-        import structlog
+        from pi_hermes_memory.log import library_logger
 
-        logger = structlog.get_logger("pi_hermes_memory")
+        logger = library_logger()
     logger.warning("rerank.unavailable", reason=reason, **fields)
 
 

@@ -22,7 +22,6 @@ from datetime import date
 from typing import TYPE_CHECKING, Any
 
 import attrs
-import structlog
 from pi_hermes_memory.domain.model import (
     GLOBAL_NAMESPACE,
     FailureCategory,
@@ -30,7 +29,10 @@ from pi_hermes_memory.domain.model import (
     namespace_problem,
 )
 from pi_hermes_memory.domain.scope import SessionScope
+from pi_hermes_memory.domain.status import Status
 from pi_hermes_memory.domain.terms import MAX_QUERY_TERMS, QueryTerms, plan_terms
+from pi_hermes_memory.errors import InvalidArgument
+from pi_hermes_memory.log import library_logger
 from pi_hermes_memory.tools import (
     ArgumentError,
     ToolDefinition,
@@ -131,7 +133,7 @@ class SearchResult:
     """`status`: ok (hits found), no_results, or invalid_arguments (nothing to search for)."""
 
     success: bool
-    status: str
+    status: Status
     message: str
     hits: tuple[SearchHit, ...] = ()
 
@@ -177,9 +179,9 @@ def check_search_options(
 ) -> None:
     """Raise ValueError for options that do not fit together (the typed API's validation)."""
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
-        raise ValueError(f"limit must be an integer from 1 to {MAX_LIMIT}; got {limit!r}")
+        raise InvalidArgument(f"limit must be an integer from 1 to {MAX_LIMIT}; got {limit!r}")
     if category is not None and target not in (None, Target.FAILURE):
-        raise ValueError(
+        raise InvalidArgument(
             "category applies only to failure entries: use target 'failure' or no target"
         )
 
@@ -200,7 +202,7 @@ class SearchService:
     ) -> None:
         self._service = service
         self._index = index
-        self._log = logger or structlog.get_logger("pi_hermes_memory")
+        self._log = logger or library_logger()
         self._clock = clock
         self._hybrid = hybrid
         self._reranker = reranker
@@ -216,11 +218,11 @@ class SearchService:
     ) -> SearchResult:
         check_search_options(target, category, limit)
         if not isinstance(text, str):
-            raise ValueError(f"query must be a string; got {type(text).__name__}")
+            raise InvalidArgument(f"query must be a string; got {type(text).__name__}")
         if not plan_terms(text):
             return SearchResult(
                 success=False,
-                status="invalid_arguments",
+                status=Status.INVALID_ARGUMENTS,
                 message="query has nothing to search for: it must contain at least one word "
                 "(letters or digits); punctuation, symbols and emoji are ignored.",
             )
@@ -232,7 +234,7 @@ class SearchService:
                 else "this session has no access to any scope of that target"
             )
             return SearchResult(
-                success=True, status="no_results", message=f"Nothing to search: {why}."
+                success=True, status=Status.NO_RESULTS, message=f"Nothing to search: {why}."
             )
         self._service.refresh({c.target for c in clauses})
         query = SearchQuery(
@@ -300,13 +302,13 @@ def _result(text: str, hits: Sequence[SearchHit]) -> SearchResult:
     if not hits:
         return SearchResult(
             success=True,
-            status="no_results",
+            status=Status.NO_RESULTS,
             message=f'No memories match "{shown}". Try other or fewer words.',
         )
     noun = "memory matches" if len(hits) == 1 else "memories match"
     lines = [f'{len(hits)} {noun} "{shown}" (best first):']
     lines += [hit_line(i, h) for i, h in enumerate(hits, start=1)]
-    return SearchResult(success=True, status="ok", message="\n".join(lines), hits=tuple(hits))
+    return SearchResult(success=True, status=Status.OK, message="\n".join(lines), hits=tuple(hits))
 
 
 def _rounded(score: float) -> float:

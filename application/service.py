@@ -14,7 +14,6 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
-import structlog
 from pi_hermes_memory.domain.capacity import OverflowStrategy
 from pi_hermes_memory.domain.commands import (
     AddMemory,
@@ -23,7 +22,7 @@ from pi_hermes_memory.domain.commands import (
     RemoveMemory,
     ReplaceMemory,
 )
-from pi_hermes_memory.domain.decide import Decision, Status, WritePolicy, decide
+from pi_hermes_memory.domain.decide import Decision, WritePolicy, decide
 from pi_hermes_memory.domain.document import (
     MemoryDocument,
     WorkingDocument,
@@ -43,7 +42,9 @@ from pi_hermes_memory.domain.restore import (
 )
 from pi_hermes_memory.domain.scanning import scan
 from pi_hermes_memory.domain.scope import SessionScope
+from pi_hermes_memory.domain.status import Status
 from pi_hermes_memory.errors import MarkdownChanged, MarkdownUnreadable
+from pi_hermes_memory.log import library_logger
 from pi_hermes_memory.ports import (
     UNCHECKED,
     Clock,
@@ -111,7 +112,7 @@ class MemoryService:
         self._clock = clock
         self._ids = ids
         self.settings = settings
-        self._log = logger or structlog.get_logger("pi_hermes_memory")
+        self._log = logger or library_logger()
         self._lock_timeout = lock_timeout
         #: vectors of the rows (ADR 0015); None: embeddings are off, search is FTS-only
         self.embeddings = embeddings
@@ -478,7 +479,7 @@ class MemoryService:
         if not self._markdown.distinct_roots():
             return WriteResult(
                 success=False,
-                status="invalid",
+                status=Status.INVALID,
                 message="Refused: memoryDir and projectsMemoryDir resolve to the same physical "
                 "directory, so a move could not tell its source from its destination; nothing "
                 "was written. Fix the configuration or the symlink.",
@@ -510,7 +511,7 @@ class MemoryService:
         decision = outcome[0].decision
         return WriteResult(
             success=decision.success,
-            status=decision.status.value,
+            status=decision.status,
             message=decision.message,
             target=command.destination.value,
             action=command.direction.value,
@@ -553,7 +554,7 @@ class MemoryService:
         decision = decisions[0][1]
         return WriteResult(
             success=decision.success,
-            status=decision.status.value,
+            status=decision.status,
             message=decision.message,
             target=target.value,
             action="restore",
@@ -629,7 +630,7 @@ class MemoryService:
         if result.blocked:
             refused = WriteResult(
                 success=False,
-                status="blocked",
+                status=Status.BLOCKED,
                 message=result.message(),
                 target=command.target.value,
                 action=_action(command),
@@ -741,7 +742,7 @@ def to_result(
 ) -> WriteResult:
     return WriteResult(
         success=decision.success,
-        status=decision.status.value,
+        status=decision.status,
         message=decision.message,
         target=command.target.value,
         action=_action(command),

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from pi_hermes_memory.errors import InvalidArgument
 from pi_hermes_memory.session_search import AnchorResult, SessionSearchService
 from pi_hermes_memory.session_tool import (
     run_anchor_request,
@@ -32,7 +33,7 @@ class SessionHistory:
         on_close: Callable[[], None] | None = None,
     ) -> None:
         if variant not in VARIANTS:
-            raise ValueError(f"variant must be one of {', '.join(VARIANTS)}; got {variant!r}")
+            raise InvalidArgument(f"variant must be one of {', '.join(VARIANTS)}; got {variant!r}")
         self.indexer = indexer
         self.search_service = search
         self.variant = variant
@@ -44,7 +45,7 @@ class SessionHistory:
 
     def anchors(self, request: str) -> AnchorResult:
         if not isinstance(request, str):
-            raise ValueError(f"request must be a string; got {type(request).__name__}")
+            raise InvalidArgument(f"request must be a string; got {type(request).__name__}")
         return run_anchor_request(self.search_service, request)
 
     @property

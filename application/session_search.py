@@ -23,8 +23,10 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import attrs
-import structlog
+from pi_hermes_memory.domain.status import Status
 from pi_hermes_memory.domain.terms import plan_terms
+from pi_hermes_memory.errors import InvalidArgument
+from pi_hermes_memory.log import library_logger
 
 if TYPE_CHECKING:
     from pi_hermes_memory.domain.session_query import AnchorRequest
@@ -162,7 +164,7 @@ class SessionSearchResult:
     """`status`: ok, no_results or invalid_arguments."""
 
     success: bool
-    status: str
+    status: Status
     message: str
     hits: tuple[SessionHit, ...] = ()
 
@@ -170,7 +172,7 @@ class SessionSearchResult:
 @attrs.frozen(kw_only=True)
 class AnchorResult:
     success: bool
-    status: str
+    status: Status
     message: str
     ranges: tuple[AnchorRange, ...] = ()
 
@@ -181,11 +183,11 @@ class AnchorResult:
 def check_session_options(project: str | None, role: str | None, limit: int) -> None:
     """Raise ValueError for options the typed API does not accept."""
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_SESSIONS:
-        raise ValueError(f"limit must be an integer from 1 to {MAX_SESSIONS}; got {limit!r}")
+        raise InvalidArgument(f"limit must be an integer from 1 to {MAX_SESSIONS}; got {limit!r}")
     if role is not None and role not in ROLES:
-        raise ValueError(f"role must be one of {', '.join(ROLES)}; got {role!r}")
+        raise InvalidArgument(f"role must be one of {', '.join(ROLES)}; got {role!r}")
     if project is not None and (not isinstance(project, str) or not project.strip()):
-        raise ValueError("project must be a non-empty project name (or '*' for every project)")
+        raise InvalidArgument("project must be a non-empty project name (or '*' for every project)")
 
 
 class SessionSearchService:
@@ -196,7 +198,7 @@ class SessionSearchService:
     ) -> None:
         self._index = index
         self._current = current_project
-        self._log = logger or structlog.get_logger("pi_hermes_memory")
+        self._log = logger or library_logger()
 
     def search(
         self,
@@ -207,12 +209,12 @@ class SessionSearchService:
         limit: int = DEFAULT_SESSIONS,
     ) -> SessionSearchResult:
         if not isinstance(query, str):
-            raise ValueError(f"query must be a string; got {type(query).__name__}")
+            raise InvalidArgument(f"query must be a string; got {type(query).__name__}")
         check_session_options(project, role, limit)
         if not plan_terms(query):
             return SessionSearchResult(
                 success=False,
-                status="invalid_arguments",
+                status=Status.INVALID_ARGUMENTS,
                 message="query has nothing to search for: it must contain at least one word "
                 "(letters or digits); punctuation, symbols and emoji are ignored.",
             )
@@ -237,7 +239,7 @@ class SessionSearchService:
                 if not plan_terms(term):
                     return AnchorResult(
                         success=False,
-                        status="invalid_arguments",
+                        status=Status.INVALID_ARGUMENTS,
                         message=f"{label}: term {term!r} has nothing to search for: a term "
                         "needs at least one word (letters or digits).",
                     )
@@ -254,12 +256,14 @@ class SessionSearchService:
         ranges = group_ranges(lines, query, request.limit)
         if not ranges:
             return AnchorResult(
-                success=True, status="no_results", message=self._empty("No session lines match")
+                success=True,
+                status=Status.NO_RESULTS,
+                message=self._empty("No session lines match"),
             )
         header = f"{len(ranges)} source range{'s' if len(ranges) != 1 else ''} (best first):"
         body = [anchor_jsonl(r) for r in ranges]
         return AnchorResult(
-            success=True, status="ok", message="\n".join([header, *body]), ranges=tuple(ranges)
+            success=True, status=Status.OK, message="\n".join([header, *body]), ranges=tuple(ranges)
         )
 
     def _empty(self, first: str) -> str:
@@ -275,7 +279,7 @@ class SessionSearchService:
         if not hits:
             return SessionSearchResult(
                 success=True,
-                status="no_results",
+                status=Status.NO_RESULTS,
                 message=self._empty(f'No sessions match "{shown}"'),
             )
         if project not in (None, ALL_PROJECTS):
@@ -289,7 +293,7 @@ class SessionSearchService:
         for rank, hit in enumerate(hits, start=1):
             lines.extend(_hit_lines(rank, hit))
         return SessionSearchResult(
-            success=True, status="ok", message="\n".join(lines), hits=tuple(hits)
+            success=True, status=Status.OK, message="\n".join(lines), hits=tuple(hits)
         )
 
 

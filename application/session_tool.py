@@ -12,6 +12,7 @@ from pi_hermes_memory.domain.session_query import (
     AnchorRequestError,
     parse_anchor_request,
 )
+from pi_hermes_memory.domain.status import Status
 from pi_hermes_memory.session_search import (
     ALL_PROJECTS,
     DEFAULT_SESSIONS,
@@ -169,7 +170,7 @@ def run_anchor_request(search: SessionSearchService, request: str) -> AnchorResu
     try:
         parsed = parse_anchor_request(request)
     except AnchorRequestError as exc:
-        return AnchorResult(success=False, status="invalid_arguments", message=str(exc))
+        return AnchorResult(success=False, status=Status.INVALID_ARGUMENTS, message=str(exc))
     return search.anchors(parsed)
 
 

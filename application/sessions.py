@@ -31,7 +31,6 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import attrs
-import structlog
 from pi_hermes_memory.domain.model import is_safe_project_name
 from pi_hermes_memory.domain.sessions import (
     FINGERPRINT_BYTES,
@@ -46,6 +45,8 @@ from pi_hermes_memory.domain.sessions import (
     classify,
     project_of,
 )
+from pi_hermes_memory.errors import InvalidArgument
+from pi_hermes_memory.log import library_logger
 from pi_hermes_memory.session_reading import (
     Events,
     FileDone,
@@ -204,7 +205,7 @@ class SessionIndexer:
         see `can_start_python_worker`). A source that cannot be sent to another process is
         read here."""
         if window_bytes <= FINGERPRINT_BYTES:
-            raise ValueError(f"window_bytes must exceed {FINGERPRINT_BYTES}")
+            raise InvalidArgument(f"window_bytes must exceed {FINGERPRINT_BYTES}")
         self._source = source
         self._index = index
         self._clock = clock
@@ -214,7 +215,7 @@ class SessionIndexer:
             parse_in_worker = (os.cpu_count() or 1) >= 2 and can_start_python_worker()
         self._parse_in_worker = parse_in_worker
         self._worker_min_bytes = worker_min_bytes
-        self._log = logger or structlog.get_logger("pi_hermes_memory")
+        self._log = logger or library_logger()
 
     def project_of(self, cwd: str | None) -> str | None:
         return project_of(cwd, self._map)
@@ -310,21 +311,21 @@ class SessionIndexer:
         """Store one turn of a session that has no Pi JSONL file. Raises ValueError for an
         invalid argument."""
         if not isinstance(session_id, str) or not session_id.strip():
-            raise ValueError("session_id must be a non-empty string")
+            raise InvalidArgument("session_id must be a non-empty string")
         if len(session_id) > MAX_SESSION_ID_CHARS:
-            raise ValueError(f"session_id must be at most {MAX_SESSION_ID_CHARS} characters")
+            raise InvalidArgument(f"session_id must be at most {MAX_SESSION_ID_CHARS} characters")
         if role not in INDEXED_ROLES:
-            raise ValueError(
+            raise InvalidArgument(
                 f"role must be one of {', '.join(sorted(INDEXED_ROLES))}; got {role!r}"
             )
         if not isinstance(text, str) or not (text.strip() or tools):
-            raise ValueError("text must be a non-empty string")
+            raise InvalidArgument("text must be a non-empty string")
         if at is not None and (not isinstance(at, datetime) or at.tzinfo is None):
-            raise ValueError("at must be a timezone-aware datetime")
+            raise InvalidArgument("at must be a timezone-aware datetime")
         if project is not None and not is_safe_project_name(project):
-            raise ValueError(f"project {project!r} is not a valid project name")
+            raise InvalidArgument(f"project {project!r} is not a valid project name")
         if cwd is not None and not isinstance(cwd, str):
-            raise ValueError("cwd must be a string")
+            raise InvalidArgument("cwd must be a string")
         name = project if project is not None else self.project_of(cwd)
         message = MessageLine.create(
             role=role, text=text, tools=tuple(tools), at=at or self._clock.now()

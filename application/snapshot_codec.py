@@ -14,6 +14,7 @@ from datetime import date
 import cattrs
 from cattrs.preconf.json import make_converter
 from pi_hermes_memory.domain.document import MemoryDocument
+from pi_hermes_memory.errors import CorruptData
 
 __all__ = ["FORMAT", "CorruptSnapshot", "decode_document", "encode_document"]
 
@@ -42,7 +43,7 @@ for _kind in (str, int, bool):
     _converter.register_structure_hook(_kind, _strict_scalar)
 
 
-class CorruptSnapshot(Exception):
+class CorruptSnapshot(CorruptData):
     """A stored snapshot cannot be decoded; fold the stream from its events instead."""
 
 

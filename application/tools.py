@@ -12,6 +12,8 @@ from typing import Any
 
 import attrs
 from pi_hermes_memory.domain.model import FailureCategory, Target
+from pi_hermes_memory.domain.status import Status
+from pi_hermes_memory.errors import InvalidArgument
 from pi_hermes_memory.results import BatchResult, WriteResult
 
 ToolResult = dict[str, Any]
@@ -115,12 +117,12 @@ MEMORY_TOOL = ToolDefinition(
 )
 
 
-class ArgumentError(ValueError):
+class ArgumentError(InvalidArgument):
     """Tool arguments that do not fit the schema; the message says exactly what is wrong."""
 
 
 def invalid(message: str) -> ToolResult:
-    return {"success": False, "status": "invalid_arguments", "message": message}
+    return {"success": False, "status": Status.INVALID_ARGUMENTS, "message": message}
 
 
 def listing_json(result: Any, results: Callable[[], list[dict[str, Any]]]) -> ToolResult:

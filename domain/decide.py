@@ -5,7 +5,6 @@ Nothing here mutates: a Decision lists events; the application appends them and 
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Mapping, Sequence
 
 import attrs
@@ -38,40 +37,7 @@ from pi_hermes_memory.domain.model import (
 )
 from pi_hermes_memory.domain.scope import SessionScope
 from pi_hermes_memory.domain.similarity import Candidate, near_duplicates, token_set
-
-
-class Status(enum.StrEnum):
-    """Machine-readable outcome of a write (documented in docs/tools.md)."""
-
-    ADDED = "added"
-    REPLACED = "replaced"
-    REMOVED = "removed"
-    PROMOTED = "promoted"
-    DEMOTED = "demoted"
-    MERGED = "merged"
-    NOOP = "noop"
-    NEAR_DUPLICATE = "near_duplicate"
-    CAPACITY_EXCEEDED = "capacity_exceeded"
-    NEEDS_CONSOLIDATION = "needs_consolidation"
-    FORBIDDEN = "forbidden"
-    NOT_FOUND = "not_found"
-    AMBIGUOUS = "ambiguous"
-    INVALID = "invalid"
-    RESTORED = "restored"
-
-
-SUCCESS = frozenset(
-    {
-        Status.ADDED,
-        Status.REPLACED,
-        Status.REMOVED,
-        Status.PROMOTED,
-        Status.DEMOTED,
-        Status.MERGED,
-        Status.NOOP,
-        Status.RESTORED,
-    }
-)
+from pi_hermes_memory.domain.status import SUCCESS, Status
 
 
 @attrs.frozen(kw_only=True)

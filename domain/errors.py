@@ -3,7 +3,15 @@
 from __future__ import annotations
 
 
-class DomainError(Exception):
+class HermesMemoryError(Exception):
+    """Base class of every error pi-hermes-memory raises to its callers.
+
+    It lives in the domain (an exception is pure) so domain errors can be part of the one
+    tree; the public name is `pi_hermes_memory.HermesMemoryError`.
+    """
+
+
+class DomainError(HermesMemoryError):
     """Base class of every error raised by the domain."""
 
 

@@ -15,7 +15,6 @@ import attrs
 from pi_hermes_memory.domain.commands import MoveDirection, MoveMemory
 from pi_hermes_memory.domain.decide import (
     Decision,
-    Status,
     WritePolicy,
     capacity_events,
     exact,
@@ -34,6 +33,7 @@ from pi_hermes_memory.domain.events import (
 from pi_hermes_memory.domain.model import MemoryEntry
 from pi_hermes_memory.domain.scope import SessionScope
 from pi_hermes_memory.domain.similarity import near_duplicates
+from pi_hermes_memory.domain.status import Status
 
 
 @attrs.frozen(kw_only=True)

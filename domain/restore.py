@@ -11,12 +11,13 @@ from collections.abc import Iterable
 from datetime import datetime
 
 import attrs
-from pi_hermes_memory.domain.decide import Decision, Status
+from pi_hermes_memory.domain.decide import Decision
 from pi_hermes_memory.domain.document import MemoryDocument, removals
 from pi_hermes_memory.domain.events import Event, MemoryRestored, RemovalReason
 from pi_hermes_memory.domain.model import MemoryEntry, Target, normalize_text
 from pi_hermes_memory.domain.scope import SessionScope
 from pi_hermes_memory.domain.similarity import Candidate
+from pi_hermes_memory.domain.status import Status
 
 
 @attrs.frozen(kw_only=True)

@@ -81,6 +81,7 @@ import datetime
 import re
 
 import attrs
+from pi_hermes_memory.domain.errors import DomainError
 
 #: The number of ranges returned when the request has no `limit:`.
 DEFAULT_ANCHOR_LIMIT = 50
@@ -140,7 +141,7 @@ class AnchorRequest:
     exclude_terms: tuple[str, ...] = ()
 
 
-class AnchorRequestError(ValueError):
+class AnchorRequestError(DomainError, ValueError):
     """A request that cannot be parsed. `line` is the 1-based line at fault, or None when the
     problem is the request as a whole; the message starts with "line N: " when there is one."""
 

@@ -28,6 +28,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 
 import attrs
+from pi_hermes_memory.domain.errors import DomainError
 from pi_hermes_memory.domain.model import is_safe_project_name
 
 #: A longer line is skipped unparsed (and counted): nothing a person typed is that long.
@@ -362,7 +363,7 @@ def fingerprints_match(stored: FileProgress, head: bytes, tail: bytes) -> bool:
     )
 
 
-class StaleProgress(Exception):
+class StaleProgress(DomainError):
     """A chunk continues from an offset the index no longer holds for its file: another
     indexer (a second process, a live update) got there first. Nothing was written."""
 

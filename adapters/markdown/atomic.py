@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 
-from pi_hermes_memory.errors import StoreBusy
+from pi_hermes_memory.errors import StorageFailed, StoreBusy
 
 __all__ = ["FileLock", "LockTimeout", "StorageError", "atomic_write", "stale_temp_files"]
 
@@ -34,7 +34,7 @@ _SYNC_UNSUPPORTED = frozenset({errno_codes.EINVAL, errno_codes.ENOTSUP, errno_co
 _TEMP_NAME = re.compile(r"\.(?P<name>.+)\.[a-z0-9_]{8}\.tmp")
 
 
-class StorageError(OSError):
+class StorageError(StorageFailed):
     """A write did not happen durably; whatever it carried must not be reported as saved.
 
     An OSError, so callers that handle I/O failures handle this one too.
@@ -54,7 +54,7 @@ class StorageError(OSError):
         return cls(f"could not {action} {path}: {reason}", path=path, errno=exc.errno)
 
 
-class LockTimeout(StorageError, StoreBusy):  # type: ignore[misc]  # path: a Path in both
+class LockTimeout(StorageError, StoreBusy):
     """Another process held the lock for longer than the timeout; also the library's typed
     `StoreBusy`, so callers see one error for "the store was busy" (ADR 0024)."""
 

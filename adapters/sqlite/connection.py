@@ -21,12 +21,13 @@ from pathlib import Path
 
 import apsw
 import apsw.bestpractice as bp
+from pi_hermes_memory.errors import StoreVersionError
 
 BUSY_TIMEOUT_MS = 10_000
 MIN_SQLITE = (3, 51, 3)
 
 
-class StorageVersionError(RuntimeError):
+class StorageVersionError(StoreVersionError, RuntimeError):
     """The SQLite library is older than the version that fixed the WAL-reset race."""
 
 

@@ -3,8 +3,9 @@
 Driver exceptions never cross a port (style rule 31): a damaged file becomes `DatabaseDamaged`,
 a full disk `StorageFull`, a read-only file, folder or file system `StoreReadOnly`, any other
 I/O failure `StorageFailed`, a wait for another process that ran out `StoreBusy` (ADR 0024).
-Each message is one line that says what is wrong and what to do. Other driver errors
-(constraint) are left as they are for their own handlers.
+Each message is one line that says what is wrong and what to do. Any other driver error is a
+plain `StorageFailed` naming the driver's error class; an adapter that expects one (the
+journal's UNIQUE backstop) catches it before mapping.
 """
 
 from __future__ import annotations
@@ -37,9 +38,9 @@ def damaged_message(path: Path, detail: str) -> str:
     )
 
 
-def map_error(exc: apsw.Error, path: Path, os_errno: int = 0) -> Exception:
+def map_error(exc: apsw.Error, path: Path, os_errno: int = 0) -> StorageFailed:
     """The typed error for `exc` raised on the database at `path` (`os_errno`: the
-    connection's `system_errno`, 0 when unknown); `exc` itself when it is no storage fault."""
+    connection's `system_errno`, 0 when unknown)."""
     if isinstance(exc, apsw.CorruptError | apsw.NotADBError):
         return DatabaseDamaged(damaged_message(path, str(exc)), path=path)
     if isinstance(exc, apsw.FullError) or os_errno in _FULL_ERRNOS or _no_space(exc, path):
@@ -67,7 +68,9 @@ def map_error(exc: apsw.Error, path: Path, os_errno: int = 0) -> Exception:
             f"could not write {path} ({exc}); nothing was written. Check the disk and try again.",
             path=path,
         )
-    return exc
+    # anything else the driver raises (a constraint, a schema or SQL error, an interrupt) is
+    # still a storage failure to callers: no driver exception crosses a port (style rule 31)
+    return StorageFailed(f"the database {path} failed ({type(exc).__name__}: {exc})", path=path)
 
 
 def map_os_error(exc: OSError, path: Path) -> StorageFailed:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import apsw
+from pi_hermes_memory.errors import StoreVersionError
 
 APPLICATION_ID = 0x50484D31  # "PHM1"
 
@@ -163,7 +164,7 @@ MIGRATIONS: tuple[str, ...] = (
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
-class ForeignDatabaseError(RuntimeError):
+class ForeignDatabaseError(StoreVersionError, RuntimeError):
     """The file exists but belongs to another program or a newer version of this one."""
 
 

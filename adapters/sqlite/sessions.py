@@ -29,6 +29,7 @@ from typing import Any
 
 import apsw
 from pi_hermes_memory.adapters.sqlite.connection import connect, enable_wal
+from pi_hermes_memory.adapters.sqlite.failures import map_error, map_os_error
 from pi_hermes_memory.adapters.sqlite.fts import grams
 from pi_hermes_memory.adapters.sqlite.schema import check_ours, migrate
 from pi_hermes_memory.adapters.sqlite.search import match_all, match_any, quote
@@ -185,7 +186,12 @@ class SqliteSessionIndex:
 
     def _connection(self) -> apsw.Connection:
         if self._conn is None:
-            conn = connect(self.path)
+            try:
+                conn = connect(self.path)
+            except OSError as exc:
+                raise map_os_error(exc, self.path) from exc
+            except apsw.Error as exc:
+                raise map_error(exc, self.path) from exc
             try:
                 check_ours(conn, self.path)
                 enable_wal(conn)
@@ -193,6 +199,10 @@ class SqliteSessionIndex:
                 conn.execute("PRAGMA synchronous=NORMAL")  # derived data (module docstring)
                 # ranking looks turns up by rowid: keep their pages cached between queries
                 conn.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
+            except apsw.Error as exc:
+                errno = conn.system_errno
+                conn.close()
+                raise map_error(exc, self.path, errno) from exc
             except BaseException:
                 conn.close()
                 raise
@@ -203,18 +213,24 @@ class SqliteSessionIndex:
     def _write(self) -> Iterator[apsw.Connection]:
         with self._lock:
             conn = self._connection()
-            with conn:
-                yield conn
+            try:
+                with conn:
+                    yield conn
+            except apsw.Error as exc:  # no driver exception crosses the port (style rule 31)
+                raise map_error(exc, self.path, conn.system_errno) from exc
 
     @contextlib.contextmanager
     def _read(self) -> Iterator[apsw.Connection]:
         with self._lock:
             conn = self._connection()
-            conn.execute("BEGIN DEFERRED")
             try:
-                yield conn
-            finally:
-                conn.execute("COMMIT")
+                conn.execute("BEGIN DEFERRED")
+                try:
+                    yield conn
+                finally:
+                    conn.execute("COMMIT")
+            except apsw.Error as exc:
+                raise map_error(exc, self.path, conn.system_errno) from exc
 
     def close(self) -> None:
         with self._lock:

@@ -40,7 +40,7 @@ from pi_hermes_memory.domain.events import (
     MemorySuperseded,
 )
 from pi_hermes_memory.domain.model import Target
-from pi_hermes_memory.errors import StoreReadOnly
+from pi_hermes_memory.errors import StorageFailed, StoreReadOnly
 from pi_hermes_memory.mirror import RebuildReport
 
 
@@ -374,10 +374,7 @@ class SqliteStorage:
                 with self._conn:
                     yield self._uow
             except apsw.Error as exc:
-                mapped = self._mapped(exc)
-                if mapped is exc:
-                    raise
-                raise mapped from exc
+                raise self._mapped(exc) from exc
             self._copy_to_log()
 
     @contextlib.contextmanager
@@ -398,10 +395,7 @@ class SqliteStorage:
                 finally:
                     self._conn.execute("COMMIT")
             except apsw.Error as exc:
-                mapped = self._mapped(exc)
-                if mapped is exc:
-                    raise
-                raise mapped from exc
+                raise self._mapped(exc) from exc
 
     def close(self) -> None:
         with self._lock:
@@ -409,7 +403,7 @@ class SqliteStorage:
 
     # -- failures and the event log (ADR 0023) ------------------------------------------------
 
-    def _mapped(self, exc: apsw.Error) -> Exception:
+    def _mapped(self, exc: apsw.Error) -> StorageFailed:
         mapped = map_error(exc, self.path, self._conn.system_errno)
         if isinstance(mapped, StoreReadOnly):
             self._reopen = True  # a connection that met a read-only file stays read-only

@@ -261,3 +261,40 @@ def test_live_indexing_a_missing_file_warns(root: Path) -> None:
     done = cli(root, "index-sessions", "--file", str(root.parent / "missing.jsonl"))
     assert done.returncode == 0
     assert "does not exist" in done.stderr
+
+
+def test_library_warnings_are_plain_lines_on_stderr(root: Path) -> None:
+    """Library events reach the CLI's stderr as `pi-hermes-memory: warning: ...` through
+    `logging`, with no colour codes, also when stderr is a file (issue 10 §6)."""
+    root.mkdir(parents=True)
+    (root / "hermes-memory-config.json").write_text(
+        json.dumps(
+            {
+                "embedding": {
+                    "provider": "openai-compatible",
+                    "baseUrl": "http://127.0.0.1:9/v1",  # discard port: nothing listens
+                    "model": "m",
+                    "apiKeyEnv": "PHM_TEST_LOG_KEY",
+                    "timeoutMs": 500,
+                }
+            }
+        )
+    )
+    env = {
+        **os.environ,
+        "PI_CODING_AGENT_DIR": str(root),
+        "HOME": str(root.parent),
+        "PHM_TEST_LOG_KEY": "sk-test-not-a-real-key",
+        "FORCE_COLOR": "1",
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "pi_hermes_memory.adapters.cli", "add", "Deploys need the VPN"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=root.parent,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "pi-hermes-memory: warning: embedding.failed reason=transport" in done.stderr
+    assert "\x1b" not in done.stderr and "sk-test" not in done.stderr

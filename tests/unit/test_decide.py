@@ -8,12 +8,13 @@ import pytest
 from pi_hermes_memory.domain.capacity import OverflowStrategy
 from pi_hermes_memory.domain.chain import SupersedeChain, check_chains
 from pi_hermes_memory.domain.commands import AddMemory, RemoveMemory, ReplaceMemory
-from pi_hermes_memory.domain.decide import Status, WritePolicy, decide
+from pi_hermes_memory.domain.decide import WritePolicy, decide
 from pi_hermes_memory.domain.document import MemoryDocument, fold
 from pi_hermes_memory.domain.errors import VersionConflict
 from pi_hermes_memory.domain.events import MemoryAdded, MemoryRemoved, RemovalReason
 from pi_hermes_memory.domain.model import FailureCategory, Target
 from pi_hermes_memory.domain.scope import SessionScope
+from pi_hermes_memory.domain.status import Status
 
 T0 = datetime(2026, 7, 1, 9, 0, tzinfo=UTC)
 

@@ -1,0 +1,60 @@
+"""The library's logger: structlog in front of the standard `logging` module, never colours.
+
+A library does not configure logging (style rule 15). Without a logger from the host, every
+service logs to the stdlib logger ``pi_hermes_memory`` one plain line, ``event key=value ...``
+(no ANSI codes, no timestamp: the host's handlers and formatters decide where it goes and how it
+looks; with no handler configured Python prints warnings and errors to stderr). A host that
+configured structlog itself (``structlog.configure``, including ``structlog.testing.capture_logs``)
+gets the events through its own processors instead. A host may also pass any structlog logger
+to ``open(logger=...)``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import MutableMapping
+from typing import Any
+
+import structlog
+
+__all__ = ["LOGGER_NAME", "library_logger", "plain_line"]
+
+LOGGER_NAME = "pi_hermes_memory"
+
+
+def plain_line(event_dict: MutableMapping[str, Any]) -> str:
+    """``event key=value ...``: strings with spaces or quotes are quoted, nothing coloured."""
+    event = str(event_dict.pop("event", ""))
+    fields = [f"{key}={_value(value)}" for key, value in event_dict.items()]
+    return " ".join([event, *fields]) if fields else event
+
+
+def _value(value: object) -> str:
+    text = value if isinstance(value, str) else repr(value)
+    if text and not any(c.isspace() or c in "\"'=" for c in text):
+        return text
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
+def _render(logger: Any, method_name: str, event_dict: MutableMapping[str, Any]) -> Any:
+    if structlog.is_configured():  # the host chose its processors: use them
+        result: Any = event_dict
+        for processor in structlog.get_config()["processors"]:
+            result = processor(logger, method_name, result)
+        return result
+    if isinstance(logger, logging.Logger):
+        level = logging.getLevelName(method_name.upper())
+        if isinstance(level, int) and not logger.isEnabledFor(level):
+            raise structlog.DropEvent
+    exc_info = event_dict.pop("exc_info", None)
+    kwargs: dict[str, Any] = {"exc_info": exc_info} if exc_info else {}
+    return (plain_line(event_dict),), kwargs
+
+
+def library_logger(name: str = LOGGER_NAME) -> Any:
+    """The default logger of every service: see the module docstring."""
+    return structlog.wrap_logger(
+        logging.getLogger(name),
+        processors=[_render],
+        wrapper_class=structlog.stdlib.BoundLogger,
+    )

@@ -1,0 +1,57 @@
+"""The one status vocabulary of every result the library returns (documented in docs/tools.md).
+
+A `Status` is a `str` (StrEnum), so results compare equal to the documented strings and
+serialise to them in JSON unchanged; code inside the library names members, never literals.
+"""
+
+from __future__ import annotations
+
+import enum
+
+
+class Status(enum.StrEnum):
+    # writes (the memory tool, the public API)
+    ADDED = "added"
+    REPLACED = "replaced"
+    REMOVED = "removed"
+    PROMOTED = "promoted"
+    DEMOTED = "demoted"
+    MERGED = "merged"
+    NOOP = "noop"
+    RESTORED = "restored"
+    NEAR_DUPLICATE = "near_duplicate"
+    CAPACITY_EXCEEDED = "capacity_exceeded"
+    NEEDS_CONSOLIDATION = "needs_consolidation"
+    FORBIDDEN = "forbidden"
+    NOT_FOUND = "not_found"
+    AMBIGUOUS = "ambiguous"
+    INVALID = "invalid"
+    BLOCKED = "blocked"
+    # every tool
+    INVALID_ARGUMENTS = "invalid_arguments"
+    UNKNOWN_TOOL = "unknown_tool"
+    ERROR = "error"
+    # searches and batches
+    OK = "ok"
+    NO_RESULTS = "no_results"
+    PARTIAL = "partial"
+    FAILED = "failed"
+    # recovery
+    HEALTHY = "healthy"
+    RECOVERED = "recovered"
+    REBUILT_FROM_MARKDOWN = "rebuilt-from-markdown"
+
+
+#: Write statuses that mean the write did what was asked (or had nothing to do).
+SUCCESS = frozenset(
+    {
+        Status.ADDED,
+        Status.REPLACED,
+        Status.REMOVED,
+        Status.PROMOTED,
+        Status.DEMOTED,
+        Status.MERGED,
+        Status.NOOP,
+        Status.RESTORED,
+    }
+)
