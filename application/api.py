@@ -452,6 +452,13 @@ class Memory:
     def tool_definitions(self) -> list[ToolDefinition]:
         return [definition for definition, _ in self._tools().values()]
 
+    def tool_schemas(self, fmt: str = "openai", *, strict: bool = False) -> list[dict[str, Any]]:
+        """The tool definitions as JSON for `fmt`: openai, openai-responses, anthropic or mcp;
+        `strict`: OpenAI strict-mode schemas (ADR 0028)."""
+        from pi_hermes_memory.tool_schemas import render_all
+
+        return render_all(self.tool_definitions(), fmt, strict=strict)
+
     def call_tool(self, name: str, arguments: Any) -> ToolResult:
         """Run tool `name` with JSON `arguments`; always returns a result object."""
         tools = self._tools()

@@ -228,10 +228,16 @@ def _enum(args: Mapping[str, Any], key: str, allowed: list[str], where: str) -> 
     return value
 
 
+def _name(key: str) -> str:
+    """An argument name as a message shows it: bare when it is a plain, clean identifier."""
+    text = shown(key, 40)
+    return key if key.isidentifier() and text == repr(key) else text
+
+
 def _check_keys(args: Mapping[str, Any], allowed: set[str], where: str) -> None:
     unknown = sorted(set(args) - allowed)
     if unknown:
-        names = ", ".join(shown(k, 40) for k in unknown[:5])
+        names = ", ".join(_name(k) for k in unknown[:5])
         more = f" and {len(unknown) - 5:,} more" if len(unknown) > 5 else ""
         raise ArgumentError(
             f"{where}unknown argument(s): {names}{more}; allowed: {', '.join(sorted(allowed))}"
