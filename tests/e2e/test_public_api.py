@@ -48,6 +48,7 @@ def test_tool_definitions_are_json_schemas(root: Path) -> None:
         "target",
         "content",
         "old_text",
+        "id",
         "category",
         "force",
         "scope",
