@@ -8,7 +8,7 @@ merge into another document (a move onto an equal entry).
 from __future__ import annotations
 
 import attrs
-from pi_hermes_memory.domain.chain import chain_of
+from pi_hermes_memory.domain.chain import chain_in
 from pi_hermes_memory.domain.decide import Status
 from pi_hermes_memory.domain.model import MemoryEntry, Target
 from pi_hermes_memory.results import EntryView, WriteResult
@@ -45,35 +45,15 @@ def get(service: MemoryService, entry_id: str) -> EntryView | None:
 
 
 def history(service: MemoryService, entry_id: str) -> list[EntryView]:
-    """Every version of the fact `entry_id` belongs to, oldest first (the current one last);
-    empty when this session sees no row with that id."""
+    """Every version of the fact `entry_id` belongs to, oldest first (the current one last),
+    across the documents (a promote/demote merge continues a chain in another one); empty when
+    this session sees no row with that id."""
     found = locate(service, entry_id)
     if found is None or found.entry is None:
         return []
+    rows = [e for t in Target for e in service.document(t).all_entries()]
     scope = service.settings.scope
-    rows: list[MemoryEntry] = []
-    seen_targets = {found.target}
-    target, wanted = found.target, entry_id
-    while True:
-        chain = chain_of(service.document(target), wanted)
-        rows.extend(e for e in chain if scope.visible(e))
-        last = chain[-1] if chain else None
-        if last is None or last.superseded_by is None:
-            break
-        # the head left this document: a merge into an equal entry of another one
-        nxt = next(
-            (
-                t
-                for t in Target
-                if t not in seen_targets and service.document(t).find(last.superseded_by)
-            ),
-            None,
-        )
-        if nxt is None:
-            break
-        seen_targets.add(nxt)
-        target, wanted = nxt, last.superseded_by
-    return [entry_view(e) for e in rows]
+    return [entry_view(e) for e in chain_in(rows, entry_id) if scope.visible(e)]
 
 
 def unknown_id(action: str) -> WriteResult:

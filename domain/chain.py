@@ -6,6 +6,8 @@ existing text points the old row at that canonical active row, so several chains
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import attrs
 from pi_hermes_memory.domain.document import MemoryDocument
 from pi_hermes_memory.domain.errors import InvariantViolation
@@ -72,10 +74,16 @@ def check_chains(doc: MemoryDocument) -> None:
 
 
 def chain_of(doc: MemoryDocument, entry_id: str) -> tuple[MemoryEntry, ...]:
+    """`chain_in` over the rows of one document."""
+    return chain_in(doc.all_entries(), entry_id)
+
+
+def chain_in(rows: Iterable[MemoryEntry], entry_id: str) -> tuple[MemoryEntry, ...]:
     """Every version of the fact `entry_id` belongs to, oldest first, ending with its active
     head when it has one (ADR 0028): the rows whose successor path reaches the same head.
-    Empty when `entry_id` is not a row of `doc`. O(rows), one pass with memoised heads."""
-    by_id = {e.id: e for e in doc.all_entries()}
+    `rows` may span documents (ids are unique in a store: a merge into another document is
+    followed both ways). Empty when `entry_id` is not among `rows`. O(rows), memoised heads."""
+    by_id = {e.id: e for e in rows}
     if entry_id not in by_id:
         return ()
     heads: dict[str, tuple[str, int]] = {}  # id -> (head id, distance to it)
