@@ -16,6 +16,7 @@ from pi_hermes_memory.adapters.memory import InMemoryMarkdown, InMemoryStorage
 from pi_hermes_memory.adapters.memory_search import InMemorySearchIndex
 from pi_hermes_memory.adapters.memory_sessions import InMemorySessionFiles, InMemorySessionIndex
 from pi_hermes_memory.api import Memory
+from pi_hermes_memory.search import parse_search_arguments
 from pi_hermes_memory.tool_schemas import (
     FORMATS,
     STRICT_KEYWORDS,
@@ -24,6 +25,7 @@ from pi_hermes_memory.tool_schemas import (
     strict_problems,
     strict_schema,
 )
+from pi_hermes_memory.tools import ArgumentError, parse_memory_arguments
 
 
 def _open(root: Path, variant: str = "legacy") -> Memory:
@@ -264,3 +266,57 @@ def test_strict_schemas_of_random_objects_pass_the_checker(data: st.DataObject) 
 def test_render_all_keeps_the_order(memory: Memory) -> None:
     names = [t.name for t in memory.tool_definitions()]
     assert [t["name"] for t in render_all(memory.tool_definitions(), "mcp")] == names
+
+
+def _outcome(parse: Any, args: Any) -> Any:
+    try:
+        out = parse(args)
+    except ArgumentError as exc:
+        return str(exc)
+    if isinstance(out, list):  # a batch: per-operation errors are values
+        return [str(o) if isinstance(o, ArgumentError) else o for o in out]
+    return out
+
+
+_VALUES = st.one_of(
+    st.sampled_from(["add", "replace", "remove", "promote", "demote", "memory", "user", "x"]),
+    st.text(max_size=8),
+    st.booleans(),
+    st.integers(-3, 30),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    args=st.dictionaries(
+        st.sampled_from(
+            ["action", "target", "content", "old_text", "id", "category", "force", "scope"]
+        ),
+        _VALUES,
+    ),
+    nulls=st.sets(
+        st.sampled_from(
+            ["action", "target", "content", "old_text", "id", "category", "force", "scope"]
+        )
+    ),
+)
+def test_null_is_absent_for_any_memory_arguments(args: dict[str, Any], nulls: set[str]) -> None:
+    """Whatever the arguments (valid or not), adding nulls for absent ones changes nothing."""
+    padded = {**dict.fromkeys(nulls), **args}
+    assert _outcome(parse_memory_arguments, padded) == _outcome(parse_memory_arguments, args)
+    batch = {"operations": [padded]}
+    assert _outcome(parse_memory_arguments, batch) == _outcome(
+        parse_memory_arguments, {"operations": [args]}
+    )
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    args=st.dictionaries(
+        st.sampled_from(["query", "target", "category", "limit", "include_superseded"]), _VALUES
+    ),
+    nulls=st.sets(st.sampled_from(["query", "target", "category", "limit", "include_superseded"])),
+)
+def test_null_is_absent_for_any_search_arguments(args: dict[str, Any], nulls: set[str]) -> None:
+    padded = {**dict.fromkeys(nulls), **args}
+    assert _outcome(parse_search_arguments, padded) == _outcome(parse_search_arguments, args)
