@@ -21,11 +21,25 @@ from pi_hermes_memory.log import LOGGER_NAME
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
-def _common(*, suppress: bool) -> argparse.ArgumentParser:
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a refused choice is shown clipped, or not at all when the content
+    scanner would refuse it (ADR 0028): `--target <a secret>` must not print the secret."""
+
+    def _check_value(self, action: argparse.Action, value: Any) -> None:
+        if action.choices is not None and value not in action.choices:
+            from pi_hermes_memory.domain.echo import shown
+
+            choices = ", ".join(map(repr, action.choices))
+            raise argparse.ArgumentError(
+                action, f"invalid choice: {shown(value)} (choose from {choices})"
+            )
+
+
+def _common(*, suppress: bool) -> _Parser:
     """The options every command takes. The copy attached to each subcommand suppresses its
     defaults, so an option given before the command name is not reset by the subparser."""
     unset: Any = argparse.SUPPRESS if suppress else None
-    common = argparse.ArgumentParser(add_help=False)
+    common = _Parser(add_help=False)
     common.add_argument(
         "--project", default=unset, help="current project name (default: config, then cwd)"
     )
@@ -48,7 +62,7 @@ def _common(*, suppress: bool) -> argparse.ArgumentParser:
 
 def _parser() -> argparse.ArgumentParser:
     common = _common(suppress=True)
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="pi-hermes-memory",
         description="Durable long-term memory for LLM agents. Data lives under "
         "$PI_CODING_AGENT_DIR (default ~/.pi/agent).",
@@ -64,7 +78,7 @@ def _parser() -> argparse.ArgumentParser:
     add = sub.add_parser("add", parents=[common], help="add an entry")
     add.add_argument("text")
     add.add_argument("--target", default="memory", choices=["user", "memory", "project", "failure"])
-    add.add_argument(
+    add_category = add.add_argument(
         "--category",
         choices=["failure", "correction", "insight", "preference", "convention", "tool-quirk"],
     )
@@ -91,6 +105,30 @@ def _parser() -> argparse.ArgumentParser:
         move = sub.add_parser(verb, parents=[common], help=what)
         move.add_argument("old_text", help="a unique substring of the entry")
         move.add_argument("--force", action="store_true", help="move despite similar entries")
+    tools = sub.add_parser(
+        "tools", parents=[common], help="print the tool definitions as JSON (ADR 0028)"
+    )
+    tools.add_argument(
+        "--format", default="openai", choices=["openai", "openai-responses", "anthropic", "mcp"]
+    )
+    tools.add_argument(
+        "--strict", action="store_true", help="OpenAI strict-mode schemas (null = absent)"
+    )
+    for verb, what in (
+        ("get", "show the entry with this id"),
+        ("history", "the versions of the entry with this id, oldest first"),
+        ("delete", "remove the entry with this id (restore brings it back)"),
+        ("update", "replace the text of the entry with this id (the old text is kept)"),
+    ):
+        by_id = sub.add_parser(verb, parents=[common], help=what)
+        by_id.add_argument("id", help="an entry id (list --json, search --json)")
+        if verb == "update":
+            by_id.add_argument("text", help="the new text")
+            by_id.add_argument(
+                "--category",
+                choices=add_category.choices,
+                help="failure entries: the new category",
+            )
     sub.add_parser(
         "switch-project",
         parents=[common],
@@ -217,17 +255,23 @@ def _batch_size(value: str) -> int:
     try:
         number = int(value)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {value!r}") from None
+        raise argparse.ArgumentTypeError(f"not an integer: {_shown(value)}") from None
     if not 1 <= number <= 2048:
         raise argparse.ArgumentTypeError(f"must be from 1 to 2048, got {number}")
     return number
+
+
+def _shown(value: str) -> str:
+    from pi_hermes_memory.domain.echo import shown
+
+    return shown(value)
 
 
 def _limit(value: str) -> int:
     try:
         number = int(value)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {value!r}") from None
+        raise argparse.ArgumentTypeError(f"not an integer: {_shown(value)}") from None
     if not 1 <= number <= 20:
         raise argparse.ArgumentTypeError(f"must be from 1 to 20, got {number}")
     return number
@@ -340,8 +384,57 @@ def _recover(*, as_json: bool) -> int:
 
 #: commands that write (in a read-only store their refusal says why; no warning first)
 _WRITES = frozenset(
-    {"add", "promote", "demote", "restore", "sync-markdown", "reembed", "index-sessions"}
+    {
+        "add",
+        "promote",
+        "demote",
+        "restore",
+        "sync-markdown",
+        "reembed",
+        "index-sessions",
+        "update",
+        "delete",
+    }
 )
+
+
+def _entry_line(e: Any) -> str:
+    where = e.target + (f"/{e.project}" if e.project else "")
+    where += "" if e.scope == "global" else f" {e.scope}"
+    old = f" (superseded by {e.superseded_by})" if e.superseded_by else ""
+    flag = " (flagged: kept out of search until fixed)" if e.flagged else ""
+    return f"[{where}] {e.text}{old}{flag}"
+
+
+def _by_id(memory: Any, args: argparse.Namespace) -> int:
+    """get / history (exit 1 when this session sees no entry with the id), update / delete
+    (exit 1 when not applied: not_found, gone, superseded, ...)."""
+    if args.command == "update":
+        return _write(memory.update(args.id, args.text, category=args.category), as_json=args.json)
+    if args.command == "delete":
+        return _write(memory.delete(args.id), as_json=args.json)
+    if args.command == "get":
+        entry = memory.get(args.id)
+        rows = [] if entry is None else [entry]
+    else:
+        rows = memory.history(args.id)
+    if args.json:
+        _print_json((rows[0] if rows else None) if args.command == "get" else rows)
+    else:
+        for e in rows:
+            print(f"{e.id}  {_entry_line(e)}")
+    if not rows:
+        print("pi-hermes-memory: no visible entry has this id", file=sys.stderr)
+        return EXIT_FAILED
+    return EXIT_OK
+
+
+def _tools(memory: Any, args: argparse.Namespace) -> int:
+    from pi_hermes_memory.tool_schemas import render_all
+
+    rendered = render_all(memory.tool_definitions(), args.format, strict=args.strict)
+    print(json.dumps(rendered, ensure_ascii=False, indent=2))
+    return EXIT_OK
 
 
 def _write(outcome: Any, *, as_json: bool) -> int:
@@ -531,6 +624,10 @@ def _run(memory: Any, args: argparse.Namespace, arguments: Any, request: str | N
     if args.command in ("promote", "demote"):
         move = memory.promote if args.command == "promote" else memory.demote
         return _write(move(args.old_text, force=args.force), as_json=args.json)
+    if args.command in ("get", "history", "update", "delete"):
+        return _by_id(memory, args)
+    if args.command == "tools":
+        return _tools(memory, args)
     if args.command == "switch-project":
         return _switch_project(memory.project_overview(), as_json=args.json)
     if args.command == "insights":
@@ -540,11 +637,7 @@ def _run(memory: Any, args: argparse.Namespace, arguments: Any, request: str | N
         _print_json(entries)
     else:
         for e in entries:
-            where = e.target + (f"/{e.project}" if e.project else "")
-            where += "" if e.scope == "global" else f" {e.scope}"
-            old = f" (superseded by {e.superseded_by})" if e.superseded_by else ""
-            flag = " (flagged: kept out of search until fixed)" if e.flagged else ""
-            print(f"[{where}] {e.text}{old}{flag}")
+            print(_entry_line(e))
         if not entries:
             print("(no entries)")
     return EXIT_OK

@@ -7,6 +7,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+import attrs
+from pi_hermes_memory import by_id
 from pi_hermes_memory.domain.commands import (
     AddMemory,
     MemoryCommand,
@@ -15,6 +17,7 @@ from pi_hermes_memory.domain.commands import (
     RemoveMemory,
     ReplaceMemory,
 )
+from pi_hermes_memory.domain.echo import shown
 from pi_hermes_memory.domain.model import GLOBAL_NAMESPACE, FailureCategory, Target
 from pi_hermes_memory.domain.status import Status
 from pi_hermes_memory.errors import HermesMemoryError, InvalidArgument, StorageFailed
@@ -71,7 +74,7 @@ def _target(value: Target | str) -> Target:
         return Target(value)
     except ValueError:
         raise InvalidArgument(
-            f"target must be one of {', '.join(t.value for t in Target)}; got {value!r}"
+            f"target must be one of {', '.join(t.value for t in Target)}; got {shown(value)}"
         ) from None
 
 
@@ -87,7 +90,8 @@ def _category(value: FailureCategory | str | None) -> FailureCategory | None:
         return FailureCategory(value)
     except ValueError:
         raise InvalidArgument(
-            f"category must be one of {', '.join(c.value for c in FailureCategory)}; got {value!r}"
+            f"category must be one of {', '.join(c.value for c in FailureCategory)}; "
+            f"got {shown(value)}"
         ) from None
 
 
@@ -231,6 +235,44 @@ class Memory:
         first), as visible to this session."""
         return [entry_view(r.entry) for r in self._service.removed(_target(target))]
 
+    # -- entries by id (ADR 0028) ----------------------------------------------------------
+
+    def get(self, entry_id: str) -> EntryView | None:
+        """The entry with this id (active, or an old version with `superseded_by` set) if this
+        session may see it; None otherwise (also for a removed entry: see `removed`)."""
+        return by_id.get(self._service, entry_id)
+
+    def history(self, entry_id: str) -> list[EntryView]:
+        """The supersede chain `entry_id` belongs to, oldest first, the current version last
+        (absent when it was removed), from the id of any version; [] for an unknown id."""
+        return by_id.history(self._service, entry_id)
+
+    def update(
+        self, entry_id: str, content: str, *, category: FailureCategory | str | None = None
+    ) -> WriteResult:
+        """Replace the entry with this id by `content` (the old text is kept as history).
+        `not_found`, `gone` (removed) or `superseded` (an old version: `entry_id` of the
+        result is the current one) change nothing."""
+        found = by_id.locate(self._service, entry_id)
+        if found is None:
+            return by_id.unknown_id("replace")
+        if found.entry is None:
+            return by_id.gone_id("replace", found.target)
+        command = attrs.evolve(self._replace("", content, found.target, category), old_id=entry_id)
+        self._writable(command.target)
+        return self._service.execute(command)
+
+    def delete(self, entry_id: str) -> WriteResult:
+        """Remove the entry with this id (`restore` brings it back); statuses as `update`."""
+        found = by_id.locate(self._service, entry_id)
+        if found is None:
+            return by_id.unknown_id("remove")
+        if found.entry is None:
+            return by_id.gone_id("remove", found.target)
+        command = attrs.evolve(self._remove("", found.target, None), old_id=entry_id)
+        self._writable(command.target)
+        return self._service.execute(command)
+
     def promote(self, old_text: str, *, force: bool = False) -> WriteResult:
         """Move one current-project entry (located by `old_text`) to global memory."""
         return self._move(MoveDirection.PROMOTE, old_text, force)
@@ -239,10 +281,18 @@ class Memory:
         """Move one global memory entry (located by `old_text`) into the current project."""
         return self._move(MoveDirection.DEMOTE, old_text, force)
 
-    def _move(self, direction: MoveDirection, old_text: str, force: bool) -> WriteResult:
+    def _move(
+        self, direction: MoveDirection, old_text: str, force: bool, old_id: str | None = None
+    ) -> WriteResult:
         self._writable(Target.PROJECT, Target.MEMORY)
         return self._service.move(
-            MoveMemory(direction=direction, old_text=old_text, force=force, at=self._clock.now())
+            MoveMemory(
+                direction=direction,
+                old_text=old_text,
+                force=force,
+                at=self._clock.now(),
+                old_id=old_id,
+            )
         )
 
     def batch(self, operations: Sequence[Mapping[str, Any]]) -> BatchResult:
@@ -403,6 +453,13 @@ class Memory:
     def tool_definitions(self) -> list[ToolDefinition]:
         return [definition for definition, _ in self._tools().values()]
 
+    def tool_schemas(self, fmt: str = "openai", *, strict: bool = False) -> list[dict[str, Any]]:
+        """The tool definitions as JSON for `fmt`: openai, openai-responses, anthropic or mcp;
+        `strict`: OpenAI strict-mode schemas (ADR 0028)."""
+        from pi_hermes_memory.tool_schemas import render_all
+
+        return render_all(self.tool_definitions(), fmt, strict=strict)
+
     def call_tool(self, name: str, arguments: Any) -> ToolResult:
         """Run tool `name` with JSON `arguments`; always returns a result object."""
         tools = self._tools()
@@ -439,7 +496,9 @@ class Memory:
             return batch_result_json(self._run_batch(parsed))
         if parsed.action in ("promote", "demote"):
             return write_result_json(
-                self._move(MoveDirection(parsed.action), parsed.old_text or "", parsed.force)
+                self._move(
+                    MoveDirection(parsed.action), parsed.old_text or "", parsed.force, parsed.old_id
+                )
             )
         command = self._command(parsed)
         self._writable(command.target)
@@ -495,10 +554,13 @@ class Memory:
         if call.action == "add":
             return self._add(call.content or "", call.target, call.category, call.force, call.scope)
         if call.action == "replace":
-            return self._replace(
+            replace = self._replace(
                 call.old_text or "", call.content or "", call.target, call.category, call.scope
             )
-        return self._remove(call.old_text or "", call.target, call.scope)
+            return attrs.evolve(replace, old_id=call.old_id)
+        return attrs.evolve(
+            self._remove(call.old_text or "", call.target, call.scope), old_id=call.old_id
+        )
 
     def _run_batch(self, parsed: Sequence[MemoryCall | ArgumentError]) -> BatchResult:
         items = [

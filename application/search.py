@@ -22,6 +22,7 @@ from datetime import date
 from typing import TYPE_CHECKING, Any
 
 import attrs
+from pi_hermes_memory.domain.echo import shown
 from pi_hermes_memory.domain.model import (
     GLOBAL_NAMESPACE,
     FailureCategory,
@@ -42,6 +43,7 @@ from pi_hermes_memory.tools import (
     _json_type,
     _string,
     listing_json,
+    present,
 )
 
 if TYPE_CHECKING:
@@ -395,6 +397,9 @@ MEMORY_SEARCH_TOOL = ToolDefinition(
     name="memory_search",
     description=MEMORY_SEARCH_TOOL_DESCRIPTION,
     parameters=MEMORY_SEARCH_TOOL_SCHEMA,
+    title="Memory search",
+    read_only=True,
+    idempotent=True,
 )
 
 
@@ -413,6 +418,7 @@ def parse_search_arguments(args: object) -> SearchCall:
     """Validate memory_search's JSON arguments; raise ArgumentError saying what is wrong."""
     if not isinstance(args, Mapping):
         raise ArgumentError(f"arguments must be a JSON object, got {_json_type(args)}")
+    args = present(args)  # null is absent (ADR 0028)
     _check_keys(args, set(MEMORY_SEARCH_TOOL_SCHEMA["properties"]), "")
     query = _string(args, "query", "")
     if query is None:
@@ -429,7 +435,7 @@ def parse_search_arguments(args: object) -> SearchCall:
     if isinstance(limit, bool) or not isinstance(limit, int):
         raise ArgumentError(f"limit must be an integer, got {_json_type(limit)}")
     if not 1 <= limit <= MAX_LIMIT:
-        raise ArgumentError(f"limit must be between 1 and {MAX_LIMIT}, got {limit}")
+        raise ArgumentError(f"limit must be between 1 and {MAX_LIMIT}, got {shown(limit)}")
     history = args.get("include_superseded", False)
     if not isinstance(history, bool):
         raise ArgumentError(f"include_superseded must be a boolean, got {_json_type(history)}")

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from pi_hermes_memory.domain.echo import shown
 from pi_hermes_memory.domain.session_query import (
     DEFAULT_ANCHOR_LIMIT,
     MAX_ANCHOR_LIMIT,
@@ -33,6 +34,7 @@ from pi_hermes_memory.tools import (
     _json_type,
     _string,
     listing_json,
+    present,
 )
 
 LEGACY_DESCRIPTION = (
@@ -115,10 +117,20 @@ ANCHORS_SCHEMA: dict[str, Any] = {
 }
 
 SESSION_SEARCH_LEGACY_TOOL = ToolDefinition(
-    name="session_search", description=LEGACY_DESCRIPTION, parameters=LEGACY_SCHEMA
+    name="session_search",
+    description=LEGACY_DESCRIPTION,
+    parameters=LEGACY_SCHEMA,
+    title="Session search",
+    read_only=True,
+    idempotent=True,
 )
 SESSION_SEARCH_ANCHORS_TOOL = ToolDefinition(
-    name="session_search", description=ANCHORS_DESCRIPTION, parameters=ANCHORS_SCHEMA
+    name="session_search",
+    description=ANCHORS_DESCRIPTION,
+    parameters=ANCHORS_SCHEMA,
+    title="Session search",
+    read_only=True,
+    idempotent=True,
 )
 
 
@@ -129,7 +141,7 @@ def session_tool(variant: str) -> ToolDefinition:
 def _object(args: object) -> Mapping[str, Any]:
     if not isinstance(args, Mapping):
         raise ArgumentError(f"arguments must be a JSON object, got {_json_type(args)}")
-    return args
+    return present(args)  # null is absent (ADR 0028)
 
 
 def run_legacy_tool(search: SessionSearchService, arguments: object) -> ToolResult:
@@ -149,7 +161,7 @@ def run_legacy_tool(search: SessionSearchService, arguments: object) -> ToolResu
     if isinstance(limit, bool) or not isinstance(limit, int):
         raise ArgumentError(f"limit must be an integer, got {_json_type(limit)}")
     if not 1 <= limit <= MAX_SESSIONS:
-        raise ArgumentError(f"limit must be between 1 and {MAX_SESSIONS}, got {limit}")
+        raise ArgumentError(f"limit must be between 1 and {MAX_SESSIONS}, got {shown(limit)}")
     return legacy_json(search.search(query, project=project, role=role, limit=limit))
 
 

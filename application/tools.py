@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import attrs
+from pi_hermes_memory.domain.echo import shown
 from pi_hermes_memory.domain.model import FailureCategory, Target
 from pi_hermes_memory.domain.status import Status
 from pi_hermes_memory.errors import InvalidArgument
@@ -31,11 +32,11 @@ MEMORY_TOOL_DESCRIPTION = (
     "(global facts, environment, cross-project lessons), 'project' (this project's "
     "architecture, commands, conventions, workflows), 'failure' (failures, corrections, "
     "insights, preferences, conventions, tool quirks; optional category). Actions: add "
-    "(content), replace (old_text identifies the entry by a unique substring; content is the "
-    "new text; the old text is kept as history), remove (old_text), promote (old_text; moves "
-    "a current-project entry to global memory when it proved useful everywhere; no target), "
-    "demote (old_text; moves a global entry into the current project; no target). Use "
-    "'operations' to apply "
+    "(content), replace (old_text identifies the entry by a unique substring, or id by its id; "
+    "content is the new text; the old text is kept as history), remove (old_text or id), "
+    "promote (old_text or id; moves a current-project entry to global memory when it proved "
+    "useful everywhere; no target), demote (old_text or id; moves a global entry into the "
+    "current project; no target). Use 'operations' to apply "
     "several add/replace/remove steps to memory/user/project at once (not mixing project with "
     "memory/user). An add similar to an existing entry is refused with candidates: replace "
     "one of them, or repeat with force: true if it is a different fact. Save stable facts, "
@@ -49,6 +50,7 @@ _OPERATION_SCHEMA: dict[str, Any] = {
         "target": {"type": "string", "enum": _BATCH_TARGETS},
         "content": {"type": "string"},
         "old_text": {"type": "string"},
+        "id": {"type": "string"},
         "force": {"type": "boolean"},
         "scope": {"type": "string"},
     },
@@ -68,7 +70,12 @@ MEMORY_TOOL_SCHEMA: dict[str, Any] = {
         "content": {"type": "string", "description": "The entry text (add, replace)."},
         "old_text": {
             "type": "string",
-            "description": "A unique substring of the entry to replace or remove.",
+            "description": "A unique substring of the entry to replace, remove or move.",
+        },
+        "id": {
+            "type": "string",
+            "description": "The id of the entry to replace, remove or move (instead of "
+            "old_text); ids are in search results and in every write result.",
         },
         "category": {
             "type": "string",
@@ -97,9 +104,18 @@ MEMORY_TOOL_SCHEMA: dict[str, Any] = {
 
 @attrs.frozen(kw_only=True)
 class ToolDefinition:
+    """One tool, defined once; `pi_hermes_memory.tool_schemas` renders it for each ecosystem
+    (ADR 0028). The hints are MCP's tool annotations: `read_only` (never changes the store),
+    `destructive` (may delete or overwrite), `idempotent` (repeating a call changes nothing
+    more); every tool here works on the local store only (MCP's openWorldHint false)."""
+
     name: str
     description: str
     parameters: Mapping[str, Any]
+    title: str | None = None
+    read_only: bool = False
+    destructive: bool = False
+    idempotent: bool = False
 
     def as_openai(self) -> dict[str, Any]:
         return {
@@ -113,7 +129,11 @@ class ToolDefinition:
 
 
 MEMORY_TOOL = ToolDefinition(
-    name="memory", description=MEMORY_TOOL_DESCRIPTION, parameters=MEMORY_TOOL_SCHEMA
+    name="memory",
+    title="Memory",
+    description=MEMORY_TOOL_DESCRIPTION,
+    parameters=MEMORY_TOOL_SCHEMA,
+    destructive=True,  # replace and remove retire entries
 )
 
 
@@ -174,6 +194,12 @@ def batch_result_json(result: BatchResult) -> ToolResult:
     return out
 
 
+def present(args: Mapping[str, Any]) -> dict[str, Any]:
+    """The arguments without those that are null: a null argument is an absent one (the strict
+    schemas declare every optional argument nullable, ADR 0028)."""
+    return {k: v for k, v in args.items() if v is not None}
+
+
 def _string(args: Mapping[str, Any], key: str, where: str) -> str | None:
     value = args.get(key)
     if value is None:
@@ -200,16 +226,23 @@ def _json_type(value: object) -> str:
 def _enum(args: Mapping[str, Any], key: str, allowed: list[str], where: str) -> str | None:
     value = _string(args, key, where)
     if value is not None and value not in allowed:
-        raise ArgumentError(f"{where}{key} must be one of {', '.join(allowed)}; got {value!r}")
+        raise ArgumentError(f"{where}{key} must be one of {', '.join(allowed)}; got {shown(value)}")
     return value
+
+
+def _name(key: str) -> str:
+    """An argument name as a message shows it: bare when it is a plain, clean identifier."""
+    text = shown(key, 40)
+    return key if key.isidentifier() and text == repr(key) else text
 
 
 def _check_keys(args: Mapping[str, Any], allowed: set[str], where: str) -> None:
     unknown = sorted(set(args) - allowed)
     if unknown:
+        names = ", ".join(_name(k) for k in unknown[:5])
+        more = f" and {len(unknown) - 5:,} more" if len(unknown) > 5 else ""
         raise ArgumentError(
-            f"{where}unknown argument(s): {', '.join(unknown)}; allowed: "
-            f"{', '.join(sorted(allowed))}"
+            f"{where}unknown argument(s): {names}{more}; allowed: {', '.join(sorted(allowed))}"
         )
 
 
@@ -224,11 +257,28 @@ class MemoryCall:
     category: str | None = None
     force: bool = False
     scope: str | None = None
+    old_id: str | None = None  # the entry by id, instead of old_text (ADR 0028)
+
+
+def _old_id(args: Mapping[str, Any], action: str, where: str) -> tuple[str | None, str | None]:
+    """(old_text, id) of replace/remove/promote/demote: exactly one of them, not empty."""
+    old_text = _string(args, "old_text", where)
+    old_id = _string(args, "id", where)
+    if old_text is not None and old_id is not None:
+        raise ArgumentError(f"{where}give old_text or id for {action}, not both")
+    if old_id is not None:
+        if not old_id.strip():
+            raise ArgumentError(f"{where}id cannot be empty")
+        return None, old_id.strip()
+    if not (old_text and old_text.strip()):
+        raise ArgumentError(f"{where}old_text (or id) is required for {action} and cannot be empty")
+    return old_text, None
 
 
 def parse_operation(args: Mapping[str, Any], *, where: str = "", batch: bool = False) -> MemoryCall:
     if not isinstance(args, Mapping):
         raise ArgumentError(f"{where.rstrip(': ') or 'arguments'} must be an object")
+    args = present(args)
     allowed = (
         set(_OPERATION_SCHEMA["properties"])
         if batch
@@ -251,6 +301,9 @@ def parse_operation(args: Mapping[str, Any], *, where: str = "", batch: bool = F
         raise ArgumentError(f"{where}target is required ({', '.join(targets)})")
     content = _string(args, "content", where)
     old_text = _string(args, "old_text", where)
+    old_id = None
+    if action in ("replace", "remove"):
+        old_text, old_id = _old_id(args, action, where)
     category = _enum(args, "category", _CATEGORIES, where) if not batch else None
     force = args.get("force", False)
     if not isinstance(force, bool):
@@ -261,10 +314,11 @@ def parse_operation(args: Mapping[str, Any], *, where: str = "", batch: bool = F
         raise ArgumentError(f"{where}force applies only to actions add, promote and demote")
     if action in ("add", "replace") and not (content and content.strip()):
         raise ArgumentError(f"{where}content is required for {action} and cannot be empty")
-    if action in ("replace", "remove") and not (old_text and old_text.strip()):
-        raise ArgumentError(f"{where}old_text is required for {action} and cannot be empty")
-    if action == "add" and old_text is not None:
-        raise ArgumentError(f"{where}old_text is not used by add; use replace to change an entry")
+    if action == "add" and (old_text is not None or "id" in args):
+        raise ArgumentError(
+            f"{where}{'old_text' if old_text is not None else 'id'} is not used by add; use "
+            "replace to change an entry"
+        )
     if action == "remove" and content is not None:
         raise ArgumentError(f"{where}content is not used by remove")
     scope = _string(args, "scope", where)
@@ -281,6 +335,7 @@ def parse_operation(args: Mapping[str, Any], *, where: str = "", batch: bool = F
         category=category,
         force=force,
         scope=scope,
+        old_id=old_id,
     )
 
 
@@ -294,19 +349,18 @@ def _parse_move(args: Mapping[str, Any], action: str) -> MemoryCall:
     for unused in ("content", "category", "scope"):
         if unused in args:
             raise ArgumentError(f"{unused} is not used by {action}; the text moves unchanged")
-    old_text = _string(args, "old_text", "")
-    if not (old_text and old_text.strip()):
-        raise ArgumentError(f"old_text is required for {action} and cannot be empty")
+    old_text, old_id = _old_id(args, action, "")
     force = args.get("force", False)
     if not isinstance(force, bool):
         raise ArgumentError(f"force must be a boolean, got {_json_type(force)}")
-    return MemoryCall(action=action, target="", old_text=old_text, force=force)
+    return MemoryCall(action=action, target="", old_text=old_text, force=force, old_id=old_id)
 
 
 def parse_memory_arguments(args: object) -> MemoryCall | list[MemoryCall | ArgumentError]:
     """Validate the memory tool's arguments: one call, or a batch with per-op errors."""
     if not isinstance(args, Mapping):
         raise ArgumentError(f"arguments must be a JSON object, got {_json_type(args)}")
+    args = present(args)
     if "operations" not in args:
         return parse_operation(args)
     others = sorted(set(args) - {"operations"})

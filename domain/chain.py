@@ -6,6 +6,8 @@ existing text points the old row at that canonical active row, so several chains
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import attrs
 from pi_hermes_memory.domain.document import MemoryDocument
 from pi_hermes_memory.domain.errors import InvariantViolation
@@ -69,3 +71,59 @@ def check_chains(doc: MemoryDocument) -> None:
         head = resolve_head(doc, entry)
         if head not in active_ids and head not in doc.removed:
             raise InvariantViolation(f"{entry.id} does not reach an active or removed head")
+
+
+def chain_of(doc: MemoryDocument, entry_id: str) -> tuple[MemoryEntry, ...]:
+    """`chain_in` over the rows of one document."""
+    return chain_in(doc.all_entries(), entry_id)
+
+
+def chain_in(rows: Iterable[MemoryEntry], entry_id: str) -> tuple[MemoryEntry, ...]:
+    """Every version of the fact `entry_id` belongs to, oldest first, ending with its active
+    head when it has one (ADR 0028): the rows whose successor path reaches the same head.
+    `rows` may span documents (ids are unique in a store: a merge into another document is
+    followed both ways). Empty when `entry_id` is not among `rows`. O(rows), memoised heads."""
+    by_id = {e.id: e for e in rows}
+    if entry_id not in by_id:
+        return ()
+    heads: dict[str, tuple[str, int]] = {}  # id -> (head id, distance to it)
+
+    def head_of(entry: MemoryEntry) -> tuple[str, int]:
+        path: list[str] = []
+        current: MemoryEntry | None = entry
+        found: tuple[str, int] | None = None
+        while current is not None:
+            if current.id in heads:
+                found = heads[current.id]
+                break
+            if current.id in path:
+                raise InvariantViolation(f"supersede cycle through {current.id}")
+            path.append(current.id)
+            successor = current.superseded_by
+            if successor is None:
+                found = (current.id, 0)
+                path.pop()
+                heads[current.id] = found
+                break
+            current = by_id.get(successor)
+            if current is None:
+                found = (successor, 0)  # a head that left this document
+        assert found is not None
+        head, distance = found
+        for step, entry_id in enumerate(reversed(path), start=1):
+            heads[entry_id] = (head, distance + step)
+        return heads[entry.id]
+
+    head, _ = head_of(by_id[entry_id])
+    members = [e for e in by_id.values() if head_of(e)[0] == head]
+    return tuple(
+        sorted(
+            members,
+            key=lambda e: (
+                e.superseded_by is None,
+                e.superseded_at or e.created,
+                -head_of(e)[1],
+                e.id,
+            ),
+        )
+    )

@@ -38,6 +38,8 @@ class ReplaceMemory:
     at: datetime
     category: FailureCategory | None = None
     namespace: str | None = None
+    #: the entry to replace, by id instead of old_text (ADR 0028)
+    old_id: str | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -46,6 +48,8 @@ class RemoveMemory:
     old_text: str
     at: datetime
     namespace: str | None = None
+    #: the entry to remove, by id instead of old_text (ADR 0028)
+    old_id: str | None = None
 
 
 MemoryCommand = AddMemory | ReplaceMemory | RemoveMemory
@@ -59,6 +63,8 @@ class MoveMemory:
     old_text: str
     at: datetime
     force: bool = False
+    #: the entry to move, by id instead of old_text (ADR 0028)
+    old_id: str | None = None
     #: moved entry id -> {destination entry id -> cosine of their stored vectors}, for the
     #: pairs where both have a current vector (read from storage, never from the provider)
     cosines: Mapping[str, Mapping[str, float]] | None = None

@@ -90,6 +90,14 @@ def _namespace_gate(target: Target, namespace: str | None, scope: SessionScope) 
     return None
 
 
+def _id_gate(cmd: ReplaceMemory | RemoveMemory, scope: SessionScope) -> Decision | None:
+    """The namespace gate of a replace/remove; an edit by id without a scope needs none:
+    the row it names is edited only when the session may see it (`locate_id`)."""
+    if cmd.old_id is not None and cmd.namespace is None:
+        return None
+    return _namespace_gate(cmd.target, cmd.namespace, scope)
+
+
 def _project_problem(target: Target, scope: SessionScope) -> str | None:
     if target is Target.PROJECT and scope.project is None:
         return "there is no current project (set projectName or run inside a project directory)"
@@ -171,9 +179,71 @@ def locate(
     return tuple(found)
 
 
-def locate_one(
-    doc: DocumentState, scope: SessionScope, old_text: str, namespace: str | None = None
+def current_id(doc: DocumentState, entry: MemoryEntry) -> str:
+    """Follow `superseded_by` from `entry` to the last id of its chain in this document (an
+    active row, or an id that left it); bounded by the document's size, cycle-safe."""
+    seen = {entry.id}
+    current = entry
+    while current.superseded_by is not None and current.superseded_by not in seen:
+        seen.add(current.superseded_by)
+        successor = doc.find(current.superseded_by)
+        if successor is None:
+            return current.superseded_by
+        current = successor
+    return current.id
+
+
+def locate_id(
+    doc: DocumentState, scope: SessionScope, entry_id: str, namespace: str | None = None
 ) -> MemoryEntry | Decision:
+    """The visible active row with this id (of `namespace` when one is given); else why not:
+    `superseded` (an old version: the decision's entry_id is the current one), `gone`
+    (removed, evicted or moved out: restore brings a removed one back) or `not_found`."""
+    entry = doc.find(entry_id)
+    where = doc.target.value
+    if (
+        entry is None
+        or not scope.visible(entry)
+        or (namespace is not None and entry.namespace != namespace)
+    ):
+        if entry is None and doc.was_removed(entry_id):
+            return Decision(
+                status=Status.GONE,
+                message=f"The {where} entry with this id was removed (or moved to another "
+                "document); nothing was changed. `restore` brings a removed entry back.",
+            )
+        return Decision(
+            status=Status.NOT_FOUND,
+            message=f"No visible {where} entry has this id; nothing was changed.",
+        )
+    if entry.superseded_by is None:
+        return entry
+    head = current_id(doc, entry)
+    active = doc.find(head)
+    if active is not None and active.superseded_by is None and scope.visible(active):
+        return Decision(
+            status=Status.SUPERSEDED,
+            message=f"This id names an old version of a {where} entry; the current version is "
+            f"{head}. Nothing was changed: use that id.",
+            entry_id=head,
+        )
+    return Decision(
+        status=Status.SUPERSEDED,
+        message=f"This id names an old version of a {where} entry whose current version was "
+        "removed or moved; nothing was changed.",
+    )
+
+
+def locate_one(
+    doc: DocumentState,
+    scope: SessionScope,
+    old_text: str,
+    namespace: str | None = None,
+    old_id: str | None = None,
+) -> MemoryEntry | Decision:
+    """The entry `old_id` names, else the one unique entry `old_text` locates."""
+    if old_id is not None:
+        return locate_id(doc, scope, old_id, namespace)
     if not old_text.strip():
         return Decision(status=Status.INVALID, message="old_text is required and cannot be empty")
     found = locate(doc, scope, old_text, namespace)
@@ -344,10 +414,10 @@ def decide_replace(doc: DocumentState, cmd: ReplaceMemory, policy: WritePolicy) 
     problem = _project_problem(cmd.target, scope) or entry_text_problem(text)
     if problem:
         return Decision(status=Status.INVALID, message=f"Refused: {problem}.")
-    gate = _namespace_gate(cmd.target, cmd.namespace, scope)
+    gate = _id_gate(cmd, scope)
     if gate:
         return gate
-    located = locate_one(doc, scope, cmd.old_text, cmd.namespace)
+    located = locate_one(doc, scope, cmd.old_text, cmd.namespace, cmd.old_id)
     if isinstance(located, Decision):
         return located
     old = located
@@ -410,10 +480,10 @@ def decide_remove(doc: DocumentState, cmd: RemoveMemory, policy: WritePolicy) ->
     problem = _project_problem(cmd.target, policy.scope)
     if problem:
         return Decision(status=Status.INVALID, message=f"Refused: {problem}.")
-    gate = _namespace_gate(cmd.target, cmd.namespace, policy.scope)
+    gate = _id_gate(cmd, policy.scope)
     if gate:
         return gate
-    located = locate_one(doc, policy.scope, cmd.old_text, cmd.namespace)
+    located = locate_one(doc, policy.scope, cmd.old_text, cmd.namespace, cmd.old_id)
     if isinstance(located, Decision):
         return located
     removed = MemoryRemoved(

@@ -59,6 +59,10 @@ class MemoryDocument:
                 return entry
         return None
 
+    def was_removed(self, entry_id: str) -> bool:
+        """`entry_id` left this document (removed, evicted, moved out) and is not a row."""
+        return entry_id in self.removed
+
     def all_entries(self) -> Iterator[MemoryEntry]:
         yield from self.active
         yield from self.history
@@ -273,6 +277,10 @@ class DocumentState(Protocol):
     @property
     def index(self) -> ScopeIndex: ...
 
+    def find(self, entry_id: str) -> MemoryEntry | None: ...
+
+    def was_removed(self, entry_id: str) -> bool: ...
+
 
 class _TrackedSlots(dict[int, MemoryEntry]):
     """The builder's slots, logging every change as (slot, old, new) for the index."""
@@ -330,6 +338,15 @@ class WorkingDocument:
             slots = self._slots
             self._active = tuple(slots[k] for k in sorted(slots))
         return self._active
+
+    def find(self, entry_id: str) -> MemoryEntry | None:
+        """The active or history row with this id, or None (O(1))."""
+        builder = self._builder
+        slot = builder.slot_of.get(entry_id)
+        return builder.slots[slot] if slot is not None else builder.history.get(entry_id)
+
+    def was_removed(self, entry_id: str) -> bool:
+        return entry_id in self._builder.removed
 
     def apply(self, events: Iterable[Event]) -> None:
         for event in events:

@@ -9,6 +9,7 @@ import unicodedata
 from datetime import date
 
 import attrs
+from pi_hermes_memory.domain.echo import shown
 
 
 class Target(enum.StrEnum):
@@ -163,7 +164,7 @@ def namespace_problem(namespace: str | None, target: Target) -> str | None:
     kind, _, name = namespace.partition(":")
     if kind not in NAMESPACE_KINDS or not _NAMESPACE_ID.fullmatch(name):
         return (
-            f"scope {namespace!r} is not valid: use global, agent:<id>, custom:<name> or "
+            f"scope {shown(namespace)} is not valid: use global, agent:<id>, custom:<name> or "
             "user:<id> (letters, digits, '.', '_' and '-')"
         )
     if target not in NAMESPACE_KINDS[kind]:

@@ -52,8 +52,11 @@ def move_subject(
     unattributed global rows)."""
     pool = source
     if cmd.direction is MoveDirection.DEMOTE:
-        pool = attrs.evolve(source, active=tuple(e for e in source.active if e.project is None))
-    return locate_one(pool, scope, cmd.old_text)
+        pool = attrs.evolve(
+            source,
+            active=tuple(e for e in source.active if e.project is None and e.namespace is None),
+        )
+    return locate_one(pool, scope, cmd.old_text, None, cmd.old_id)
 
 
 def decide_move(

@@ -13,6 +13,7 @@ from datetime import datetime
 import attrs
 from pi_hermes_memory.domain.decide import Decision
 from pi_hermes_memory.domain.document import MemoryDocument, removals
+from pi_hermes_memory.domain.echo import shown
 from pi_hermes_memory.domain.events import Event, MemoryRestored, RemovalReason
 from pi_hermes_memory.domain.model import MemoryEntry, Target, normalize_text
 from pi_hermes_memory.domain.scope import SessionScope
@@ -67,12 +68,13 @@ def decide_restore(
     if not found:
         return Decision(
             status=Status.NOT_FOUND,
-            message=f"No removed {doc.target.value} entry matches {query!r}; nothing was restored.",
+            message=f"No removed {doc.target.value} entry matches {shown(query)}; nothing was "
+            "restored.",
         )
     if len(found) > 1:
         return Decision(
             status=Status.AMBIGUOUS,
-            message=f"{len(found)} removed entries match {query!r}; name one by its id.",
+            message=f"{len(found)} removed entries match {shown(query)}; name one by its id.",
             matches=tuple(c.entry.id for c in found),
             candidates=tuple(
                 Candidate(entry_id=c.entry.id, text=c.entry.text, score=1.0, basis="removed")

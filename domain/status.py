@@ -19,6 +19,10 @@ class Status(enum.StrEnum):
     MERGED = "merged"
     NOOP = "noop"
     RESTORED = "restored"
+    #: an id names an old version (replaced or merged); `entry_id` is the current one (ADR 0028)
+    SUPERSEDED = "superseded"
+    #: an id names an entry that left the document (removed, evicted, moved); see restore
+    GONE = "gone"
     NEAR_DUPLICATE = "near_duplicate"
     CAPACITY_EXCEEDED = "capacity_exceeded"
     NEEDS_CONSOLIDATION = "needs_consolidation"

@@ -48,6 +48,7 @@ def test_tool_definitions_are_json_schemas(root: Path) -> None:
         "target",
         "content",
         "old_text",
+        "id",
         "category",
         "force",
         "scope",
@@ -58,7 +59,7 @@ def test_tool_definitions_are_json_schemas(root: Path) -> None:
 
 BAD_ARGUMENTS: list[tuple[Any, str]] = [
     ({"action": "promote", "target": "memory", "old_text": "x"}, "promote takes no target"),
-    ({"action": "demote"}, "old_text is required for demote"),
+    ({"action": "demote"}, "old_text (or id) is required for demote"),
     ({"action": "promote", "old_text": "x", "content": "y"}, "content is not used by promote"),
     (None, "JSON object"),
     ([], "JSON object"),
@@ -81,7 +82,7 @@ BAD_ARGUMENTS: list[tuple[Any, str]] = [
         {"action": "add", "target": "failure", "content": "x", "category": "bogus"},
         "category must be one of",
     ),
-    ({"action": "replace", "target": "memory", "content": "x"}, "old_text is required"),
+    ({"action": "replace", "target": "memory", "content": "x"}, "old_text (or id) is required"),
     (
         {"action": "remove", "target": "memory", "old_text": "x", "force": True},
         "force applies only",
