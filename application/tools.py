@@ -19,7 +19,7 @@ ToolResult = dict[str, Any]
 _TARGETS = [t.value for t in Target]
 _CATEGORIES = [c.value for c in FailureCategory]
 _BATCH_TARGETS = ["memory", "user", "project"]
-_ACTIONS = ["add", "replace", "remove", "promote", "demote"]
+_ACTIONS = ["add", "replace", "remove", "promote", "demote", "purge"]
 #: Operations in one batch: a batch is one transaction under the store lock (ADR 0024).
 MAX_BATCH_OPERATIONS = 10_000
 
@@ -32,7 +32,9 @@ MEMORY_TOOL_DESCRIPTION = (
     "(content), replace (old_text identifies the entry by a unique substring; content is the "
     "new text; the old text is kept as history), remove (old_text), promote (old_text; moves "
     "a current-project entry to global memory when it proved useful everywhere; no target), "
-    "demote (old_text; moves a global entry into the current project; no target). Use "
+    "demote (old_text; moves a global entry into the current project; no target), purge "
+    "(old_text: an entry id or a unique substring of any version; erases the entry and all "
+    "its history for good, e.g. an accidentally saved secret; only when the user asks). Use "
     "'operations' to apply "
     "several add/replace/remove steps to memory/user/project at once (not mixing project with "
     "memory/user). An add similar to an existing entry is refused with candidates: replace "
@@ -66,7 +68,8 @@ MEMORY_TOOL_SCHEMA: dict[str, Any] = {
         "content": {"type": "string", "description": "The entry text (add, replace)."},
         "old_text": {
             "type": "string",
-            "description": "A unique substring of the entry to replace or remove.",
+            "description": "A unique substring of the entry to replace or remove (purge: "
+            "also an entry id, or a part of a superseded or removed version).",
         },
         "category": {
             "type": "string",
@@ -259,12 +262,12 @@ def parse_operation(args: Mapping[str, Any], *, where: str = "", batch: bool = F
         raise ArgumentError(f"{where}force applies only to actions add, promote and demote")
     if action in ("add", "replace") and not (content and content.strip()):
         raise ArgumentError(f"{where}content is required for {action} and cannot be empty")
-    if action in ("replace", "remove") and not (old_text and old_text.strip()):
+    if action in ("replace", "remove", "purge") and not (old_text and old_text.strip()):
         raise ArgumentError(f"{where}old_text is required for {action} and cannot be empty")
     if action == "add" and old_text is not None:
         raise ArgumentError(f"{where}old_text is not used by add; use replace to change an entry")
-    if action == "remove" and content is not None:
-        raise ArgumentError(f"{where}content is not used by remove")
+    if action in ("remove", "purge") and content is not None:
+        raise ArgumentError(f"{where}content is not used by {action}")
     scope = _string(args, "scope", where)
     if scope is not None and target not in ("memory", "user"):
         raise ArgumentError(

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import apsw
 import attrs
-from pi_hermes_memory.adapters.markdown.atomic import FileLock
+from pi_hermes_memory.adapters.markdown.atomic import FileLock, atomic_write, stale_temp_files
 from pi_hermes_memory.adapters.sqlite.connection import PRIVATE_MODE, tighten
 
 __all__ = ["EventLog", "EventRecord", "LogContents", "default_log_path"]
@@ -171,6 +171,30 @@ class EventLog:
             meta = _meta(conn) if last is None and not self._has_lines() else None
             appended = self._append(rows, meta)
         return appended, warnings
+
+    def rewrite(self, conn: apsw.Connection) -> int:
+        """Replace the log with the database's journal as it is now (meta line, then every
+        event), atomically: after a purge redacted events in place (ADR 0026). The log never
+        holds an event the database lacks (a log of another history is moved aside by
+        `catch_up`), so nothing is lost; damaged lines are dropped with the old file. Returns
+        how many events it holds. Call it outside any transaction of `conn`."""
+        with self.lock():
+            tighten(self._lock_path)
+            if self.path.exists():
+                last = self._cut_torn_tail()
+                if last is not None and not _same_event(conn, last):
+                    return -1  # another history: left alone (catch_up moves it aside)
+            rows = _events_after(conn, 0)
+            data = b"".join(
+                [_line({"meta": _meta(conn)})]
+                + [_line({c: v for c, v in zip(_COLUMNS, r.row(), strict=True)}) for r in rows]
+            )
+            for leftover in stale_temp_files(self.path.parent, older_than_s=0):
+                if leftover.name.startswith(f".{self.path.name}."):
+                    leftover.unlink(missing_ok=True)  # a rewrite killed midway: old text
+            atomic_write(self.path, data)
+            tighten(self.path)
+        return len(rows)
 
     def _has_lines(self) -> bool:
         try:

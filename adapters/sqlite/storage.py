@@ -23,6 +23,7 @@ from pi_hermes_memory.adapters.sqlite.fts import grams
 from pi_hermes_memory.adapters.sqlite.mirror import rebuild_rows
 from pi_hermes_memory.adapters.sqlite.recovery import restore_if_missing
 from pi_hermes_memory.adapters.sqlite.schema import check_ours, migrate
+from pi_hermes_memory.adapters.sqlite.scrub import scrub, secure_delete
 from pi_hermes_memory.codec import decode, encode
 from pi_hermes_memory.domain.document import MemoryDocument
 from pi_hermes_memory.domain.errors import VersionConflict
@@ -32,6 +33,7 @@ from pi_hermes_memory.domain.events import (
     MemoryMergedInto,
     MemoryMovedIn,
     MemoryMovedOut,
+    MemoryPurged,
     MemoryReferenced,
     MemoryRemoved,
     MemoryReplaced,
@@ -42,6 +44,7 @@ from pi_hermes_memory.domain.events import (
 from pi_hermes_memory.domain.model import Target
 from pi_hermes_memory.errors import StoreReadOnly
 from pi_hermes_memory.mirror import RebuildReport
+from pi_hermes_memory.purging import ScrubReport
 
 
 class SqliteJournal:
@@ -94,6 +97,18 @@ class SqliteJournal:
             "ON CONFLICT (stream) DO UPDATE SET version = excluded.version, data = excluded.data",
             (stream, version, data),
         )
+
+    def redact(self, events: Sequence[Event]) -> None:
+        """In place (ADR 0026); inside the unit of work's transaction, so a refusal (an event
+        without a stored counterpart) rolls back with it."""
+        for event in events:
+            tag, data = encode(event)
+            self._conn.execute(
+                "UPDATE events SET data = ? WHERE stream = ? AND version = ? AND tag = ?",
+                (data, event.stream, event.version, tag),
+            )
+            if self._conn.changes() != 1:
+                raise VersionConflict(event.stream, event.version, self.version(event.stream))
 
 
 class SqliteProjection:
@@ -174,6 +189,10 @@ class SqliteProjection:
                 )
             case MemoryRemoved():
                 c.execute("DELETE FROM memories WHERE id = ?", (event.entry_id,))
+            case MemoryPurged():  # rows, history rows and their vectors; FTS by the trigger
+                c.executemany(
+                    "DELETE FROM memories WHERE id = ?", [(i,) for i in event.entry_ids]
+                )
             case MemoryMovedOut():
                 pass  # the MemoryMovedIn of the same transaction updates the row in place
             case MemoryMovedIn():
@@ -379,6 +398,29 @@ class SqliteStorage:
                     raise
                 raise mapped from exc
             self._copy_to_log()
+
+    @contextlib.contextmanager
+    def erasing(self) -> Iterator[SqliteUnitOfWork]:
+        """A write transaction with `secure_delete` on: what it deletes or overwrites is
+        zeroed in the file, not left in free space (a purge, ADR 0026)."""
+        with self._lock:
+            self._writable()
+            with secure_delete(self._conn), self.transaction() as uow:
+                yield uow
+
+    def scrub(self) -> ScrubReport:
+        """After a purge committed: merge the FTS segments, rewrite the event log, truncate
+        the WAL; name the copies moved aside (adapters/sqlite/scrub.py)."""
+        with self._lock:
+            try:
+                report = scrub(self._conn, self.path, self.event_log)
+            except apsw.Error as exc:
+                mapped = self._mapped(exc)
+                if mapped is exc:
+                    raise
+                raise mapped from exc
+            self._logged = -1
+        return report
 
     @contextlib.contextmanager
     def snapshot(self) -> Iterator[SqliteUnitOfWork]:
