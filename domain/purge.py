@@ -108,32 +108,30 @@ class Version:
 
     entry: MemoryEntry
     stream: str
-    order: int  # position of its last describing event across streams (newest = largest)
+    order: tuple[datetime, int]  # when its last describing event happened (newest = largest)
 
 
 @attrs.frozen(kw_only=True)
 class PurgeIndex:
     """Every entry version that ever held text, with the chain each belongs to."""
 
-    versions: Mapping[str, Version]
+    versions: Mapping[tuple[str, str], Version]  # (entry id, stream): a move keeps the id
     chain_of: Mapping[str, str]  # entry id -> chain root
     purged: frozenset[str]  # ids already purged (a MemoryPurged names them)
+    members: Mapping[str, frozenset[str]]  # chain root -> its ids
 
     def chain(self, entry_id: str) -> frozenset[str]:
-        root = self.chain_of.get(entry_id)
-        return frozenset(i for i, r in self.chain_of.items() if r == root)
+        return self.members.get(self.chain_of.get(entry_id, ""), frozenset())
 
 
 def index(streams: Mapping[str, Sequence[Event]]) -> PurgeIndex:
     """Read every memory stream's events once (O(events))."""
     chains = _Chains()
-    versions: dict[str, Version] = {}
+    versions: dict[tuple[str, str], Version] = {}
     namespaces: dict[str, str | None] = {}
     purged: set[str] = set()
-    order = 0
     for stream in sorted(streams):
         for event in streams[stream]:
-            order += 1
             for a, b in zip(_links(event), _links(event)[1:], strict=False):
                 chains.union(a, b)
             for entry_id in _mentions(event):
@@ -148,10 +146,10 @@ def index(streams: Mapping[str, Sequence[Event]]) -> PurgeIndex:
                 continue
             namespace = getattr(event, "namespace", namespaces.get(owner))
             namespaces[owner] = namespace
-            versions[owner] = Version(
+            versions[(owner, stream)] = Version(
                 entry=MemoryEntry(
                     id=owner,
-                    target=getattr(event, "target", None) or _target(stream),
+                    target=_target(stream),
                     text=event.text,
                     project=event.project,
                     category=event.category,
@@ -160,13 +158,17 @@ def index(streams: Mapping[str, Sequence[Event]]) -> PurgeIndex:
                     namespace=None if isinstance(event, MemoryMovedIn) else namespace,
                 ),
                 stream=stream,
-                order=order,
+                order=(event.at, event.version),
             )
-    every = set(chains._parent)
+    chain_of = {i: chains.find(i) for i in list(chains._parent)}
+    members: dict[str, set[str]] = {}
+    for entry_id, root in chain_of.items():
+        members.setdefault(root, set()).add(entry_id)
     return PurgeIndex(
-        versions={k: v for k, v in versions.items() if k not in purged},
-        chain_of={i: chains.find(i) for i in every},
+        versions={k: v for k, v in versions.items() if k[0] not in purged},
+        chain_of=chain_of,
         purged=frozenset(purged),
+        members={root: frozenset(ids) for root, ids in members.items()},
     )
 
 
@@ -235,7 +237,8 @@ def select(
 
 
 def newest_version(idx: PurgeIndex, ids: Iterable[str]) -> Version:
-    return max((idx.versions[i] for i in ids if i in idx.versions), key=lambda v: v.order)
+    wanted = set(ids)
+    return max((v for k, v in idx.versions.items() if k[0] in wanted), key=lambda v: v.order)
 
 
 def redact(event: Event) -> Event:

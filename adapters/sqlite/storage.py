@@ -190,9 +190,7 @@ class SqliteProjection:
             case MemoryRemoved():
                 c.execute("DELETE FROM memories WHERE id = ?", (event.entry_id,))
             case MemoryPurged():  # rows, history rows and their vectors; FTS by the trigger
-                c.executemany(
-                    "DELETE FROM memories WHERE id = ?", [(i,) for i in event.entry_ids]
-                )
+                c.executemany("DELETE FROM memories WHERE id = ?", [(i,) for i in event.entry_ids])
             case MemoryMovedOut():
                 pass  # the MemoryMovedIn of the same transaction updates the row in place
             case MemoryMovedIn():
