@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import apsw
-from pi_hermes_memory.adapters.sqlite.eventlog import EventLog
+from pi_hermes_memory.adapters.sqlite.eventlog import SCRUB_PENDING, EventLog
 from pi_hermes_memory.purging import ScrubReport
 
 __all__ = ["leftover_copies", "scrub", "secure_delete"]
@@ -59,6 +59,8 @@ def scrub(conn: apsw.Connection, db_path: Path, log: EventLog | None) -> ScrubRe
             f"{log.path} belongs to another history and was not rewritten; it may still hold "
             "the purged text"
         )
+    with conn:  # the log may be appended to again
+        conn.execute("DELETE FROM store_meta WHERE key = ?", (SCRUB_PENDING,))
     row = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
     if row is not None and row[0]:
         warnings.append(

@@ -17,7 +17,7 @@ from typing import Any
 import apsw
 import attrs
 from pi_hermes_memory.adapters.sqlite.connection import connect, enable_wal
-from pi_hermes_memory.adapters.sqlite.eventlog import EventLog, default_log_path
+from pi_hermes_memory.adapters.sqlite.eventlog import SCRUB_PENDING, EventLog, default_log_path
 from pi_hermes_memory.adapters.sqlite.failures import map_error, map_os_error
 from pi_hermes_memory.adapters.sqlite.fts import grams
 from pi_hermes_memory.adapters.sqlite.mirror import rebuild_rows
@@ -109,6 +109,12 @@ class SqliteJournal:
             )
             if self._conn.changes() != 1:
                 raise VersionConflict(event.stream, event.version, self.version(event.stream))
+        if events:  # the event log holds the old text until `scrub` rewrites it
+            self._conn.execute(
+                "INSERT INTO store_meta (key, value) VALUES (?, '1') "
+                "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                (SCRUB_PENDING,),
+            )
 
 
 class SqliteProjection:
@@ -351,6 +357,12 @@ class SqliteStorage:
         self._conn = self._connect()
         self._uow = self._unit_of_work()
         with self._lock:
+            if self._scrub_pending() and not self._conn.readonly("main"):
+                # a purge committed, then its process died before scrubbing (ADR 0026)
+                try:
+                    self.warnings.extend(self.scrub().warnings)
+                except (OSError, apsw.Error) as exc:
+                    self.warnings.append(f"finishing an interrupted purge failed: {exc}")
             self._copy_to_log()
 
     def _connect(self) -> apsw.Connection:
@@ -468,11 +480,20 @@ class SqliteStorage:
             self._reopen = True
             raise map_error(apsw.ReadOnlyError("the database file is read-only"), self.path)
 
+    def _scrub_pending(self) -> bool:
+        try:
+            row = self._conn.execute(
+                "SELECT 1 FROM store_meta WHERE key = ?", (SCRUB_PENDING,)
+            ).fetchone()
+        except apsw.Error:
+            return False
+        return row is not None
+
     def _copy_to_log(self) -> None:
         """After COMMIT: append the events the log lacks. A failure is a warning: the events
         are durable in the database and the next commit or open appends them."""
-        if self.event_log is None:
-            return
+        if self.event_log is None or self._scrub_pending():
+            return  # after a purge the scrub rewrites the whole log
         try:
             top = int(self._conn.execute("SELECT COALESCE(MAX(seq), 0) FROM events").get)
             if top == self._logged:
