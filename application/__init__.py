@@ -21,6 +21,7 @@ from pi_hermes_memory.errors import (
     StorageFull,
     StoreReadOnly,
 )
+from pi_hermes_memory.purging import PurgeResult
 from pi_hermes_memory.results import BatchResult, CandidateView, EntryView, WriteResult
 from pi_hermes_memory.search import SearchHit, SearchResult
 from pi_hermes_memory.tools import ToolDefinition
@@ -35,6 +36,7 @@ __all__ = [
     "HermesMemoryError",
     "MarkdownUnreadable",
     "Memory",
+    "PurgeResult",
     "SearchHit",
     "SearchResult",
     "StorageFailed",
