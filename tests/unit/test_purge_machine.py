@@ -28,12 +28,15 @@ WORDS = ("amber", "basin", "cedar", "delta", "ember", "fjord", "glade", "harbor"
 
 
 class PurgeMachine(RuleBasedStateMachine):
+    """Subclasses for other adapters override `make_adapters`, `file`, `put_file`, `row_ids`
+    and `leftover_blobs`."""
+
     def __init__(self) -> None:
         super().__init__()
         self._every = service_module.SNAPSHOT_EVERY
         service_module.SNAPSHOT_EVERY = 3
         self.clock = StepClock()
-        self.storage, self.md = InMemoryStorage(), InMemoryMarkdown()
+        self.storage, self.md = self.make_adapters()
         self.svc = service(self.storage, self.md, clock=self.clock)
         self.other = service(self.storage, self.md, clock=self.clock)
         self.n = 0
@@ -42,6 +45,26 @@ class PurgeMachine(RuleBasedStateMachine):
 
     def teardown(self) -> None:
         service_module.SNAPSHOT_EVERY = self._every
+
+    # -- adapter access (in memory here) -----------------------------------------------------
+
+    def make_adapters(self) -> tuple[Any, Any]:
+        return InMemoryStorage(), InMemoryMarkdown()
+
+    def file(self, target: Target) -> bytes:
+        return bytes(self.md.files.get(target, b""))
+
+    def put_file(self, target: Target, data: bytes) -> None:
+        self.md.files[target] = data
+
+    def row_ids(self) -> set[str]:
+        return set(self.storage.rows)
+
+    def leftover_blobs(self) -> list[str]:
+        """Where else the store keeps text (rows, files) as strings to search."""
+        return [str(row) for row in self.storage.rows.values()] + [
+            data.decode() for data in self.md.files.values()
+        ]
 
     def _text(self, word: str) -> str:
         self.n += 1
@@ -86,19 +109,19 @@ class PurgeMachine(RuleBasedStateMachine):
     @rule(where=st.sampled_from(TARGETS), word=st.sampled_from(WORDS))
     def hand_append(self, where: Target, word: str) -> None:
         self.svc.entries(where)
-        current = self.md.files.get(where, b"").decode()
-        self.md.files[where] = (current.rstrip("\n") + f"\n§\n{self._text(word)}\n").encode()
+        current = self.file(where).decode()
+        self.put_file(where, (current.rstrip("\n") + f"\n§\n{self._text(word)}\n").encode())
 
     @rule(where=st.sampled_from(TARGETS))
     def load_buffer(self, where: Target) -> None:
         self.svc.entries(where)
-        self.saved[where] = self.md.files[where]
+        self.saved[where] = self.file(where)
 
     @precondition(lambda self: bool(self.saved))
     @rule(data=st.data())
     def save_stale_buffer(self, data: Any) -> None:
         target = data.draw(st.sampled_from(sorted(self.saved, key=lambda t: t.value)))
-        self.md.files[target] = self.saved.pop(target)
+        self.put_file(target, self.saved.pop(target))
         views = self.svc.entries(target, include_history=True)
         # a stale buffer may type purged text back in: then it is a new entry, and allowed
         self.gone -= {v.text for v in views}
@@ -137,7 +160,7 @@ class PurgeMachine(RuleBasedStateMachine):
             assert mine[target] == docs[target]
             assert self.other.document(target) == docs[target]
         plan = plan_mirror(list(docs.values()))
-        assert set(self.storage.rows) == set(plan.rows)
+        assert self.row_ids() == set(plan.rows)
         assert not any(set(d.purged) & {e.id for e in d.all_entries()} for d in docs.values())
 
     @invariant()
@@ -147,8 +170,7 @@ class PurgeMachine(RuleBasedStateMachine):
         with self.storage.transaction() as uow:
             blobs = [encode(e)[1] for t in Target for e in uow.journal.read(stream_for(t))]
             blobs += [s[1] for t in Target if (s := uow.journal.snapshot(stream_for(t)))]
-        blobs += [str(row) for row in self.storage.rows.values()]
-        blobs += [data.decode() for data in self.md.files.values()]
+        blobs += self.leftover_blobs()
         for text in self.gone:
             assert not any(text in blob for blob in blobs), text
 
