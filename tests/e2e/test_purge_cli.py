@@ -99,3 +99,30 @@ def test_the_memory_tool_purges(tmp_path: Path) -> None:
     out = json.loads(done.stdout)
     assert done.returncode == 0 and out["status"] == "purged" and out["versions"] == 1
     assert holders(root) == []
+
+
+def test_purge_drops_the_vectors_of_every_version(tmp_path: Path, server: object) -> None:
+    """With embeddings on (the local fixture server), the chain's rows leave with their
+    vectors; the other rows keep theirs."""
+    import apsw
+
+    from tests.e2e.test_embeddings import open_memory, vectors, write_config
+
+    root = tmp_path / "agent"
+    write_config(root, server)  # type: ignore[arg-type]
+    with open_memory(root) as memory:
+        assert memory.embeddings is not None
+        memory.add(f"The deploy token is {MARKER}")
+        memory.add("The CI runs on GitHub Actions")
+        memory.replace(MARKER, f"The deploy token is {MARKER}, rotated")
+        assert len(vectors(root)) == 3  # both versions and the other entry
+        result = memory.purge(MARKER)
+        assert result.status == "purged" and result.versions == 2
+    assert list(vectors(root)) == ["The CI runs on GitHub Actions"]
+    conn = apsw.Connection(str(root / "pi-hermes-memory" / "sessions.db"))
+    try:
+        ids = [str(r[0]) for r in conn.execute("SELECT id FROM memories")]
+    finally:
+        conn.close()
+    assert not set(ids) & set(result.entry_ids)
+    assert holders(root) == []
