@@ -621,9 +621,17 @@ class MemoryService:
             self._remember_stamps(docs)
             leftovers: tuple[str, ...] = ()
             if isinstance(outcome, PurgePlan) and not dry_run:
-                report = self._storage.scrub()
-                warnings.extend(report.warnings)
-                leftovers = report.leftovers
+                warnings.extend(self._still_holding(outcome.texts))
+                try:
+                    report = self._storage.scrub()
+                except OSError as exc:  # committed: the next open of the store scrubs
+                    warnings.append(
+                        f"The purge is saved, but erasing older copies failed ({exc}); the "
+                        "next open of the store finishes it."
+                    )
+                else:
+                    warnings.extend(report.warnings)
+                    leftovers = report.leftovers
         self._note(warnings)
         if isinstance(outcome, Decision):
             return PurgeResult(
@@ -668,6 +676,23 @@ class MemoryService:
             leftovers=leftovers,
             warnings=tuple(warnings),
         )
+
+    def _still_holding(self, texts: Sequence[str]) -> list[str]:
+        """After the render: a Markdown file that still holds purged text (it could not be
+        rewritten, or a person saved it meanwhile) is named, never reported as erased."""
+        found = []
+        for target in Target:
+            try:
+                data = self._markdown.read(target) or b""
+            except (MarkdownUnreadable, OSError):
+                continue
+            if any(t.encode("utf-8") in data for t in texts):
+                found.append(
+                    f"{self._markdown.describe(target)} still holds purged text (it could not be "
+                    "rewritten now); the next operation renders it again unless it was saved "
+                    "by hand meanwhile: then delete the text from it"
+                )
+        return found
 
     def execute_batch(self, items: Sequence[MemoryCommand | WriteResult]) -> list[WriteResult]:
         """Apply commands in order with partial-commit semantics.

@@ -278,3 +278,27 @@ def test_another_sessions_scope_is_not_purged() -> None:
     other = service(storage, md, project="web")
     assert other.purge(Target.PROJECT, "koalagate").status == "not_found"
     assert svc.purge(Target.PROJECT, "koalagate").status == "purged"
+
+
+class _Unwritable(InMemoryMarkdown):
+    """A Markdown store whose files cannot be rewritten (e.g. a full disk)."""
+
+    fail = False
+
+    def write(self, target: Target, data: bytes, *, expected: object = None) -> None:
+        if self.fail:
+            raise OSError(28, "No space left on device")
+        super().write(target, data)
+
+
+def test_a_file_that_could_not_be_rewritten_is_named() -> None:
+    storage, md = InMemoryStorage(), _Unwritable()
+    svc = service(storage, md)
+    svc.execute(add("The staging password is zebrafinch-42"))
+    md.fail = True
+    result = svc.purge(Target.MEMORY, "zebrafinch")
+    assert result.status == "purged"
+    assert any("still holds purged text" in w for w in result.warnings)
+    md.fail = False
+    svc.execute(add("A later write renders the file again"))
+    assert b"zebrafinch" not in md.files[Target.MEMORY]
