@@ -302,3 +302,19 @@ def test_a_file_that_could_not_be_rewritten_is_named() -> None:
     md.fail = False
     svc.execute(add("A later write renders the file again"))
     assert b"zebrafinch" not in md.files[Target.MEMORY]
+
+
+def test_a_merge_into_an_equal_entry_of_another_document_is_one_chain() -> None:
+    """promote into an equal global entry makes the project entry history pointing at it
+    (`MemoryMergedInto`): purging the global entry purges the project version too."""
+    storage, md, svc = store()
+    svc.execute(add("Use the staging token emuflight-9"))
+    svc.execute(add("Use the staging token emuflight-9", Target.PROJECT))
+    merged = svc.move(
+        MoveMemory(direction=MoveDirection.PROMOTE, old_text="emuflight", at=CLOCK.now())
+    )
+    assert merged.status == "merged"
+    result = svc.purge(Target.MEMORY, "emuflight")
+    assert result.status == "purged" and result.versions == 2
+    assert traces(storage, md, "emuflight") == []
+    assert svc.entries(Target.PROJECT, include_history=True) == []
