@@ -98,6 +98,19 @@ def _parser() -> argparse.ArgumentParser:
     restore.add_argument(
         "--target", default="memory", choices=["user", "memory", "project", "failure"]
     )
+    purge = sub.add_parser(
+        "purge",
+        parents=[common],
+        help="erase an entry and all its versions for good (journal, log, search, files); "
+        "without --yes only shows what would be erased",
+    )
+    purge.add_argument("text_or_id", help="its id or a unique part of any version's text")
+    purge.add_argument(
+        "--target", default="memory", choices=["user", "memory", "project", "failure"]
+    )
+    purge.add_argument(
+        "--yes", action="store_true", help="really purge (nothing is asked interactively)"
+    )
     for verb, what in (
         ("promote", "move a current-project entry to global memory"),
         ("demote", "move a global memory entry into the current project"),
@@ -389,6 +402,7 @@ _WRITES = frozenset(
         "promote",
         "demote",
         "restore",
+        "purge",
         "sync-markdown",
         "reembed",
         "index-sessions",
@@ -468,6 +482,29 @@ def _restore(memory: Any, args: argparse.Namespace) -> int:
             print(f"  {c.entry_id}  {c.text}")
         outcome = attrs.evolve(outcome, candidates=())
     return _write(outcome, as_json=args.json)
+
+
+def _purge(memory: Any, args: argparse.Namespace) -> int:
+    """Without --yes a dry run: exit 1 after saying what would be purged (nothing changed)."""
+    if not args.text_or_id.strip():
+        print("pi-hermes-memory: purge needs an id or a part of the text", file=sys.stderr)
+        return EXIT_USAGE
+    outcome = memory.purge(args.text_or_id, target=args.target, dry_run=not args.yes)
+    if args.json:
+        _print_json(outcome.to_json())
+    else:
+        print(outcome.message)
+        for c in outcome.candidates:
+            print(f"  {c.entry_id}  {c.text}")
+        if outcome.status == "preview":
+            print("Run again with --yes to purge; this cannot be undone.")
+        for leftover in outcome.leftovers:
+            print(
+                f"pi-hermes-memory: warning: may still hold the text: {leftover}", file=sys.stderr
+            )
+        for warning in outcome.warnings:
+            print(f"pi-hermes-memory: warning: {warning}", file=sys.stderr)
+    return EXIT_OK if outcome.status == "purged" else EXIT_FAILED
 
 
 def _switch_project(overview: Any, *, as_json: bool) -> int:
@@ -621,6 +658,8 @@ def _run(memory: Any, args: argparse.Namespace, arguments: Any, request: str | N
         return _write(outcome, as_json=args.json)
     if args.command == "restore":
         return _restore(memory, args)
+    if args.command == "purge":
+        return _purge(memory, args)
     if args.command in ("promote", "demote"):
         move = memory.promote if args.command == "promote" else memory.demote
         return _write(move(args.old_text, force=args.force), as_json=args.json)

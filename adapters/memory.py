@@ -23,6 +23,7 @@ from pi_hermes_memory.domain.events import (
     MemoryMergedInto,
     MemoryMovedIn,
     MemoryMovedOut,
+    MemoryPurged,
     MemoryReferenced,
     MemoryRemoved,
     MemoryReplaced,
@@ -34,6 +35,7 @@ from pi_hermes_memory.domain.model import Target
 from pi_hermes_memory.errors import MarkdownChanged
 from pi_hermes_memory.mirror import RebuildReport, RepairTally, in_scope, plan_mirror
 from pi_hermes_memory.ports import UNCHECKED
+from pi_hermes_memory.purging import ScrubReport
 
 
 @attrs.define
@@ -70,6 +72,16 @@ class InMemoryJournal:
 
     def save_snapshot(self, stream: str, version: int, data: str) -> None:
         self._state.snapshots[stream] = (version, data)
+
+    def redact(self, events: Sequence[Event]) -> None:
+        stored = self._state.events
+        for event in events:
+            stream = stored.get(event.stream, [])
+            index = event.version - 1
+            if not 0 <= index < len(stream) or type(stream[index]) is not type(event):
+                raise VersionConflict(event.stream, event.version, len(stream))
+        for event in events:  # checked first: a refused redaction writes nothing
+            stored[event.stream][event.version - 1] = event
 
 
 class InMemoryProjection:
@@ -174,6 +186,9 @@ class InMemoryProjection:
                     _reference(rows.get(event.entry_id), event.on)
                 case MemoryMovedOut():
                     pass
+                case MemoryPurged():
+                    for entry_id in event.entry_ids:
+                        rows.pop(entry_id, None)
                 case MemoryRetagged():
                     target = event.stream.split(":", 1)[1]
                     if target == Target.PROJECT.value and event.project is None:
@@ -253,6 +268,13 @@ class InMemoryStorage:
                 InMemoryJournal(work), InMemoryProjection(work), InMemoryLedger(work)
             )
             self._state = work  # commit only when the block ended without an exception
+
+    def erasing(self) -> contextlib.AbstractContextManager[InMemoryUnitOfWork]:
+        """A transaction: the replaced state object holds no copy of what it erased."""
+        return self.transaction()
+
+    def scrub(self) -> ScrubReport:
+        return ScrubReport()
 
     @contextlib.contextmanager
     def snapshot(self) -> Iterator[InMemoryUnitOfWork]:

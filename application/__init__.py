@@ -32,6 +32,7 @@ from pi_hermes_memory.errors import (
     StoreReadOnly,
     StoreVersionError,
 )
+from pi_hermes_memory.purging import PurgeResult
 from pi_hermes_memory.results import BatchResult, CandidateView, EntryView, WriteResult
 from pi_hermes_memory.search import SearchHit, SearchResult
 from pi_hermes_memory.tools import ToolDefinition
@@ -53,6 +54,7 @@ __all__ = [
     "MarkdownTooLarge",
     "MarkdownUnreadable",
     "Memory",
+    "PurgeResult",
     "SearchHit",
     "SearchResult",
     "Status",

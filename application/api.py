@@ -24,6 +24,7 @@ from pi_hermes_memory.errors import HermesMemoryError, InvalidArgument, StorageF
 from pi_hermes_memory.insights import Insights, ProjectOverview, insights, project_overview
 from pi_hermes_memory.log import library_logger
 from pi_hermes_memory.ports import Clock, IdFactory, SearchIndex, Storage
+from pi_hermes_memory.purging import PurgeResult
 from pi_hermes_memory.results import BatchResult, EntryView, WriteResult
 from pi_hermes_memory.search import (
     DEFAULT_LIMIT,
@@ -229,6 +230,21 @@ class Memory:
         where = _target(target)
         self._writable(where)
         return self._service.restore(where, text_or_id)
+
+    def purge(
+        self, text_or_id: str, *, target: Target | str = Target.MEMORY, dry_run: bool = False
+    ) -> PurgeResult:
+        """Erase an entry and every version of its supersede chain for good (ADR 0026): named
+        by id or a unique part of any version's text, active, removed or superseded. Its text
+        leaves the journal, the event log, search, vectors, snapshots and the Markdown files;
+        it cannot be restored. Status `purged` (`versions`, `entry_ids`; `leftovers`: copies
+        moved aside that may hold it), `preview` with `dry_run`, `not_found`, `ambiguous`."""
+        where = _target(target)
+        if not text_or_id.strip():
+            raise ArgumentError("purge needs an id or a part of the entry's text")
+        if not dry_run:
+            self._writable(*Target)
+        return self._service.purge(where, text_or_id, dry_run=dry_run)
 
     def removed(self, target: Target | str = Target.MEMORY) -> list[EntryView]:
         """The removed entries of `target` that `restore` can bring back (newest removal
@@ -494,6 +510,10 @@ class Memory:
         parsed = parse_memory_arguments(arguments)
         if isinstance(parsed, list):
             return batch_result_json(self._run_batch(parsed))
+        if parsed.action == "purge":
+            return self.purge(
+                parsed.old_id or parsed.old_text or "", target=parsed.target
+            ).to_json()
         if parsed.action in ("promote", "demote"):
             return write_result_json(
                 self._move(

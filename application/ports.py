@@ -13,6 +13,7 @@ from pi_hermes_memory.domain.markdown_doc import ParsedDocument, VersionLine
 from pi_hermes_memory.domain.model import MemoryEntry, Target
 from pi_hermes_memory.domain.sessions import FileProgress, MessageLine, SessionChunk, SessionFile
 from pi_hermes_memory.mirror import RebuildReport
+from pi_hermes_memory.purging import ScrubReport
 from pi_hermes_memory.search import SearchHit, SearchQuery
 from pi_hermes_memory.session_search import (
     AnchorLine,
@@ -69,6 +70,12 @@ class Journal(Protocol):
         in the unit of work's transaction, so it commits with the events it folds."""
         ...
 
+    def redact(self, events: Sequence[Event]) -> None:
+        """Overwrite stored events in place with these redacted copies (a purge, ADR 0026: the
+        one exception to append-only). Each must have the stream, version and type of a stored
+        event; raise VersionConflict (writing nothing) for one that has none."""
+        ...
+
 
 class Projection(Protocol):
     """Read models kept in the same transaction as the journal (SQLite tables, FTS)."""
@@ -119,6 +126,17 @@ class Storage(Protocol):
         """A read-only unit of work on one consistent state that never waits for a writer
         (SQLite: a deferred read transaction on the WAL snapshot). Nothing may be written
         through it (ADR 0024)."""
+        ...
+
+    def erasing(self) -> AbstractContextManager[UnitOfWork]:
+        """A write transaction (like `transaction()`) whose deletions and overwrites leave no
+        readable remains in the storage's files (SQLite: `secure_delete`), for a purge."""
+        ...
+
+    def scrub(self) -> ScrubReport:
+        """After an `erasing()` transaction committed: remove the older copies of what it
+        erased that the storage keeps (index segments, the write-ahead log, its own copies of
+        the journal), and name the copies it must not touch (ADR 0026)."""
         ...
 
     def close(self) -> None: ...

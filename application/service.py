@@ -27,12 +27,16 @@ from pi_hermes_memory.domain.document import (
     MemoryDocument,
     WorkingDocument,
     fold,
+    forget,
     stream_for,
 )
 from pi_hermes_memory.domain.events import Event
 from pi_hermes_memory.domain.markdown_doc import VersionLine
 from pi_hermes_memory.domain.model import GLOBAL_NAMESPACE, MemoryEntry, Target
 from pi_hermes_memory.domain.move import MoveDecision, decide_move, move_subject
+from pi_hermes_memory.domain.purge import PurgeIndex, PurgePlan, newest_version, plan_purge
+from pi_hermes_memory.domain.purge import index as purge_index
+from pi_hermes_memory.domain.purge import select as select_purge
 from pi_hermes_memory.domain.reconcile import reconcile
 from pi_hermes_memory.domain.restore import (
     RemovedEntry,
@@ -54,6 +58,7 @@ from pi_hermes_memory.ports import (
     Storage,
     UnitOfWork,
 )
+from pi_hermes_memory.purging import PurgeResult
 from pi_hermes_memory.results import CandidateView, EntryView, WriteResult
 from pi_hermes_memory.search import ScopeClause
 from pi_hermes_memory.snapshot_codec import CorruptSnapshot, decode_document, encode_document
@@ -236,6 +241,10 @@ class MemoryService:
             ) from exc
         parsed = self._fmt.parse(text, doc.target)
         base, based_on = self._merge_base(uow, doc, parsed.version_line, recorded, warnings)
+        # a purge blanked its entries' text in the past events: the base never holds them, so a
+        # stale buffer's copy is new text to the merge, never "the same entry" (ADR 0026)
+        purged_in_base = doc.purged & {e.id for e in base.all_entries()}
+        base = forget(base, purged_in_base)
         since = () if based_on is None else uow.journal.read(doc.stream, after=based_on)
         result = reconcile(
             base=base,
@@ -246,6 +255,12 @@ class MemoryService:
             since_base=since,
         )
         warnings.extend(result.warnings)
+        if purged_in_base and result.added:
+            warnings.append(
+                f"{self._markdown.describe(doc.target)} was loaded before a purge; if it still "
+                "showed the text of a purged entry, that text was imported as a new hand-written "
+                "entry (scanned like any hand edit): purge it again if it came back (ADR 0026)"
+            )
         if result.events:
             uow.journal.append(doc.stream, doc.version, result.events)
             uow.projection.apply(result.events)
@@ -569,6 +584,117 @@ class MemoryService:
             warnings=tuple(warnings),
         )
 
+    def purge(self, target: Target, query: str, *, dry_run: bool = False) -> PurgeResult:
+        """Erase an entry's text and its whole supersede chain's (ADR 0026): blank the text of
+        the earlier events in place, append `MemoryPurged` to every stream holding a version,
+        drop the rows, replace the snapshots, render the files, then let the storage scrub
+        its older copies. `dry_run`: only say what would be purged."""
+        warnings: list[str] = []
+        outcome: PurgePlan | Decision
+        with self._markdown.lock(self._lock_timeout):
+            with self._storage.erasing() as uow:
+                docs, on_disk = self._open(uow, Target, warnings)
+                streams = {d.stream: uow.journal.read(d.stream) for d in docs.values()}
+                idx = purge_index(streams)
+                chain = select_purge(idx, target, query, self.settings.scope)
+                if isinstance(chain, Decision) or dry_run:
+                    outcome = chain if isinstance(chain, Decision) else _preview(idx, chain)
+                else:
+                    outcome = plan_purge(streams, idx, chain, self._clock.now())
+                    uow.journal.redact(outcome.redacted)
+                    for t, doc in docs.items():
+                        event = outcome.purges.get(doc.stream)
+                        if event is None:
+                            continue
+                        uow.journal.append(doc.stream, doc.version, [event])
+                        uow.projection.apply([event])
+                        docs[t] = fold(doc, [event])
+                        # the stored snapshot folds the text in: replace it with the head's
+                        if uow.journal.snapshot(doc.stream) is not None:
+                            uow.journal.save_snapshot(
+                                doc.stream, docs[t].version, encode_document(docs[t])
+                            )
+                            self._snapshotted[doc.stream] = docs[t].version
+                self._keep_snapshots(uow, docs)
+                stale = self._stale(uow, docs, on_disk)
+            self._docs.update(docs)
+            warnings.extend(self._publish(stale))
+            self._remember_stamps(docs)
+            leftovers: tuple[str, ...] = ()
+            if isinstance(outcome, PurgePlan) and not dry_run:
+                warnings.extend(self._still_holding(outcome.texts))
+                try:
+                    report = self._storage.scrub()
+                except OSError as exc:  # committed: the next open of the store scrubs
+                    warnings.append(
+                        f"The purge is saved, but erasing older copies failed ({exc}); the "
+                        "next open of the store finishes it."
+                    )
+                else:
+                    warnings.extend(report.warnings)
+                    leftovers = report.leftovers
+        self._note(warnings)
+        if isinstance(outcome, Decision):
+            return PurgeResult(
+                success=outcome.success,
+                status=outcome.status,
+                message=outcome.message,
+                target=target.value,
+                entry_id=outcome.entry_id,
+                candidates=tuple(
+                    CandidateView(entry_id=c.entry_id, text=c.text, score=c.score, basis=c.basis)
+                    for c in outcome.candidates
+                ),
+                matches=outcome.matches,
+                warnings=tuple(warnings),
+            )
+        ids = tuple(sorted(outcome.ids))
+        shown = (
+            outcome.newest.text
+            if len(outcome.newest.text) <= 80
+            else outcome.newest.text[:79] + "…"
+        )
+        if dry_run:
+            message = (
+                f"Would purge {outcome.versions} version(s) of {shown!r} ({', '.join(ids)}); "
+                "nothing was changed."
+            )
+        else:
+            message = (
+                f"Purged {outcome.versions} version(s) of an entry: its text is erased from the "
+                "journal, the event log, search, vectors, snapshots and the Markdown files."
+            )
+            if leftovers:
+                message += f" Copies moved aside may still hold it: {', '.join(leftovers)}."
+        return PurgeResult(
+            success=True,
+            status=Status.PREVIEW if dry_run else Status.PURGED,
+            message=message,
+            target=target.value,
+            entry_id=outcome.newest.id,
+            entry_ids=ids,
+            versions=outcome.versions,
+            leftovers=leftovers,
+            warnings=tuple(warnings),
+        )
+
+    def _still_holding(self, texts: Sequence[str]) -> list[str]:
+        """After the render: a Markdown file that still holds purged text (it could not be
+        rewritten, or a person saved it meanwhile) is named, never reported as erased."""
+        found = []
+        for target in Target:
+            try:
+                data = self._markdown.read(target) or b""
+            except (MarkdownUnreadable, OSError):
+                continue
+            if any(t.encode("utf-8") in data for t in texts):
+                found.append(
+                    f"{self._markdown.describe(target)} still holds purged text (it could not be "
+                    "rewritten now); the next operation renders it again unless it was saved "
+                    "by hand meanwhile: then delete the text from it"
+                )
+        return found
+
     def execute_batch(self, items: Sequence[MemoryCommand | WriteResult]) -> list[WriteResult]:
         """Apply commands in order with partial-commit semantics.
 
@@ -715,6 +841,13 @@ class MemoryService:
         """The current state of one document (after catching up and importing hand edits)."""
         self.entries(target)
         return self._docs[target]
+
+
+def _preview(idx: PurgeIndex, chain: frozenset[str]) -> PurgePlan:
+    """A dry run's plan: the chain and its newest version, nothing to write."""
+    return PurgePlan(
+        ids=chain, redacted=(), purges={}, newest=newest_version(idx, chain).entry, texts=()
+    )
 
 
 def _action(command: MemoryCommand) -> str:

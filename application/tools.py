@@ -22,7 +22,7 @@ ToolResult = dict[str, Any]
 _TARGETS = [t.value for t in Target]
 _CATEGORIES = [c.value for c in FailureCategory]
 _BATCH_TARGETS = ["memory", "user", "project"]
-_ACTIONS = ["add", "replace", "remove", "promote", "demote"]
+_ACTIONS = ["add", "replace", "remove", "promote", "demote", "purge"]
 #: Operations in one batch: a batch is one transaction under the store lock (ADR 0024).
 MAX_BATCH_OPERATIONS = 10_000
 
@@ -36,7 +36,9 @@ MEMORY_TOOL_DESCRIPTION = (
     "content is the new text; the old text is kept as history), remove (old_text or id), "
     "promote (old_text or id; moves a current-project entry to global memory when it proved "
     "useful everywhere; no target), demote (old_text or id; moves a global entry into the "
-    "current project; no target). Use 'operations' to apply "
+    "current project; no target), purge (old_text or id: an entry id or a unique substring of "
+    "any version; erases the entry and all its history for good, e.g. an accidentally saved "
+    "secret; only when the user asks). Use 'operations' to apply "
     "several add/replace/remove steps to memory/user/project at once (not mixing project with "
     "memory/user). An add similar to an existing entry is refused with candidates: replace "
     "one of them, or repeat with force: true if it is a different fact. Save stable facts, "
@@ -70,11 +72,12 @@ MEMORY_TOOL_SCHEMA: dict[str, Any] = {
         "content": {"type": "string", "description": "The entry text (add, replace)."},
         "old_text": {
             "type": "string",
-            "description": "A unique substring of the entry to replace, remove or move.",
+            "description": "A unique substring of the entry to replace, remove or move (purge: "
+            "also a part of a superseded or removed version).",
         },
         "id": {
             "type": "string",
-            "description": "The id of the entry to replace, remove or move (instead of "
+            "description": "The id of the entry to replace, remove, move or purge (instead of "
             "old_text); ids are in search results and in every write result.",
         },
         "category": {
@@ -302,7 +305,7 @@ def parse_operation(args: Mapping[str, Any], *, where: str = "", batch: bool = F
     content = _string(args, "content", where)
     old_text = _string(args, "old_text", where)
     old_id = None
-    if action in ("replace", "remove"):
+    if action in ("replace", "remove", "purge"):
         old_text, old_id = _old_id(args, action, where)
     category = _enum(args, "category", _CATEGORIES, where) if not batch else None
     force = args.get("force", False)
@@ -319,8 +322,8 @@ def parse_operation(args: Mapping[str, Any], *, where: str = "", batch: bool = F
             f"{where}{'old_text' if old_text is not None else 'id'} is not used by add; use "
             "replace to change an entry"
         )
-    if action == "remove" and content is not None:
-        raise ArgumentError(f"{where}content is not used by remove")
+    if action in ("remove", "purge") and content is not None:
+        raise ArgumentError(f"{where}content is not used by {action}")
     scope = _string(args, "scope", where)
     if scope is not None and target not in ("memory", "user"):
         raise ArgumentError(

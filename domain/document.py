@@ -19,6 +19,7 @@ from pi_hermes_memory.domain.events import (
     MemoryMergedInto,
     MemoryMovedIn,
     MemoryMovedOut,
+    MemoryPurged,
     MemoryReferenced,
     MemoryRemoved,
     MemoryReplaced,
@@ -45,6 +46,8 @@ class MemoryDocument:
     #: Ids that are not rows of this document any more (removed, evicted, moved out) or live in
     #: another document (a merge target): a supersede chain may end at one of them.
     removed: frozenset[str] = frozenset()
+    #: Ids erased by a purge (ADR 0026): never rows again, never restorable, never reused.
+    purged: frozenset[str] = frozenset()
 
     @classmethod
     def empty(cls, target: Target) -> MemoryDocument:
@@ -102,6 +105,7 @@ class _Builder:
     history: dict[str, MemoryEntry]
     removed: set[str]
     next_slot: int
+    purged: set[str] = attrs.Factory(set)
 
     @classmethod
     def of(cls, doc: MemoryDocument) -> _Builder:
@@ -115,6 +119,7 @@ class _Builder:
             history={e.id: e for e in doc.history},
             removed=set(doc.removed),
             next_slot=len(slots),
+            purged=set(doc.purged),
         )
 
     def freeze(self) -> MemoryDocument:
@@ -125,6 +130,7 @@ class _Builder:
             active=tuple(self.slots[k] for k in sorted(self.slots)),
             history=tuple(self.history.values()),
             removed=frozenset(self.removed),
+            purged=frozenset(self.purged),
         )
 
     def active_entry(self, entry_id: str) -> MemoryEntry:
@@ -134,7 +140,12 @@ class _Builder:
         return self.slots[slot]
 
     def require_new_id(self, entry_id: str) -> None:
-        if entry_id in self.slot_of or entry_id in self.history or entry_id in self.removed:
+        if (
+            entry_id in self.slot_of
+            or entry_id in self.history
+            or entry_id in self.removed
+            or entry_id in self.purged
+        ):
             raise InvariantViolation(f"{self.stream}: entry id {entry_id} already used")
 
     def retire(self, entry_id: str, by: str, on: date) -> int:
@@ -153,6 +164,16 @@ class _Builder:
         self.slots[self.next_slot] = entry
         self.slot_of[entry.id] = self.next_slot
         self.next_slot += 1
+
+    def forget(self, ids: Iterable[str]) -> None:
+        """Erase these ids from the rows, the history and the removals (a purge)."""
+        for entry_id in ids:
+            slot = self.slot_of.pop(entry_id, None)
+            if slot is not None:
+                del self.slots[slot]
+            self.history.pop(entry_id, None)
+            self.removed.discard(entry_id)
+            self.purged.add(entry_id)
 
     def apply(self, event: Event) -> None:
         if event.stream != self.stream:
@@ -224,6 +245,8 @@ class _Builder:
                     )
                 self.removed.discard(event.entry_id)
                 self.append(event, namespace=event.namespace)
+            case MemoryPurged():
+                self.forget(event.entry_ids)
             case _:
                 raise InvariantViolation(f"unknown event {type(event).__name__}")
 
@@ -251,8 +274,22 @@ def removals(
             removed[event.entry_id] = (builder.active_entry(event.entry_id), event)
         elif isinstance(event, MemoryRestored | MemoryMovedIn):
             removed.pop(event.entry_id, None)
+        elif isinstance(event, MemoryPurged):
+            for entry_id in event.entry_ids:
+                removed.pop(entry_id, None)
         builder.apply(event)
     return removed
+
+
+def forget(doc: MemoryDocument, ids: Iterable[str]) -> MemoryDocument:
+    """`doc` without these entries, as a purge of them leaves it (for a past version folded
+    from redacted events: a hand-edit merge base never holds a purged entry)."""
+    wanted = set(ids) & {e.id for e in doc.all_entries()} | (set(ids) & doc.removed)
+    if not wanted:
+        return doc
+    builder = _Builder.of(doc)
+    builder.forget(wanted)
+    return builder.freeze()
 
 
 def evolve(state: MemoryDocument, event: Event) -> MemoryDocument:

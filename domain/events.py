@@ -180,6 +180,19 @@ class MemoryRestored(Event):
     flagged: str | None = None
 
 
+@attrs.frozen(kw_only=True)
+class MemoryPurged(Event):
+    """These entries (one supersede chain's versions that this stream holds) are erased: they
+    leave the document's rows, history and removals for good, and the text fields of the
+    earlier events naming them were blanked in place (ADR 0026). Ids stay, text never comes
+    back: a purged entry cannot be restored."""
+
+    TAG: ClassVar[str] = "memory.purged.v1"
+
+    entry_ids: tuple[str, ...]
+    origin: Origin = Origin.TOOL
+
+
 DomainEvent = (
     MemoryAdded
     | MemoryReplaced
@@ -191,6 +204,7 @@ DomainEvent = (
     | MemoryMergedInto
     | MemoryRetagged
     | MemoryRestored
+    | MemoryPurged
 )
 
 EVENT_TYPES: tuple[type[Event], ...] = (
@@ -204,4 +218,5 @@ EVENT_TYPES: tuple[type[Event], ...] = (
     MemoryMergedInto,
     MemoryRetagged,
     MemoryRestored,
+    MemoryPurged,
 )

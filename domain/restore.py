@@ -65,6 +65,12 @@ def select_restorable(
 def decide_restore(
     doc: MemoryDocument, found: list[RemovedEntry], query: str, at: datetime
 ) -> Decision:
+    if not found and query.strip() in doc.purged:
+        return Decision(
+            status=Status.NOT_FOUND,
+            message=f"The entry {query.strip()} was purged (ADR 0026): its text is erased and "
+            "cannot be restored.",
+        )
     if not found:
         return Decision(
             status=Status.NOT_FOUND,

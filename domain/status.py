@@ -23,6 +23,9 @@ class Status(enum.StrEnum):
     SUPERSEDED = "superseded"
     #: an id names an entry that left the document (removed, evicted, moved); see restore
     GONE = "gone"
+    PURGED = "purged"
+    #: a dry run (purge): what would happen; nothing was changed
+    PREVIEW = "preview"
     NEAR_DUPLICATE = "near_duplicate"
     CAPACITY_EXCEEDED = "capacity_exceeded"
     NEEDS_CONSOLIDATION = "needs_consolidation"

@@ -27,10 +27,15 @@ from pathlib import Path
 
 import apsw
 import attrs
-from pi_hermes_memory.adapters.markdown.atomic import FileLock
+from pi_hermes_memory.adapters.markdown.atomic import FileLock, atomic_write, stale_temp_files
 from pi_hermes_memory.adapters.sqlite.connection import PRIVATE_MODE, tighten
 
-__all__ = ["EventLog", "EventRecord", "LogContents", "default_log_path"]
+__all__ = ["SCRUB_PENDING", "EventLog", "EventRecord", "LogContents", "default_log_path"]
+
+#: `store_meta` key set by a purge's redaction until the log was rewritten (ADR 0026): while it
+#: is set, the log holds events the database redacted, so nobody appends to it (the scrub
+#: rewrites it whole); never copied into the log's meta line
+SCRUB_PENDING = "scrub_pending"
 
 _TAIL_BLOCK = 64 * 1024
 _SUM_CHARS = 16
@@ -172,6 +177,30 @@ class EventLog:
             appended = self._append(rows, meta)
         return appended, warnings
 
+    def rewrite(self, conn: apsw.Connection) -> int:
+        """Replace the log with the database's journal as it is now (meta line, then every
+        event), atomically: after a purge redacted events in place (ADR 0026). The log never
+        holds an event the database lacks (a log of another history is moved aside by
+        `catch_up`), so nothing is lost; damaged lines are dropped with the old file. Returns
+        how many events it holds. Call it outside any transaction of `conn`."""
+        with self.lock():
+            tighten(self._lock_path)
+            if self.path.exists():
+                last = self._cut_torn_tail()
+                if last is not None and not _same_event(conn, last, data=False):
+                    return -1  # another history: left alone (catch_up moves it aside)
+            rows = _events_after(conn, 0)
+            data = b"".join(
+                [_line({"meta": _meta(conn)})]
+                + [_line({c: v for c, v in zip(_COLUMNS, r.row(), strict=True)}) for r in rows]
+            )
+            for leftover in stale_temp_files(self.path.parent, older_than_s=0):
+                if leftover.name.startswith(f".{self.path.name}."):
+                    leftover.unlink(missing_ok=True)  # a rewrite killed midway: old text
+            atomic_write(self.path, data)
+            tighten(self.path)
+        return len(rows)
+
     def _has_lines(self) -> bool:
         try:
             return self.path.stat().st_size > 0
@@ -302,11 +331,14 @@ def _contiguous(records: Sequence[EventRecord], problems: list[str]) -> Iterator
         )
 
 
-def _same_event(conn: apsw.Connection, record: EventRecord) -> bool:
+def _same_event(conn: apsw.Connection, record: EventRecord, *, data: bool = True) -> bool:
+    """Whether the database holds this event; `data=False`: the same event up to its payload
+    (a purge may have redacted it since it was appended)."""
     row = conn.execute(
         "SELECT seq, stream, version, tag, at, data FROM events WHERE seq = ?", (record.seq,)
     ).fetchone()
-    return row is not None and tuple(row) == record.row()
+    width = 6 if data else 5
+    return row is not None and tuple(row)[:width] == record.row()[:width]
 
 
 def _events_after(conn: apsw.Connection, seq: int) -> list[EventRecord]:
@@ -321,7 +353,8 @@ def _events_after(conn: apsw.Connection, seq: int) -> list[EventRecord]:
 
 def _meta(conn: apsw.Connection) -> dict[str, str]:
     try:
-        return {str(k): str(v) for k, v in conn.execute("SELECT key, value FROM store_meta")}
+        rows = conn.execute("SELECT key, value FROM store_meta WHERE key != ?", (SCRUB_PENDING,))
+        return {str(k): str(v) for k, v in rows}
     except apsw.SQLError:  # a schema without store_meta
         return {}
 

@@ -17,12 +17,13 @@ from typing import Any
 import apsw
 import attrs
 from pi_hermes_memory.adapters.sqlite.connection import connect, enable_wal
-from pi_hermes_memory.adapters.sqlite.eventlog import EventLog, default_log_path
+from pi_hermes_memory.adapters.sqlite.eventlog import SCRUB_PENDING, EventLog, default_log_path
 from pi_hermes_memory.adapters.sqlite.failures import map_error, map_os_error
 from pi_hermes_memory.adapters.sqlite.fts import grams
 from pi_hermes_memory.adapters.sqlite.mirror import rebuild_rows
 from pi_hermes_memory.adapters.sqlite.recovery import restore_if_missing
 from pi_hermes_memory.adapters.sqlite.schema import check_ours, migrate
+from pi_hermes_memory.adapters.sqlite.scrub import scrub, secure_delete
 from pi_hermes_memory.codec import decode, encode
 from pi_hermes_memory.domain.document import MemoryDocument
 from pi_hermes_memory.domain.errors import VersionConflict
@@ -32,6 +33,7 @@ from pi_hermes_memory.domain.events import (
     MemoryMergedInto,
     MemoryMovedIn,
     MemoryMovedOut,
+    MemoryPurged,
     MemoryReferenced,
     MemoryRemoved,
     MemoryReplaced,
@@ -42,6 +44,7 @@ from pi_hermes_memory.domain.events import (
 from pi_hermes_memory.domain.model import Target
 from pi_hermes_memory.errors import StorageFailed, StoreReadOnly
 from pi_hermes_memory.mirror import RebuildReport
+from pi_hermes_memory.purging import ScrubReport
 
 
 class SqliteJournal:
@@ -94,6 +97,24 @@ class SqliteJournal:
             "ON CONFLICT (stream) DO UPDATE SET version = excluded.version, data = excluded.data",
             (stream, version, data),
         )
+
+    def redact(self, events: Sequence[Event]) -> None:
+        """In place (ADR 0026); inside the unit of work's transaction, so a refusal (an event
+        without a stored counterpart) rolls back with it."""
+        for event in events:
+            tag, data = encode(event)
+            self._conn.execute(
+                "UPDATE events SET data = ? WHERE stream = ? AND version = ? AND tag = ?",
+                (data, event.stream, event.version, tag),
+            )
+            if self._conn.changes() != 1:
+                raise VersionConflict(event.stream, event.version, self.version(event.stream))
+        if events:  # the event log holds the old text until `scrub` rewrites it
+            self._conn.execute(
+                "INSERT INTO store_meta (key, value) VALUES (?, '1') "
+                "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                (SCRUB_PENDING,),
+            )
 
 
 class SqliteProjection:
@@ -174,6 +195,8 @@ class SqliteProjection:
                 )
             case MemoryRemoved():
                 c.execute("DELETE FROM memories WHERE id = ?", (event.entry_id,))
+            case MemoryPurged():  # rows, history rows and their vectors; FTS by the trigger
+                c.executemany("DELETE FROM memories WHERE id = ?", [(i,) for i in event.entry_ids])
             case MemoryMovedOut():
                 pass  # the MemoryMovedIn of the same transaction updates the row in place
             case MemoryMovedIn():
@@ -334,6 +357,12 @@ class SqliteStorage:
         self._conn = self._connect()
         self._uow = self._unit_of_work()
         with self._lock:
+            if self._scrub_pending() and not self._conn.readonly("main"):
+                # a purge committed, then its process died before scrubbing (ADR 0026)
+                try:
+                    self.warnings.extend(self.scrub().warnings)
+                except (OSError, apsw.Error) as exc:
+                    self.warnings.append(f"finishing an interrupted purge failed: {exc}")
             self._copy_to_log()
 
     def _connect(self) -> apsw.Connection:
@@ -376,6 +405,26 @@ class SqliteStorage:
             except apsw.Error as exc:
                 raise self._mapped(exc) from exc
             self._copy_to_log()
+
+    @contextlib.contextmanager
+    def erasing(self) -> Iterator[SqliteUnitOfWork]:
+        """A write transaction with `secure_delete` on: what it deletes or overwrites is
+        zeroed in the file, not left in free space (a purge, ADR 0026)."""
+        with self._lock:
+            self._writable()
+            with secure_delete(self._conn), self.transaction() as uow:
+                yield uow
+
+    def scrub(self) -> ScrubReport:
+        """After a purge committed: merge the FTS segments, rewrite the event log, truncate
+        the WAL; name the copies moved aside (adapters/sqlite/scrub.py)."""
+        with self._lock:
+            try:
+                report = scrub(self._conn, self.path, self.event_log)
+            except apsw.Error as exc:
+                raise self._mapped(exc) from exc
+            self._logged = -1
+        return report
 
     @contextlib.contextmanager
     def snapshot(self) -> Iterator[SqliteUnitOfWork]:
@@ -422,11 +471,20 @@ class SqliteStorage:
             self._reopen = True
             raise map_error(apsw.ReadOnlyError("the database file is read-only"), self.path)
 
+    def _scrub_pending(self) -> bool:
+        try:
+            row = self._conn.execute(
+                "SELECT 1 FROM store_meta WHERE key = ?", (SCRUB_PENDING,)
+            ).fetchone()
+        except apsw.Error:
+            return False
+        return row is not None
+
     def _copy_to_log(self) -> None:
         """After COMMIT: append the events the log lacks. A failure is a warning: the events
         are durable in the database and the next commit or open appends them."""
-        if self.event_log is None:
-            return
+        if self.event_log is None or self._scrub_pending():
+            return  # after a purge the scrub rewrites the whole log
         try:
             top = int(self._conn.execute("SELECT COALESCE(MAX(seq), 0) FROM events").get)
             if top == self._logged:

@@ -13,6 +13,7 @@ from pi_hermes_memory.domain.errors import VersionConflict
 from pi_hermes_memory.domain.events import (
     Event,
     MemoryAdded,
+    MemoryPurged,
     MemoryReferenced,
     MemoryRemoved,
     MemoryReplaced,
@@ -252,6 +253,49 @@ class StorageContract:
             uow.projection.apply(events)
         with storage.transaction() as uow:
             assert list(uow.journal.read(STREAM)) == events
+
+    # -- purge (ADR 0026) ---------------------------------------------------------------------
+
+    def test_redact_overwrites_events_in_place(self, storage: Any) -> None:
+        """`Journal.redact` replaces stored events (same stream, version, type) inside the
+        transaction, in `erasing()` as in `transaction()`; the others stay as they were."""
+        events = [added(1, "a", "secret one"), added(2, "b", "kept")]
+        with storage.transaction() as uow:
+            uow.journal.append(STREAM, 0, events)
+        blank = attrs.evolve(events[0], text="")
+        with storage.erasing() as uow:
+            uow.journal.redact([blank])
+        with storage.transaction() as uow:
+            assert list(uow.journal.read(STREAM)) == [blank, events[1]]
+            assert uow.journal.version(STREAM) == 2
+        storage.scrub()  # after the commit; must not fail on any adapter
+
+    def test_redact_refuses_an_event_it_does_not_hold(self, storage: Any) -> None:
+        events = [added(1, "a", "secret one")]
+        with storage.transaction() as uow:
+            uow.journal.append(STREAM, 0, events)
+        wrong_kind = MemoryRemoved(
+            stream=STREAM, version=1, at=AT, entry_id="a", reason=RemovalReason.TOOL
+        )
+        for bad in (attrs.evolve(events[0], version=2, text=""), wrong_kind):
+            with pytest.raises(VersionConflict), storage.erasing() as uow:
+                uow.journal.redact([attrs.evolve(events[0], text=""), bad])
+        with storage.transaction() as uow:
+            assert list(uow.journal.read(STREAM)) == events
+
+    def test_purged_event_drops_rows_and_history(self, storage: Any) -> None:
+        """A `MemoryPurged` leaves no row (active or superseded) of its ids: a repair against
+        the fold then finds nothing to change or to keep."""
+        events: list[Event] = [
+            added(1, "a", "one"),
+            added(2, "b", "two"),
+            _replaced(3, "a", "c", "one, revised"),
+            MemoryPurged(stream=STREAM, version=4, at=AT, entry_ids=("a", "c")),
+        ]
+        with storage.erasing() as uow:
+            uow.journal.append(STREAM, 0, events)
+            uow.projection.apply(events)
+        assert _quiet(self._rebuild(storage, [_folded(Target.MEMORY, events)]))
 
     # -- Projection.rebuild (ADR 0013) --------------------------------------------------------
 

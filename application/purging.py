@@ -1,0 +1,72 @@
+"""The result of a purge, and what a storage reports after scrubbing (ADR 0026)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+from pi_hermes_memory.domain.status import Status
+from pi_hermes_memory.results import CandidateView
+
+__all__ = ["PurgeResult", "ScrubReport"]
+
+
+@attrs.frozen(kw_only=True)
+class ScrubReport:
+    """What `Storage.scrub` did after a purge committed.
+
+    `leftovers`: files the storage must not rewrite (backups of a damaged database, event logs
+    of another history moved aside) that may still hold the erased text: delete them by hand.
+    `warnings`: a copy that could not be scrubbed now (e.g. a reader kept the write-ahead log
+    from being truncated; the next checkpoint does it)."""
+
+    leftovers: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+
+
+@attrs.frozen(kw_only=True)
+class PurgeResult:
+    """Outcome of `Memory.purge`. status: `purged` (the chain's text is erased everywhere the
+    store keeps it), `preview` (dry run: what would be purged), `not_found`, `ambiguous`
+    (candidates listed; nothing was purged)."""
+
+    success: bool
+    status: Status
+    message: str
+    target: str | None = None
+    action: str = "purge"
+    entry_id: str | None = None
+    #: every id of the purged supersede chain (one per version)
+    entry_ids: tuple[str, ...] = ()
+    versions: int = 0
+    candidates: tuple[CandidateView, ...] = ()
+    matches: tuple[str, ...] = ()
+    leftovers: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "success": self.success,
+            "status": self.status,
+            "message": self.message,
+            "action": self.action,
+        }
+        if self.target is not None:
+            out["target"] = self.target
+        if self.entry_id is not None:
+            out["entry_id"] = self.entry_id
+        if self.entry_ids:
+            out["entry_ids"] = list(self.entry_ids)
+            out["versions"] = self.versions
+        if self.candidates:
+            out["candidates"] = [
+                {"id": c.entry_id, "text": c.text, "score": c.score, "basis": c.basis}
+                for c in self.candidates
+            ]
+        if self.matches:
+            out["matches"] = list(self.matches)
+        if self.leftovers:
+            out["leftovers"] = list(self.leftovers)
+        if self.warnings:
+            out["warnings"] = list(self.warnings)
+        return out
