@@ -28,8 +28,9 @@ import unicodedata
 from collections.abc import Callable, Iterable
 
 import attrs
-from pi_hermes_memory.domain import scan_rules, unicode_policy
+from pi_hermes_memory.domain import scan_injection_i18n, scan_rules, unicode_policy
 from pi_hermes_memory.domain.scan_rules import shannon_entropy
+from pi_hermes_memory.domain.scan_secrets_extra import EXTRA_SECRET_RULES
 
 __all__ = [
     "MAX_SCAN_CHARS",
@@ -211,8 +212,8 @@ def redact(secret: str) -> str:
 def rule_ids() -> dict[ScanCategory, tuple[str, ...]]:
     """Every rule id the scanner can report, by category."""
     out: dict[ScanCategory, list[str]] = {c: [] for c in ScanCategory}
-    out[ScanCategory.SECRET].extend(r.rule_id for r in scan_rules.SECRET_RULES)
-    for rule in scan_rules.INJECTION_RULES:
+    out[ScanCategory.SECRET].extend(r.rule_id for r in SECRET_RULES)
+    for rule in INJECTION_RULES:
         out[ScanCategory(rule.category)].append(rule.rule_id)
     out[ScanCategory.INVISIBLE_UNICODE].extend(unicode_policy.UNICODE_RULE_IDS)
     out[ScanCategory.OVERSIZE].append(RULE_TOO_LONG)
@@ -221,6 +222,18 @@ def rule_ids() -> dict[ScanCategory, tuple[str, ...]]:
 
 # --------------------------------------------------------------------------------------------
 # Scanning
+
+#: Provider rules first, the context rules of ADR 0025 next, the generic assignment rule last
+#: (a token already reported by a more specific rule is not reported again).
+SECRET_RULES: tuple[scan_rules.SecretRule, ...] = (
+    *scan_rules.SECRET_RULES[:-1],
+    *EXTRA_SECRET_RULES,
+    scan_rules.SECRET_RULES[-1],
+)
+INJECTION_RULES: tuple[scan_rules.PatternRule, ...] = (
+    *scan_rules.INJECTION_RULES,
+    *scan_injection_i18n.INJECTION_RULES,
+)
 
 _LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
@@ -265,7 +278,7 @@ class _Collector:
 
 def _scan_secrets(text: str, to_raw: Callable[[int], int], out: _Collector) -> None:
     lowered = _ascii_lower(text)
-    for rule in scan_rules.SECRET_RULES:
+    for rule in SECRET_RULES:
         if out.seen(rule.rule_id) or not any(k in lowered for k in rule.keywords):
             continue
         for m in rule.pattern.finditer(text):
@@ -284,7 +297,7 @@ def _scan_secrets(text: str, to_raw: Callable[[int], int], out: _Collector) -> N
 
 
 def _scan_patterns(lowered: str, to_raw: Callable[[int], int], out: _Collector) -> None:
-    for rule in scan_rules.INJECTION_RULES:
+    for rule in INJECTION_RULES:
         if rule.keywords and not any(k in lowered for k in rule.keywords):
             continue
         hit = rule.first_hit(lowered)
