@@ -28,6 +28,7 @@ case-insensitive for the non-ASCII letters. Every repetition is bounded; finders
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Callable
 
@@ -57,6 +58,23 @@ def _sentence(
     return left, right
 
 
+class _Hits:
+    """Start offsets of each pattern's matches in one text, found once (linear), then queried
+    per window by bisection, so a text with thousands of anchors stays linear."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._starts: dict[re.Pattern[str], list[int]] = {}
+
+    def any(self, pattern: re.Pattern[str], lo: int, hi: int) -> bool:
+        starts = self._starts.get(pattern)
+        if starts is None:
+            starts = [m.start() for m in pattern.finditer(self.text)]
+            self._starts[pattern] = starts
+        k = bisect.bisect_left(starts, lo)
+        return k < len(starts) and starts[k] < hi
+
+
 def _cooccur(
     anchor: re.Pattern[str],
     *others: re.Pattern[str],
@@ -66,14 +84,11 @@ def _cooccur(
     """First `anchor` hit whose sentence also has a hit of every one of `others`."""
 
     def find(text: str) -> int | None:
-        last_checked = -1
+        hits = _Hits(text)
         for m in anchor.finditer(text):
-            if m.start() < last_checked:
-                continue
             lo, hi = _sentence(text, m.start(), m.end(), before, after)
-            if all(o.search(text, lo, hi) is not None for o in others):
+            if all(hits.any(o, lo, hi) for o in others):
                 return m.start()
-            last_checked = m.end()
         return None
 
     return find
@@ -86,18 +101,21 @@ _OVERRIDE_EN = _rx(
     r"\b(?:ignore|disregard|forget|override|bypass|skip|neglect|overlook|discard|abandon"
     r"|stop\s+(?:following|obeying)|do\s+not\s+(?:follow|obey)|don'?t\s+(?:follow|obey)"
     r"|pay\s+no\s+attention\s+to)\s+(?:\w+\s+){0,4}?"
-    r"(?:instructions?|directions?|directives?|rules|guidelines|guardrails|system\s+prompt"
-    r"|prompts?|programming|restrictions|constraints|content\s+polic(?:y|ies)|polic(?:y|ies)"
-    r"|safety\s+(?:filters?|measures?))\b",
+    r"(?:(?P<strong>instructions?|directions?|directives?|system\s+prompt|prompts?"
+    r"|programming)|rules|guidelines|guardrails|restrictions|constraints"
+    r"|content\s+polic(?:y|ies)|polic(?:y|ies)|safety\s+(?:filters?|measures?))\b",
     r"\b(?:previous|prior|earlier|original|initial|above|system|your)\s+"
     r"(?:instructions|directions|prompt|directives)\s+(?:are|were|have\s+been|is)\s+(?:now\s+)?"
     r"(?:cancell?ed|void|revoked|null|overridden|no\s+longer\s+(?:valid|in\s+effect|apply))",
     r"\bnew\s+instructions\s+(?:supersede|override|replace|take\s+precedence)",
 )
+# "ignore all instructions" counts; "ignore all rules in migrations/" (a linter note) does not:
+# a weak object (rules, guidelines, policies) needs a qualifier that points at the model.
 _OVERRIDE_EN_QUALIFIER = _rx(
-    r"\b(?:previous|prior|preceding|earlier|original|initial|above|foregoing|old|your|system"
-    r"|safety|all|any|every|these|those|developer|new\s+instructions)\b"
+    r"\b(?:previous|prior|preceding|earlier|original|initial|above|foregoing|your|system"
+    r"|safety|developer|new\s+instructions)\b"
 )
+_OVERRIDE_EN_WEAK_QUALIFIER = _rx(r"\b(?:all|any|every|these|those|the)\b")
 _OVERRIDE_ZH = _rx(
     r"(?:忽略|无视|無視|忽视|忽視|不要理会|不要理會|别管|別管|不用管|忘记|忘記|忘掉|跳过|跳過|绕过|繞過"
     r"|不要遵守|不要遵循|停止遵循|违背|違背|抛开|拋開|放弃|放棄)"
@@ -159,6 +177,12 @@ def _find_override(text: str) -> int | None:
             lo = max(0, m.start() - before)
             hi = min(len(text), m.end() + 24)
             if qualifier.search(text, lo, hi) is not None:
+                return m.start()
+            if (
+                pattern is _OVERRIDE_EN
+                and m.group("strong")
+                and _OVERRIDE_EN_WEAK_QUALIFIER.search(text, m.start(), m.end()) is not None
+            ):
                 return m.start()
     return None
 
@@ -236,9 +260,9 @@ _DESTROY_OBJECT = _rx(
 _MARKER = _rx(r"\brm\s+-rf\b|\bpwned\b|\bjailbr(?:eak|oken)\b|\bunrestricted\b")
 
 
-def _has_payload(text: str, lo: int, hi: int) -> bool:
+def _has_payload(hits: _Hits, lo: int, hi: int) -> bool:
     def has(p: re.Pattern[str]) -> bool:
-        return p.search(text, lo, hi) is not None
+        return hits.any(p, lo, hi)
 
     if has(_SECRECY) or has(_MARKER):
         return True
@@ -250,10 +274,8 @@ def _has_payload(text: str, lo: int, hi: int) -> bool:
 
 
 def _find_persistent(text: str) -> int | None:
-    last = -1
+    hits = _Hits(text)
     for m in _PERSIST_FRAME.finditer(text):
-        if m.start() < last:
-            continue
         lo, hi = _sentence(text, m.start(), m.end(), before=0, after=240)
         # The frame often ends its own sentence ("Remember this forever: ..."): look on.
         hi = (
@@ -261,9 +283,8 @@ def _find_persistent(text: str) -> int | None:
             if text[m.end() : m.end() + 3].strip(" ") in (":", "：", ",", "，", "")
             else hi
         )
-        if _has_payload(text, lo, hi):
+        if _has_payload(hits, lo, hi):
             return m.start()
-        last = m.end()
     return None
 
 
@@ -390,13 +411,13 @@ _ROLE_FINDER = _cooccur(_ROLE_FRAME, _JAILBREAK_MARK, before=0, after=160)
 
 
 def _find_exfil(text: str) -> int | None:
+    hits = _Hits(text)
     for m in _DESTINATION.finditer(text):
         lo, hi = _sentence(text, m.start(), m.end(), before=240, after=80)
-        verb = _SEND_VERB.search(text, lo, hi)
-        if verb is None:
+        if not hits.any(_SEND_VERB, lo, hi):
             continue
-        if _SENSITIVE_RX.search(text, lo, m.start()) or _SENSITIVE_RX.search(text, m.end(), hi):
-            return min(verb.start(), m.start())
+        if hits.any(_SENSITIVE_RX, lo, m.start()) or hits.any(_SENSITIVE_RX, m.end(), hi):
+            return lo
     return None
 
 

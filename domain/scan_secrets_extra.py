@@ -90,6 +90,8 @@ def _short_value_is_secret(value: str) -> bool:
     """A value after a password keyword: refuse unless it looks like a reference or a word."""
     if len(value) < 4 or is_reference(value) or is_placeholder(value) or is_uuid(value):
         return False
+    if shannon_entropy(value) < 2.0:  # aaaaaaaa1111, 1111
+        return False
     if value.startswith(("!", "@", "%", "*")) or value.lower() in _TYPE_WORDS:
         return False
     if value.endswith(("()", ")")) or "(" in value or "[" in value:
@@ -332,18 +334,6 @@ EXTRA_SECRET_RULES: tuple[SecretRule, ...] = (
         check=_netrc,
     ),
     SecretRule(
-        rule_id="password-assignment",
-        keywords=("pass", "pwd"),
-        pattern=_rx(
-            r"(?<![A-Za-z0-9_.-])(?P<name>-{0,2}(?:[A-Za-z0-9]{0,24}(?i:passw(?:or)?d|passphrase)"
-            r"|(?:[A-Za-z0-9]{1,20}[_.-]){0,3}(?i:pwd|pass))[A-Za-z0-9_]{0,16})"
-            r"[\"']?[ \t]{0,4}(?::=|=>|=|:)[ \t]{0,4}[\"'`]?"
-            r"(?P<value>[^\s\"'`,;()\[\]{}<>]{1,128}+)(?![^\s\"'`,;)\]}>])"
-        ),
-        group="value",
-        check=_password_assignment,
-    ),
-    SecretRule(
         rule_id="authorization-header",
         keywords=("authorization",),
         pattern=_rx(
@@ -365,19 +355,37 @@ EXTRA_SECRET_RULES: tuple[SecretRule, ...] = (
         group="value",
         check=_header_value,
     ),
-    SecretRule(
-        rule_id="credential-in-prose",
-        keywords=("token", "secret", "password", "key", "credential", "passwd"),
-        pattern=_rx(
-            r"(?<![A-Za-z0-9_-])(?i:tokens?|secrets?|passwords?|passwd|api[ _-]?keys?"
-            r"|access[ _-]keys?|credentials?|ssws)"
-            r"(?:[ \t]{1,4}+(?i:is|was|=|:|->|value|for\s+\w{1,20}\s+is))?[ \t]{1,4}+"
-            r"[\"'`(]?(?P<value>[A-Za-z0-9_./+=~-]{16,512}+)"
-        ),
-        group="value",
-        check=_prose_value,
-    ),
 )
+
+#: Runs after the generic assignment rule (which names `DB_PASSWORD=<long random>` as before);
+#: it adds the short and low-entropy values that a password keyword makes count.
+PASSWORD_ASSIGNMENT = SecretRule(
+    rule_id="password-assignment",
+    keywords=("pass", "pwd"),
+    pattern=_rx(
+        r"(?<![A-Za-z0-9_.-])(?P<name>-{0,2}(?:[A-Za-z0-9]{0,24}(?i:passw(?:or)?d|passphrase)"
+        r"|(?:[A-Za-z0-9]{1,20}[_.-]){0,3}(?i:pwd|pass))[A-Za-z0-9_]{0,16})"
+        r"[\"']?[ \t]{0,4}(?::=|=>|=|:)[ \t]{0,4}[\"'`]?"
+        r"(?P<value>[^\s\"'`,;()\[\]{}<>]{1,128}+)(?![^\s\"'`,;)\]}>])"
+    ),
+    group="value",
+    check=_password_assignment,
+)
+
+#: Runs after the generic assignment rule, which names `api_key = ...` better.
+CREDENTIAL_IN_PROSE = SecretRule(
+    rule_id="credential-in-prose",
+    keywords=("token", "secret", "password", "key", "credential", "passwd"),
+    pattern=_rx(
+        r"(?<![A-Za-z0-9_-])(?i:tokens?|secrets?|passwords?|passwd|api[ _-]?keys?"
+        r"|access[ _-]keys?|credentials?|ssws)"
+        r"(?:[ \t]{1,4}+(?i:is|was|=|:|->|value|for\s+\w{1,20}\s+is))?[ \t]{1,4}+"
+        r"[\"'`(]?(?P<value>[A-Za-z0-9_./+=~-]{16,512}+)"
+    ),
+    group="value",
+    check=_prose_value,
+)
+
 
 #: The generic assignment rule's own name-based check, shared with scan_rules' generic rule.
 STRONG_NAME = _STRONG_NAME

@@ -30,7 +30,11 @@ from collections.abc import Callable, Iterable
 import attrs
 from pi_hermes_memory.domain import scan_injection_i18n, scan_rules, unicode_policy
 from pi_hermes_memory.domain.scan_rules import shannon_entropy
-from pi_hermes_memory.domain.scan_secrets_extra import EXTRA_SECRET_RULES
+from pi_hermes_memory.domain.scan_secrets_extra import (
+    CREDENTIAL_IN_PROSE,
+    EXTRA_SECRET_RULES,
+    PASSWORD_ASSIGNMENT,
+)
 
 __all__ = [
     "MAX_SCAN_CHARS",
@@ -223,12 +227,14 @@ def rule_ids() -> dict[ScanCategory, tuple[str, ...]]:
 # --------------------------------------------------------------------------------------------
 # Scanning
 
-#: Provider rules first, the context rules of ADR 0025 next, the generic assignment rule last
-#: (a token already reported by a more specific rule is not reported again).
+#: Provider rules first, the context rules of ADR 0025 next, the generic assignment rule and
+#: the prose rule last (a token already reported by a more specific rule is not reported again).
 SECRET_RULES: tuple[scan_rules.SecretRule, ...] = (
     *scan_rules.SECRET_RULES[:-1],
     *EXTRA_SECRET_RULES,
     scan_rules.SECRET_RULES[-1],
+    PASSWORD_ASSIGNMENT,
+    CREDENTIAL_IN_PROSE,
 )
 INJECTION_RULES: tuple[scan_rules.PatternRule, ...] = (
     *scan_rules.INJECTION_RULES,
