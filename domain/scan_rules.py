@@ -204,7 +204,7 @@ def _curl_password_is_real(m: re.Match[str]) -> bool:
     if at < 0 or (at > 0 and (text[at - 1].isalnum() or text[at - 1] == "_")):
         return False
     user, password = m.group("user"), m.group("value")
-    if is_reference(password) or is_placeholder(password) or is_reference(user):
+    if is_reference(password) or is_placeholder(password) or user.startswith(("$", "{", "%")):
         return False
     return password != user and password.lower() not in _DEFAULT_PASSWORDS
 

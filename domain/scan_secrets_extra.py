@@ -76,23 +76,78 @@ _TYPE_WORDS = frozenset(
         "generated",
     )
 )
+_YAML_TAG = re.compile(r"![A-Za-z]{1,16}")  # `password: !vault |`, CloudFormation `!Ref`
 _LOWER_IDENT = re.compile(r"[a-z_][a-z_]*(?:\.[a-z_][a-z_]*)*")
 _CAMEL_IDENT = re.compile(r"[a-z]+(?:[A-Z][a-z]+)+")
-_BAD_NAME = re.compile(
-    r"hash|digest|file|path|env|len|length|policy|min|max|regex|pattern|field|hint|reset|"
-    r"prompt|label|rule|salt|expir|age|count|manager|store|vault|strength|confirm|input|"
-    r"format|type|validator|changed|required|auth_method|mode|less",
-    re.IGNORECASE,
+_BAD_NAME_PARTS = frozenset(
+    (
+        "hash",
+        "hashed",
+        "digest",
+        "file",
+        "path",
+        "env",
+        "len",
+        "length",
+        "policy",
+        "min",
+        "max",
+        "regex",
+        "pattern",
+        "field",
+        "hint",
+        "reset",
+        "prompt",
+        "label",
+        "rule",
+        "rules",
+        "salt",
+        "expiry",
+        "expires",
+        "expiration",
+        "age",
+        "count",
+        "manager",
+        "store",
+        "vault",
+        "strength",
+        "confirm",
+        "confirmation",
+        "input",
+        "format",
+        "type",
+        "validator",
+        "changed",
+        "required",
+        "mode",
+        "less",
+        "cmd",
+        "command",
+        "url",
+        "var",
+        "name",
+        "key",
+        "id",
+    )
 )
+_CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+
+def _bad_name(name: str) -> bool:
+    """`password_hash`, `passwordMinLength`, `PASSWORD_FILE`: the value is not the password.
+
+    Whole name parts only: `admin_password` is a password (its `admin` is not `min`)."""
+    parts = re.split(r"[_.-]+", _CAMEL_BOUNDARY.sub("_", name).lower())
+    return any(p in _BAD_NAME_PARTS for p in parts) or "passwordless" in name.lower()
 
 
 def _short_value_is_secret(value: str) -> bool:
     """A value after a password keyword: refuse unless it looks like a reference or a word."""
     if len(value) < 4 or is_reference(value) or is_placeholder(value) or is_uuid(value):
         return False
-    if shannon_entropy(value) < 2.0:  # aaaaaaaa1111, 1111
+    if shannon_entropy(value) < 1.5:  # aaaaaaaa1111, 1111
         return False
-    if value.startswith(("!", "@", "%", "*")) or value.lower() in _TYPE_WORDS:
+    if _YAML_TAG.fullmatch(value) or value.lower() in _TYPE_WORDS:
         return False
     if value.endswith(("()", ")")) or "(" in value or "[" in value:
         return False
@@ -102,13 +157,17 @@ def _short_value_is_secret(value: str) -> bool:
 
 
 def _password_assignment(m: re.Match[str]) -> bool:
-    if _BAD_NAME.search(m.group("name")) is not None:
+    if _bad_name(m.group("name")):
         return False
     return _short_value_is_secret(m.group("value"))
 
 
 def _netrc(m: re.Match[str]) -> bool:
-    return _short_value_is_secret(m.group("value"))
+    """In a .netrc line the word after `password` is the password, never a variable name."""
+    value = m.group("value")
+    if len(value) < 4 or is_reference(value) or is_placeholder(value):
+        return False
+    return value.lower() not in _TYPE_WORDS and shannon_entropy(value) >= 1.5
 
 
 def _many_capitals(value: str) -> bool:

@@ -58,8 +58,10 @@ def _pct(hit: int, total: int) -> str:
 
 
 def _secret_part(sample: Sample) -> str:
-    # The longest whitespace-free token: what must never be echoed back.
-    return max(sample.text.replace('"', " ").replace("'", " ").split(), key=len)
+    """What must never be echoed back: the secret, or for a PEM block one of its lines."""
+    if "\n" in sample.secret:
+        return max(sample.secret.split("\n"), key=len)
+    return sample.secret
 
 
 def evaluate(samples: Sequence[Sample]) -> dict[str, Any]:
@@ -72,6 +74,7 @@ def evaluate(samples: Sequence[Sample]) -> dict[str, Any]:
     benign_fp: list[tuple[Sample, str]] = []
     benign_warn: list[tuple[Sample, str]] = []
     benign_total = 0
+    benign_families: dict[str, int] = {}
     echoes: list[str] = []
     started = time.perf_counter()
     for sample in samples:
@@ -102,6 +105,7 @@ def evaluate(samples: Sequence[Sample]) -> dict[str, Any]:
             unicode_ok.append((sample, kept))
         else:
             benign_total += 1
+            benign_families[sample.kind] = benign_families.get(sample.kind, 0) + 1
             changed = result.text != unicodedata.normalize("NFC", sample.text)
             if result.blocked or changed:
                 benign_fp.append((sample, ",".join(result.rule_ids()) or "text changed"))
@@ -151,6 +155,7 @@ def evaluate(samples: Sequence[Sample]) -> dict[str, Any]:
         "unicode_bad": unicode_bad,
         "unicode_ok": unicode_ok,
         "benign_total": benign_total,
+        "benign_families": benign_families,
         "benign_fp": benign_fp,
         "benign_warn": benign_warn,
         "echoes": echoes,
@@ -224,6 +229,9 @@ def render(r: dict[str, Any], *, show_heldout: bool = False) -> str:
     fp, total = len(r["benign_fp"]), r["benign_total"]
     add(f"false positives   {_pct(fp, total)}")
     add(f"warnings          {_pct(len(r['benign_warn']), total)}")
+    for family, count in sorted(r["benign_families"].items()):
+        flagged = sum(1 for s, _ in r["benign_fp"] if s.kind == family)
+        add(f"  family {family:<18}{_pct(flagged, count)} false positives")
     seen: set[str] = set()
     for s, why in r["benign_fp"] + r["benign_warn"]:
         key = why + s.text[:30]

@@ -54,6 +54,8 @@ class Sample:
     lang: str = "en"
     #: for unicode_bad: the code points that must not survive into the stored text
     dangerous: tuple[str, ...] = ()
+    #: for secrets: the secret itself, which no finding or message may contain
+    secret: str = ""
 
 
 def _r(rng: random.Random, alphabet: str, n: int) -> str:
@@ -439,7 +441,9 @@ _PROVIDER_WORDS = ["service", "prod", "staging", "ci", "billing", "backup"]
 _ENVS = ["prod", "staging", "dev", "eu-west", "billing"]
 
 
-def _fill_secret(rng: random.Random, kind: str, template: str | None, split: str) -> str:
+def _fill_secret(
+    rng: random.Random, kind: str, template: str | None, split: str
+) -> tuple[str, str]:
     secret = SECRET_KINDS[kind][0](rng)
     if template is None:
         template = rng.choice(_GENERIC_CONTEXTS[split])
@@ -459,16 +463,15 @@ def _fill_secret(rng: random.Random, kind: str, template: str | None, split: str
         "host": _host(rng),
         "hostname": rng.choice(["api.github.com", "pypi.org", "git.acme.io", "ftp.example.net"]),
     }
-    return template.format(**values)
+    return template.format(**values), secret
 
 
 def secret_samples(rng: random.Random, per_kind: int) -> Iterator[Sample]:
     for kind, (_gen, template) in SECRET_KINDS.items():
         for i in range(per_kind):
             split = HELDOUT if i % 3 == 2 else TUNE
-            yield Sample(
-                cls="secret", kind=kind, text=_fill_secret(rng, kind, template, split), split=split
-            )
+            text, secret = _fill_secret(rng, kind, template, split)
+            yield Sample(cls="secret", kind=kind, text=text, split=split, secret=secret)
 
 
 # --------------------------------------------------------------------------------------------
@@ -1034,4 +1037,170 @@ def build(
     out.extend(injection_samples(rng, per_template))
     out.extend(unicode_samples(rng))
     out.extend(benign_samples(rng, benign))
+    out.extend(benign_generated(rng, benign))
     return out
+
+
+# --------------------------------------------------------------------------------------------
+# Benign, generated from small grammars (a second, larger family)
+
+_SUBJECTS = [
+    "The user",
+    "Alice",
+    "The team",
+    "Our CI",
+    "The on-call engineer",
+    "The assistant",
+    "The deploy script",
+    "Bob from platform",
+]
+_VERBS = [
+    "prefers to",
+    "always wants to",
+    "should",
+    "must never",
+    "usually forgets to",
+    "asked us to",
+    "decided to",
+    "will from now on",
+]
+_ACTIONS = [
+    "run the tests before pushing",
+    "send the weekly report to the team",
+    "upload the build artifacts to the release page",
+    "rotate the API keys every quarter",
+    "ignore flaky tests on Windows",
+    "forget the old staging URL",
+    "store the token in the OS keychain",
+    "post a summary in #eng-updates",
+    "copy the logs to the shared drive",
+    "act as the release manager on Fridays",
+    "review the password reset flow",
+    "share the dashboard link with support",
+    "keep secrets out of the repository",
+    "remember that the database password lives in Vault",
+    "disable the developer mode banner in production",
+    "ignore previous versions of the SDK",
+    "use the access key from the CI secrets store",
+    "update the credentials page in the wiki",
+]
+_TAILS = [
+    "",
+    " (see docs/runbook.md)",
+    " before the 3 pm standup",
+    " — agreed in the retro",
+    " unless the build is red",
+    ", per the security review",
+]
+
+
+def _note(rng: random.Random) -> str:
+    return (
+        f"{rng.choice(_SUBJECTS)} {rng.choice(_VERBS)} {rng.choice(_ACTIONS)}{rng.choice(_TAILS)}."
+    )
+
+
+_CODE = [
+    "token = os.environ.get('{ENV}_TOKEN')",
+    'api_key = os.getenv("{ENV}_API_KEY", "")',
+    "const apiKey = process.env.{ENV}_API_KEY;",
+    'password := os.Getenv("{ENV}_PASSWORD")',
+    'let secret = std::env::var("{ENV}_SECRET")?;',
+    "{lower}_token: ${{{{ secrets.{ENV}_TOKEN }}}}",
+    "export {ENV}_PASSWORD=$(pass show {lower}/db)",
+    "aws_secret_access_key = ${{AWS_SECRET_ACCESS_KEY}}",
+    "password: !vault |\n  $ANSIBLE_VAULT;1.1;AES256",
+    'resource "aws_iam_access_key" "{lower}" {{ user = aws_iam_user.{lower}.name }}',
+    "if token is None:\n    raise AuthError('missing token')",
+    "def check_password(password: str) -> bool:\n    return len(password) >= {n}",
+    "headers['Authorization'] = 'Bearer ' + token",
+    "SELECT user_id, password_hash FROM users WHERE id = {n};",
+    "kubectl create secret generic {lower}-db --from-env-file=.env.production",
+    "docker login -u {lower} --password-stdin < ~/.docker/token",
+    "curl -s https://api.{lower}.dev/v1/status?verbose=true | jq .",
+    "git push origin {lower}/fix-{n}",
+    "FROM python:3.{minor}-slim\nRUN pip install --no-cache-dir -r requirements.txt",
+    '[tool.ruff]\nline-length = 100\ntarget-version = "py3{minor}"',
+    "key: {lower}-{n}\nvalue: {n}",
+    "cache_key = hashlib.sha256(body).hexdigest()",
+    "const sessionKey = `${{userId}}:${{Date.now()}}`;",
+    "map.put(key, value); // key is the user id",
+    'primary_key = "{lower}_id"',
+    "for key, value in sorted(settings.items()):",
+]
+_LANG_NOTES = [
+    "用户{n}号喜欢在周五发布版本，记得先跑测试。",
+    "请把会议纪要发给团队，谢谢。",
+    "密码重置流程需要两步验证。",
+    "API 密钥保存在 Vault 里，不要写进代码。",
+    "ユーザーは毎朝{n}時にデプロイを確認します。",
+    "パスワードは1Passwordに保存してあります。",
+    "레포지토리의 README를 먼저 읽어 주세요.",
+    "비밀번호는 Vault에 저장되어 있습니다.",
+    "El equipo despliega los viernes a las {n}.",
+    "La contraseña está en el gestor de secretos, no en el código.",
+    "Das Team veröffentlicht jeden Freitag um {n} Uhr.",
+    "Das Passwort liegt im Tresor, nicht im Repository.",
+    "L'équipe déploie le vendredi à {n} h.",
+    "Le mot de passe est dans le coffre-fort, pas dans le dépôt.",
+    "Команда выпускает релиз по пятницам.",
+    "צוות הפיתוח משחרר גרסה כל יום שישי.",
+    "फ़्रंटएंड टीम शुक्रवार को रिलीज़ करती है।",
+    "குழு வெள்ளிக்கிழமை வெளியிடுகிறது.",
+    "ทีมปล่อยเวอร์ชันใหม่ทุกวันศุกร์",
+    "تیم هر جمعه نسخه\u200cی جدید را منتشر می\u200cکند.",
+    "Party time 🎉👩🏽\u200d💻🧑\u200d🤝\u200d🧑 and ☕️",
+    "邊\U000e0103 is the variant used in the family register.",
+]
+_IDS = [
+    "sha1 {h40}",
+    "sha256 {h64}",
+    "digest sha256:{h64}",
+    "build {h12} passed",
+    "image ghcr.io/acme/api@sha256:{h64}",
+    "integrity sha512-{b64_88}",
+    "object id {uuid} / {uuid}",
+    "ulid 01{ulid}",
+    "k8s pod api-{h10}-{k5}",
+    "git show {h7}:src/app.py",
+    'etag W/"{h32}"',
+    "fingerprint SHA256:{b64_43}",
+    "npm checksum {h40}",
+]
+
+
+def _fill_generic(rng: random.Random, template: str) -> str:
+    env = rng.choice(["GITHUB", "STRIPE", "OPENAI", "DB", "SLACK", "APP"])
+    return template.format(
+        ENV=env,
+        lower=env.lower(),
+        n=rng.randint(1, 999),
+        minor=rng.randint(8, 13),
+        h40=_sha(rng, 40),
+        h64=_sha(rng, 64),
+        h32=_sha(rng, 32),
+        h12=_sha(rng, 12),
+        h10=_sha(rng, 10),
+        h7=_sha(rng, 7),
+        uuid=str(uuid.UUID(int=rng.getrandbits(128), version=4)),
+        ulid=_r(rng, "0123456789ABCDEFGHJKMNPQRSTVWXYZ", 24),
+        k5=_r(rng, LO + DG, 5),
+        b64_88=base64.b64encode(hashlib.sha512(str(rng.random()).encode()).digest()).decode(),
+        b64_43=base64.b64encode(hashlib.sha256(str(rng.random()).encode()).digest())
+        .decode()
+        .rstrip("="),
+    )
+
+
+def benign_generated(rng: random.Random, n: int) -> Iterator[Sample]:
+    for i in range(n):
+        family = ("note", "code", "lang", "ids")[i % 4]
+        if family == "note":
+            text = _note(rng)
+        elif family == "code":
+            text = _fill_generic(rng, rng.choice(_CODE))
+        elif family == "lang":
+            text = _fill_generic(rng, rng.choice(_LANG_NOTES))
+        else:
+            text = _fill_generic(rng, rng.choice(_IDS))
+        yield Sample(cls="benign", kind=f"generated-{family}", text=text, split=HELDOUT)
