@@ -9,6 +9,10 @@ Secret rules run case-sensitively (scoped `(?i:...)` where a provider is case-in
 ASCII `\\b`/`\\w`, on the NFKC, invisible-stripped copy and on the merely stripped copy. Injection
 and role-marker rules are written in lower case and run on the ASCII-lower-cased NFKC copy.
 Entropy is only a confirmation: it never flags free text on its own.
+
+`scanning.SECRET_RULES` / `scanning.INJECTION_RULES` are the full tables: these plus the provider
+and context rules of `scan_secrets_extra` and the multilingual intent rules of
+`scan_injection_i18n` (ADR 0025).
 """
 
 from __future__ import annotations

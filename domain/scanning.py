@@ -11,9 +11,13 @@ Order of work:
    emoji ZWJ/VS16, Persian ZWNJ, flag tag sequences. `ScanResult.text` is its NFC output.
 2. A scan copy is built: every non-plain code point removed, then NFKC (full-width and other
    compatibility forms fold, so `ｉｇｎｏｒｅ` and `ig\\u200bnore` both read `ignore`).
-3. Secret rules (provider regexes, then the generic `key=value` rule with entropy > 3.5 as
-   confirmation) run on the copy, and on the stripped-but-not-NFKC copy when NFKC changed it.
-4. Injection, exfiltration, persistence and role-marker rules run on the ASCII-lower-cased copy.
+3. Secret rules (provider regexes, context rules such as `.netrc` lines, connection strings
+   and Authorization headers, then the generic `key=value` rule with entropy as confirmation,
+   the `password=` rule where the keyword makes short values count, and credential words
+   followed by a long random value in prose; ADR 0025) run on the copy, and on the
+   stripped-but-not-NFKC copy when NFKC changed it.
+4. Injection, exfiltration, persistence and role-marker rules run on the ASCII-lower-cased copy;
+   the multilingual intent rules (en, zh, ja, ko, es, de, fr) pair vocabularies in one sentence.
 Each rule family runs only when one of its keywords occurs (cheap prefilter). Only the first
 65,536 characters are scanned (policy and patterns alike), so the work is bounded; a longer
 text is refused (`too_long_to_scan`, category `oversize`).

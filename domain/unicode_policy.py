@@ -7,7 +7,8 @@ controls. Each code point gets one of three outcomes:
 
 * REJECT - it can change meaning or smuggle data and a reviewer would not see it: bidi
   embeddings/overrides/isolates, tag characters outside a well-formed emoji flag sequence,
-  VS1-VS14 and the supplementary variation selectors, runs of two or more variation selectors,
+  VS1-VS14 and the supplementary variation selectors outside a registered kind of sequence,
+  runs of two or more variation selectors, U+2800 BRAILLE PATTERN BLANK outside Braille text,
   private use, controls, unassigned code points, lone surrogates, a BOM in mid-text, Hangul
   fillers outside Hangul text, the interlinear annotation controls.
 * STRIP - it carries no content and is usually pasted in by accident: ZWSP, soft hyphen, word
@@ -15,7 +16,10 @@ controls. Each code point gets one of three outcomes:
   deprecated format characters, the other default-ignorables; and the context-dependent ones
   (ZWJ/ZWNJ, LRM/RLM/ALM, VS15/VS16, Mongolian FVS) when their context does not need them.
 * KEEP - VS15/VS16 right after an emoji or symbol, ZWJ inside an emoji sequence, ZWJ/ZWNJ between
-  letters of a joining script (Arabic/Persian, Indic, ...), LRM/RLM/ALM in text that has
+  letters of a joining script (Arabic/Persian, Indic, ...) or right after a virama (Malayalam
+  chillu, half forms), one VS17-VS256 or VS1-VS3 after a CJK ideograph (ideographic variation
+  sequences, CJK compatibility variants), VS1 after a math symbol or a Myanmar, Phags-pa or
+  Manichaean letter (StandardizedVariants), LRM/RLM/ALM in text that has
   right-to-left letters, well-formed flag tag sequences, Hangul fillers next to Hangul letters.
 
 `apply_policy` returns the cleaned text (NFC, STRIP characters removed), the labels of the
