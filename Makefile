@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 FUZZ_SECONDS ?= 60
 DATA ?= ../shared/data/locomo-dev.json
 
-.PHONY: dev test lint typecheck fuzz bench bench-sessions bench-retrieval wheel-test clean
+.PHONY: dev test lint typecheck fuzz bench bench-sessions bench-retrieval bench-scanner wheel-test clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -35,6 +35,9 @@ bench-sessions: dev
 
 bench-retrieval: dev
 	$(BIN)/python -m tests.bench.retrieval --data $(DATA)
+
+bench-scanner: dev
+	$(BIN)/python -m tests.bench.scanner $(SCANNER_ARGS)
 
 wheel-test: dev
 	rm -rf dist build/wheel-venv

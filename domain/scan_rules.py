@@ -9,6 +9,10 @@ Secret rules run case-sensitively (scoped `(?i:...)` where a provider is case-in
 ASCII `\\b`/`\\w`, on the NFKC, invisible-stripped copy and on the merely stripped copy. Injection
 and role-marker rules are written in lower case and run on the ASCII-lower-cased NFKC copy.
 Entropy is only a confirmation: it never flags free text on its own.
+
+`scanning.SECRET_RULES` / `scanning.INJECTION_RULES` are the full tables: these plus the provider
+and context rules of `scan_secrets_extra` and the multilingual intent rules of
+`scan_injection_i18n` (ADR 0025).
 """
 
 from __future__ import annotations
@@ -141,11 +145,6 @@ def _mixed_case(m: re.Match[str]) -> bool:
     return not is_placeholder(s) and any(c.isupper() for c in s) and any(c.islower() for c in s)
 
 
-def _digit_and_letter(m: re.Match[str]) -> bool:
-    s = m.group(0)
-    return not is_placeholder(s) and _has_digit_and_letter(s.split("_", 2)[-1])
-
-
 _AWS_CONTEXT = re.compile(r"aws[\s\S]{0,48}?(?:key|secret|pwd|pw|pass|token|credential)")
 
 
@@ -193,7 +192,7 @@ _DEFAULT_PASSWORDS = frozenset(
 
 def _url_password_is_real(m: re.Match[str]) -> bool:
     user, password = m.group("user"), m.group("pw")
-    if is_reference(password) or is_placeholder(password) or is_reference(user):
+    if is_reference(password) or is_placeholder(password) or user.startswith(("$", "{", "%")):
         return False
     if password == user or password.lower() in _DEFAULT_PASSWORDS:
         return False
@@ -209,12 +208,12 @@ def _curl_password_is_real(m: re.Match[str]) -> bool:
     if at < 0 or (at > 0 and (text[at - 1].isalnum() or text[at - 1] == "_")):
         return False
     user, password = m.group("user"), m.group("value")
-    if is_reference(password) or is_placeholder(password) or is_reference(user):
+    if is_reference(password) or is_placeholder(password) or user.startswith(("$", "{", "%")):
         return False
     return password != user and password.lower() not in _DEFAULT_PASSWORDS
 
 
-_STRONG_KEYWORDS = re.compile(r"api|access|secret|token|pass|pwd|cred|private", re.IGNORECASE)
+_STRONG_KEYWORDS = re.compile(r"api|access|secret|token|pass|pwd|cred|private|auth", re.IGNORECASE)
 _HASHY_NAME = re.compile(r"sha|hash|digest|checksum|commit|etag|fingerprint|revision|rev\b", re.I)
 
 
@@ -222,12 +221,28 @@ def _generic_value_is_secret(m: re.Match[str]) -> bool:
     value = m.group("value")
     if is_reference(value) or is_placeholder(value) or is_uuid(value):
         return False
-    if not _has_digit_and_letter(value):
-        return False
+    name = m.group("name")
     if is_hex_digest(value):
-        name, keyword = m.group("name"), m.group("kw")
-        if _STRONG_KEYWORDS.search(keyword) is None or _HASHY_NAME.search(name) is not None:
+        # Hex needs a credential word in the name (TWILIO_AUTH_TOKEN, api_key), not a hash one.
+        if _STRONG_KEYWORDS.search(name) is None or _HASHY_NAME.search(name) is not None:
             return False
+        return len(value) >= 16 and shannon_entropy(value) > 3.0
+    if shannon_entropy(value) <= 3.5 and not (
+        _STRONG_KEYWORDS.search(name) is not None and len(value) <= 16 and _random_shape(value)
+    ):
+        return False
+    if _has_digit_and_letter(value):
+        return True
+    # Letters only: a secret when the capitals are many (IwwubIIGHKRxAvZVbCu), not camelCase.
+    return _STRONG_KEYWORDS.search(name) is not None and _random_shape(value)
+
+
+def _random_shape(value: str) -> bool:
+    letters = [c for c in value if c.isalpha()]
+    upper = sum(c.isupper() for c in letters)
+    lower = len(letters) - upper
+    if not (len(value) >= 10 and upper >= 3 and lower >= 2 and upper >= 0.3 * len(letters)):
+        return _has_digit_and_letter(value) and len(value) >= 10
     return True
 
 
@@ -457,7 +472,7 @@ SECRET_RULES: tuple[SecretRule, ...] = (
         keywords=("sk_test_", "sk_live_", "sk_prod_", "rk_test_", "rk_live_", "rk_prod_"),
         pattern=_rx(_B + r"(?:sk|rk)_(?:test|live|prod)_[0-9A-Za-z]{10,99}" + _E),
         min_entropy=3.0,
-        check=_digit_and_letter,
+        check=_not_placeholder,
     ),
     SecretRule(
         rule_id="stripe-webhook-secret",
@@ -650,7 +665,6 @@ SECRET_RULES: tuple[SecretRule, ...] = (
         keywords=("key", "token", "secret", "pass", "pwd", "auth", "cred"),
         pattern=_rx(_GENERIC_ASSIGNMENT),
         group="value",
-        min_entropy=3.5,
         check=_generic_value_is_secret,
     ),
 )
@@ -719,6 +733,32 @@ def _line_finder(trigger: re.Pattern[str], target: re.Pattern[str]) -> Callable[
             pos = eol + 1
 
     return find
+
+
+_CURL = re.compile(r"\b(?:curl|wget|invoke-webrequest|iwr)\b")
+_SECRET_VARIABLE = re.compile(
+    r"\$\{?(?:env:)?\w{0,64}?(?:key|token|secret|password|passwd|credential)s?\b"
+)
+# `-H "Authorization: Bearer $TOKEN"` / `-u user:$PASSWORD` send the secret to the service it
+# belongs to, which is ordinary API use; a secret in the data, the URL or a form is not.
+_AUTH_ARGUMENT = re.compile(
+    r"(?:(?:-h|--header)[ =]{1,4}[\"']?[\w-]{1,40}:[ \t]{0,4}(?:bearer|token|basic|ssws)?[ \t]{0,4}"
+    r"|(?:-u|--user)[ =]{1,4}[\"']?[^\s:\"']{0,64}:?)\Z"
+)
+
+
+def _find_curl_secret_variable(text: str) -> int | None:
+    pos = 0
+    while True:
+        m = _CURL.search(text, pos)
+        if m is None:
+            return None
+        eol = text.find("\n", m.end())
+        eol = len(text) if eol < 0 else eol
+        for t in _SECRET_VARIABLE.finditer(text, m.end(), eol):
+            if _AUTH_ARGUMENT.search(text[max(m.end(), t.start() - 100) : t.start()]) is None:
+                return m.start()
+        pos = eol + 1
 
 
 _COMMENT_WORDS = re.compile(r"(?<![a-z])(?:ignore|override|system|secret|hidden)(?![a-z])")
@@ -938,6 +978,9 @@ INJECTION_RULES: tuple[PatternRule, ...] = (
         keywords=("prompt", "instructions", "words", "text", "everything"),
         pattern=_alt(
             rf"\boutput\s++{_F}(?:system|initial)\s+prompt\b",
+            r"\b(?:reveal|print|show|leak|dump|disclose|output|display|expose)\s+(?:me\s+)?"
+            r"(?:your|the)\s+(?:(?:full|entire|complete|hidden|original|initial|exact|secret)\s+)?"
+            r"(?:system|hidden|initial|developer)\s+(?:prompt|instructions|message)\b",
             r"\b(?:reveal|print|show|repeat|display|leak|dump|disclose|tell\s+me|give\s+me)\s+"
             r"(?:me\s+)?(?:your|the\s+(?:full|entire|complete|hidden|original|initial|exact"
             rf"|secret))\s++{_F3}(?:system\s+)?(?:prompt|instructions)\b",
@@ -1017,12 +1060,7 @@ INJECTION_RULES: tuple[PatternRule, ...] = (
         category=EXFILTRATION,
         severity=BLOCK,
         keywords=("curl", "wget", "invoke-webrequest", "iwr"),
-        finder=_line_finder(
-            re.compile(r"\b(?:curl|wget|invoke-webrequest|iwr)\b"),
-            re.compile(
-                r"\$\{?(?:env:)?\w{0,64}?(?:key|token|secret|password|passwd|credential)s?\b"
-            ),
-        ),
+        finder=_find_curl_secret_variable,
     ),
     PatternRule(
         rule_id="read_secrets",

@@ -11,9 +11,13 @@ Order of work:
    emoji ZWJ/VS16, Persian ZWNJ, flag tag sequences. `ScanResult.text` is its NFC output.
 2. A scan copy is built: every non-plain code point removed, then NFKC (full-width and other
    compatibility forms fold, so `ｉｇｎｏｒｅ` and `ig\\u200bnore` both read `ignore`).
-3. Secret rules (provider regexes, then the generic `key=value` rule with entropy > 3.5 as
-   confirmation) run on the copy, and on the stripped-but-not-NFKC copy when NFKC changed it.
-4. Injection, exfiltration, persistence and role-marker rules run on the ASCII-lower-cased copy.
+3. Secret rules (provider regexes, context rules such as `.netrc` lines, connection strings
+   and Authorization headers, then the generic `key=value` rule with entropy as confirmation,
+   the `password=` rule where the keyword makes short values count, and credential words
+   followed by a long random value in prose; ADR 0025) run on the copy, and on the
+   stripped-but-not-NFKC copy when NFKC changed it.
+4. Injection, exfiltration, persistence and role-marker rules run on the ASCII-lower-cased copy;
+   the multilingual intent rules (en, zh, ja, ko, es, de, fr) pair vocabularies in one sentence.
 Each rule family runs only when one of its keywords occurs (cheap prefilter). Only the first
 65,536 characters are scanned (policy and patterns alike), so the work is bounded; a longer
 text is refused (`too_long_to_scan`, category `oversize`).
@@ -28,8 +32,13 @@ import unicodedata
 from collections.abc import Callable, Iterable
 
 import attrs
-from pi_hermes_memory.domain import scan_rules, unicode_policy
+from pi_hermes_memory.domain import scan_injection_i18n, scan_rules, unicode_policy
 from pi_hermes_memory.domain.scan_rules import shannon_entropy
+from pi_hermes_memory.domain.scan_secrets_extra import (
+    CREDENTIAL_IN_PROSE,
+    EXTRA_SECRET_RULES,
+    PASSWORD_ASSIGNMENT,
+)
 
 __all__ = [
     "MAX_SCAN_CHARS",
@@ -211,8 +220,8 @@ def redact(secret: str) -> str:
 def rule_ids() -> dict[ScanCategory, tuple[str, ...]]:
     """Every rule id the scanner can report, by category."""
     out: dict[ScanCategory, list[str]] = {c: [] for c in ScanCategory}
-    out[ScanCategory.SECRET].extend(r.rule_id for r in scan_rules.SECRET_RULES)
-    for rule in scan_rules.INJECTION_RULES:
+    out[ScanCategory.SECRET].extend(r.rule_id for r in SECRET_RULES)
+    for rule in INJECTION_RULES:
         out[ScanCategory(rule.category)].append(rule.rule_id)
     out[ScanCategory.INVISIBLE_UNICODE].extend(unicode_policy.UNICODE_RULE_IDS)
     out[ScanCategory.OVERSIZE].append(RULE_TOO_LONG)
@@ -221,6 +230,20 @@ def rule_ids() -> dict[ScanCategory, tuple[str, ...]]:
 
 # --------------------------------------------------------------------------------------------
 # Scanning
+
+#: Provider rules first, the context rules of ADR 0025 next, the generic assignment rule and
+#: the prose rule last (a token already reported by a more specific rule is not reported again).
+SECRET_RULES: tuple[scan_rules.SecretRule, ...] = (
+    *scan_rules.SECRET_RULES[:-1],
+    *EXTRA_SECRET_RULES,
+    scan_rules.SECRET_RULES[-1],
+    PASSWORD_ASSIGNMENT,
+    CREDENTIAL_IN_PROSE,
+)
+INJECTION_RULES: tuple[scan_rules.PatternRule, ...] = (
+    *scan_rules.INJECTION_RULES,
+    *scan_injection_i18n.INJECTION_RULES,
+)
 
 _LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
@@ -265,7 +288,7 @@ class _Collector:
 
 def _scan_secrets(text: str, to_raw: Callable[[int], int], out: _Collector) -> None:
     lowered = _ascii_lower(text)
-    for rule in scan_rules.SECRET_RULES:
+    for rule in SECRET_RULES:
         if out.seen(rule.rule_id) or not any(k in lowered for k in rule.keywords):
             continue
         for m in rule.pattern.finditer(text):
@@ -284,7 +307,7 @@ def _scan_secrets(text: str, to_raw: Callable[[int], int], out: _Collector) -> N
 
 
 def _scan_patterns(lowered: str, to_raw: Callable[[int], int], out: _Collector) -> None:
-    for rule in scan_rules.INJECTION_RULES:
+    for rule in INJECTION_RULES:
         if rule.keywords and not any(k in lowered for k in rule.keywords):
             continue
         hit = rule.first_hit(lowered)

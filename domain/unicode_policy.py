@@ -7,7 +7,8 @@ controls. Each code point gets one of three outcomes:
 
 * REJECT - it can change meaning or smuggle data and a reviewer would not see it: bidi
   embeddings/overrides/isolates, tag characters outside a well-formed emoji flag sequence,
-  VS1-VS14 and the supplementary variation selectors, runs of two or more variation selectors,
+  VS1-VS14 and the supplementary variation selectors outside a registered kind of sequence,
+  runs of two or more variation selectors, U+2800 BRAILLE PATTERN BLANK outside Braille text,
   private use, controls, unassigned code points, lone surrogates, a BOM in mid-text, Hangul
   fillers outside Hangul text, the interlinear annotation controls.
 * STRIP - it carries no content and is usually pasted in by accident: ZWSP, soft hyphen, word
@@ -15,7 +16,10 @@ controls. Each code point gets one of three outcomes:
   deprecated format characters, the other default-ignorables; and the context-dependent ones
   (ZWJ/ZWNJ, LRM/RLM/ALM, VS15/VS16, Mongolian FVS) when their context does not need them.
 * KEEP - VS15/VS16 right after an emoji or symbol, ZWJ inside an emoji sequence, ZWJ/ZWNJ between
-  letters of a joining script (Arabic/Persian, Indic, ...), LRM/RLM/ALM in text that has
+  letters of a joining script (Arabic/Persian, Indic, ...) or right after a virama (Malayalam
+  chillu, half forms), one VS17-VS256 or VS1-VS3 after a CJK ideograph (ideographic variation
+  sequences, CJK compatibility variants), VS1 after a math symbol or a Myanmar, Phags-pa or
+  Manichaean letter (StandardizedVariants), LRM/RLM/ALM in text that has
   right-to-left letters, well-formed flag tag sequences, Hangul fillers next to Hangul letters.
 
 `apply_policy` returns the cleaned text (NFC, STRIP characters removed), the labels of the
@@ -96,6 +100,7 @@ RULE_SURROGATE = "lone_surrogate"
 RULE_BOM = "bom_mid_text"
 RULE_HANGUL_FILLER = "hangul_filler"
 RULE_ANNOTATION = "interlinear_annotation"
+RULE_BLANK = "blank_lookalike"
 
 UNICODE_RULE_IDS: tuple[str, ...] = (
     RULE_BIDI,
@@ -109,6 +114,7 @@ UNICODE_RULE_IDS: tuple[str, ...] = (
     RULE_BOM,
     RULE_HANGUL_FILLER,
     RULE_ANNOTATION,
+    RULE_BLANK,
 )
 
 #: At most this many rejections are reported (one per distinct (rule, code point)).
@@ -127,6 +133,8 @@ class Action(enum.Enum):
     MONGOLIAN_FVS = "mongolian_fvs"
     HANGUL_FILLER = "hangul_filler"
     TAG = "tag"  # E0020..E007F: only inside a flag sequence
+    SEQUENCE_VS = "sequence_vs"  # VS1-VS14, VS17-VS256: only in a registered kind of sequence
+    BRAILLE_BLANK = "braille_blank"  # U+2800: only next to other Braille patterns
     BOM = "bom"  # U+FEFF: stripped at offset 0, rejected elsewhere
 
 
@@ -164,7 +172,9 @@ def _classify(cp: int) -> tuple[Action, str | None]:
     if 0xE0000 <= cp <= 0xE001F:
         return Action.REJECT, RULE_TAG
     if 0xE0100 <= cp <= 0xE01EF or 0xFE00 <= cp <= 0xFE0D:
-        return Action.REJECT, RULE_VS
+        return Action.SEQUENCE_VS, None
+    if cp == 0x2800:
+        return Action.BRAILLE_BLANK, None
     if cp in (VS15, VS16):
         return Action.EMOJI_VS, None
     if cp in MONGOLIAN_FVS:
@@ -341,6 +351,21 @@ def _is_variation_selector(cp: int) -> bool:
     return 0xFE00 <= cp <= 0xFE0F or 0xE0100 <= cp <= 0xE01EF or cp in MONGOLIAN_FVS
 
 
+_CJK_IDEOGRAPH = re.compile(
+    "[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f\U00030000-\U0003134f]"
+)
+_VS1_BASES = re.compile("[\u1000-\u109f\ua840-\ua87f\U00010ac0-\U00010aff]")
+
+
+def _registered_vs_base(ch: str, vs: int) -> bool:
+    """May selector `vs` (VS1-VS14 or VS17-VS256) follow `ch` (StandardizedVariants, IVD)?"""
+    if _CJK_IDEOGRAPH.match(ch) is not None:
+        return vs >= 0xE0100 or vs <= 0xFE02
+    if vs == 0xFE00:
+        return unicodedata.category(ch) == "Sm" or _VS1_BASES.match(ch) is not None
+    return False
+
+
 def _is_rtl(ch: str) -> bool:
     return unicodedata.bidirectional(ch) in ("R", "AL")
 
@@ -358,6 +383,8 @@ def _keep_in_context(
     if action is Action.MONGOLIAN_FVS:
         return _is_mongolian_letter(prev)
     # Action.JOINER (ZWJ or ZWNJ): between joining letters, or ZWJ inside an emoji sequence.
+    if unicodedata.combining(prev) == 9 and _JOINING_SCRIPT.match(prev) is not None:
+        return True  # after a virama: conjunct/half forms and old-style chillu, also word-final
     if nxt is None:
         return False
     if _is_joining_letter(prev) and _is_joining_letter(nxt):
@@ -528,6 +555,39 @@ def apply_policy(text: str, candidates: list[int] | None = None) -> PolicyResult
             action_at[r] = Action.ALLOW if ok else Action.REJECT
             if not ok:
                 rejections.add(RULE_HANGUL_FILLER, ord(text[r]), r)
+
+    # 2d. VS1-VS14 and VS17-VS256: kept only where Unicode registers such sequences (one
+    # selector after a CJK ideograph: ideographic variation sequences and CJK compatibility
+    # variants; VS1 after a math symbol, Myanmar, Phags-pa or Manichaean letter).
+    for p in kept:
+        if action_at[p] is not Action.SEQUENCE_VS:
+            continue
+        before = seq.prev_kept(p)
+        ok = (
+            before >= 0
+            and action_at.get(before, Action.ALLOW) is Action.ALLOW
+            and (_registered_vs_base(text[before], ord(text[p])))
+        )
+        action_at[p] = Action.ALLOW if ok else Action.REJECT
+        if not ok:
+            rejections.add(RULE_VS, ord(text[p]), p)
+    # 2e. U+2800 BRAILLE PATTERN BLANK looks like a space: kept only inside Braille text.
+    for p in kept:
+        if action_at[p] is not Action.BRAILLE_BLANK:
+            continue
+        run = [p]
+        q = seq.next_kept(p)
+        while q < n and ord(text[q]) == 0x2800:
+            run.append(q)
+            q = seq.next_kept(q)
+        before = seq.prev_kept(p)
+        ok = (before >= 0 and 0x2801 <= ord(text[before]) <= 0x28FF) or (
+            q < n and 0x2801 <= ord(text[q]) <= 0x28FF
+        )
+        for r in run:
+            action_at[r] = Action.ALLOW if ok else Action.REJECT
+            if not ok:
+                rejections.add(RULE_BLANK, ord(text[r]), r)
 
     has_rtl = any(
         _is_rtl(m.group()) and classify(ord(m.group()))[0] is Action.ALLOW

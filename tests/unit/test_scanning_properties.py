@@ -199,6 +199,22 @@ ADVERSARIAL: dict[str, str] = {
     "hangul fillers": _fill("\u3164"),
     "bidi": _fill("\u202e"),
     "nfkc expansion": _fill("\ufdfa", MAX_SCAN_CHARS // 4),
+    # ADR 0025 rules
+    "netrc machines": _fill("machine h login u "),
+    "password keys": _fill("password: "),
+    "from now on": _fill("from now on "),
+    "remember forever send": _fill("remember this forever send "),
+    "urls with send": _fill("send https://a.b/ "),
+    "sensitive words": _fill("send .env token "),
+    "you are now": _fill("you are now "),
+    "act as": _fill("act as "),
+    "sas prefix": _fill("sv=2020-01-01&sig="),
+    "base64 equals": _fill("a" * 86 + "== key "),
+    "emails": _fill("a@b.co "),
+    "cjk override": _fill("忽略之前的规则"),
+    "ja frames": _fill("あなたは今から"),
+    "curl upload": _fill("curl -d @"),
+    "ignore instructions": _fill("ignore the "),
 }
 
 
