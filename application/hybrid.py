@@ -64,6 +64,11 @@ def _unit(_: Any, attribute: attrs.Attribute[Any], value: float) -> None:
         raise ValueError(f"{attribute.name} must be a number from 0 to 1; got {value!r}")
 
 
+def _optional_unit(_: Any, attribute: attrs.Attribute[Any], value: float | None) -> None:
+    if value is not None:
+        _unit(_, attribute, value)
+
+
 @attrs.frozen(kw_only=True)
 class EmbedderProfile:
     """What the retrieval benchmark measured for one embedder: the largest dense weight that
@@ -73,6 +78,9 @@ class EmbedderProfile:
 
     dense_weight: float = attrs.field(validator=_unit)
     mmr_threshold: float = attrs.field(default=MMR_THRESHOLD, validator=_unit)
+    #: the relevance floor: a row only the cosine ranking found (no query word matched it)
+    #: takes part only with at least this cosine; None = no floor (ADR 0027)
+    min_cosine: float | None = attrs.field(default=None, validator=_optional_unit)
 
 
 #: Benchmarked embedders by model id (the part before an "@version" suffix also matches).
@@ -106,6 +114,14 @@ class HybridSettings:
 
     pipeline: Pipeline = attrs.field(factory=Pipeline)
     rerank_top_n: int = attrs.field(default=RERANK_TOP_N, validator=_depth)
+    #: the relevance floor for embedders without a profile (`retrieval.minCosine`); None =
+    #: none, since a floor depends on the model's cosine scale (ADR 0027)
+    min_cosine: float | None = attrs.field(default=None, validator=_optional_unit)
+
+    def floor_for(self, model_id: str) -> float | None:
+        """The least cosine a row found by the cosine ranking only needs (see `hybrid_hits`)."""
+        profile = self.profile(model_id)
+        return self.min_cosine if profile is None else profile.min_cosine
 
     def profile(self, model_id: str) -> EmbedderProfile | None:
         found = self.profiles.get(model_id)
@@ -176,7 +192,18 @@ def hybrid_hits(
     scores = np.clip(vectors.cosines(), -1.0, 1.0)  # one pass over the candidate matrix
     dense = top_scores(vectors.ids, scores, limit=settings.depth)
     fusion = settings.fusion_for(model_id)
-    fused = fusion.fuse([h.id for h in fts_hits], dense)[: settings.depth]
+    fused = fusion.fuse([h.id for h in fts_hits], dense)
+    floor = settings.floor_for(model_id)
+    if floor is not None:
+        # No query word matched these rows: only a cosine above what unrelated queries reach
+        # makes them relevant. Without the floor every query answers with the nearest rows,
+        # however unrelated (ADR 0027). FTS hits keep their place and their dense share.
+        found = {h.id for h in fts_hits}
+        dense_score = dict(dense)
+        fused = [(i, s) for i, s in fused if i in found or dense_score.get(i, -1.0) >= floor]
+    fused = fused[: settings.depth]
+    if not fused:
+        return []
     rows: dict[str, SearchHit] = {h.id: h for h in fts_hits}
     wanted = [item for item, _ in fused if item not in rows]
     if wanted:
