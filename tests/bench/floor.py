@@ -1,30 +1,48 @@
 """Calibrating the hybrid relevance floor of an embedder (ADR 0027).
 
-    python -m tests.bench.floor [--data PATH] [--samples 1]
+    python -m tests.bench.floor [--data PATH] [--floors 0.8 0.82 ...] [--samples N]
 
-For each of the first `--samples` conversations of the retrieval benchmark's data (read where
-it lies, never copied), every turn is embedded as a passage with the local offline embedder
-(ADR 0017). Then:
+Runs memory_search's hybrid ranking (`pi_hermes_memory.hybrid.ranked_hits`, the local offline
+embedder of ADR 0017) on the retrieval benchmark's conversations (`tests.bench.retrieval`: the
+data is read where it lies, never copied) once per candidate floor, and reports per floor:
 
-- each query of `UNRELATED_QUERIES` (nonsense words and questions about things no
-  conversation talks about) is embedded, and its *best* cosine over the sample's turns is
-  recorded: the floor has to sit above these for an unrelated query to find nothing;
-- each benchmark question's cosine with each of its evidence turns is recorded: the share of
-  evidence below a candidate floor bounds what the floor can cost recall (a turn that FTS
-  also finds is never dropped, so the real cost is lower; `make bench-retrieval` measures it).
+- recall@5/10/20 of the benchmark questions (categories 1-4), and the change against no floor:
+  the floor drops rows that only the cosine ranking found, so it can only cost recall;
+- the share of `UNRELATED_QUERIES` (nonsense words and questions about things no conversation
+  talks about) answered with nothing, on every sample's store, next to FTS-only's share (an
+  unrelated query that shares a word with the store is found by FTS whatever the floor);
+- the quantiles of the best cosine of the unrelated queries: where their rows stand.
 
-Prints the quantiles of both and, per candidate floor, the share of unrelated queries that
-would answer nothing and the share of evidence turns a dense-only match would lose.
+Query vectors are embedded once and shared by every variant (`QueryCache`), so the run costs
+about one `make bench-retrieval` hybrid run.
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
+from collections.abc import Sequence
 from pathlib import Path
 
+import attrs
 import numpy as np
+from pi_hermes_memory.hybrid import HybridSettings
 
-from tests.bench.retrieval import DEFAULT_DATA, load_dataset
+from tests.bench.retrieval import (
+    DEFAULT_DATA,
+    DEFAULT_KS,
+    Embedder,
+    ModeReport,
+    QueryCache,
+    RetrieverFactory,
+    SampleStore,
+    fts_retriever,
+    hybrid_factory,
+    load_dataset,
+    local_embedder,
+    passage_matrix,
+    run,
+)
 
 #: Queries no conversation of the benchmark (or an ordinary store of notes) is about.
 UNRELATED_QUERIES = (
@@ -60,42 +78,116 @@ UNRELATED_QUERIES = (
     "flibbertigibbet quux",
 )
 
-CANDIDATE_FLOORS = (0.78, 0.79, 0.80, 0.81, 0.82, 0.83, 0.84, 0.85)
+CANDIDATE_FLOORS = (0.80, 0.82, 0.83, 0.84, 0.85, 0.86, 0.87)
+
+
+@attrs.define
+class Unrelated:
+    """The unrelated queries' outcome per variant, over every sample store."""
+
+    empty: dict[str, int] = attrs.field(factory=dict)
+    asked: dict[str, int] = attrs.field(factory=dict)
+    best: list[float] = attrs.field(factory=list)
+
+    def record(self, mode: str, answers: Sequence[Sequence[str]]) -> None:
+        self.empty[mode] = self.empty.get(mode, 0) + sum(1 for a in answers if not a)
+        self.asked[mode] = self.asked.get(mode, 0) + len(answers)
+
+    def share(self, mode: str) -> float:
+        return self.empty.get(mode, 0) / max(1, self.asked.get(mode, 0))
+
+
+def asking_unrelated(mode: str, factory: RetrieverFactory, seen: Unrelated) -> RetrieverFactory:
+    """`factory`, which also asks every unrelated query once per sample store."""
+
+    def wrapped(store: SampleStore) -> object:
+        retrieve = factory(store)
+        seen.record(mode, [list(retrieve(q, 10)) for q in UNRELATED_QUERIES])
+        return retrieve
+
+    return wrapped  # type: ignore[return-value]
+
+
+def floor_factories(
+    embedder: Embedder, floors: Sequence[float], seen: Unrelated
+) -> dict[str, RetrieverFactory]:
+    cached = QueryCache(embedder)
+    model = embedder.model_id
+    default = HybridSettings()
+    profile = default.profile(model)
+    out: dict[str, RetrieverFactory] = {"fts": fts_retriever}  # type: ignore[dict-item]
+    variants: dict[str, HybridSettings] = {}
+    if profile is not None:
+        variants["hybrid (default)"] = default
+        none = {model: attrs.evolve(profile, min_cosine=None)}
+        variants["hybrid no floor"] = attrs.evolve(default, profiles=none)
+        for floor in floors:
+            profiles = {model: attrs.evolve(profile, min_cosine=floor)}
+            variants[f"hybrid floor {floor:.2f}"] = attrs.evolve(default, profiles=profiles)
+    else:
+        variants["hybrid no floor"] = attrs.evolve(default, min_cosine=None)
+        for floor in floors:
+            variants[f"hybrid floor {floor:.2f}"] = attrs.evolve(default, min_cosine=floor)
+    for name, settings in variants.items():
+        out[name] = hybrid_factory(cached, settings)
+
+    def best_cosines(store: SampleStore) -> object:
+        matrix = passage_matrix(store, cached)
+        queries = cached.embed(list(UNRELATED_QUERIES), kind="query")
+        seen.best.extend((queries @ matrix.T).max(axis=1).tolist())
+        return lambda query, k: []
+
+    out = {name: asking_unrelated(name, f, seen) for name, f in out.items()}
+    out["(cosines)"] = best_cosines  # type: ignore[assignment]
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m tests.bench.floor")
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
-    parser.add_argument("--samples", type=int, default=1)
+    parser.add_argument("--floors", type=float, nargs="+", default=list(CANDIDATE_FLOORS))
+    parser.add_argument("--samples", type=int, default=0, help="only the first N (0: all)")
     args = parser.parse_args(argv)
-    from pi_hermes_memory.adapters.local_embedder import LocalEmbedder
+    embedder, why = local_embedder()
+    if embedder is None:
+        parser.error(f"needs the local embedder: {why}")
+    data = args.data
+    if args.samples:
+        import json
+        import tempfile
 
-    embedder = LocalEmbedder()
-    dataset = load_dataset(args.data)
-    unrelated = embedder.embed(list(UNRELATED_QUERIES), kind="query")
-    best_unrelated: list[float] = []
-    evidence: list[float] = []
-    units = 0
-    for sample in dataset.samples[: args.samples]:
-        matrix = embedder.embed([u.text for u in sample.units], kind="passage")
-        units += len(sample.units)
-        at = {u.dia_id: i for i, u in enumerate(sample.units)}
-        best_unrelated += (unrelated @ matrix.T).max(axis=1).tolist()
-        questions = [q for q in sample.questions if q.category in (1, 2, 3, 4)]
-        vectors = embedder.embed([q.text for q in questions], kind="query")
-        for question, vector in zip(questions, vectors, strict=True):
-            cosines = matrix @ vector
-            evidence += [float(cosines[at[d]]) for d in question.evidence if d in at]
-    print(f"model {embedder.model_id}; {units} turns; {len(UNRELATED_QUERIES)} unrelated queries")
-    for name, values in (("unrelated best", best_unrelated), ("evidence", evidence)):
-        q = np.quantile(values, [0.0, 0.05, 0.5, 0.95, 1.0])
-        print(f"{name:>15}: " + " ".join(f"{v:.3f}" for v in q) + "  (min p5 p50 p95 max)")
-    print("| floor | unrelated answered nothing | evidence turns below |")
-    print("|---|---|---|")
-    for floor in CANDIDATE_FLOORS:
-        empty = np.mean([v < floor for v in best_unrelated])
-        lost = np.mean([v < floor for v in evidence])
-        print(f"| {floor:.2f} | {empty:.3f} | {lost:.3f} |")
+        raw = json.loads(Path(data).read_text(encoding="utf-8"))[: args.samples]
+        tmp = tempfile.NamedTemporaryFile("w", suffix=".json", delete=False)  # noqa: SIM115
+        json.dump(raw, tmp)
+        tmp.close()
+        data = Path(tmp.name)
+    seen = Unrelated()
+    factories = floor_factories(embedder, args.floors, seen)
+    modes = list(factories)
+
+    def progress(line: str) -> None:
+        print(f"… {line}", file=sys.stderr, flush=True)
+
+    dataset, reports = run(data, modes, DEFAULT_KS, factories=factories, progress=progress)
+    by_mode = {r.mode: r for r in reports}
+    base = by_mode["hybrid no floor"]
+    print(f"model {embedder.model_id}; {dataset.units} turns, {dataset.questions} questions "
+          f"in {len(dataset.samples)} samples; {len(UNRELATED_QUERIES)} unrelated queries")  # fmt: skip
+    print()
+    print("| variant | R@5 | R@10 | R@20 | ΔR@10 vs no floor | unrelated answered nothing |")
+    print("|---|---|---|---|---|---|")
+    for name, report in by_mode.items():
+        if name == "(cosines)":
+            continue
+        assert isinstance(report, ModeReport)
+        r5, r10, r20 = (report.recall(k) for k in DEFAULT_KS)
+        delta = r10 - base.recall(10)
+        print(f"| {name} | {r5:.3f} | {r10:.3f} | {r20:.3f} | {delta:+.3f} | "
+              f"{seen.share(name):.3f} |")  # fmt: skip
+    q = np.quantile(seen.best, [0.0, 0.05, 0.5, 0.95, 1.0])
+    print()
+    print("best cosine of an unrelated query (min p5 p50 p95 max): "
+          + " ".join(f"{v:.3f}" for v in q))  # fmt: skip
     return 0
 
 
