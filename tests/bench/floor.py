@@ -27,8 +27,10 @@ from pathlib import Path
 import attrs
 import numpy as np
 from pi_hermes_memory.hybrid import HybridSettings
+from pi_hermes_memory.search import SearchQuery
 
 from tests.bench.retrieval import (
+    _MEMORY_CLAUSES,
     DEFAULT_DATA,
     DEFAULT_KS,
     Embedder,
@@ -38,7 +40,6 @@ from tests.bench.retrieval import (
     SampleStore,
     fts_retriever,
     hybrid_factory,
-    load_dataset,
     local_embedder,
     passage_matrix,
     run,
@@ -108,6 +109,21 @@ def asking_unrelated(mode: str, factory: RetrieverFactory, seen: Unrelated) -> R
     return wrapped  # type: ignore[return-value]
 
 
+def gated(open_factory: RetrieverFactory, floored: RetrieverFactory) -> RetrieverFactory:
+    """`floored` for a query that matches no row through FTS, `open_factory` otherwise."""
+
+    def factory(store: SampleStore) -> object:
+        plain, strict = open_factory(store), floored(store)
+
+        def retrieve(query: str, k: int) -> list[str]:
+            probe = SearchQuery(text=query, clauses=_MEMORY_CLAUSES, limit=1)
+            return list((plain if store.index.search(probe) else strict)(query, k))
+
+        return retrieve
+
+    return factory  # type: ignore[return-value]
+
+
 def floor_factories(
     embedder: Embedder, floors: Sequence[float], seen: Unrelated
 ) -> dict[str, RetrieverFactory]:
@@ -130,6 +146,11 @@ def floor_factories(
             variants[f"hybrid floor {floor:.2f}"] = attrs.evolve(default, min_cosine=floor)
     for name, settings in variants.items():
         out[name] = hybrid_factory(cached, settings)
+    # the other policy measured: the floor only for a query no FTS row matches
+    for floor in floors:
+        out[f"hybrid gate {floor:.2f}"] = gated(
+            out["hybrid no floor"], out[f"hybrid floor {floor:.2f}"]
+        )
 
     def best_cosines(store: SampleStore) -> object:
         matrix = passage_matrix(store, cached)
@@ -171,8 +192,10 @@ def main(argv: list[str] | None = None) -> int:
     dataset, reports = run(data, modes, DEFAULT_KS, factories=factories, progress=progress)
     by_mode = {r.mode: r for r in reports}
     base = by_mode["hybrid no floor"]
-    print(f"model {embedder.model_id}; {dataset.units} turns, {dataset.questions} questions "
-          f"in {len(dataset.samples)} samples; {len(UNRELATED_QUERIES)} unrelated queries")  # fmt: skip
+    print(
+        f"model {embedder.model_id}; {dataset.units} turns, {dataset.questions} questions in "
+        f"{len(dataset.samples)} samples; {len(UNRELATED_QUERIES)} unrelated queries"
+    )
     print()
     print("| variant | R@5 | R@10 | R@20 | ΔR@10 vs no floor | unrelated answered nothing |")
     print("|---|---|---|---|---|---|")
