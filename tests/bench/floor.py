@@ -7,7 +7,8 @@ embedder of ADR 0017) on the retrieval benchmark's conversations (`tests.bench.r
 data is read where it lies, never copied) once per candidate floor, and reports per floor:
 
 - recall@5/10/20 of the benchmark questions (categories 1-4), and the change against no floor:
-  the floor drops rows that only the cosine ranking found, so it can only cost recall;
+  the floor applies only to a query that matches no row through FTS, and then drops the rows
+  whose cosine is below it, so it can only cost recall;
 - the share of `UNRELATED_QUERIES` (nonsense words and questions about things no conversation
   talks about) answered with nothing, on every sample's store, next to FTS-only's share (an
   unrelated query that shares a word with the store is found by FTS whatever the floor);
@@ -27,10 +28,8 @@ from pathlib import Path
 import attrs
 import numpy as np
 from pi_hermes_memory.hybrid import HybridSettings
-from pi_hermes_memory.search import SearchQuery
 
 from tests.bench.retrieval import (
-    _MEMORY_CLAUSES,
     DEFAULT_DATA,
     DEFAULT_KS,
     Embedder,
@@ -109,21 +108,6 @@ def asking_unrelated(mode: str, factory: RetrieverFactory, seen: Unrelated) -> R
     return wrapped  # type: ignore[return-value]
 
 
-def gated(open_factory: RetrieverFactory, floored: RetrieverFactory) -> RetrieverFactory:
-    """`floored` for a query that matches no row through FTS, `open_factory` otherwise."""
-
-    def factory(store: SampleStore) -> object:
-        plain, strict = open_factory(store), floored(store)
-
-        def retrieve(query: str, k: int) -> list[str]:
-            probe = SearchQuery(text=query, clauses=_MEMORY_CLAUSES, limit=1)
-            return list((plain if store.index.search(probe) else strict)(query, k))
-
-        return retrieve
-
-    return factory  # type: ignore[return-value]
-
-
 def floor_factories(
     embedder: Embedder, floors: Sequence[float], seen: Unrelated
 ) -> dict[str, RetrieverFactory]:
@@ -146,11 +130,6 @@ def floor_factories(
             variants[f"hybrid floor {floor:.2f}"] = attrs.evolve(default, min_cosine=floor)
     for name, settings in variants.items():
         out[name] = hybrid_factory(cached, settings)
-    # the other policy measured: the floor only for a query no FTS row matches
-    for floor in floors:
-        out[f"hybrid gate {floor:.2f}"] = gated(
-            out["hybrid no floor"], out[f"hybrid floor {floor:.2f}"]
-        )
 
     def best_cosines(store: SampleStore) -> object:
         matrix = passage_matrix(store, cached)
