@@ -15,8 +15,6 @@ ROW = re.compile(
     rf"\| (?P<name>[^|]+) \| {_NUMBER} \| {_NUMBER} \| {_NUMBER} \| [+-]{_NUMBER} \| "
     rf"(?P<empty>{_NUMBER}) \|"
 )
-    r"\| (?P<name>[^|]+) \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [+-][0-9.]+ \| (?P<empty>[0-9.]+) \|"
-)
 
 
 def test_floors_silence_unrelated_queries_and_report_recall(
