@@ -150,7 +150,12 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("insights", parents=[common], help="overview of every memory target")
     find = sub.add_parser("search", parents=[common], help="full-text search (memory_search)")
     find.add_argument("query", help="words to look for (any language)")
-    find.add_argument("--target", choices=["user", "memory", "project", "failure"])
+    find.add_argument(
+        "--target",
+        choices=["memory", "user", "failure", "project"],
+        help="memory: global and the current project's memory; user; failure; "
+        "project: the current project's memory only (default: all)",
+    )
     find.add_argument(
         "--category",
         choices=["failure", "correction", "insight", "preference", "convention", "tool-quirk"],

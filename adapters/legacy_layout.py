@@ -33,7 +33,9 @@ from pi_hermes_memory.adapters.markdown.format import (
     COMMENT_CLOSE,
     COMMENT_OPEN,
     ENTRY_JOINER,
+    encode_project64,
     parse_document,
+    speaks_project64,
 )
 from pi_hermes_memory.adapters.markdown.store import LOCK_FILE_NAME
 from pi_hermes_memory.config import (
@@ -387,7 +389,7 @@ def _merge_project_files(run: _Run, layout: _Layout) -> None:
                 duplicates += 1
                 continue
             present.add(key)
-            blocks.append(_block(entry, project))
+            blocks.append(_block(entry, project, project64=speaks_project64(existing.encode())))
             added += 1
         merge = Merge(
             source=source.path, project=source.project, added=added, duplicates=duplicates
@@ -433,14 +435,15 @@ def _read_source(path: Path, run: _Run) -> str | None:
         return None
 
 
-def _block(entry: ParsedEntry, project: str) -> str:
-    """One entry in the flat file's format; dates only when the source had them."""
+def _block(entry: ParsedEntry, project: str, *, project64: bool = False) -> str:
+    """One entry in the flat file's format; dates only when the source had them. A flat file
+    in the TypeScript extension's spelling gets `project64=` (ADR 0027)."""
     pairs = []
     if entry.created is not None:
         pairs.append(f"created={entry.created.isoformat()}")
     if entry.last is not None:
         pairs.append(f"last={entry.last.isoformat()}")
-    pairs.append(f"project={project}")
+    pairs.append(f"project64={encode_project64(project)}" if project64 else f"project={project}")
     pairs.extend(f"{key}={value}" for key, value in entry.extra)
     return f"{entry.text} {COMMENT_OPEN} {', '.join(pairs)} {COMMENT_CLOSE}"
 

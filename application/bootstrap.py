@@ -425,9 +425,16 @@ def hybrid_settings(config: Config) -> HybridSettings:
             model: attrs.evolve(p, dense_weight=retrieval.dense_weight)
             for model, p in profiles.items()
         }
+    min_cosine = default.min_cosine
+    if retrieval.min_cosine is not None:  # the configured floor wins for every embedder
+        min_cosine = retrieval.min_cosine
+        profiles = {
+            model: attrs.evolve(p, min_cosine=retrieval.min_cosine) for model, p in profiles.items()
+        }
     return HybridSettings(
         fusion=fusion,
         profiles=profiles,
+        min_cosine=min_cosine,
         pipeline=Pipeline(stages=retrieval.stages, min_score=retrieval.hard_min_score),
         rerank_top_n=retrieval.rerank.top_n,
     )

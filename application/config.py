@@ -198,6 +198,9 @@ class RetrievalConfig:
     dense_weight: float | None = None
     hard_min_score: float = 0.35
     rerank: RerankConfig = RerankConfig()
+    #: `retrieval.minCosine`: the relevance floor of rows only the cosine ranking found; None:
+    #: chosen per embedder (ADR 0027)
+    min_cosine: float | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -993,6 +996,7 @@ def _retrieval(top: _Section, environ: Mapping[str, str]) -> RetrievalConfig:
         dense_weight=_unit_number(section, "denseWeight", None),
         hard_min_score=_unit_number(section, "hardMinScore", 0.35) or 0.0,
         rerank=_rerank(section.section("rerank"), environ),
+        min_cosine=_unit_number(section, "minCosine", None),
     )
 
 

@@ -14,9 +14,12 @@ The flow (ADR 0018, ADR 0019):
    `HybridSettings.fusion` and `.pipeline`);
 3. the rows only the cosine ranking found are read through `SearchIndex.rows`, which applies
    the query's scope predicate again;
-4. the scoring `Pipeline` (rerank only when a reranker is configured, then recency,
+4. when FTS found nothing, only rows whose cosine reaches the embedder's relevance floor
+   (`EmbedderProfile.min_cosine`, `HybridSettings.min_cosine`; ADR 0027) take part, so an
+   unrelated query answers nothing;
+5. the scoring `Pipeline` (rerank only when a reranker is configured, then recency,
    importance, length, time decay, hard minimum, MMR);
-5. the best `limit` rows, with the pipeline's score.
+6. the best `limit` rows, with the pipeline's score.
 """
 
 from __future__ import annotations
@@ -65,6 +68,11 @@ def _unit(_: Any, attribute: attrs.Attribute[Any], value: float) -> None:
         raise InvalidArgument(f"{attribute.name} must be a number from 0 to 1; got {value!r}")
 
 
+def _optional_unit(_: Any, attribute: attrs.Attribute[Any], value: float | None) -> None:
+    if value is not None:
+        _unit(_, attribute, value)
+
+
 @attrs.frozen(kw_only=True)
 class EmbedderProfile:
     """What the retrieval benchmark measured for one embedder: the largest dense weight that
@@ -74,12 +82,17 @@ class EmbedderProfile:
 
     dense_weight: float = attrs.field(validator=_unit)
     mmr_threshold: float = attrs.field(default=MMR_THRESHOLD, validator=_unit)
+    #: the relevance floor: when no query word matches any row, a row takes part only with
+    #: at least this cosine; None = no floor (ADR 0027)
+    min_cosine: float | None = attrs.field(default=None, validator=_optional_unit)
 
 
 #: Benchmarked embedders by model id (the part before an "@version" suffix also matches).
 #: ADR 0019 holds the table they come from.
 BENCHMARKED_PROFILES: Final[Mapping[str, EmbedderProfile]] = {
-    "local/multilingual-e5-small-q4": EmbedderProfile(dense_weight=1.0, mmr_threshold=0.95),
+    "local/multilingual-e5-small-q4": EmbedderProfile(
+        dense_weight=1.0, mmr_threshold=0.95, min_cosine=0.86
+    ),
 }
 
 
@@ -107,6 +120,15 @@ class HybridSettings:
 
     pipeline: Pipeline = attrs.field(factory=Pipeline)
     rerank_top_n: int = attrs.field(default=RERANK_TOP_N, validator=_depth)
+    #: the relevance floor for embedders without a profile (`retrieval.minCosine`); None =
+    #: none, since a floor depends on the model's cosine scale (ADR 0027)
+    min_cosine: float | None = attrs.field(default=None, validator=_optional_unit)
+
+    def floor_for(self, model_id: str) -> float | None:
+        """The least cosine a row needs when the query matches no row through FTS (see
+        `hybrid_hits`)."""
+        profile = self.profile(model_id)
+        return self.min_cosine if profile is None else profile.min_cosine
 
     def profile(self, model_id: str) -> EmbedderProfile | None:
         found = self.profiles.get(model_id)
@@ -177,6 +199,15 @@ def hybrid_hits(
     scores = np.clip(vectors.cosines(), -1.0, 1.0)  # one pass over the candidate matrix
     dense = top_scores(vectors.ids, scores, limit=settings.depth)
     fusion = settings.fusion_for(model_id)
+    floor = settings.floor_for(model_id)
+    if floor is not None and not fts_hits:
+        # No query word matched any row: only a cosine above what unrelated queries reach
+        # makes a row relevant. Without the floor every query answers with the nearest rows,
+        # however unrelated (ADR 0027: measured, this gate costs no recall, while a floor on
+        # every cosine-only row also cut rows that questions sharing a word still needed).
+        dense = [(item, score) for item, score in dense if score >= floor]
+        if not dense:
+            return []
     fused = fusion.fuse([h.id for h in fts_hits], dense)[: settings.depth]
     rows: dict[str, SearchHit] = {h.id: h for h in fts_hits}
     wanted = [item for item, _ in fused if item not in rows]

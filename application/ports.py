@@ -184,6 +184,11 @@ class DocumentFormat(Protocol):
 
     def parse(self, text: str, target: Target) -> ParsedDocument: ...
 
+    def learn(self, data: bytes, target: Target) -> None:
+        """The file's bytes as read, before any render: a format may keep the spelling it
+        finds there (the TypeScript extension's `project64=`, ADR 0027)."""
+        ...
+
 
 class SearchIndex(Protocol):
     """Full-text search over the memory read model (SQLite FTS5, or in memory); read-only.

@@ -8,6 +8,10 @@ The session scope decides which rows a search may return (the seed's rules, ADR 
   in Markdown only);
 - `failure` rows: the current project's and the unattributed (global) ones; all with sharing.
 
+A `target` narrows the search (ADR 0027, the seed's `memory`, `user` or `failure`): `memory`
+means the memory the agent works with, the global `memory` rows *and* the visible `project`
+rows; `user` and `failure` their own rows; `project` (our extra value) only the project rows.
+
 `SearchService` turns that into `ScopeClause`s, imports hand edits of the searched documents
 first (`MemoryService.refresh`, one stat per file when nothing changed) and asks the
 `SearchIndex` port (SQLite FTS5, or the in-memory index). The index applies every predicate
@@ -57,7 +61,8 @@ MAX_LIMIT = 20
 #: Characters of each hit's text shown in the model-facing message (results carry all of it).
 MESSAGE_TEXT_CHARS = 300
 
-_TARGETS = [t.value for t in Target]
+#: the seed's three values first; `project` is ours (narrows to the project layer)
+_TARGETS = [Target.MEMORY.value, Target.USER.value, Target.FAILURE.value, Target.PROJECT.value]
 _CATEGORIES = [c.value for c in FailureCategory]
 
 
@@ -148,7 +153,14 @@ def search_clauses(
 ) -> tuple[ScopeClause, ...]:
     """The rows a session may search (see the module docstring), narrowed to `target`; a
     category narrows to failures."""
-    wanted = [target] if target is not None else list(Target)
+    if target is None:
+        wanted = list(Target)
+    elif target is Target.MEMORY:
+        # the seed's `memory` is the memory the agent works with: the global layer and the
+        # current project's layer (ADR 0027); `project` alone narrows to the project layer
+        wanted = [Target.MEMORY, Target.PROJECT]
+    else:
+        wanted = [target]
     if category is not None:
         wanted = [t for t in wanted if t is Target.FAILURE]
     clauses: list[ScopeClause] = []
@@ -352,8 +364,9 @@ MEMORY_SEARCH_TOOL_DESCRIPTION = (
     "in an English question, words like 'what' or 'the' count least and words also match "
     "longer forms (paint: painted, painting). "
     "Results are this project's entries plus global ones (other projects' only when project "
-    "memory sharing is on). target narrows to one document "
-    "(memory, user, project, failure); category narrows failure entries (implies target "
+    "memory sharing is on). target narrows the search: memory (global and this project's "
+    "memory), user (the user profile), failure (failures and lessons), or project (this "
+    "project's memory only); category narrows failure entries (implies target "
     "failure); include_superseded also returns replaced old versions, marked with what "
     f"replaced them and when. limit: 1-{MAX_LIMIT} (default {DEFAULT_LIMIT}). Read-only."
 )
@@ -369,7 +382,9 @@ MEMORY_SEARCH_TOOL_SCHEMA: dict[str, Any] = {
         "target": {
             "type": "string",
             "enum": _TARGETS,
-            "description": "Search only this document (default: all).",
+            "description": "memory: global and this project's memory; user: the user "
+            "profile; failure: failures and lessons; project: this project's memory only "
+            "(default: all of them).",
         },
         "category": {
             "type": "string",

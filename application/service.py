@@ -216,6 +216,7 @@ class MemoryService:
         data = self._markdown.read(doc.target)
         if data is None:
             return doc, None
+        self._fmt.learn(data, doc.target)
         replica = self._markdown.replica(doc.target)
         digest = sha256(data)
         recorded = uow.ledger.rendered(doc.stream, replica)

@@ -408,6 +408,24 @@ def _category(
     return asked or old or FailureCategory.FAILURE
 
 
+def _owner_policy(policy: WritePolicy, old: MemoryEntry) -> WritePolicy:
+    """The policy a replace of `old` is decided under (ADR 0027).
+
+    A row of another project (visible only with projectMemorySharing) stays that project's: the
+    new version keeps its attribution, is deduplicated against that project's rows and must
+    fit that project's budget. Automatic maintenance never touches another project's rows, so
+    there an overflow is refused (no eviction, no consolidation), whatever the strategy.
+    """
+    scope = policy.scope
+    if old.project is None or old.project == scope.project:
+        return policy
+    return attrs.evolve(
+        policy,
+        scope=attrs.evolve(scope, project=old.project),
+        overflow=OverflowStrategy.REJECT,
+    )
+
+
 def decide_replace(doc: DocumentState, cmd: ReplaceMemory, policy: WritePolicy) -> Decision:
     scope = policy.scope
     text = clean_entry_text(cmd.text)
@@ -422,13 +440,14 @@ def decide_replace(doc: DocumentState, cmd: ReplaceMemory, policy: WritePolicy) 
         return located
     old = located
     key = normalize_text(text)
-    project = scope.attribution(cmd.target)
+    owner = _owner_policy(policy, old)
+    project = owner.scope.attribution(cmd.target)
     category = _category(cmd.target, cmd.category, old.category)
     if key == old.key and project == old.project and category == old.category:
         return Decision(
             status=Status.NOOP, message="The entry already has this content.", entry_id=old.id
         )
-    same = same_text(doc, scope, project, old.namespace, key)
+    same = same_text(doc, owner.scope, project, old.namespace, key)
     if same is not None and same.id != old.id:
         merged = MemorySuperseded(
             stream=doc.stream,
@@ -446,7 +465,7 @@ def decide_replace(doc: DocumentState, cmd: ReplaceMemory, policy: WritePolicy) 
         )
     capacity = capacity_events(
         doc,
-        policy,
+        owner,
         adding=len(text),
         replacing=old,
         command=cmd,

@@ -13,6 +13,7 @@ Pure functions only: the I/O lives in `store.py` and `atomic.py`.
 
 from __future__ import annotations
 
+import base64
 import functools
 import re
 from collections.abc import Iterator, Sequence
@@ -31,7 +32,14 @@ from pi_hermes_memory.domain.model import (
     namespace_problem,
 )
 
-__all__ = ["parse_document", "render_document", "render_version_line"]
+__all__ = [
+    "decode_project64",
+    "encode_project64",
+    "parse_document",
+    "render_document",
+    "render_version_line",
+    "speaks_project64",
+]
 
 BOM = "\ufeff"
 ENTRY_JOINER = f"\n{SEPARATOR_LINE}\n"
@@ -48,7 +56,10 @@ VERSION_LINE_PREFIX = "pi-hermes-memory:"
 _VERSION_FIELDS = re.compile(
     r"\s*(?P<target>[a-z]{1,16}) v(?P<version>[0-9]{1,18}), store (?P<store>[0-9a-f]{1,64})\b"
 )
-_KNOWN_KEYS = frozenset({"created", "last", "project", "category", "scope"})
+_KNOWN_KEYS = frozenset({"created", "last", "project", "project64", "category", "scope"})
+# The TypeScript extension (0.9.x) spells an attribution `project64=<base64url of the UTF-8
+# name>` and reads only `created=…, last=…[, project64=…]` (ADR 0027).
+_BASE64URL = re.compile(r"[A-Za-z0-9_-]+")
 _CATEGORIES = {c.value: c for c in FailureCategory}
 _PROJECT_TARGETS = frozenset({Target.PROJECT, Target.FAILURE})
 _FILE_LABEL = {
@@ -71,12 +82,20 @@ def render_version_line(stamp: VersionLine) -> str:
 
 
 def render_document(
-    entries: Sequence[MemoryEntry], *, target: Target, stamp: VersionLine | None = None
+    entries: Sequence[MemoryEntry],
+    *,
+    target: Target,
+    stamp: VersionLine | None = None,
+    project64: bool = False,
 ) -> str:
     """The file content for `entries`, in order. Same input, same bytes.
 
     With `stamp`, the first line names the store, document and journal version the file was
     rendered from (ADR 0022): a hand edit is then merged against exactly that version.
+
+    With `project64` (a file the TypeScript extension shares, ADR 0027), entries are written
+    the way that extension reads them: `created`, `last` and the attribution as `project64=`,
+    nothing else (the category stays in the journal), and no version line.
 
     Raises ValueError for an entry that could not be read back unchanged (wrong target, text the
     format cannot hold, unsafe project name): writing it would corrupt the file's structure, and
@@ -84,14 +103,14 @@ def render_document(
     """
     blocks = []
     for number, entry in enumerate(entries, 1):
-        block = _render_entry(entry, target)
+        block = _render_entry(entry, target, project64)
         if block is None:
             problem = _render_problem(entry, target)
             raise ValueError(
                 f"entry {number} cannot be written to {_FILE_LABEL[target]}: {problem}"
             )
         blocks.append(block)
-    head = "" if stamp is None else render_version_line(stamp) + "\n"
+    head = "" if stamp is None or project64 else render_version_line(stamp) + "\n"
     if not blocks:
         return head
     document = ENTRY_JOINER.join(blocks) + "\n"
@@ -103,12 +122,13 @@ def render_document(
 
 
 @functools.lru_cache(maxsize=32_768)
-def _render_entry(entry: MemoryEntry, target: Target) -> str | None:
+def _render_entry(entry: MemoryEntry, target: Target, project64: bool = False) -> str | None:
     """One entry's block, or None when it cannot be written. Cached: entries are immutable
     values, and a write re-renders the whole document while usually changing one entry."""
     if _render_problem(entry, target) is not None:
         return None
-    metadata = ", ".join(_metadata_pairs(entry, target))
+    pairs = _project64_pairs(entry, target) if project64 else _metadata_pairs(entry, target)
+    metadata = ", ".join(pairs)
     return f"{entry.text} {COMMENT_OPEN} {metadata} {COMMENT_CLOSE}"
 
 
@@ -143,6 +163,37 @@ def _metadata_pairs(entry: MemoryEntry, target: Target) -> list[str]:
     if entry.namespace is not None:  # agent:/custom:/user: rows (ADR 0014); global has none
         pairs.append(f"scope={entry.namespace}")
     return pairs
+
+
+def _project64_pairs(entry: MemoryEntry, target: Target) -> list[str]:
+    pairs = [f"created={entry.created.isoformat()}", f"last={entry.last_referenced.isoformat()}"]
+    if target in _PROJECT_TARGETS and entry.project is not None:
+        pairs.append(f"project64={encode_project64(entry.project)}")
+    return pairs
+
+
+def encode_project64(project: str) -> str:
+    """base64url of the UTF-8 name, without padding (Node's `toString("base64url")`)."""
+    return base64.urlsafe_b64encode(project.encode("utf-8")).decode("ascii").rstrip("=")
+
+
+def decode_project64(value: str) -> str | None:
+    """The project name `value` encodes, or None when it is not base64url of a UTF-8 name."""
+    if _BASE64URL.fullmatch(value) is None or len(value) % 4 == 1:
+        return None
+    try:
+        raw = base64.urlsafe_b64decode(value + "=" * (-len(value) % 4))
+        return raw.decode("utf-8").strip() or None
+    except (ValueError, UnicodeDecodeError):
+        return None
+
+
+def speaks_project64(data: bytes) -> bool:
+    """Whether a file as read is in the TypeScript extension's spelling: no version line of
+    ours and at least one `project64=` attribution. Then it is rendered that way (ADR 0027)."""
+    head = data[len(BOM.encode()) :] if data.startswith(BOM.encode()) else data
+    ours = f"{COMMENT_OPEN} {VERSION_LINE_PREFIX}".encode()
+    return b"project64=" in data and not head.lstrip().startswith(ours)
 
 
 # --- parsing -----------------------------------------------------------------------------------
@@ -304,7 +355,7 @@ def _read_metadata(comment: str) -> _Metadata:
             extra.append((key, value))
     if not known:
         # Our comments always carry created/last; one with none of our keys is a person's note.
-        raise _Unreadable("it holds none of created, last, project, category")
+        raise _Unreadable("it holds none of created, last, project, project64, category")
     return _Metadata(
         created=_read_date(known, "created"),
         last=_read_date(known, "last"),
@@ -340,7 +391,17 @@ def _read_project(known: dict[str, str]) -> str | None:
     value = known.get("project")
     if value is not None and not is_safe_project_name(value):
         raise _Unreadable("'project' is not a safe project name")
-    return value
+    encoded = known.get("project64")
+    if encoded is None:
+        return value
+    decoded = decode_project64(encoded)
+    if decoded is None:
+        raise _Unreadable("'project64' is not base64url of a UTF-8 project name")
+    if not is_safe_project_name(decoded):
+        raise _Unreadable("'project64' does not encode a safe project name")
+    if value is not None and value != decoded:
+        raise _Unreadable("'project' and 'project64' name different projects")
+    return decoded
 
 
 def _read_scope(known: dict[str, str]) -> str | None:

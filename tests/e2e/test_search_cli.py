@@ -108,3 +108,26 @@ def test_tool_command_runs_memory_search(root: Path) -> None:
     assert data["status"] == "ok" and data["results"][0]["text"] == "Prefers tabs over spaces"
     hostile = cli(root, "tool", "memory_search", json.dumps({"query": "\"'; DROP TABLE memories"}))
     assert hostile.returncode == 0 and json.loads(hostile.stdout)["status"] in ("ok", "no_results")
+
+
+def test_target_memory_returns_project_and_global_memory(root: Path) -> None:
+    # the seed's target `memory` (ADR 0027): global rows with the current project's rows
+    cli(root, "add", "Release notes live in docs/releases", "--target", "memory")
+    cli(root, "add", "Release tags are signed", "--target", "project", "--project", "web")
+    cli(root, "add", "Release builds use clang", "--target", "project", "--project", "api")
+    arguments = '{"query": "release", "target": "memory"}'
+    tool = cli(root, "tool", "memory_search", arguments, "--project", "web")
+    assert tool.returncode == 0, tool.stderr
+    data = json.loads(tool.stdout)
+    assert sorted((r["target"], r["project"], r["text"]) for r in data["results"]) == [
+        ("memory", None, "Release notes live in docs/releases"),
+        ("project", "web", "Release tags are signed"),
+    ]
+    narrowed = cli(root, "search", "release", "--target", "project", "--project", "web", "--json")
+    assert [r["text"] for r in json.loads(narrowed.stdout)["results"]] == [
+        "Release tags are signed"
+    ]
+    plain = cli(root, "search", "release", "--target", "memory", "--project", "web")
+    assert "(project:web, " in plain.stdout and "(memory, " in plain.stdout
+    assert "clang" not in plain.stdout
+    assert "project's memory only" in " ".join(cli(root, "search", "--help").stdout.split())

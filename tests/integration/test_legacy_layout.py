@@ -270,6 +270,20 @@ def test_the_flat_files_own_entries_are_untouched(root: Path) -> None:
     ]
 
 
+def test_a_flat_file_of_the_typescript_extension_gets_project64_entries(root: Path) -> None:
+    # ADR 0027: the TypeScript extension (0.9.x) reads only `project64=` attributions
+    own = "Gamma fact <!-- created=2026-01-01, last=2026-01-01, project64=Z2FtbWE -->"
+    write(flat(root), own)
+    write(root / "alpha" / "MEMORY.md", "Alpha fact <!-- created=2026-02-01, last=2026-02-02 -->\n")
+    migrate(root)
+    assert flat(root).read_text(encoding="utf-8").splitlines() == [
+        own,
+        "§",
+        "Alpha fact <!-- created=2026-02-01, last=2026-02-02, project64=YWxwaGE -->",
+    ]
+    assert flat_entries(root) == [("gamma", "Gamma fact"), ("alpha", "Alpha fact")]
+
+
 def test_entries_already_present_for_the_project_are_not_appended_twice(root: Path) -> None:
     write(flat(root), "Alpha fact <!-- created=2026-01-01, last=2026-01-01, project=alpha -->\n")
     write(root / "alpha" / "MEMORY.md", "Alpha   fact\n§\nAlpha second\n§\nAlpha second\n")

@@ -1158,6 +1158,7 @@ def test_retrieval_fields_are_read_and_stage_order_is_fixed() -> None:
                 "stages": ["mmr", "rerank"],
                 "denseWeight": 0.25,
                 "hardMinScore": 0,
+                "minCosine": 0.42,
                 "rerank": {
                     "provider": "jina-compatible",
                     "baseUrl": "http://127.0.0.1:8080/v1/",
@@ -1173,6 +1174,7 @@ def test_retrieval_fields_are_read_and_stage_order_is_fixed() -> None:
     assert warnings == ()
     r = config.retrieval
     assert r.stages == ("rerank", "mmr") and r.dense_weight == 0.25 and r.hard_min_score == 0.0
+    assert r.min_cosine == 0.42
     assert r.rerank.enabled and r.rerank.api_key == SECRET
     assert r.rerank.base_url == "http://127.0.0.1:8080/v1" and r.rerank.model == "bge-reranker"
     assert (r.rerank.timeout_ms, r.rerank.top_n) == (800, 5)
@@ -1195,6 +1197,8 @@ def test_a_keyless_local_reranker_needs_no_key_env() -> None:
         ({"stages": "mmr"}, "retrieval.stages"),
         ({"denseWeight": 1.5}, "retrieval.denseWeight"),
         ({"denseWeight": True}, "retrieval.denseWeight"),
+        ({"minCosine": 1.5}, "retrieval.minCosine"),
+        ({"minCosine": "0.8"}, "retrieval.minCosine"),
         ({"hardMinScore": -0.1}, "retrieval.hardMinScore"),
         ({"hardMinScore": "0.3"}, "retrieval.hardMinScore"),
         ({"rerank": "on"}, "retrieval.rerank"),
@@ -1224,4 +1228,4 @@ def test_bad_retrieval_fields_warn_and_fall_back(raw: dict[str, object], field: 
     r = config.retrieval
     assert not r.rerank.enabled  # any problem in the rerank section turns reranking off
     assert r.stages in (default.stages,) or "stages" not in raw
-    assert r.dense_weight is None and r.hard_min_score == 0.35
+    assert r.dense_weight is None and r.hard_min_score == 0.35 and r.min_cosine is None

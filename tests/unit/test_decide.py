@@ -204,7 +204,56 @@ def test_edits_respect_visibility() -> None:
     d.with_scope("b", sharing=True)
     replaced = d.replace("secret sauce", "shared sauce recipe")
     assert replaced.status is Status.REPLACED
-    assert d.doc.active[0].project == "b"  # writes record the real (current) project
+    assert d.doc.active[0].project == "a"  # the new version stays its owner's (ADR 0027)
+
+
+def test_a_shared_replace_keeps_the_owner_project_and_its_place() -> None:
+    d = Doc(Target.PROJECT, project="a")
+    d.add("project a builds with bazel")
+    d.add("project a deploys on fridays")
+    d.with_scope("b")
+    d.add("project b builds with make")
+    d.with_scope("b", sharing=True)
+    assert d.replace("a deploys", "project a deploys on mondays").status is Status.REPLACED
+    assert [(e.text, e.project) for e in d.doc.active] == [
+        ("project a builds with bazel", "a"),
+        ("project a deploys on mondays", "a"),
+        ("project b builds with make", "b"),
+    ]
+    # a replace of the session's own row still records the current project
+    assert d.replace("b builds", "project b builds with ninja").status is Status.REPLACED
+    assert d.doc.active[2].project == "b"
+
+
+def test_a_shared_replace_merges_into_the_owners_copy_of_the_text() -> None:
+    d = Doc(Target.PROJECT, project="a")
+    d.add("cache lives in /var/cache/a")
+    d.add("the cache dir is configurable")
+    d.with_scope("b", sharing=True)
+    d.add("cache lives in /var/cache/a")  # b's own copy of the same text
+    merged = d.replace("configurable", "cache lives in /var/cache/a")
+    assert merged.status is Status.MERGED and merged.entry_id == "id1"  # a's row, not b's
+
+
+def test_a_shared_replace_checks_the_owners_budget_and_never_evicts_there() -> None:
+    d = Doc(Target.PROJECT, project="a", limit=40, overflow=OverflowStrategy.FIFO_EVICT)
+    d.add("a" * 20)
+    d.add("x" * 10)
+    d.with_scope("b", sharing=True)
+    d.add("b" * 35)  # b's budget is nearly full; a's has 10 characters left
+    fits = d.replace("x" * 10, "c" * 20)  # 20 + 20 = 40 in a: fits a's budget
+    assert fits.status is Status.REPLACED and not fits.evicted
+    over = d.replace("c" * 20, "d" * 25)  # 45 in a: over a's budget; a's rows are not b's to evict
+    assert over.status is Status.CAPACITY_EXCEEDED and "45" in over.message
+    assert [e.text for e in d.doc.active] == ["a" * 20, "c" * 20, "b" * 35]
+
+
+def test_a_shared_failure_replace_keeps_the_owner_project() -> None:
+    d = Doc(Target.FAILURE, project="a")
+    d.add("pip failed behind the proxy")
+    d.with_scope(None, sharing=True)
+    assert d.replace("behind the proxy", "pip failed behind the corporate proxy").success
+    assert d.doc.active[0].project == "a"
 
 
 def test_capacity_reject_names_limit_and_usage() -> None:

@@ -128,6 +128,31 @@ def test_default_scope_clauses() -> None:
     )
 
 
+def test_target_memory_is_the_global_and_the_current_projects_memory() -> None:
+    # the seed's `memory` (ADR 0027): global memory rows plus the visible project rows
+    scope = SessionScope(project="web")
+    assert search_clauses(scope, Target.MEMORY) == (
+        ScopeClause(Target.MEMORY, namespaces=(None,)),
+        ScopeClause(Target.PROJECT, ("web",)),
+    )
+    assert search_clauses(SessionScope(project=None), Target.MEMORY) == (
+        ScopeClause(Target.MEMORY, namespaces=(None,)),
+    )
+    assert search_clauses(SessionScope(project="web", sharing=True), Target.MEMORY) == (
+        ScopeClause(Target.MEMORY, namespaces=(None,)),
+        ScopeClause(Target.PROJECT),
+    )
+    # user and failure stay their own documents; failure is this project's + global ones
+    assert search_clauses(scope, Target.USER) == (ScopeClause(Target.USER, namespaces=(None,)),)
+    assert search_clauses(scope, Target.FAILURE) == (ScopeClause(Target.FAILURE, ("web", None)),)
+
+
+def test_the_tool_schema_lists_the_seeds_targets_first() -> None:
+    target = MEMORY_SEARCH_TOOL.parameters["properties"]["target"]
+    assert target["enum"] == ["memory", "user", "failure", "project"]
+    assert "this project's memory only" in target["description"]
+
+
 def test_scope_clauses_without_a_project_and_with_sharing() -> None:
     assert search_clauses(SessionScope(project=None), Target.PROJECT) == ()
     assert search_clauses(SessionScope(project=None), Target.FAILURE) == (
@@ -188,7 +213,7 @@ def test_parse_defaults_and_values() -> None:
         ({"query": "x", "limit": True}, "limit must be an integer, got boolean"),
         ({"query": "x", "limit": "5"}, "limit must be an integer, got string"),
         ({"query": "x", "limit": 2.5}, "limit must be an integer, got number"),
-        ({"query": "x", "target": "skills"}, "target must be one of user, memory, project"),
+        ({"query": "x", "target": "skills"}, "target must be one of memory, user, failure"),
         ({"query": "x", "category": "bug"}, "category must be one of failure, correction"),
         ({"query": "x", "target": "memory", "category": "insight"}, "category applies only"),
         ({"query": "x", "include_superseded": "yes"}, "include_superseded must be a boolean"),
@@ -274,6 +299,34 @@ def test_projects_are_isolated_unless_sharing(store: Store) -> None:
     alone = nobody.search("port", target="project")
     assert alone.status == "no_results" and "no current project" in alone.message
     assert texts(nobody, "port") == ["Port numbers live in .env"]
+
+
+def test_target_memory_finds_project_memory_and_project_narrows(store: Store) -> None:
+    a, b = store.session("a"), store.session("b")
+    a.add("Deploys of a go through the blue pipeline", target="project")
+    b.add("Deploys of b go through the green pipeline", target="project")
+    a.add("Deploys never run on Fridays", target="memory")
+    a.add("I like short deploy notes", target="user")
+    a.add("deploy pipeline broke on a missing token", target="failure")
+    found = a.search("deploys pipeline", target="memory")
+    assert sorted((h.target.value, h.project, h.text) for h in found.hits) == [
+        ("memory", None, "Deploys never run on Fridays"),
+        ("project", "a", "Deploys of a go through the blue pipeline"),
+    ]
+    assert "(project:a, " in found.message and "(memory, " in found.message
+    assert texts(a, "deploys pipeline", target="project") == [
+        "Deploys of a go through the blue pipeline"
+    ]
+    shared = store.session("a", sharing=True)
+    assert len(texts(shared, "deploys pipeline", target="memory")) == 3
+    assert texts(store.session(None), "deploys pipeline", target="memory") == [
+        "Deploys never run on Fridays"
+    ]
+    tool = a.call_tool("memory_search", {"query": "deploys", "target": "memory"})
+    assert {(r["target"], r["project"]) for r in tool["results"]} == {
+        ("memory", None),
+        ("project", "a"),
+    }
 
 
 def test_failures_are_the_current_projects_and_unattributed(store: Store) -> None:
