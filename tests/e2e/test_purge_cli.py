@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-MARKER = "Platypus-Token-9K2M"
+MARKER = "Platypus-Host-9K2M"
 
 
 def cli(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -35,7 +35,7 @@ def holders(root: Path) -> list[str]:
 
 def test_purge_through_the_command(tmp_path: Path) -> None:
     root = tmp_path / "agent"
-    assert cli(root, "add", f"The deploy token is {MARKER}").returncode == 0
+    assert cli(root, "add", f"The deploy host is {MARKER}").returncode == 0
     assert cli(root, "add", "The CI runs on GitHub Actions").returncode == 0
     replaced = cli(
         root,
@@ -46,7 +46,7 @@ def test_purge_through_the_command(tmp_path: Path) -> None:
                 "action": "replace",
                 "target": "memory",
                 "old_text": MARKER,
-                "content": f"The deploy token is {MARKER} (rotated)",
+                "content": f"The deploy host is {MARKER} (rotated)",
             }
         ),
     )
@@ -78,13 +78,13 @@ def test_purge_through_the_command(tmp_path: Path) -> None:
 
 def test_the_memory_tool_purges(tmp_path: Path) -> None:
     root = tmp_path / "agent"
-    assert cli(root, "add", f"The deploy token is {MARKER}").returncode == 0
-    assert cli(root, "add", "Deploys need the token too").returncode == 0
+    assert cli(root, "add", f"The deploy host is {MARKER}").returncode == 0
+    assert cli(root, "add", "Deploys need the host too").returncode == 0
     ambiguous = cli(
         root,
         "tool",
         "memory",
-        json.dumps({"action": "purge", "target": "memory", "old_text": "token"}),
+        json.dumps({"action": "purge", "target": "memory", "old_text": "host"}),
     )
     out = json.loads(ambiguous.stdout)
     assert ambiguous.returncode == 1 and out["status"] == "ambiguous" and len(out["matches"]) == 2
@@ -112,9 +112,9 @@ def test_purge_drops_the_vectors_of_every_version(tmp_path: Path, server: object
     write_config(root, server)  # type: ignore[arg-type]
     with open_memory(root) as memory:
         assert memory.embeddings is not None
-        memory.add(f"The deploy token is {MARKER}")
+        memory.add(f"The deploy host is {MARKER}")
         memory.add("The CI runs on GitHub Actions")
-        memory.replace(MARKER, f"The deploy token is {MARKER}, rotated")
+        memory.replace(MARKER, f"The deploy host is {MARKER}, rotated")
         assert len(vectors(root)) == 3  # both versions and the other entry
         result = memory.purge(MARKER)
         assert result.status == "purged" and result.versions == 2
@@ -130,7 +130,7 @@ def test_purge_drops_the_vectors_of_every_version(tmp_path: Path, server: object
 
 def test_the_memory_tool_purges_by_id(tmp_path: Path) -> None:
     root = tmp_path / "agent"
-    added = cli(root, "add", f"The deploy token is {MARKER}", "--json")
+    added = cli(root, "add", f"The deploy host is {MARKER}", "--json")
     entry_id = json.loads(added.stdout)["entry_id"]
     both = cli(
         root,

@@ -12,7 +12,7 @@ import pi_hermes_memory
 import pytest
 from pi_hermes_memory.adapters.sqlite.eventlog import EventLog
 
-MARKER = "Zebrafinch-Secret-7Q4X"
+MARKER = "Zebrafinch-Marker-7Q4X"
 TOKEN = "zebrafinch"  # what FTS5 (unicode61, lowercased) indexes of it
 
 
@@ -27,7 +27,7 @@ def holders(root: Path, *needles: bytes) -> list[str]:
 
 
 def needles() -> tuple[bytes, ...]:
-    return (MARKER.encode(), MARKER.lower().encode(), TOKEN.encode(), b"secret-7q4x")
+    return (MARKER.encode(), MARKER.lower().encode(), TOKEN.encode(), b"marker-7q4x")
 
 
 def fts_terms(db: Path) -> set[str]:
@@ -47,10 +47,10 @@ def root(tmp_path: Path) -> Path:
 def fill(memory: pi_hermes_memory.Memory) -> list[str]:
     """A chain holding the marker (added, replaced, then removed) among enough other writes to
     pass the snapshot boundary (500 events); returns the chain's ids."""
-    first = memory.add(f"The staging vault password is {MARKER} (rotate monthly)")
+    first = memory.add(f"The staging vault is named {MARKER} (rotate monthly)")
     assert first.success
     memory.add("The CI runs on GitHub Actions with four runners")
-    second = memory.replace(MARKER, f"The staging vault password is {MARKER}, rotated in May")
+    second = memory.replace(MARKER, f"The staging vault is named {MARKER}, rotated in May")
     assert second.success
     ops = []
     for i in range(255):  # add and remove: 510 events, few live characters (capacity)
@@ -124,7 +124,7 @@ def test_copies_moved_aside_are_named_not_touched(root: Path) -> None:
     """A damaged database moved aside before the purge may hold the text: the result names
     it (ADR 0026: reported, never rewritten)."""
     with pi_hermes_memory.open(agent_root=root, cwd=root) as memory:
-        memory.add(f"The staging vault password is {MARKER}")
+        memory.add(f"The staging vault is named {MARKER}")
         aside = root / "pi-hermes-memory" / "sessions.db.damaged-20260101T000000Z-000001"
         aside.write_bytes(b"old pages ... " + MARKER.encode())
         result = memory.purge(MARKER)
@@ -137,7 +137,7 @@ def test_a_reader_holding_the_wal_is_reported(root: Path) -> None:
     """A reader in another connection keeps the WAL from being truncated: the purge still
     commits, says so, and the next checkpoint without the reader clears the WAL."""
     with pi_hermes_memory.open(agent_root=root, cwd=root) as memory:
-        memory.add(f"The staging vault password is {MARKER}")
+        memory.add(f"The staging vault is named {MARKER}")
         db = root / "pi-hermes-memory" / "sessions.db"
         reader = apsw.Connection(str(db))
         reader.execute("BEGIN")
@@ -156,7 +156,7 @@ def test_a_reader_holding_the_wal_is_reported(root: Path) -> None:
 
 def test_the_rewritten_log_keeps_its_mode(root: Path) -> None:
     with pi_hermes_memory.open(agent_root=root, cwd=root) as memory:
-        memory.add(f"The staging vault password is {MARKER}")
+        memory.add(f"The staging vault is named {MARKER}")
         memory.purge(MARKER)
     log = root / "pi-hermes-memory" / "sessions.journal.jsonl"
     assert os.stat(log).st_mode & 0o777 == 0o600
@@ -175,7 +175,7 @@ def test_a_purge_interrupted_before_its_scrub_is_finished_at_the_next_open(
     from pi_hermes_memory.adapters.sqlite.storage import SqliteStorage
 
     memory = pi_hermes_memory.open(agent_root=root, cwd=root)
-    memory.add(f"The staging vault password is {MARKER}")
+    memory.add(f"The staging vault is named {MARKER}")
     memory.add("The CI runs on GitHub Actions")
 
     def die(self: SqliteStorage) -> None:
