@@ -29,6 +29,7 @@ from pi_hermes_memory.domain.model import Target
 from pi_hermes_memory.domain.purge import index, plan_purge, select
 from pi_hermes_memory.domain.scope import SessionScope
 from pi_hermes_memory.service import MemoryService
+from pi_hermes_memory.testing.contracts import added as contract_added
 
 from tests.support.builders import service
 from tests.support.fakes import StepClock
@@ -40,18 +41,7 @@ CLOCK = StepClock()
 
 
 def added(version: int, entry_id: str, text: str) -> MemoryAdded:
-    return MemoryAdded(
-        stream=S,
-        version=version,
-        at=AT,
-        entry_id=entry_id,
-        target=Target.MEMORY,
-        text=text,
-        project=None,
-        category=None,
-        created=DAY,
-        last_referenced=DAY,
-    )
+    return contract_added(version, entry_id, text, stream=S)
 
 
 def replaced(version: int, old: str, new: str, text: str) -> MemoryReplaced:
