@@ -152,7 +152,18 @@ def test_the_local_provider_needs_no_key_and_no_server(root: Path) -> None:
         assert memory.embeddings.model_id.startswith("local/multilingual-e5-small-q4@")
         memory.add("The staging database resets every Sunday night")
         memory.add(DEPLOY)
-        hits = memory.search("stage DB wipe schedule").hits  # no shared word
+        hits = memory.search("staging DB wipe schedule").hits  # one shared word
+        assert hits and hits[0].text == "The staging database resets every Sunday night"
+        # no shared word: below the local model's relevance floor (ADR 0027), like an
+        # unrelated query
+        assert memory.search("stage DB wipe schedule").status == "no_results"
+        assert memory.search("xylophone quantum").status == "no_results"
+    # the floor is a setting: without it a paraphrase with no shared word is found
+    (root / "hermes-memory-config.json").write_text(
+        json.dumps({"embedding": {"provider": "local"}, "retrieval": {"minCosine": 0}})
+    )
+    with open_memory(root, key=None) as memory:
+        hits = memory.search("stage DB wipe schedule").hits
         assert hits and hits[0].text == "The staging database resets every Sunday night"
 
 
