@@ -9,7 +9,6 @@ commit together), and renders the touched Markdown documents before the lock is 
 from __future__ import annotations
 
 import collections
-import hashlib
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -26,18 +25,14 @@ from pi_hermes_memory.domain.decide import Decision, WritePolicy, decide
 from pi_hermes_memory.domain.document import (
     MemoryDocument,
     WorkingDocument,
-    fold,
-    forget,
     stream_for,
 )
 from pi_hermes_memory.domain.events import Event
-from pi_hermes_memory.domain.markdown_doc import VersionLine
 from pi_hermes_memory.domain.model import GLOBAL_NAMESPACE, MemoryEntry, Target
 from pi_hermes_memory.domain.move import MoveDecision, decide_move, move_subject
 from pi_hermes_memory.domain.purge import PurgeIndex, PurgePlan, newest_version, plan_purge
 from pi_hermes_memory.domain.purge import index as purge_index
 from pi_hermes_memory.domain.purge import select as select_purge
-from pi_hermes_memory.domain.reconcile import reconcile
 from pi_hermes_memory.domain.restore import (
     RemovedEntry,
     decide_restore,
@@ -47,10 +42,11 @@ from pi_hermes_memory.domain.restore import (
 from pi_hermes_memory.domain.scanning import scan
 from pi_hermes_memory.domain.scope import SessionScope
 from pi_hermes_memory.domain.status import Status
-from pi_hermes_memory.errors import MarkdownChanged, MarkdownUnreadable
+from pi_hermes_memory.errors import MarkdownUnreadable
 from pi_hermes_memory.log import library_logger
+from pi_hermes_memory.memory_documents import MemoryDocuments, target_of
+from pi_hermes_memory.pipeline import Pipeline
 from pi_hermes_memory.ports import (
-    UNCHECKED,
     Clock,
     DocumentFormat,
     IdFactory,
@@ -61,7 +57,6 @@ from pi_hermes_memory.ports import (
 from pi_hermes_memory.purging import PurgeResult
 from pi_hermes_memory.results import CandidateView, EntryView, WriteResult
 from pi_hermes_memory.search import ScopeClause
-from pi_hermes_memory.snapshot_codec import CorruptSnapshot, decode_document, encode_document
 from pi_hermes_memory.tools import MAX_BATCH_OPERATIONS, ArgumentError
 from pi_hermes_memory.vectors import VectorScope
 
@@ -69,8 +64,6 @@ if TYPE_CHECKING:  # imports numpy: loaded by bootstrap only when embeddings are
     from pi_hermes_memory.embedding import EmbeddingService, PreparedWrites
 
 _R = TypeVar("_R")
-#: A stream's folded state is stored every this many events (ADR 0024).
-SNAPSHOT_EVERY = 500
 
 
 @attrs.frozen(kw_only=True)
@@ -87,14 +80,6 @@ class MemorySettings:
             overflow=self.overflow,
             consolidation_available=self.consolidation_available,
         )
-
-
-#: the file of a document could not be read (`MarkdownUnreadable`): never rewritten
-_BLOCKED = "<unreadable>"
-
-
-def sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
 
 
 class MemoryService:
@@ -121,11 +106,13 @@ class MemoryService:
         self._lock_timeout = lock_timeout
         #: vectors of the rows (ADR 0015); None: embeddings are off, search is FTS-only
         self.embeddings = embeddings
-        self._docs: dict[Target, MemoryDocument] = {}
-        self._stamps: dict[Target, object] = {}  # file change tokens after our last sync
-        self._store: str | None = None  # the journal's identity, read once
-        self._seen: dict[Target, object] = {}  # file stamps as read by the last import
-        self._snapshotted: dict[str, int] = {}  # stream -> version of its stored snapshot
+        self._pipe: Pipeline[MemoryDocument] = Pipeline(
+            storage=storage,
+            kind=MemoryDocuments(markdown=markdown, fmt=fmt, clock=clock, ids=ids),
+            lock=markdown.lock,
+            logger=self._log,
+            lock_timeout=lock_timeout,
+        )
         # the most recent warnings (hand-edit imports, …), bounded for long-running hosts
         self.warnings: collections.deque[str] = collections.deque(maxlen=200)
 
@@ -133,272 +120,7 @@ class MemoryService:
     def clock(self) -> Clock:
         return self._clock
 
-    # -- state ----------------------------------------------------------------------------
-
-    def _catch_up(self, uow: UnitOfWork, target: Target) -> MemoryDocument:
-        doc = self._docs.get(target) or self._from_snapshot(uow, target)
-        return fold(doc, uow.journal.read(doc.stream, after=doc.version))
-
-    def _from_snapshot(self, uow: UnitOfWork, target: Target) -> MemoryDocument:
-        """The stream's stored snapshot, else the empty document (ADR 0024): opening costs
-        the live state plus the events after the snapshot, not all history. A snapshot that
-        does not decode, or does not fit the journal, is ignored: the events are the truth."""
-        empty = MemoryDocument.empty(target)
-        stored = uow.journal.snapshot(empty.stream)
-        if stored is None:
-            return empty
-        version, data = stored
-        try:
-            doc = decode_document(data)
-            if doc.stream != empty.stream or doc.version != version:
-                raise CorruptSnapshot(f"it names {doc.stream} v{doc.version}")
-            if version > uow.journal.version(empty.stream):
-                raise CorruptSnapshot(f"it is ahead of the journal (v{version})")
-        except CorruptSnapshot as exc:
-            self._log.warning("snapshot.ignored", stream=empty.stream, error=str(exc))
-            return empty
-        self._snapshotted[empty.stream] = version
-        return doc
-
-    def _keep_snapshots(self, uow: UnitOfWork, docs: dict[Target, MemoryDocument]) -> None:
-        """Inside the write transaction: store a document's folded state once
-        SNAPSHOT_EVERY events have been appended since its last snapshot."""
-        for doc in docs.values():
-            last = self._snapshotted.get(doc.stream)
-            if last is None:
-                stored = uow.journal.snapshot(doc.stream)
-                last = self._snapshotted[doc.stream] = stored[0] if stored else 0
-            if doc.version - last >= SNAPSHOT_EVERY:
-                uow.journal.save_snapshot(doc.stream, doc.version, encode_document(doc))
-                self._snapshotted[doc.stream] = doc.version
-
-    def _settled(self, targets: Sequence[Target]) -> dict[Target, MemoryDocument] | None:
-        """The documents read on a snapshot, without the store lock, when every file is what
-        the ledger recorded for the head: no hand edit to import, no render to finish. None
-        when one needs the write path. Readers never wait for writers (ADR 0024)."""
-        with self._storage.snapshot() as uow:
-            docs = {t: self._catch_up(uow, t) for t in targets}
-            for target, doc in docs.items():
-                try:
-                    data = self._markdown.read(target)
-                except (MarkdownUnreadable, OSError):
-                    return None  # the write path reports it
-                if data is None:
-                    return None
-                replica = self._markdown.replica(target)
-                if uow.ledger.rendered(doc.stream, replica) != (doc.version, sha256(data)):
-                    return None
-        self._docs.update(docs)
-        self._remember_stamps(docs)
-        return docs
-
-    def _store_id(self, uow: UnitOfWork) -> str:
-        if self._store is None:
-            self._store = uow.ledger.store_id()
-        return self._store
-
-    def _render(self, uow: UnitOfWork, doc: MemoryDocument) -> bytes:
-        """The bytes of `doc`'s file: its entries under a version line naming this store and
-        the version rendered (ADR 0022); an empty document is the version line alone."""
-        stamp = VersionLine(target=doc.target.value, version=doc.version, store=self._store_id(uow))
-        return self._fmt.render(doc.active, doc.target, stamp=stamp).encode("utf-8")
-
-    def _import_hand_edits(
-        self, uow: UnitOfWork, doc: MemoryDocument, warnings: list[str]
-    ) -> tuple[MemoryDocument, str | None]:
-        """If the Markdown file changed behind our back, import the change as events first.
-
-        Returns the document and the sha256 of the file as read (None when it is missing or
-        emptied: either is rendered again from the journal, never read as "delete all").
-        """
-        # what the file was when read: a render replaces only that (never a save made since)
-        self._seen[doc.target] = self._markdown.stamp(doc.target)
-        data = self._markdown.read(doc.target)
-        if data is None:
-            return doc, None
-        self._fmt.learn(data, doc.target)
-        replica = self._markdown.replica(doc.target)
-        digest = sha256(data)
-        recorded = uow.ledger.rendered(doc.stream, replica)
-        if recorded is not None and recorded[1] == digest:
-            return doc, digest
-        if sha256(self._render(uow, doc)) == digest:  # written, then crashed before the ledger
-            uow.ledger.record(doc.stream, replica, doc.version, digest)
-            return doc, digest
-        if not data.strip():
-            if doc.active:
-                warnings.append(
-                    f"{self._markdown.describe(doc.target)} was emptied; it was rendered again "
-                    "from the journal. To delete entries by hand, delete them and keep the "
-                    "first line."
-                )
-            return doc, None
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise MarkdownUnreadable(
-                f"{self._markdown.describe(doc.target)} is not valid UTF-8 (byte {exc.start}); "
-                "it was left untouched and no change was written to it. Fix the file by hand."
-            ) from exc
-        parsed = self._fmt.parse(text, doc.target)
-        base, based_on = self._merge_base(uow, doc, parsed.version_line, recorded, warnings)
-        # a purge blanked its entries' text in the past events: the base never holds them, so a
-        # stale buffer's copy is new text to the merge, never "the same entry" (ADR 0026)
-        purged_in_base = doc.purged & {e.id for e in base.all_entries()}
-        base = forget(base, purged_in_base)
-        since = () if based_on is None else uow.journal.read(doc.stream, after=based_on)
-        result = reconcile(
-            base=base,
-            parsed=parsed,
-            head=doc,
-            new_id=self._ids.new_id,
-            at=self._clock.now(),
-            since_base=since,
-        )
-        warnings.extend(result.warnings)
-        if purged_in_base and result.added:
-            warnings.append(
-                f"{self._markdown.describe(doc.target)} was loaded before a purge; if it still "
-                "showed the text of a purged entry, that text was imported as a new hand-written "
-                "entry (scanned like any hand edit): purge it again if it came back (ADR 0026)"
-            )
-        if result.events:
-            uow.journal.append(doc.stream, doc.version, result.events)
-            uow.projection.apply(result.events)
-            doc = fold(doc, result.events)
-            self._log.info(
-                "markdown.imported",
-                target=doc.target.value,
-                added=result.added,
-                revised=result.revised,
-                removed=result.removed,
-                retagged=result.retagged,
-                flagged=result.flagged,
-            )
-        uow.ledger.record(doc.stream, replica, doc.version, digest)
-        return doc, digest
-
-    def _merge_base(
-        self,
-        uow: UnitOfWork,
-        doc: MemoryDocument,
-        line: VersionLine | None,
-        recorded: tuple[int, str] | None,
-        warnings: list[str],
-    ) -> tuple[MemoryDocument, int | None]:
-        """The version the person edited (ADR 0022): the one the file's version line names;
-        without a usable line, the last render recorded for this replica; for a file this
-        journal never rendered, nothing (the import only adds). With the version it is."""
-        where = self._markdown.describe(doc.target)
-        version: int | None = None
-        if line is not None:
-            if line.store != self._store_id(uow) or line.target != doc.target.value:
-                warnings.append(
-                    f"{where}: its version line names another store or document; its entries "
-                    "were merged in as additions (nothing was deleted)"
-                )
-            elif line.version > doc.version:
-                warnings.append(
-                    f"{where}: its version line names v{line.version}, newer than the journal "
-                    f"(v{doc.version}); its entries were merged in as additions"
-                )
-            else:
-                version = line.version
-        elif recorded is not None:
-            version = recorded[0]
-            if version < doc.version:
-                warnings.append(
-                    f"{where}: the version line is missing; the edit was merged against the "
-                    f"last render (v{version}). Entries deleted by it can be brought back with "
-                    "restore."
-                )
-        if version is None or version == 0:
-            return MemoryDocument.empty(doc.target), version
-        if version == doc.version:
-            return doc, version
-        past = uow.journal.read(doc.stream, upto=version)
-        return fold(MemoryDocument.empty(doc.target), past), version
-
-    def _stale(
-        self, uow: UnitOfWork, docs: dict[Target, MemoryDocument], on_disk: dict[Target, str | None]
-    ) -> list[tuple[MemoryDocument, bytes, str]]:
-        """The documents whose file is not what their state renders to (inside the txn).
-
-        A document whose file could not be read (`_BLOCKED`) is never rewritten: it holds
-        something a person must fix first."""
-        stale = []
-        for target, doc in docs.items():
-            if on_disk[target] == _BLOCKED:
-                continue
-            data = self._render(uow, doc)
-            digest = sha256(data)
-            if on_disk[target] != digest or uow.ledger.rendered(
-                doc.stream, self._markdown.replica(target)
-            ) != (doc.version, digest):
-                stale.append((doc, data, digest))
-        return stale
-
-    def _publish(self, stale: Sequence[tuple[MemoryDocument, bytes, str]]) -> list[str]:
-        """Write the stale documents atomically, then record what was written (one txn).
-
-        Runs after COMMIT: the change is already durable in the journal. A file that cannot be
-        written keeps its old bytes and is rewritten by the next operation, so the failure is a
-        warning on a successful result, not an error (ADR 0011).
-        """
-        written: list[tuple[MemoryDocument, str]] = []
-        warnings: list[str] = []
-        for doc, data, digest in stale:
-            try:
-                self._markdown.write(
-                    doc.target, data, expected=self._seen.pop(doc.target, UNCHECKED)
-                )
-            except MarkdownChanged:
-                # a person saved the file after we read it: their save is imported by the next
-                # operation, then rendered; replacing it now would lose it (ADR 0022)
-                self._log.info("markdown.changed_meanwhile", target=doc.target.value)
-            except OSError as exc:
-                self._log.error("markdown.write_failed", target=doc.target.value, error=str(exc))
-                warnings.append(
-                    f"Saved in the journal, but {self._markdown.describe(doc.target)} could not "
-                    f"be rewritten ({exc}); it will be rewritten by the next operation."
-                )
-            else:
-                written.append((doc, digest))
-        if written:
-            try:
-                with self._storage.transaction() as uow:
-                    for doc, digest in written:
-                        uow.ledger.record(
-                            doc.stream, self._markdown.replica(doc.target), doc.version, digest
-                        )
-            except OSError as exc:  # the next operation recognises the files as rendered
-                self._log.error("markdown.ledger_failed", error=str(exc))
-                warnings.append(f"Saved; recording the Markdown render failed ({exc}).")
-        return warnings
-
-    def _open(
-        self,
-        uow: UnitOfWork,
-        targets: Iterable[Target],
-        warnings: list[str],
-        *,
-        strict: bool = True,
-    ) -> tuple[dict[Target, MemoryDocument], dict[Target, str | None]]:
-        """Catch up and import hand edits. `strict`: a file that cannot be read raises (a
-        write to it must not proceed); otherwise that document is read from the journal, its
-        file left untouched, and the others keep working."""
-        docs: dict[Target, MemoryDocument] = {}
-        on_disk: dict[Target, str | None] = {}
-        for target in targets:
-            caught = self._catch_up(uow, target)
-            try:
-                docs[target], on_disk[target] = self._import_hand_edits(uow, caught, warnings)
-            except MarkdownUnreadable as exc:
-                if strict:
-                    raise
-                warnings.append(str(exc))
-                docs[target], on_disk[target] = caught, _BLOCKED
-        return docs, on_disk
+    # -- the write path (application/pipeline.py) ------------------------------------------
 
     def run(
         self,
@@ -415,26 +137,16 @@ class MemoryService:
         """
         wanted = sorted(set(targets), key=lambda t: t.value)
         warnings: list[str] = []
-        with self._markdown.lock(self._lock_timeout):
-            with self._storage.transaction() as uow:
-                docs, on_disk = self._open(uow, wanted, warnings)
-                if read is not None:  # what `plan` needs from the journal, in this transaction
-                    read(uow, docs)
-                decisions = list(plan(dict(docs)))
-                for target in wanted:
-                    events: list[Event] = [e for t, d in decisions if t is target for e in d.events]
-                    if not events:
-                        continue
-                    uow.journal.append(stream_for(target), docs[target].version, events)
-                    uow.projection.apply(events)
-                    docs[target] = fold(docs[target], events)
-                self._keep_snapshots(uow, docs)
-                stale = self._stale(uow, docs, on_disk)
-            # a move writes its destination file before its source file (the seed's order)
-            stale.sort(key=lambda item: item[0].target is not publish_first)
-            self._docs.update(docs)
-            warnings.extend(self._publish(stale))
-            self._remember_stamps(docs)
+        first = stream_for(publish_first) if publish_first is not None else None
+        streams = [stream_for(t) for t in wanted]
+        with self._pipe.writing(streams, warnings, publish_first=first) as batch:
+            docs = _by_target(batch.states)
+            if read is not None:  # what `plan` needs from the journal, in this transaction
+                read(batch.uow, docs)
+            decisions = list(plan(dict(docs)))
+            for target in wanted:
+                events: list[Event] = [e for t, d in decisions if t is target for e in d.events]
+                batch.append(stream_for(target), events)
         self._note(warnings)
         return decisions, warnings
 
@@ -592,48 +304,40 @@ class MemoryService:
         its older copies. `dry_run`: only say what would be purged."""
         warnings: list[str] = []
         outcome: PurgePlan | Decision
-        with self._markdown.lock(self._lock_timeout):
-            with self._storage.erasing() as uow:
-                docs, on_disk = self._open(uow, Target, warnings)
-                streams = {d.stream: uow.journal.read(d.stream) for d in docs.values()}
-                idx = purge_index(streams)
-                chain = select_purge(idx, target, query, self.settings.scope)
-                if isinstance(chain, Decision) or dry_run:
-                    outcome = chain if isinstance(chain, Decision) else _preview(idx, chain)
-                else:
-                    outcome = plan_purge(streams, idx, chain, self._clock.now())
-                    uow.journal.redact(outcome.redacted)
-                    for t, doc in docs.items():
-                        event = outcome.purges.get(doc.stream)
-                        if event is None:
-                            continue
-                        uow.journal.append(doc.stream, doc.version, [event])
-                        uow.projection.apply([event])
-                        docs[t] = fold(doc, [event])
+        leftovers: tuple[str, ...] = ()
+
+        def finish(plan: PurgePlan) -> None:
+            """After the render, under the lock: name what still holds the text, then let
+            the storage erase its older copies."""
+            nonlocal leftovers
+            warnings.extend(self._still_holding(plan.texts))
+            try:
+                report = self._storage.scrub()
+            except OSError as exc:  # committed: the next open of the store scrubs
+                warnings.append(
+                    f"The purge is saved, but erasing older copies failed ({exc}); the "
+                    "next open of the store finishes it."
+                )
+            else:
+                warnings.extend(report.warnings)
+                leftovers = report.leftovers
+
+        with self._pipe.writing(_ALL_STREAMS, warnings, erasing=True) as batch:
+            docs = _by_target(batch.states)
+            streams = {d.stream: batch.uow.journal.read(d.stream) for d in docs.values()}
+            idx = purge_index(streams)
+            chain = select_purge(idx, target, query, self.settings.scope)
+            if isinstance(chain, Decision) or dry_run:
+                outcome = chain if isinstance(chain, Decision) else _preview(idx, chain)
+            else:
+                planned = outcome = plan_purge(streams, idx, chain, self._clock.now())
+                batch.uow.journal.redact(planned.redacted)
+                for doc in docs.values():
+                    event = planned.purges.get(doc.stream)
+                    if event is not None:
                         # the stored snapshot folds the text in: replace it with the head's
-                        if uow.journal.snapshot(doc.stream) is not None:
-                            uow.journal.save_snapshot(
-                                doc.stream, docs[t].version, encode_document(docs[t])
-                            )
-                            self._snapshotted[doc.stream] = docs[t].version
-                self._keep_snapshots(uow, docs)
-                stale = self._stale(uow, docs, on_disk)
-            self._docs.update(docs)
-            warnings.extend(self._publish(stale))
-            self._remember_stamps(docs)
-            leftovers: tuple[str, ...] = ()
-            if isinstance(outcome, PurgePlan) and not dry_run:
-                warnings.extend(self._still_holding(outcome.texts))
-                try:
-                    report = self._storage.scrub()
-                except OSError as exc:  # committed: the next open of the store scrubs
-                    warnings.append(
-                        f"The purge is saved, but erasing older copies failed ({exc}); the "
-                        "next open of the store finishes it."
-                    )
-                else:
-                    warnings.extend(report.warnings)
-                    leftovers = report.leftovers
+                        self._pipe.replace_snapshot(batch.uow, batch.append(doc.stream, [event]))
+                batch.after_publish(lambda: finish(planned))
         self._note(warnings)
         if isinstance(outcome, Decision):
             return PurgeResult(
@@ -771,18 +475,7 @@ class MemoryService:
     ) -> list[EntryView]:
         targets = [target] if target else list(Target)
         warnings: list[str] = []
-        settled = self._settled(targets)
-        if settled is not None:
-            docs = settled
-        else:
-            with self._markdown.lock(self._lock_timeout):
-                with self._storage.transaction() as uow:
-                    docs, on_disk = self._open(uow, targets, warnings, strict=False)
-                    self._keep_snapshots(uow, docs)
-                    stale = self._stale(uow, docs, on_disk)
-                self._docs.update(docs)
-                warnings.extend(self._publish(stale))
-                self._remember_stamps(docs)
+        docs = _by_target(self._pipe.read([stream_for(t) for t in targets], warnings))
         self._note(warnings)
         scope = self.settings.scope
         views: list[EntryView] = []
@@ -801,23 +494,11 @@ class MemoryService:
         edits were imported (with the number of events each import appended), then render what
         is stale. For maintenance such as sync-markdown (`pi_hermes_memory.sync`)."""
         warnings: list[str] = []
-        with self._markdown.lock(self._lock_timeout):
-            with self._storage.transaction() as uow:
-                caught = {t: self._catch_up(uow, t) for t in Target}
-                docs, on_disk = self._open(uow, Target, warnings, strict=False)
-                imported = {t: docs[t].version - caught[t].version for t in Target}
-                result = step(uow, dict(docs), imported)
-                self._keep_snapshots(uow, docs)
-                stale = self._stale(uow, docs, on_disk)
-            self._docs.update(docs)
-            warnings.extend(self._publish(stale))
-            self._remember_stamps(docs)
+        with self._pipe.writing(_ALL_STREAMS, warnings, strict=False) as batch:
+            imported = {target_of(s): n for s, n in batch.imported.items()}
+            result = step(batch.uow, _by_target(batch.states), imported)
         self._note(warnings)
         return result, warnings
-
-    def _remember_stamps(self, docs: Iterable[Target]) -> None:
-        for target in docs:
-            self._stamps[target] = self._markdown.stamp(target)
 
     def refresh(self, targets: Iterable[Target] | None = None) -> None:
         """Import hand edits of documents whose file changed since this service last synced.
@@ -826,11 +507,8 @@ class MemoryService:
         first and see what a person typed into the Markdown without taking the write lock.
         """
         wanted = list(targets) if targets is not None else list(Target)
-        changed = [
-            t for t in wanted if t not in self._stamps or self._markdown.stamp(t) != self._stamps[t]
-        ]
-        for target in changed:
-            self.entries(target)
+        for stream in self._pipe.changed([stream_for(t) for t in wanted]):
+            self.entries(target_of(stream))
 
     def _note(self, warnings: Sequence[str]) -> None:
         """Log warnings and keep them for the caller (`Memory.warnings`, a future doctor)."""
@@ -841,7 +519,16 @@ class MemoryService:
     def document(self, target: Target) -> MemoryDocument:
         """The current state of one document (after catching up and importing hand edits)."""
         self.entries(target)
-        return self._docs[target]
+        doc = self._pipe.cached(stream_for(target))
+        assert doc is not None  # entries() just read it
+        return doc
+
+
+_ALL_STREAMS = tuple(stream_for(t) for t in Target)
+
+
+def _by_target(states: dict[str, MemoryDocument]) -> dict[Target, MemoryDocument]:
+    return {target_of(stream): doc for stream, doc in states.items()}
 
 
 def _preview(idx: PurgeIndex, chain: frozenset[str]) -> PurgePlan:

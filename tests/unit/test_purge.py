@@ -200,7 +200,7 @@ def test_ambiguous_not_found_and_dry_run_change_nothing() -> None:
 
 
 def test_the_snapshot_is_replaced(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("pi_hermes_memory.service.SNAPSHOT_EVERY", 3)
+    monkeypatch.setattr("pi_hermes_memory.pipeline.SNAPSHOT_EVERY", 3)
     storage, md, svc = store()
     svc.execute(add("The vault key is kiwibird-77"))
     for i in range(4):

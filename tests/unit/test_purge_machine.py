@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import pi_hermes_memory.service as service_module
+import pi_hermes_memory.pipeline as pipeline_module
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
@@ -33,8 +33,8 @@ class PurgeMachine(RuleBasedStateMachine):
 
     def __init__(self) -> None:
         super().__init__()
-        self._every = service_module.SNAPSHOT_EVERY
-        service_module.SNAPSHOT_EVERY = 3
+        self._every = pipeline_module.SNAPSHOT_EVERY
+        pipeline_module.SNAPSHOT_EVERY = 3
         self.clock = StepClock()
         self.storage, self.md = self.make_adapters()
         self.svc = service(self.storage, self.md, clock=self.clock)
@@ -44,7 +44,7 @@ class PurgeMachine(RuleBasedStateMachine):
         self.saved: dict[Target, bytes] = {}  # an editor buffer loaded earlier
 
     def teardown(self) -> None:
-        service_module.SNAPSHOT_EVERY = self._every
+        pipeline_module.SNAPSHOT_EVERY = self._every
 
     # -- adapter access (in memory here) -----------------------------------------------------
 

@@ -15,7 +15,7 @@ from pi_hermes_memory.domain.document import MemoryDocument, fold, stream_for
 from pi_hermes_memory.domain.events import Event
 from pi_hermes_memory.domain.model import Target
 from pi_hermes_memory.domain.scope import SessionScope
-from pi_hermes_memory.service import SNAPSHOT_EVERY
+from pi_hermes_memory.pipeline import SNAPSHOT_EVERY
 from pi_hermes_memory.snapshot_codec import CorruptSnapshot, decode_document, encode_document
 
 from tests.support.builders import service

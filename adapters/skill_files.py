@@ -1,0 +1,210 @@
+"""Skill folders on disk: `<root>/<slug>/SKILL.md` plus support files (ADR 0030).
+
+A skill's replica is its folder packed into one byte string (`domain/bundle.py`): SKILL.md and
+every regular file under `references/`, `templates/`, `scripts/` and `assets/`. Anything else in
+the folder is not ours and is never read, written or deleted. A symlink is never followed: a
+symlinked SKILL.md makes the skill unreadable (left as it is), a symlinked support file is not
+part of the skill. A folder without SKILL.md and support files packs to `b""` (no skill).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat as stat_module
+import time
+from pathlib import Path
+
+from pi_hermes_memory.adapters.markdown.atomic import StorageError, atomic_write
+from pi_hermes_memory.domain.bundle import pack, unpack
+from pi_hermes_memory.domain.errors import InvariantViolation
+from pi_hermes_memory.errors import MarkdownChanged, MarkdownTooLarge, MarkdownUnreadable
+from pi_hermes_memory.ports import UNCHECKED
+
+__all__ = ["SKILL_FILE", "SUPPORT_DIRS", "SkillFolders"]
+
+SKILL_FILE = "SKILL.md"
+SUPPORT_DIRS = ("references", "templates", "scripts", "assets")
+#: a skill folder above this is not read: it is not a skill this library wrote
+MAX_FOLDER_BYTES = 8 * 2**20
+_STABLE_READ_TRIES = 5
+
+
+class SkillFolders:
+    """The skill folders of one agent root, addressed by stream (`skill:<skill id>`):
+    `skill:global:<slug>` under `global_root`, `skill:project:<project>:<slug>` under
+    `<project_root>/<project>/skills`."""
+
+    def __init__(self, *, global_root: Path, project_root: Path) -> None:
+        self.global_root = global_root
+        self.project_root = project_root
+
+    # -- addressing ------------------------------------------------------------------------
+
+    def folder(self, stream: str) -> Path:
+        kind, _, rest = stream.removeprefix("skill:").partition(":")
+        if kind == "global" and rest:
+            return self.global_root / rest
+        project, _, slug = rest.rpartition(":")
+        if kind == "project" and project and slug:
+            return self.project_root / project / "skills" / slug
+        raise InvariantViolation(f"not a skill stream: {stream!r}")
+
+    def slugs(self, project: str | None) -> list[str]:
+        """The skill ids whose folder holds a SKILL.md: global ones, and `project`'s."""
+        found = [f"global:{slug}" for slug in _skill_dirs(self.global_root)]
+        if project is not None:
+            root = self.project_root / project / "skills"
+            found.extend(f"project:{project}:{slug}" for slug in _skill_dirs(root))
+        return found
+
+    # -- Replicas ----------------------------------------------------------------------------
+
+    def describe(self, stream: str) -> str:
+        return str(self.folder(stream) / SKILL_FILE)
+
+    def replica(self, stream: str) -> str:
+        from pi_hermes_memory.adapters.config_file import physical_path
+
+        return str(physical_path(self.folder(stream)))
+
+    def stamp(self, stream: str) -> object:
+        """(path, mtime_ns, size, inode) of every file of the skill, or None without any."""
+        folder = self.folder(stream)
+        marks = []
+        for rel, path in _members(folder):
+            try:
+                st = path.lstat()
+            except FileNotFoundError:
+                continue
+            except OSError as exc:
+                raise StorageError.from_os_error("stat", path, exc) from exc
+            marks.append((rel, st.st_mtime_ns, st.st_size, st.st_ino))
+        return tuple(marks) or None
+
+    def read(self, stream: str) -> bytes | None:
+        """The packed folder (`b""` when it holds no skill); stable against a save in place:
+        taken only when the stamps before and after agree."""
+        data = b""
+        for attempt in range(_STABLE_READ_TRIES):
+            before = self.stamp(stream)
+            data = self._read_once(stream)
+            if self.stamp(stream) == before:
+                return data
+            time.sleep(0.01 * (attempt + 1))
+        return data
+
+    def _read_once(self, stream: str) -> bytes:
+        folder = self.folder(stream)
+        files: dict[str, bytes] = {}
+        total = 0
+        for rel, path in _members(folder):
+            try:
+                st = path.lstat()
+                if stat_module.S_ISLNK(st.st_mode):
+                    if rel == SKILL_FILE:
+                        raise MarkdownUnreadable(
+                            f"{path} is a symlink; skills are never read through links. It was "
+                            "left as it is; replace it by a regular file."
+                        )
+                    continue
+                if not stat_module.S_ISREG(st.st_mode):
+                    continue
+                total += st.st_size
+                if total > MAX_FOLDER_BYTES:
+                    raise MarkdownTooLarge(
+                        f"{folder} holds more than {MAX_FOLDER_BYTES // 2**20} MiB; it was left "
+                        "untouched and not read as a skill."
+                    )
+                files[rel] = path.read_bytes()
+            except FileNotFoundError:
+                continue
+            except OSError as exc:
+                raise StorageError.from_os_error("read", path, exc) from exc
+        return pack(files)
+
+    def write(self, stream: str, data: bytes, *, expected: object = UNCHECKED) -> None:
+        """Make the folder hold exactly the packed files: write each atomically (SKILL.md
+        last), delete our files it no longer has, then the folders left empty. With
+        `expected`, a folder changed since it was read raises `MarkdownChanged` before
+        anything is replaced."""
+        folder = self.folder(stream)
+        files = unpack(data)
+        if expected is not UNCHECKED and self.stamp(stream) != expected:
+            raise MarkdownChanged(f"{folder} changed while it was being rendered")
+        for rel in sorted(files, key=lambda r: r == SKILL_FILE):
+            path = folder / rel
+            _refuse_links(folder, path)
+            try:
+                current = path.read_bytes()
+            except OSError:
+                current = None
+            if current != files[rel]:
+                atomic_write(path, files[rel])
+        for rel, path in _members(folder):
+            if rel not in files:
+                try:
+                    if path.is_symlink():
+                        continue  # not ours: never written, never deleted
+                    path.unlink()
+                except FileNotFoundError:
+                    pass
+                except OSError as exc:
+                    raise StorageError.from_os_error("delete", path, exc) from exc
+        _prune(folder)
+
+
+def _skill_dirs(root: Path) -> list[str]:
+    try:
+        entries = sorted(os.scandir(root), key=lambda e: e.name)
+    except OSError:
+        return []
+    return [
+        e.name
+        for e in entries
+        if e.is_dir(follow_symlinks=False)
+        and not e.name.startswith(".")
+        and (Path(e.path) / SKILL_FILE).is_file()
+    ]
+
+
+def _members(folder: Path) -> list[tuple[str, Path]]:
+    """SKILL.md and the files under the support folders (relative POSIX path, path); links
+    are listed (the caller decides), never followed."""
+    found = [(SKILL_FILE, folder / SKILL_FILE)] if (folder / SKILL_FILE).is_symlink() or (
+        folder / SKILL_FILE
+    ).exists() else []
+    for name in SUPPORT_DIRS:
+        top = folder / name
+        if top.is_symlink() or not top.is_dir():
+            continue
+        for here, dirs, names in os.walk(top, followlinks=False):
+            dirs[:] = sorted(d for d in dirs if not (Path(here) / d).is_symlink())
+            for file_name in sorted(names):
+                path = Path(here) / file_name
+                found.append((path.relative_to(folder).as_posix(), path))
+    return found
+
+
+def _refuse_links(folder: Path, path: Path) -> None:
+    """Never write through a symlink: any link between the skill folder and the file."""
+    here = path.parent
+    while here != folder and folder in here.parents:
+        if here.is_symlink():
+            raise StorageError(f"{here} is a symlink; nothing was written through it", path=here)
+        here = here.parent
+    if path.is_symlink():
+        raise StorageError(f"{path} is a symlink; nothing was written through it", path=path)
+
+
+def _prune(folder: Path) -> None:
+    """Remove the support folders left empty, then the skill folder if it is empty."""
+    for name in SUPPORT_DIRS:
+        top = folder / name
+        if top.is_symlink() or not top.is_dir():
+            continue
+        for here, _dirs, _names in sorted(os.walk(top), key=lambda w: -len(w[0])):
+            with contextlib.suppress(OSError):
+                os.rmdir(here)  # fails (kept) when not empty
+    with contextlib.suppress(OSError):
+        folder.rmdir()

@@ -1,0 +1,458 @@
+"""The write pipeline, generic over streams (ADR 0030).
+
+One stream is one document a person can also edit by hand: a Markdown memory file, a skill's
+SKILL.md with its support files. Every write runs the same steps, whatever the document:
+
+    lock -> transaction -> catch up (snapshot + events) -> import hand edits -> decide ->
+    append + project + fold -> snapshot -> commit -> render the stale replicas -> ledger
+
+under the store-wide file lock (so the file writes of several processes never interleave),
+inside one IMMEDIATE transaction (events, read models and the render ledger commit together),
+and renders the touched files before the lock is released (ADR 0002). A crash anywhere leaves the
+journal authoritative; the next operation converges.
+
+What differs per kind of document — its state and fold, its snapshot codec, the bytes its replica
+renders to and how a hand edit becomes events — is a `DocumentKind`. Appending is done in one
+place, `Batch.append`: events are stamped with their stream versions (`stamp`), appended,
+projected and folded together.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import hashlib
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any, Generic, Protocol, TypeVar
+
+import attrs
+from pi_hermes_memory.domain.events import Event
+from pi_hermes_memory.errors import MarkdownChanged, MarkdownUnreadable
+from pi_hermes_memory.ports import UNCHECKED, Storage, UnitOfWork
+
+__all__ = [
+    "SNAPSHOT_EVERY",
+    "Batch",
+    "DocumentKind",
+    "Imported",
+    "Pipeline",
+    "Replicas",
+    "StreamState",
+    "sha256",
+]
+
+#: A stream's folded state is stored every this many events (ADR 0024).
+SNAPSHOT_EVERY = 500
+#: the replica of a stream could not be read (`MarkdownUnreadable`): never rewritten
+_BLOCKED = "<unreadable>"
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+class StreamState(Protocol):
+    """What the pipeline needs of any folded state."""
+
+    @property
+    def stream(self) -> str: ...
+
+    @property
+    def version(self) -> int: ...
+
+
+S = TypeVar("S", bound=StreamState)
+
+
+class Replicas(Protocol):
+    """The files of one kind of document, addressed by stream: one replica per stream, as
+    bytes (a document of several files is one byte string the adapter maps onto its files)."""
+
+    def read(self, stream: str) -> bytes | None:
+        """The replica's bytes, or None when it does not exist. Raises `MarkdownUnreadable`
+        when it exists but cannot be used (too large, …)."""
+        ...
+
+    def write(self, stream: str, data: bytes, *, expected: object = UNCHECKED) -> None:
+        """Replace the replica; with `expected` (a `stamp`), raise `MarkdownChanged` and leave
+        it alone when it changed since it was read."""
+        ...
+
+    def stamp(self, stream: str) -> object:
+        """A cheap change token; equal tokens mean "unchanged"."""
+        ...
+
+    def describe(self, stream: str) -> str:
+        """A human-readable location (for messages)."""
+        ...
+
+    def replica(self, stream: str) -> str:
+        """This replica's identity among every replica of the journal (the render ledger key)."""
+        ...
+
+
+@attrs.frozen
+class Imported:
+    """What a hand edit of a replica amounts to: the events that import it, and whether the
+    file as read counts as rendered (`keep`: False for a file that is rendered again from the
+    journal, such as an emptied one)."""
+
+    events: tuple[Event, ...] = ()
+    keep: bool = True
+    #: what to log about the import (`markdown.imported` fields) when it appended events
+    details: tuple[tuple[str, object], ...] = ()
+
+
+class DocumentKind(Protocol[S]):
+    """How one kind of stream is kept: its empty state, fold, snapshot codec and replica."""
+
+    @property
+    def replicas(self) -> Replicas: ...
+
+    def empty(self, stream: str) -> S: ...
+
+    def fold(self, state: S, events: Sequence[Event]) -> S: ...
+
+    def encode(self, state: S) -> str:
+        """The state as a snapshot (ADR 0024)."""
+        ...
+
+    def decode(self, data: str) -> S:
+        """A snapshot back; raises `CorruptSnapshot` when it does not decode."""
+        ...
+
+    def render(self, state: S, store: str) -> bytes:
+        """The bytes of the stream's replica; `store` is the journal's identity."""
+        ...
+
+    def import_edit(
+        self,
+        uow: UnitOfWork,
+        state: S,
+        data: bytes,
+        recorded: tuple[int, str] | None,
+        warnings: list[str],
+    ) -> Imported:
+        """`data` (the replica as read) differs from what the ledger recorded and from what the
+        state renders to: the events that import the person's change. `recorded` is the
+        ledger's (version, sha256) of the last render of this replica. Raise
+        `MarkdownUnreadable` when the replica cannot be read as this kind of document."""
+        ...
+
+
+@attrs.define(eq=False)
+class Batch(Generic[S]):
+    """The states of one write, inside its transaction; `append` is the one way in."""
+
+    uow: UnitOfWork
+    states: dict[str, S]
+    _kind: DocumentKind[S]
+    #: how many events the hand-edit import appended to each stream when the batch opened
+    imported: dict[str, int] = attrs.Factory(dict)
+    _after: list[Callable[[], None]] = attrs.Factory(list)
+
+    def append(self, stream: str, events: Sequence[Event]) -> S:
+        """Stamp `events` with the next versions of `stream`, append them to the journal,
+        project them and fold them into the stream's state; returns the new state."""
+        state = self.states[stream]
+        stamped = stamp(stream, state.version, events)
+        if not stamped:
+            return state
+        self.uow.journal.append(stream, state.version, stamped)
+        self.uow.projection.apply(stamped)
+        self.states[stream] = state = self._kind.fold(state, stamped)
+        return state
+
+    def after_publish(self, step: Callable[[], None]) -> None:
+        """Run `step` once the replicas are rendered, still under the store lock."""
+        self._after.append(step)
+
+
+def stamp(stream: str, after: int, events: Sequence[Event]) -> tuple[Event, ...]:
+    """`events` as the versions after `after` of `stream` (the one place that numbers them;
+    a decision that numbered its events already keeps its numbers)."""
+    return tuple(
+        e
+        if e.stream == stream and e.version == after + i
+        else attrs.evolve(e, stream=stream, version=after + i)
+        for i, e in enumerate(events, start=1)
+    )
+
+
+class Pipeline(Generic[S]):
+    """The write path of one kind of document, over any number of its streams."""
+
+    def __init__(
+        self,
+        *,
+        storage: Storage,
+        kind: DocumentKind[S],
+        lock: Callable[[float], contextlib.AbstractContextManager[object]],
+        logger: Any,
+        lock_timeout: float = 30.0,
+    ) -> None:
+        self._storage = storage
+        self._kind = kind
+        self._files = kind.replicas
+        self._lock = lock
+        self._log = logger
+        self._lock_timeout = lock_timeout
+        self._states: dict[str, S] = {}
+        self._stamps: dict[str, object] = {}  # replica change tokens after our last sync
+        self._seen: dict[str, object] = {}  # replica stamps as read by the last import
+        self._snapshotted: dict[str, int] = {}  # stream -> version of its stored snapshot
+        self._store: str | None = None  # the journal's identity, read once
+        self.warnings: collections.deque[str] = collections.deque(maxlen=200)
+
+    @property
+    def kind(self) -> DocumentKind[S]:
+        return self._kind
+
+    def cached(self, stream: str) -> S | None:
+        """The state of `stream` as of this pipeline's last read or write (no I/O)."""
+        return self._states.get(stream)
+
+    # -- state ----------------------------------------------------------------------------
+
+    def catch_up(self, uow: UnitOfWork, stream: str) -> S:
+        state = self._states.get(stream) or self._from_snapshot(uow, stream)
+        return self._kind.fold(state, uow.journal.read(stream, after=state.version))
+
+    def _from_snapshot(self, uow: UnitOfWork, stream: str) -> S:
+        """The stream's stored snapshot, else the empty state (ADR 0024): opening costs the live
+        state plus the events after the snapshot, not all history. A snapshot that does not
+        decode, or does not fit the journal, is ignored: the events are the truth."""
+        from pi_hermes_memory.snapshot_codec import CorruptSnapshot
+
+        empty = self._kind.empty(stream)
+        stored = uow.journal.snapshot(stream)
+        if stored is None:
+            return empty
+        version, data = stored
+        try:
+            state = self._kind.decode(data)
+            if state.stream != stream or state.version != version:
+                raise CorruptSnapshot(f"it names {state.stream} v{state.version}")
+            if version > uow.journal.version(stream):
+                raise CorruptSnapshot(f"it is ahead of the journal (v{version})")
+        except CorruptSnapshot as exc:
+            self._log.warning("snapshot.ignored", stream=stream, error=str(exc))
+            return empty
+        self._snapshotted[stream] = version
+        return state
+
+    def _keep_snapshots(self, uow: UnitOfWork, states: Iterable[S]) -> None:
+        """Inside the write transaction: store a stream's folded state once SNAPSHOT_EVERY
+        events have been appended since its last snapshot."""
+        for state in states:
+            last = self._snapshotted.get(state.stream)
+            if last is None:
+                stored = uow.journal.snapshot(state.stream)
+                last = self._snapshotted[state.stream] = stored[0] if stored else 0
+            if state.version - last >= SNAPSHOT_EVERY:
+                uow.journal.save_snapshot(state.stream, state.version, self._kind.encode(state))
+                self._snapshotted[state.stream] = state.version
+
+    def replace_snapshot(self, uow: UnitOfWork, state: S) -> None:
+        """Replace the stored snapshot of `state`'s stream by `state` (when one is stored): a
+        purge's snapshot must not keep the text it erased (ADR 0026)."""
+        if uow.journal.snapshot(state.stream) is not None:
+            uow.journal.save_snapshot(state.stream, state.version, self._kind.encode(state))
+            self._snapshotted[state.stream] = state.version
+
+    def settled(self, streams: Sequence[str]) -> dict[str, S] | None:
+        """The states read on a snapshot, without the store lock, when every replica is what
+        the ledger recorded for the head: no hand edit to import, no render to finish. None
+        when one needs the write path. Readers never wait for writers (ADR 0024)."""
+        with self._storage.snapshot() as uow:
+            states = {s: self.catch_up(uow, s) for s in streams}
+            for stream, state in states.items():
+                try:
+                    data = self._files.read(stream)
+                except (MarkdownUnreadable, OSError):
+                    return None  # the write path reports it
+                if data is None:
+                    return None
+                replica = self._files.replica(stream)
+                if uow.ledger.rendered(stream, replica) != (state.version, sha256(data)):
+                    return None
+        self._states.update(states)
+        self._remember_stamps(states)
+        return states
+
+    def store_id(self, uow: UnitOfWork) -> str:
+        if self._store is None:
+            self._store = uow.ledger.store_id()
+        return self._store
+
+    def render(self, uow: UnitOfWork, state: S) -> bytes:
+        return self._kind.render(state, self.store_id(uow))
+
+    def _import_hand_edits(
+        self, uow: UnitOfWork, state: S, warnings: list[str]
+    ) -> tuple[S, str | None]:
+        """If the replica changed behind our back, import the change as events first.
+
+        Returns the state and the sha256 of the replica as read (None when it is missing or
+        the kind renders it again from the journal)."""
+        stream = state.stream
+        # what the file was when read: a render replaces only that (never a save made since)
+        self._seen[stream] = self._files.stamp(stream)
+        data = self._files.read(stream)
+        if data is None:
+            return state, None
+        replica = self._files.replica(stream)
+        digest = sha256(data)
+        recorded = uow.ledger.rendered(stream, replica)
+        if recorded is not None and recorded[1] == digest:
+            return state, digest
+        if sha256(self.render(uow, state)) == digest:  # written, then crashed before the ledger
+            uow.ledger.record(stream, replica, state.version, digest)
+            return state, digest
+        imported = self._kind.import_edit(uow, state, data, recorded, warnings)
+        if not imported.keep:
+            return state, None
+        if imported.events:
+            batch = Batch(uow, {stream: state}, self._kind)
+            state = batch.append(stream, imported.events)
+            self._log.info("markdown.imported", **dict(imported.details))
+        uow.ledger.record(stream, replica, state.version, digest)
+        return state, digest
+
+    def open(
+        self, uow: UnitOfWork, streams: Iterable[str], warnings: list[str], *, strict: bool = True
+    ) -> tuple[dict[str, S], dict[str, str | None], dict[str, int]]:
+        """Catch up and import hand edits, counting the events each import appended.
+        `strict`: a replica that cannot be read raises (a write to it must not proceed);
+        otherwise that stream is read from the journal, its replica left untouched, and the
+        others keep working."""
+        states: dict[str, S] = {}
+        on_disk: dict[str, str | None] = {}
+        imported: dict[str, int] = {}
+        for stream in streams:
+            caught = self.catch_up(uow, stream)
+            try:
+                states[stream], on_disk[stream] = self._import_hand_edits(uow, caught, warnings)
+            except MarkdownUnreadable as exc:
+                if strict:
+                    raise
+                warnings.append(str(exc))
+                states[stream], on_disk[stream] = caught, _BLOCKED
+            imported[stream] = states[stream].version - caught.version
+        return states, on_disk, imported
+
+    def _stale(
+        self, uow: UnitOfWork, states: dict[str, S], on_disk: dict[str, str | None]
+    ) -> list[tuple[S, bytes, str]]:
+        """The streams whose replica is not what their state renders to (inside the txn). A
+        replica that could not be read (`_BLOCKED`) is never rewritten: it holds something a
+        person must fix first."""
+        stale = []
+        for stream, state in states.items():
+            if on_disk[stream] == _BLOCKED:
+                continue
+            data = self.render(uow, state)
+            digest = sha256(data)
+            if on_disk[stream] != digest or uow.ledger.rendered(
+                stream, self._files.replica(stream)
+            ) != (state.version, digest):
+                stale.append((state, data, digest))
+        return stale
+
+    def _publish(self, stale: Sequence[tuple[S, bytes, str]]) -> list[str]:
+        """Write the stale replicas atomically, then record what was written (one txn).
+
+        Runs after COMMIT: the change is already durable in the journal. A replica that cannot
+        be written keeps its old bytes and is rewritten by the next operation, so the failure
+        is a warning on a successful result, not an error (ADR 0011)."""
+        written: list[tuple[S, str]] = []
+        warnings: list[str] = []
+        for state, data, digest in stale:
+            stream = state.stream
+            try:
+                self._files.write(stream, data, expected=self._seen.pop(stream, UNCHECKED))
+            except MarkdownChanged:
+                # a person saved the file after we read it: their save is imported by the next
+                # operation, then rendered; replacing it now would lose it (ADR 0022)
+                self._log.info("markdown.changed_meanwhile", stream=stream)
+            except OSError as exc:
+                self._log.error("markdown.write_failed", stream=stream, error=str(exc))
+                warnings.append(
+                    f"Saved in the journal, but {self._files.describe(stream)} could not "
+                    f"be rewritten ({exc}); it will be rewritten by the next operation."
+                )
+            else:
+                written.append((state, digest))
+        if written:
+            try:
+                with self._storage.transaction() as uow:
+                    for state, digest in written:
+                        uow.ledger.record(
+                            state.stream,
+                            self._files.replica(state.stream),
+                            state.version,
+                            digest,
+                        )
+            except OSError as exc:  # the next operation recognises the files as rendered
+                self._log.error("markdown.ledger_failed", error=str(exc))
+                warnings.append(f"Saved; recording the Markdown render failed ({exc}).")
+        return warnings
+
+    # -- the write path --------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def writing(
+        self,
+        streams: Iterable[str],
+        warnings: list[str],
+        *,
+        strict: bool = True,
+        erasing: bool = False,
+        publish_first: str | None = None,
+    ) -> Iterator[Batch[S]]:
+        """Lock, open one transaction, catch up and import the hand edits of `streams`, and
+        yield their states; the caller appends through the batch. On leaving: snapshots, commit,
+        render the stale replicas (`publish_first`'s first), record them, then the batch's
+        `after_publish` steps, all before the lock is released. `erasing`: the transaction is
+        the storage's erasing one (a purge, ADR 0026)."""
+        wanted = list(dict.fromkeys(streams))
+        with self._lock(self._lock_timeout):
+            begin = self._storage.erasing if erasing else self._storage.transaction
+            with begin() as uow:
+                states, on_disk, imported = self.open(uow, wanted, warnings, strict=strict)
+                batch = Batch(uow, states, self._kind, imported)
+                yield batch
+                self._keep_snapshots(uow, batch.states.values())
+                stale = self._stale(uow, batch.states, on_disk)
+            stale.sort(key=lambda item: item[0].stream != publish_first)
+            self._states.update(batch.states)
+            warnings.extend(self._publish(stale))
+            self._remember_stamps(batch.states)
+            for step in batch._after:
+                step()
+
+    def read(self, streams: Sequence[str], warnings: list[str]) -> dict[str, S]:
+        """The current states of `streams`: read on a snapshot when every replica is settled,
+        else through the write path (which imports hand edits and renders what is stale; a
+        replica that cannot be read is then reported, never raised)."""
+        settled = self.settled(streams)
+        if settled is not None:
+            return settled
+        with self.writing(streams, warnings, strict=False) as batch:
+            states = dict(batch.states)
+        return states
+
+    def _remember_stamps(self, streams: Iterable[str]) -> None:
+        for stream in streams:
+            self._stamps[stream] = self._files.stamp(stream)
+
+    def changed(self, streams: Iterable[str]) -> list[str]:
+        """The streams whose replica changed since this pipeline last synced (one stat each)."""
+        return [
+            s for s in streams if s not in self._stamps or self._files.stamp(s) != self._stamps[s]
+        ]
+
+    def forget(self, stream: str) -> None:
+        """Drop the cached state of `stream` (it is read from the journal again)."""
+        self._states.pop(stream, None)
+        self._stamps.pop(stream, None)
