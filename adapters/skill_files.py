@@ -171,9 +171,11 @@ def _skill_dirs(root: Path) -> list[str]:
 def _members(folder: Path) -> list[tuple[str, Path]]:
     """SKILL.md and the files under the support folders (relative POSIX path, path); links
     are listed (the caller decides), never followed."""
-    found = [(SKILL_FILE, folder / SKILL_FILE)] if (folder / SKILL_FILE).is_symlink() or (
-        folder / SKILL_FILE
-    ).exists() else []
+    found = (
+        [(SKILL_FILE, folder / SKILL_FILE)]
+        if (folder / SKILL_FILE).is_symlink() or (folder / SKILL_FILE).exists()
+        else []
+    )
     for name in SUPPORT_DIRS:
         top = folder / name
         if top.is_symlink() or not top.is_dir():
