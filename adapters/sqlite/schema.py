@@ -160,6 +160,76 @@ MIGRATIONS: tuple[str, ...] = (
     );
     INSERT INTO store_meta (key, value) VALUES ('store_id', lower(hex(randomblob(8))));
     """,
+    # 5: skill statistics and governance (issue 11; adapters/sqlite/skill_tables.py). Days are
+    # UTC 'YYYY-MM-DD'; times are UTC 'YYYY-MM-DDTHH:MM:SS.ffffffZ' (fixed width: text order is
+    # time order). skill_load_events is read-only history: nothing writes it but the cleanup's
+    # deletes. The day/at indexes keep the bounded cleanup DELETE and windowed stats off full
+    # scans; skill_usage_events is never cleaned.
+    """
+    CREATE TABLE skill_load_daily (
+        rowid INTEGER PRIMARY KEY,
+        skill_id TEXT NOT NULL,
+        project TEXT NOT NULL,  -- '' for loads outside a project
+        day TEXT NOT NULL,
+        count INTEGER NOT NULL CHECK (count > 0),
+        UNIQUE (skill_id, project, day)
+    );
+    CREATE INDEX skill_load_daily_by_day ON skill_load_daily (day);
+    CREATE INDEX skill_load_daily_by_project ON skill_load_daily (project, day);
+    CREATE TABLE skill_load_events (
+        rowid INTEGER PRIMARY KEY,
+        skill_id TEXT NOT NULL,
+        project TEXT,  -- NULL or '' for loads outside a project
+        at TEXT NOT NULL
+    );
+    CREATE INDEX skill_load_events_by_at ON skill_load_events (at);
+    CREATE TABLE skill_usage_events (
+        rowid INTEGER PRIMARY KEY,
+        skill_id TEXT NOT NULL,
+        session_id TEXT NOT NULL,
+        project TEXT,
+        task_domain TEXT,
+        at TEXT NOT NULL,
+        main_session INTEGER NOT NULL CHECK (main_session IN (0, 1))
+    );
+    CREATE INDEX skill_usage_events_by_skill ON skill_usage_events (skill_id, at);
+    CREATE INDEX skill_usage_events_by_at ON skill_usage_events (at);
+    CREATE TABLE skill_visibility (
+        project TEXT NOT NULL,
+        skill_id TEXT NOT NULL,
+        state TEXT NOT NULL CHECK (state IN ('hidden', 'shown')),
+        PRIMARY KEY (project, skill_id)
+    );
+    CREATE TABLE skill_governance (
+        skill_id TEXT PRIMARY KEY,
+        state TEXT NOT NULL,
+        task_domain TEXT,
+        reason TEXT,
+        updated_at TEXT NOT NULL,
+        promoted_to TEXT,
+        promoted_from TEXT,
+        backup TEXT  -- a serialized copy of the skill for restore
+    );
+    CREATE TABLE skill_curation_jobs (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        project TEXT NOT NULL,
+        kind TEXT NOT NULL CHECK (kind IN ('manual', 'auto')),
+        state TEXT NOT NULL
+            CHECK (state IN ('queued', 'running', 'succeeded', 'failed', 'timed-out')),
+        reason TEXT,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        finished_at TEXT
+    );
+    CREATE INDEX skill_curation_jobs_by_project ON skill_curation_jobs (project, state, id);
+    CREATE TABLE skill_curation_skips (
+        project TEXT NOT NULL,
+        reason TEXT NOT NULL,
+        count INTEGER NOT NULL,
+        last_at TEXT NOT NULL,
+        PRIMARY KEY (project, reason)
+    );
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

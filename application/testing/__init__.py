@@ -22,6 +22,7 @@ from pi_hermes_memory.testing.contracts import (
 )
 from pi_hermes_memory.testing.replica_contracts import SharedJournalContract
 from pi_hermes_memory.testing.session_contracts import SessionIndexContract
+from pi_hermes_memory.testing.skill_contracts import SkillTelemetryContract
 from pi_hermes_memory.testing.vector_contracts import VectorStoreContract
 
 __all__ = [
@@ -29,6 +30,7 @@ __all__ = [
     "SearchIndexContract",
     "SessionIndexContract",
     "SharedJournalContract",
+    "SkillTelemetryContract",
     "StorageContract",
     "VectorStoreContract",
 ]

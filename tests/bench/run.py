@@ -28,6 +28,10 @@ What is measured:
   The session scope is project "web", sharing off. Per query kind (keyword queries in English
   or Chinese, and whole English or Chinese sentences, whose common words match most rows),
   distinct seeded queries are timed after a warm-up pass; p50/p95 over those queries.
+- skill load cleanup: `SqliteSkillTables.cleanup_loads` once on a `skill_load_daily` of N rows
+  (1,000 skills x N/1,000 days, all older than the 180-day retention, inserted by executemany),
+  budget 500: the time of the one due run and the rows it deleted, then the time of the next
+  call within 24 h (not due: the read-only check each discovery pays).
 
 No figure here is asserted by the test suite; `tests/bench/test_bench_smoke.py` only checks that
 the functions return well-formed results.
@@ -766,6 +770,99 @@ def bench_search(
     return results
 
 
+# --- skill load cleanup -----------------------------------------------------------------------
+
+CLEANUP_RETENTION_DAYS = 180
+CLEANUP_BUDGET = 500
+_CLEANUP_SKILLS = 1_000  # rows per day: one per skill
+
+
+@attrs.frozen(kw_only=True)
+class CleanupTiming:
+    rows: int  # skill_load_daily rows before the run, all older than the retention
+    budget: int
+    deleted: int
+    more_left: bool
+    run_ms: float  # one due cleanup (read check + one bounded IMMEDIATE transaction)
+    not_due_ms: float  # the next call within 24 h: the check every discovery pays
+    fill_s: float  # the executemany setup (not a target)
+
+
+def bench_skill_cleanup(
+    rows: int, *, budget: int = CLEANUP_BUDGET, root: Path | None = None
+) -> CleanupTiming:
+    """One opportunistic cleanup on a `skill_load_daily` of `rows` expired rows."""
+    from pi_hermes_memory.adapters.sqlite.skill_tables import SqliteSkillTables
+
+    now = _BASE_TIME
+    newest = now.date() - timedelta(days=CLEANUP_RETENTION_DAYS + 1)
+    with _workdir(root) as work:
+        storage = SqliteStorage(work / "skills.db", event_log=None)
+        try:
+            started = time.perf_counter()
+            values = (
+                (
+                    f"global:skill-{i % _CLEANUP_SKILLS}",
+                    PROJECT,
+                    (newest - timedelta(days=i // _CLEANUP_SKILLS)).isoformat(),
+                    1 + i % 7,
+                )
+                for i in range(rows)
+            )
+            with storage.transaction():
+                storage.connection.executemany(
+                    "INSERT INTO skill_load_daily (skill_id, project, day, count) "
+                    "VALUES (?, ?, ?, ?)",
+                    values,
+                )
+            fill_s = time.perf_counter() - started
+            telemetry = SqliteSkillTables(storage)
+            started = time.perf_counter()
+            report = telemetry.cleanup_loads(now, CLEANUP_RETENTION_DAYS, budget)
+            run_ms = (time.perf_counter() - started) * 1000
+            started = time.perf_counter()
+            again = telemetry.cleanup_loads(
+                now + timedelta(hours=1), CLEANUP_RETENTION_DAYS, budget
+            )
+            not_due_ms = (time.perf_counter() - started) * 1000
+            assert report.ran and not again.ran
+        finally:
+            storage.close()
+    return CleanupTiming(
+        rows=rows,
+        budget=budget,
+        deleted=report.deleted_daily,
+        more_left=report.more_daily,
+        run_ms=run_ms,
+        not_due_ms=not_due_ms,
+        fill_s=fill_s,
+    )
+
+
+def render_cleanup(result: CleanupTiming) -> list[str]:
+    return [
+        "",
+        f"## Skill load cleanup (one due run, budget {result.budget}, retention "
+        f"{CLEANUP_RETENTION_DAYS} days)",
+        "",
+        _table(
+            ["skill_load_daily rows", "deleted", "more left", "run ms", "not-due check ms"],
+            [
+                [
+                    f"{result.rows:,}",
+                    f"{result.deleted:,}",
+                    "yes" if result.more_left else "no",
+                    f"{result.run_ms:.2f}",
+                    f"{result.not_due_ms:.3f}",
+                ]
+            ],
+        ),
+        "",
+        f"All rows are older than the retention; the table was filled by executemany in "
+        f"{result.fill_s:.1f} s (not a target).",
+    ]
+
+
 # --- report -----------------------------------------------------------------------------------
 
 
@@ -776,6 +873,7 @@ class Plan:
     replay_repeats: int
     search_sizes: tuple[tuple[int, int], ...] = ()  # (rows, queries per kind)
     hybrid_sizes: tuple[tuple[int, int], ...] = ()  # (rows, queries), 384 dimensions
+    cleanup_rows: int = 2_000  # expired skill_load_daily rows for the cleanup run
 
 
 FULL = Plan(
@@ -784,6 +882,7 @@ FULL = Plan(
     replay_repeats=3,
     search_sizes=((1_000, 200), (10_000, 200), (100_000, 200)),
     hybrid_sizes=((10_000, 200), (100_000, 200)),
+    cleanup_rows=1_000_000,
 )
 QUICK = Plan(
     add_sizes=((100, 50), (1_000, 50)),
@@ -791,6 +890,7 @@ QUICK = Plan(
     replay_repeats=1,
     search_sizes=((1_000, 50), (10_000, 50)),
     hybrid_sizes=((2_000, 30),),
+    cleanup_rows=100_000,
 )
 
 
@@ -981,8 +1081,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     for rows, samples in plan.hybrid_sizes:
         print(f"… hybrid memory_search at {rows:,} rows", file=sys.stderr, flush=True)
         hybrids.append(bench_hybrid(rows, samples))
+    print(f"… skill load cleanup on {plan.cleanup_rows:,} rows", file=sys.stderr, flush=True)
+    cleanup = bench_skill_cleanup(plan.cleanup_rows)
     print(render_markdown(context, adds, replay, searches))
     print("\n".join(render_hybrid(hybrids)))
+    print("\n".join(render_cleanup(cleanup)))
     from tests.bench import scale
 
     scaled = scale.run(scale.QUICK if args.quick else scale.FULL)
@@ -991,6 +1094,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.out is not None:
         data = to_json(context, adds, replay, searches)
         data["hybrid"] = [attrs.asdict(r) for r in hybrids]
+        data["skill_cleanup"] = attrs.asdict(cleanup)
         data["scale"] = scaled
         args.out.write_text(json.dumps(data, indent=2) + "\n")
     return 0
