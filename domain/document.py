@@ -37,6 +37,11 @@ def stream_for(target: Target) -> str:
     return f"memory:{target.value}"
 
 
+def target_of(stream: str) -> Target:
+    """The target of a memory stream (the inverse of `stream_for`)."""
+    return Target(stream.split(":", 1)[1])
+
+
 @attrs.frozen(kw_only=True)
 class MemoryDocument:
     stream: str

@@ -24,6 +24,7 @@ from typing import assert_never
 
 import attrs
 from pi_hermes_memory.domain.decide import Decision
+from pi_hermes_memory.domain.document import target_of
 from pi_hermes_memory.domain.events import (
     Event,
     MemoryAdded,
@@ -176,7 +177,7 @@ def index(streams: Mapping[str, Sequence[Event]]) -> PurgeIndex:
             versions[(owner, stream)] = Version(
                 entry=MemoryEntry(
                     id=owner,
-                    target=_target(stream),
+                    target=target_of(stream),
                     text=event.text,
                     project=event.project,
                     category=event.category,
@@ -197,10 +198,6 @@ def index(streams: Mapping[str, Sequence[Event]]) -> PurgeIndex:
         purged=frozenset(purged),
         members={root: frozenset(ids) for root, ids in members.items()},
     )
-
-
-def _target(stream: str) -> Target:
-    return Target(stream.split(":", 1)[1])
 
 
 @attrs.frozen(kw_only=True)

@@ -15,6 +15,7 @@ from datetime import date
 from typing import Literal, TypeAlias, assert_never
 
 import attrs
+from pi_hermes_memory.domain.document import target_of
 from pi_hermes_memory.domain.events import (
     MemoryAdded,
     MemoryEvent,
@@ -123,11 +124,6 @@ _MOVED: tuple[Column, ...] = (
 )
 #: what a retag sets: the metadata only (its last date is the entry's, so it is left alone)
 _RETAGGED: tuple[Column, ...] = ("project", "namespace", "category", "created", "flagged")
-
-
-def target_of(stream: str) -> Target:
-    """The target of a memory stream (`memory:<target>`)."""
-    return Target(stream.split(":", 1)[1])
 
 
 def row_changes(event: MemoryEvent) -> tuple[RowChange, ...]:
