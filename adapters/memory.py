@@ -13,25 +13,23 @@ import threading
 import uuid
 from collections.abc import Iterator, Sequence
 from datetime import date
+from typing import assert_never
 
 import attrs
 from pi_hermes_memory.domain.document import MemoryDocument
 from pi_hermes_memory.domain.errors import VersionConflict
-from pi_hermes_memory.domain.events import (
-    Event,
-    MemoryAdded,
-    MemoryMergedInto,
-    MemoryMovedIn,
-    MemoryMovedOut,
-    MemoryPurged,
-    MemoryReferenced,
-    MemoryRemoved,
-    MemoryReplaced,
-    MemoryRestored,
-    MemoryRetagged,
-    MemorySuperseded,
-)
+from pi_hermes_memory.domain.events import Event, as_memory_event
 from pi_hermes_memory.domain.model import Target
+from pi_hermes_memory.domain.rows import (
+    DeleteRows,
+    InsertRow,
+    ReferenceRow,
+    Row,
+    RowChange,
+    SupersedeRow,
+    UpsertRow,
+    row_changes,
+)
 from pi_hermes_memory.errors import MarkdownChanged
 from pi_hermes_memory.mirror import RebuildReport, RepairTally, in_scope, plan_mirror
 from pi_hermes_memory.ports import UNCHECKED
@@ -132,102 +130,67 @@ class InMemoryProjection:
         return tally.report()
 
     def apply(self, events: Sequence[Event]) -> None:
-        rows = self._state.rows
         for event in events:
-            match event:
-                case MemoryAdded() | MemoryRestored():
-                    if event.target is Target.PROJECT and event.project is None:
-                        continue
-                    rows[event.entry_id] = {
-                        "target": event.target.value,
-                        "project": event.project,
-                        "namespace": event.namespace,
-                        "text": event.text,
-                        "superseded_by": None,
-                        **_details(event),
-                    }
-                case MemoryReplaced():
-                    old = rows.get(event.old_id)
-                    target = old["target"] if old else event.stream.split(":", 1)[1]
-                    if old is not None:
-                        old.update(superseded_by=event.new_id, superseded_at=event.at.date())
-                    if target == Target.PROJECT.value and event.project is None:
-                        continue
-                    rows[event.new_id] = {
-                        "target": target,
-                        "project": event.project,
-                        "namespace": old.get("namespace") if old else None,
-                        "text": event.text,
-                        "superseded_by": None,
-                        **_details(event),
-                    }
-                case MemorySuperseded():
-                    if event.old_id in rows:
-                        rows[event.old_id].update(superseded_by=event.by_id, superseded_at=event.on)
-                    _reference(rows.get(event.by_id), event.on)
-                case MemoryRemoved():
-                    rows.pop(event.entry_id, None)
-                case MemoryMovedIn():
-                    row = rows.setdefault(
-                        event.entry_id, {"text": event.text, "superseded_by": None}
-                    )
-                    row.update(
-                        target=event.target.value,
-                        project=event.project,
-                        namespace=None,  # moves only involve the global layer
-                        **_details(event),
-                    )
-                case MemoryMergedInto():
-                    if event.entry_id in rows:
-                        rows[event.entry_id].update(
-                            superseded_by=event.into_id, superseded_at=event.on
-                        )
-                case MemoryReferenced():
-                    _reference(rows.get(event.entry_id), event.on)
-                case MemoryMovedOut():
-                    pass
-                case MemoryPurged():
-                    for entry_id in event.entry_ids:
-                        rows.pop(entry_id, None)
-                case MemoryRetagged():
-                    target = event.stream.split(":", 1)[1]
-                    if target == Target.PROJECT.value and event.project is None:
-                        rows.pop(event.entry_id, None)  # unattributed: Markdown only
-                        continue
-                    row = rows.setdefault(
-                        event.entry_id,
-                        {"target": target, "text": event.text, "superseded_by": None},
-                    )
-                    row.update(
-                        project=event.project,
-                        namespace=event.namespace,
-                        category=event.category.value if event.category else None,
-                        created=event.created,
-                        last_referenced=event.last_referenced,
-                        flagged=event.flagged,
-                    )
+            for change in row_changes(as_memory_event(event)):
+                self._execute(change)
+
+    def _execute(self, change: RowChange) -> None:
+        rows = self._state.rows
+        match change:
+            case InsertRow():
+                old = None if change.scope_of is None else rows.get(change.scope_of)
+                scope = (
+                    None if old is None else (Target(str(old["target"])), _text(old, "namespace"))
+                )
+                _insert(rows, change.resolved(scope))
+            case UpsertRow():
+                row = rows.get(change.row.id)
+                if row is None:
+                    _insert(rows, InsertRow(row=change.row).resolved(None))
+                else:
+                    values = _values(change.row)
+                    row.update({column: values[column] for column in change.columns})
+            case SupersedeRow():
+                if change.id in rows:
+                    rows[change.id].update(superseded_by=change.by, superseded_at=change.at)
+            case ReferenceRow():
+                last = _last(rows.get(change.id))
+                if last is not None and change.on > last:  # never moved back
+                    rows[change.id]["last_referenced"] = change.on
+            case DeleteRows():
+                for entry_id in change.ids:
+                    rows.pop(entry_id, None)
+            case _:
+                assert_never(change)
 
 
-def _details(
-    event: MemoryAdded | MemoryReplaced | MemoryMovedIn | MemoryRestored,
-) -> dict[str, object]:
-    """The row fields search reads besides target/project/text (as in the SQLite table)."""
+def _values(row: Row) -> dict[str, object]:
+    """A row's columns as the in-memory model keeps them (enums as values, dates as dates)."""
     return {
-        "category": event.category.value if event.category else None,
-        "created": event.created,
-        "last_referenced": event.last_referenced,
-        "flagged": event.flagged,
+        "target": row.target.value,
+        "project": row.project,
+        "namespace": row.namespace,
+        "text": row.text,
+        "category": row.category.value if row.category else None,
+        "created": row.created,
+        "last_referenced": row.last_referenced,
+        "flagged": row.flagged,
     }
+
+
+def _insert(rows: dict[str, dict[str, object]], row: Row | None) -> None:
+    if row is not None:  # None: not stored (an unattributed project row: Markdown only)
+        rows[row.id] = {**_values(row), "superseded_by": None}
+
+
+def _text(row: dict[str, object], key: str) -> str | None:
+    value = row.get(key)
+    return value if isinstance(value, str) else None
 
 
 def _last(row: dict[str, object] | None) -> date | None:
     value = None if row is None else row.get("last_referenced")
     return value if isinstance(value, date) else None
-
-
-def _reference(row: dict[str, object] | None, on: date) -> None:
-    if row is not None and isinstance(last := row.get("last_referenced"), date) and on > last:
-        row["last_referenced"] = on
 
 
 class InMemoryLedger:

@@ -58,6 +58,8 @@ def decode(tag: str, data: str) -> Event:
         event = _converter.structure(payload, cls)
     except (KeyError, ValueError, TypeError, RecursionError, cattrs.BaseValidationError) as exc:
         raise CorruptEvent(f"cannot decode event with tag {tag!r}: {exc}") from exc
+    if event.version < 1:  # `version` has a default (UNSTAMPED) for building; a stored one has none
+        raise CorruptEvent(f"event with tag {tag!r} has no version (or one below 1)")
     if event.at.tzinfo is None:  # the Clock port promises aware times; a naive one is corrupt
         raise CorruptEvent(f"event with tag {tag!r} has a time without a timezone")
     return event

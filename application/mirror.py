@@ -12,11 +12,12 @@ from collections.abc import Iterable
 import attrs
 from pi_hermes_memory.domain.document import MemoryDocument
 from pi_hermes_memory.domain.model import MemoryEntry, Target
+from pi_hermes_memory.domain.rows import stored
 
 
 def mirrored(entry: MemoryEntry) -> bool:
     """Whether the mirror holds a row for `entry` (unattributed project entries: no)."""
-    return not (entry.target is Target.PROJECT and entry.project is None)
+    return stored(entry.target, entry.project)
 
 
 @attrs.frozen(kw_only=True)

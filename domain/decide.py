@@ -24,6 +24,7 @@ from pi_hermes_memory.domain.events import (
     MemoryReplaced,
     MemorySuperseded,
     RemovalReason,
+    stamp,
 )
 from pi_hermes_memory.domain.model import (
     GLOBAL_NAMESPACE,
@@ -295,14 +296,8 @@ def capacity_events(
         )
         return Decision(status=status, message=plan.message)
     events = tuple(
-        MemoryRemoved(
-            stream=doc.stream,
-            version=doc.version + i + 1,
-            at=command.at,
-            entry_id=e.id,
-            reason=RemovalReason.EVICTED,
-        )
-        for i, e in enumerate(plan.evict)
+        MemoryRemoved(stream=doc.stream, at=command.at, entry_id=e.id, reason=RemovalReason.EVICTED)
+        for e in plan.evict
     )
     return events, plan.evict
 
@@ -374,7 +369,6 @@ def decide_add(doc: DocumentState, cmd: AddMemory, policy: WritePolicy) -> Decis
     evictions, evicted = capacity
     added = MemoryAdded(
         stream=doc.stream,
-        version=doc.version + len(evictions) + 1,
         at=cmd.at,
         entry_id=cmd.entry_id,
         target=cmd.target,
@@ -394,7 +388,7 @@ def decide_add(doc: DocumentState, cmd: AddMemory, policy: WritePolicy) -> Decis
         status=Status.ADDED,
         message=f"Saved to {_WHERE[cmd.target] if cmd.namespace is None else cmd.namespace}."
         + note,
-        events=(*evictions, added),
+        events=stamp(doc.stream, doc.version, (*evictions, added)),
         entry_id=cmd.entry_id,
         evicted=evicted,
     )
@@ -451,7 +445,6 @@ def decide_replace(doc: DocumentState, cmd: ReplaceMemory, policy: WritePolicy) 
     if same is not None and same.id != old.id:
         merged = MemorySuperseded(
             stream=doc.stream,
-            version=doc.version + 1,
             at=cmd.at,
             old_id=old.id,
             by_id=same.id,
@@ -460,7 +453,7 @@ def decide_replace(doc: DocumentState, cmd: ReplaceMemory, policy: WritePolicy) 
         return Decision(
             status=Status.MERGED,
             message="An entry with this content already exists; the old entry now points to it.",
-            events=(merged,),
+            events=stamp(doc.stream, doc.version, (merged,)),
             entry_id=same.id,
         )
     capacity = capacity_events(
@@ -476,7 +469,6 @@ def decide_replace(doc: DocumentState, cmd: ReplaceMemory, policy: WritePolicy) 
     evictions, evicted = capacity
     replaced = MemoryReplaced(
         stream=doc.stream,
-        version=doc.version + len(evictions) + 1,
         at=cmd.at,
         old_id=old.id,
         new_id=cmd.entry_id,
@@ -489,7 +481,7 @@ def decide_replace(doc: DocumentState, cmd: ReplaceMemory, policy: WritePolicy) 
     return Decision(
         status=Status.REPLACED,
         message=f"Replaced the {cmd.target.value} entry; the old text is kept as history.",
-        events=(*evictions, replaced),
+        events=stamp(doc.stream, doc.version, (*evictions, replaced)),
         entry_id=cmd.entry_id,
         evicted=evicted,
     )
@@ -507,7 +499,6 @@ def decide_remove(doc: DocumentState, cmd: RemoveMemory, policy: WritePolicy) ->
         return located
     removed = MemoryRemoved(
         stream=doc.stream,
-        version=doc.version + 1,
         at=cmd.at,
         entry_id=located.id,
         reason=RemovalReason.TOOL,
@@ -515,7 +506,7 @@ def decide_remove(doc: DocumentState, cmd: RemoveMemory, policy: WritePolicy) ->
     return Decision(
         status=Status.REMOVED,
         message=f"Removed the {cmd.target.value} entry.",
-        events=(removed,),
+        events=stamp(doc.stream, doc.version, (removed,)),
         entry_id=located.id,
     )
 

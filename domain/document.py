@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import date
-from typing import Protocol
+from typing import Protocol, assert_never
 
 import attrs
 from pi_hermes_memory.domain.errors import InvariantViolation, VersionConflict
@@ -26,6 +26,7 @@ from pi_hermes_memory.domain.events import (
     MemoryRestored,
     MemoryRetagged,
     MemorySuperseded,
+    as_memory_event,
 )
 from pi_hermes_memory.domain.model import MemoryEntry, Target
 from pi_hermes_memory.domain.scope_index import ScopeIndex
@@ -34,6 +35,11 @@ from pi_hermes_memory.domain.scope_index import ScopeIndex
 def stream_for(target: Target) -> str:
     """One event stream per Markdown document."""
     return f"memory:{target.value}"
+
+
+def target_of(stream: str) -> Target:
+    """The target of a memory stream (the inverse of `stream_for`)."""
+    return Target(stream.split(":", 1)[1])
 
 
 @attrs.frozen(kw_only=True)
@@ -175,11 +181,12 @@ class _Builder:
             self.removed.discard(entry_id)
             self.purged.add(entry_id)
 
-    def apply(self, event: Event) -> None:
-        if event.stream != self.stream:
-            raise InvariantViolation(f"event of {event.stream} applied to {self.stream}")
-        if event.version != self.version + 1:
-            raise VersionConflict(self.stream, self.version + 1, event.version)
+    def apply(self, any_event: Event) -> None:
+        if any_event.stream != self.stream:
+            raise InvariantViolation(f"event of {any_event.stream} applied to {self.stream}")
+        if any_event.version != self.version + 1:
+            raise VersionConflict(self.stream, self.version + 1, any_event.version)
+        event = as_memory_event(any_event)
         self.version = event.version
         match event:
             case MemoryAdded():
@@ -248,7 +255,7 @@ class _Builder:
             case MemoryPurged():
                 self.forget(event.entry_ids)
             case _:
-                raise InvariantViolation(f"unknown event {type(event).__name__}")
+                assert_never(event)
 
 
 def fold(state: MemoryDocument, events: Iterable[Event]) -> MemoryDocument:

@@ -1,16 +1,19 @@
 """Domain events. Each has a stable, versioned wire tag (see ADR 0007).
 
 Events are facts about one stream (one Markdown document). Every event carries its stream id,
-its version in that stream and the time it happened.
+its version in that stream and the time it happened. Decisions build their events unversioned
+(`version` left at `UNSTAMPED`); `stamp` is the one place that numbers them in their stream.
 """
 
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterable
 from datetime import date, datetime
-from typing import ClassVar
+from typing import ClassVar, TypeAlias, TypeVar, get_args
 
 import attrs
+from pi_hermes_memory.domain.errors import InvariantViolation
 from pi_hermes_memory.domain.model import FailureCategory, Target
 
 
@@ -29,12 +32,16 @@ class RemovalReason(enum.StrEnum):
     MARKDOWN = "markdown"
 
 
+#: the version of an event no `stamp` numbered yet (stored versions start at 1)
+UNSTAMPED = 0
+
+
 @attrs.frozen(kw_only=True)
 class Event:
     TAG: ClassVar[str] = ""
 
     stream: str
-    version: int
+    version: int = UNSTAMPED
     at: datetime
 
 
@@ -193,7 +200,9 @@ class MemoryPurged(Event):
     origin: Origin = Origin.TOOL
 
 
-DomainEvent = (
+#: every event of a memory stream; a projection or fold over it matches each member and ends
+#: with `case _: assert_never(event)` (style rule 28)
+MemoryEvent: TypeAlias = (
     MemoryAdded
     | MemoryReplaced
     | MemorySuperseded
@@ -207,16 +216,34 @@ DomainEvent = (
     | MemoryPurged
 )
 
-EVENT_TYPES: tuple[type[Event], ...] = (
-    MemoryAdded,
-    MemoryReplaced,
-    MemorySuperseded,
-    MemoryRemoved,
-    MemoryReferenced,
-    MemoryMovedOut,
-    MemoryMovedIn,
-    MemoryMergedInto,
-    MemoryRetagged,
-    MemoryRestored,
-    MemoryPurged,
-)
+#: every event the journal stores (a skill union joins here: `MemoryEvent | SkillEvent`)
+DomainEvent: TypeAlias = MemoryEvent
+
+MEMORY_EVENT_TYPES: tuple[type[MemoryEvent], ...] = get_args(MemoryEvent)
+#: every event class the codec decodes, derived from the union so the two never drift
+EVENT_TYPES: tuple[type[Event], ...] = get_args(DomainEvent)
+
+
+def as_memory_event(event: Event) -> MemoryEvent:
+    """`event` as a member of the memory union; a bug or a foreign stream's event otherwise."""
+    if not isinstance(event, MEMORY_EVENT_TYPES):
+        raise InvariantViolation(f"{type(event).__name__} of {event.stream} is not a memory event")
+    return event
+
+
+E = TypeVar("E", bound=Event)
+
+
+def stamp(stream: str, after: int, events: Iterable[E]) -> tuple[E, ...]:
+    """The one place stream versions are assigned: `events`, built unversioned for `stream`,
+    numbered `after + 1`, `after + 2`, … in order (`after`: the stream's version they follow).
+    A stamped event or one of another stream is a bug and raises."""
+    stamped: list[E] = []
+    for version, event in enumerate(events, start=after + 1):
+        if event.stream != stream or event.version != UNSTAMPED:
+            raise InvariantViolation(
+                f"cannot stamp {type(event).__name__} of {event.stream} v{event.version} "
+                f"as {stream} v{version}"
+            )
+        stamped.append(attrs.evolve(event, version=version))
+    return tuple(stamped)

@@ -29,6 +29,7 @@ from pi_hermes_memory.domain.events import (
     MemoryMovedIn,
     MemoryMovedOut,
     MemoryReferenced,
+    stamp,
 )
 from pi_hermes_memory.domain.model import MemoryEntry
 from pi_hermes_memory.domain.scope import SessionScope
@@ -96,7 +97,6 @@ def decide_move(
     if same is not None:
         merged = MemoryMergedInto(
             stream=source.stream,
-            version=source.version + 1,
             at=cmd.at,
             entry_id=entry.id,
             into_stream=destination.stream,
@@ -105,7 +105,6 @@ def decide_move(
         )
         touched = MemoryReferenced(
             stream=destination.stream,
-            version=destination.version + 1,
             at=cmd.at,
             entry_id=same.id,
             on=today,
@@ -117,8 +116,8 @@ def decide_move(
                 "moved entry now points to it.",
                 entry_id=same.id,
             ),
-            source_events=(merged,),
-            destination_events=(touched,),
+            source_events=stamp(source.stream, source.version, (merged,)),
+            destination_events=stamp(destination.stream, destination.version, (touched,)),
         )
     if not cmd.force:
         cosines = None if cmd.cosines is None else cmd.cosines.get(entry.id)
@@ -148,14 +147,12 @@ def decide_move(
     evictions, evicted = capacity
     moved_out = MemoryMovedOut(
         stream=source.stream,
-        version=source.version + 1,
         at=cmd.at,
         entry_id=entry.id,
         to_stream=destination.stream,
     )
     moved_in = MemoryMovedIn(
         stream=destination.stream,
-        version=destination.version + len(evictions) + 1,
         at=cmd.at,
         entry_id=entry.id,
         from_stream=source.stream,
@@ -176,6 +173,6 @@ def decide_move(
             entry_id=entry.id,
             evicted=evicted,
         ),
-        source_events=(moved_out,),
-        destination_events=(*evictions, moved_in),
+        source_events=stamp(source.stream, source.version, (moved_out,)),
+        destination_events=stamp(destination.stream, destination.version, (*evictions, moved_in)),
     )

@@ -20,19 +20,26 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
+from typing import assert_never
 
 import attrs
 from pi_hermes_memory.domain.decide import Decision
+from pi_hermes_memory.domain.document import target_of
 from pi_hermes_memory.domain.events import (
     Event,
     MemoryAdded,
     MemoryMergedInto,
     MemoryMovedIn,
+    MemoryMovedOut,
     MemoryPurged,
+    MemoryReferenced,
+    MemoryRemoved,
     MemoryReplaced,
     MemoryRestored,
     MemoryRetagged,
     MemorySuperseded,
+    as_memory_event,
+    stamp,
 )
 from pi_hermes_memory.domain.model import MemoryEntry, Target
 from pi_hermes_memory.domain.scope import SessionScope
@@ -47,26 +54,46 @@ _Texty = MemoryAdded | MemoryReplaced | MemoryMovedIn | MemoryRetagged | MemoryR
 
 def text_owner(event: Event) -> str | None:
     """The id whose text `event` carries, or None for an event without entry text."""
-    match event:
+    match event := as_memory_event(event):
         case MemoryAdded() | MemoryMovedIn() | MemoryRetagged() | MemoryRestored():
             return event.entry_id
         case MemoryReplaced():
             return event.new_id
-        case _:
+        case (
+            MemorySuperseded()
+            | MemoryRemoved()
+            | MemoryReferenced()
+            | MemoryMovedOut()
+            | MemoryMergedInto()
+            | MemoryPurged()
+        ):
             return None
+        case _:
+            assert_never(event)
 
 
 def _links(event: Event) -> tuple[str, ...]:
     """The ids an event ties into one chain (a move keeps its id, so it needs no link)."""
-    match event:
+    match event := as_memory_event(event):
         case MemoryReplaced():
             return (event.old_id, event.new_id)
         case MemorySuperseded():
             return (event.old_id, event.by_id)
         case MemoryMergedInto():
             return (event.entry_id, event.into_id)
-        case _:
+        case (
+            MemoryAdded()
+            | MemoryRemoved()
+            | MemoryReferenced()
+            | MemoryMovedOut()
+            | MemoryMovedIn()
+            | MemoryRetagged()
+            | MemoryRestored()
+            | MemoryPurged()
+        ):
             return ()
+        case _:
+            assert_never(event)
 
 
 def _mentions(event: Event) -> tuple[str, ...]:
@@ -150,7 +177,7 @@ def index(streams: Mapping[str, Sequence[Event]]) -> PurgeIndex:
             versions[(owner, stream)] = Version(
                 entry=MemoryEntry(
                     id=owner,
-                    target=_target(stream),
+                    target=target_of(stream),
                     text=event.text,
                     project=event.project,
                     category=event.category,
@@ -171,10 +198,6 @@ def index(streams: Mapping[str, Sequence[Event]]) -> PurgeIndex:
         purged=frozenset(purged),
         members={root: frozenset(ids) for root, ids in members.items()},
     )
-
-
-def _target(stream: str) -> Target:
-    return Target(stream.split(":", 1)[1])
 
 
 @attrs.frozen(kw_only=True)
@@ -278,8 +301,8 @@ def plan_purge(
                 redacted.append(redact(event))
         if here:
             head = events[-1].version if events else 0
-            purges[stream] = MemoryPurged(
-                stream=stream, version=head + 1, at=at, entry_ids=tuple(sorted(here))
+            (purges[stream],) = stamp(
+                stream, head, (MemoryPurged(stream=stream, at=at, entry_ids=tuple(sorted(here))),)
             )
     return PurgePlan(
         ids=ids,

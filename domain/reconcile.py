@@ -25,13 +25,18 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from datetime import date, datetime
+from typing import assert_never
 
 import attrs
 from pi_hermes_memory.domain.document import MemoryDocument
 from pi_hermes_memory.domain.events import (
     Event,
     MemoryAdded,
+    MemoryMergedInto,
     MemoryMovedIn,
+    MemoryMovedOut,
+    MemoryPurged,
+    MemoryReferenced,
     MemoryRemoved,
     MemoryReplaced,
     MemoryRestored,
@@ -39,6 +44,8 @@ from pi_hermes_memory.domain.events import (
     MemorySuperseded,
     Origin,
     RemovalReason,
+    as_memory_event,
+    stamp,
 )
 from pi_hermes_memory.domain.markdown_doc import ParsedDocument, ParsedEntry
 from pi_hermes_memory.domain.model import (
@@ -114,7 +121,6 @@ class _Merge:
     ) -> None:
         self.stream = head.stream
         self.target = head.target
-        self.version = head.version
         self.new_id = new_id
         self.at = at
         self.today = today
@@ -125,10 +131,6 @@ class _Merge:
         self.events: list[Event] = []
         self.warnings: list[str] = []
         self.counts = {"added": 0, "revised": 0, "removed": 0, "retagged": 0, "flagged": 0}
-
-    def next_version(self) -> int:
-        self.version += 1
-        return self.version
 
     def holder(self, slot: _Slot) -> str | None:
         entry_id = self.slots.get(slot)
@@ -170,7 +172,6 @@ class _Merge:
         self.events.append(
             MemoryAdded(
                 stream=self.stream,
-                version=self.next_version(),
                 at=self.at,
                 entry_id=entry.id,
                 target=self.target,
@@ -193,7 +194,6 @@ class _Merge:
             self.events.append(
                 MemorySuperseded(
                     stream=self.stream,
-                    version=self.next_version(),
                     at=self.at,
                     old_id=old.id,
                     by_id=existing,
@@ -215,7 +215,6 @@ class _Merge:
             self.events.append(
                 MemoryReplaced(
                     stream=self.stream,
-                    version=self.next_version(),
                     at=self.at,
                     old_id=old.id,
                     new_id=new.id,
@@ -257,7 +256,6 @@ class _Merge:
             self.events.append(
                 MemorySuperseded(
                     stream=self.stream,
-                    version=self.next_version(),
                     at=self.at,
                     old_id=entry.id,
                     by_id=existing,
@@ -274,7 +272,6 @@ class _Merge:
         self.events.append(
             MemoryRetagged(
                 stream=self.stream,
-                version=self.next_version(),
                 at=self.at,
                 entry_id=entry.id,
                 text=entry.text,
@@ -294,7 +291,6 @@ class _Merge:
         self.events.append(
             MemoryRemoved(
                 stream=self.stream,
-                version=self.next_version(),
                 at=self.at,
                 entry_id=entry_id,
                 reason=RemovalReason.MARKDOWN,
@@ -307,14 +303,24 @@ class _Merge:
 def _gone_since_base(events: Iterable[Event], active: dict[str, MemoryEntry]) -> set[str]:
     """Normalized texts that entered the document after the base and are not active now."""
     entered: dict[str, str] = {}
-    for event in events:
-        match event:
+    for any_event in events:
+        match event := as_memory_event(any_event):
             case MemoryAdded() | MemoryRestored() | MemoryMovedIn():
                 entered[event.entry_id] = event.text
             case MemoryReplaced():
                 entered[event.new_id] = event.text
-            case _:
+            case (
+                MemorySuperseded()
+                | MemoryRemoved()
+                | MemoryReferenced()
+                | MemoryMovedOut()
+                | MemoryMergedInto()
+                | MemoryRetagged()
+                | MemoryPurged()
+            ):
                 pass
+            case _:
+                assert_never(event)
     live = {e.key for e in active.values()}
     return {key for key in map(normalize_text, entered.values()) if key not in live}
 
@@ -407,5 +413,7 @@ def reconcile(
         if b.id not in revised and b.id in merge.active:
             merge.remove(b.id)
     return Reconciliation(
-        events=tuple(merge.events), warnings=tuple(merge.warnings), **merge.counts
+        events=stamp(head.stream, head.version, merge.events),
+        warnings=tuple(merge.warnings),
+        **merge.counts,
     )

@@ -14,7 +14,7 @@ import attrs
 from pi_hermes_memory.domain.decide import Decision
 from pi_hermes_memory.domain.document import MemoryDocument, removals
 from pi_hermes_memory.domain.echo import shown
-from pi_hermes_memory.domain.events import Event, MemoryRestored, RemovalReason
+from pi_hermes_memory.domain.events import Event, MemoryRestored, RemovalReason, stamp
 from pi_hermes_memory.domain.model import MemoryEntry, Target, normalize_text
 from pi_hermes_memory.domain.scope import SessionScope
 from pi_hermes_memory.domain.similarity import Candidate
@@ -106,7 +106,6 @@ def decide_restore(
         )
     event = MemoryRestored(
         stream=doc.stream,
-        version=doc.version + 1,
         at=at,
         entry_id=entry.id,
         target=entry.target,
@@ -121,6 +120,6 @@ def decide_restore(
     return Decision(
         status=Status.RESTORED,
         message=f"Restored: {entry.text}",
-        events=(event,),
+        events=stamp(doc.stream, doc.version, (event,)),
         entry_id=entry.id,
     )

@@ -12,7 +12,7 @@ import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from types import EllipsisType
-from typing import Any
+from typing import Any, assert_never
 
 import apsw
 import attrs
@@ -27,21 +27,18 @@ from pi_hermes_memory.adapters.sqlite.scrub import scrub, secure_delete
 from pi_hermes_memory.codec import decode, encode
 from pi_hermes_memory.domain.document import MemoryDocument
 from pi_hermes_memory.domain.errors import VersionConflict
-from pi_hermes_memory.domain.events import (
-    Event,
-    MemoryAdded,
-    MemoryMergedInto,
-    MemoryMovedIn,
-    MemoryMovedOut,
-    MemoryPurged,
-    MemoryReferenced,
-    MemoryRemoved,
-    MemoryReplaced,
-    MemoryRestored,
-    MemoryRetagged,
-    MemorySuperseded,
-)
+from pi_hermes_memory.domain.events import Event, as_memory_event
 from pi_hermes_memory.domain.model import Target
+from pi_hermes_memory.domain.rows import (
+    DeleteRows,
+    InsertRow,
+    ReferenceRow,
+    Row,
+    RowChange,
+    SupersedeRow,
+    UpsertRow,
+    row_changes,
+)
 from pi_hermes_memory.errors import StorageFailed, StoreReadOnly
 from pi_hermes_memory.mirror import RebuildReport
 from pi_hermes_memory.purging import ScrubReport
@@ -120,7 +117,8 @@ class SqliteJournal:
 class SqliteProjection:
     """The `memories` table (active rows + superseded history) and its FTS index.
 
-    Project rows without a project attribution live only in Markdown and are skipped here.
+    It executes the row changes of `pi_hermes_memory.domain.rows` (the one place of the event →
+    row semantics); the triggers keep the FTS index in step and `grams` is derived here.
     """
 
     def __init__(self, conn: apsw.Connection) -> None:
@@ -135,139 +133,68 @@ class SqliteProjection:
         return rebuild_rows(self._conn, documents)
 
     def _apply(self, event: Event) -> None:
+        for change in row_changes(as_memory_event(event)):
+            self._execute(change)
+
+    def _execute(self, change: RowChange) -> None:
         c = self._conn
-        match event:
-            case MemoryAdded() | MemoryRestored():
-                if event.target is Target.PROJECT and event.project is None:
-                    return
+        match change:
+            case InsertRow():
+                scope = None
+                if change.scope_of is not None:
+                    found = c.execute(
+                        "SELECT target, namespace FROM memories WHERE id = ?", (change.scope_of,)
+                    ).fetchone()
+                    scope = None if found is None else (Target(found[0]), found[1])
+                self._insert(change.resolved(scope))
+            case UpsertRow():
+                values = _values(change.row)
+                assignments = ", ".join(f"{column} = ?" for column in change.columns)
                 c.execute(
-                    "INSERT INTO memories (id, target, project, category, text, grams, created, "
-                    "last_referenced, namespace, flagged) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (
-                        event.entry_id,
-                        event.target.value,
-                        event.project,
-                        event.category.value if event.category else None,
-                        event.text,
-                        grams(event.text),
-                        event.created.isoformat(),
-                        event.last_referenced.isoformat(),
-                        event.namespace,
-                        event.flagged,
-                    ),
-                )
-            case MemoryReplaced():
-                found = c.execute(
-                    "SELECT target, namespace FROM memories WHERE id = ?", (event.old_id,)
-                ).fetchone()
-                old, namespace = (None, None) if found is None else found
-                c.execute(
-                    "UPDATE memories SET superseded_by = ?, superseded_at = ? WHERE id = ?",
-                    (event.new_id, event.at.date().isoformat(), event.old_id),
-                )
-                target = old if old is not None else _target_of(event.stream)
-                if target == Target.PROJECT.value and event.project is None:
-                    return
-                c.execute(
-                    "INSERT INTO memories (id, target, project, category, text, grams, created, "
-                    "last_referenced, namespace, flagged) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (
-                        event.new_id,
-                        target,
-                        event.project,
-                        event.category.value if event.category else None,
-                        event.text,
-                        grams(event.text),
-                        event.created.isoformat(),
-                        event.last_referenced.isoformat(),
-                        namespace,  # a new version stays in its namespace
-                        event.flagged,
-                    ),
-                )
-            case MemorySuperseded():
-                c.execute(
-                    "UPDATE memories SET superseded_by = ?, superseded_at = ? WHERE id = ?",
-                    (event.by_id, event.on.isoformat(), event.old_id),
-                )
-                c.execute(
-                    "UPDATE memories SET last_referenced = MAX(last_referenced, ?) WHERE id = ?",
-                    (event.on.isoformat(), event.by_id),
-                )
-            case MemoryRemoved():
-                c.execute("DELETE FROM memories WHERE id = ?", (event.entry_id,))
-            case MemoryPurged():  # rows, history rows and their vectors; FTS by the trigger
-                c.executemany("DELETE FROM memories WHERE id = ?", [(i,) for i in event.entry_ids])
-            case MemoryMovedOut():
-                pass  # the MemoryMovedIn of the same transaction updates the row in place
-            case MemoryMovedIn():
-                # in place: the row keeps its id, supersede ancestry and embedding
-                values = (
-                    event.target.value,
-                    event.project,
-                    event.category.value if event.category else None,
-                    event.created.isoformat(),
-                    event.last_referenced.isoformat(),
-                    event.flagged,
-                )
-                c.execute(
-                    "UPDATE memories SET target = ?, project = ?, category = ?, created = ?, "
-                    "last_referenced = ?, flagged = ? WHERE id = ?",
-                    (*values, event.entry_id),
-                )
-                if c.changes() == 0 and not (
-                    event.target is Target.PROJECT and event.project is None
-                ):
-                    c.execute(
-                        "INSERT INTO memories (id, target, project, category, created, "
-                        "last_referenced, flagged, text, grams) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                        (event.entry_id, *values, event.text, grams(event.text)),
-                    )
-            case MemoryMergedInto():
-                c.execute(
-                    "UPDATE memories SET superseded_by = ?, superseded_at = ? WHERE id = ?",
-                    (event.into_id, event.on.isoformat(), event.entry_id),
-                )
-            case MemoryReferenced():
-                c.execute(
-                    "UPDATE memories SET last_referenced = MAX(last_referenced, ?) WHERE id = ?",
-                    (event.on.isoformat(), event.entry_id),
-                )
-            case MemoryRetagged():
-                target = _target_of(event.stream)
-                if target == Target.PROJECT.value and event.project is None:
-                    # unattributed project entries live in Markdown only
-                    c.execute("DELETE FROM memories WHERE id = ?", (event.entry_id,))
-                    return
-                tags = (
-                    event.project,
-                    event.category.value if event.category else None,
-                    event.created.isoformat(),
-                    event.namespace,
-                    event.flagged,
-                )
-                c.execute(
-                    "UPDATE memories SET project = ?, category = ?, created = ?, namespace = ?, "
-                    "flagged = ? WHERE id = ?",
-                    (*tags, event.entry_id),
+                    f"UPDATE memories SET {assignments} WHERE id = ?",
+                    (*(values[column] for column in change.columns), change.row.id),
                 )
                 if c.changes() == 0:
-                    c.execute(
-                        "INSERT INTO memories (project, category, created, namespace, flagged, "
-                        "id, target, text, grams, last_referenced) "
-                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                        (
-                            *tags,
-                            event.entry_id,
-                            target,
-                            event.text,
-                            grams(event.text),
-                            event.last_referenced.isoformat(),
-                        ),
-                    )
+                    self._insert(InsertRow(row=change.row).resolved(None))
+            case SupersedeRow():
+                c.execute(
+                    "UPDATE memories SET superseded_by = ?, superseded_at = ? WHERE id = ?",
+                    (change.by, change.at.isoformat(), change.id),
+                )
+            case ReferenceRow():
+                c.execute(
+                    "UPDATE memories SET last_referenced = MAX(last_referenced, ?) WHERE id = ?",
+                    (change.on.isoformat(), change.id),
+                )
+            case DeleteRows():  # their vectors go with them; the FTS rows by the trigger
+                c.executemany("DELETE FROM memories WHERE id = ?", [(i,) for i in change.ids])
+            case _:
+                assert_never(change)
+
+    def _insert(self, row: Row | None) -> None:
+        if row is None:
+            return  # not stored (an unattributed project row lives in Markdown only)
+        values = _values(row)
+        c = self._conn
+        c.execute(
+            f"INSERT INTO memories (id, {', '.join(values)}, grams) "
+            f"VALUES (?{', ?' * len(values)}, ?)",
+            (row.id, *values.values(), grams(row.text)),
+        )
 
 
-def _target_of(stream: str) -> str:
-    return stream.split(":", 1)[1]
+def _values(row: Row) -> dict[str, object]:
+    """The stored form of a row's columns (dates as ISO text, enums as their values)."""
+    return {
+        "target": row.target.value,
+        "project": row.project,
+        "namespace": row.namespace,
+        "category": row.category.value if row.category else None,
+        "text": row.text,
+        "created": row.created.isoformat(),
+        "last_referenced": row.last_referenced.isoformat(),
+        "flagged": row.flagged,
+    }
 
 
 class SqliteLedger:

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC, date, datetime
-from typing import Any
+from typing import Any, ClassVar
 
 import attrs
 import pytest
 from pi_hermes_memory.domain.document import MemoryDocument, fold, stream_for
-from pi_hermes_memory.domain.errors import VersionConflict
+from pi_hermes_memory.domain.errors import InvariantViolation, VersionConflict
 from pi_hermes_memory.domain.events import (
+    EVENT_TYPES,
     Event,
     MemoryAdded,
     MemoryPurged,
@@ -23,6 +24,7 @@ from pi_hermes_memory.domain.events import (
 from pi_hermes_memory.domain.model import FailureCategory, Target
 from pi_hermes_memory.mirror import RebuildReport
 from pi_hermes_memory.search import ScopeClause, SearchHit, SearchQuery
+from pi_hermes_memory.testing.journals import every_event_type
 
 AT = datetime(2026, 7, 29, 12, 0, tzinfo=UTC)
 DAY = date(2026, 7, 29)
@@ -253,6 +255,28 @@ class StorageContract:
             uow.projection.apply(events)
         with storage.transaction() as uow:
             assert list(uow.journal.read(STREAM)) == events
+
+    def test_every_event_type_projects_to_the_folded_state(self, storage: Any) -> None:
+        """The rows `domain/rows.py` makes of each event type equal what a repair against
+        the fold would write: applying a journal of every type leaves a rebuild nothing to do
+        (the same event → row semantics on every adapter)."""
+        journal = every_event_type()
+        kinds = {type(e) for events in journal.values() for e in events}
+        assert kinds == set(EVENT_TYPES), "add the new event type to journals.every_event_type"
+        self._apply(storage, journal)
+        documents = [_folded(t, events) for t, events in journal.items()]
+        report = self._rebuild(storage, documents)
+        assert _quiet(report), report
+        assert report.of(Target.PROJECT).skipped == 1  # the row that lost its project
+
+    def test_projection_refuses_an_event_it_does_not_know(self, storage: Any) -> None:
+        @attrs.frozen(kw_only=True)
+        class MemoryTeleported(Event):
+            TAG: ClassVar[str] = "memory.teleported.v1"
+            entry_id: str
+
+        with pytest.raises(InvariantViolation), storage.transaction() as uow:
+            uow.projection.apply([MemoryTeleported(stream=STREAM, version=1, at=AT, entry_id="a")])
 
     # -- purge (ADR 0026) ---------------------------------------------------------------------
 
