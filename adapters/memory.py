@@ -61,6 +61,11 @@ class InMemoryJournal:
                 raise VersionConflict(stream, expected_version + i, event.version)
         self._state.events.setdefault(stream, []).extend(events)
 
+    def streams(self, prefix: str) -> list[str]:
+        return sorted(
+            s for s, events in self._state.events.items() if events and s.startswith(prefix)
+        )
+
     def read(self, stream: str, after: int = 0, upto: int | None = None) -> list[Event]:
         events = self._state.events.get(stream, [])
         return list(events[after:upto])

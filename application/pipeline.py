@@ -26,7 +26,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Generic, Protocol, TypeVar
 
 import attrs
-from pi_hermes_memory.domain.events import Event
+from pi_hermes_memory.domain.errors import VersionConflict
+from pi_hermes_memory.domain.events import UNSTAMPED, Event, stamp
 from pi_hermes_memory.errors import MarkdownChanged, MarkdownUnreadable
 from pi_hermes_memory.ports import UNCHECKED, Storage, UnitOfWork
 
@@ -155,7 +156,7 @@ class Batch(Generic[S]):
         """Stamp `events` with the next versions of `stream`, append them to the journal,
         project them and fold them into the stream's state; returns the new state."""
         state = self.states[stream]
-        stamped = stamp(stream, state.version, events)
+        stamped = numbered(stream, state.version, events)
         if not stamped:
             return state
         self.uow.journal.append(stream, state.version, stamped)
@@ -168,15 +169,16 @@ class Batch(Generic[S]):
         self._after.append(step)
 
 
-def stamp(stream: str, after: int, events: Sequence[Event]) -> tuple[Event, ...]:
-    """`events` as the versions after `after` of `stream` (the one place that numbers them;
-    a decision that numbered its events already keeps its numbers)."""
-    return tuple(
-        e
-        if e.stream == stream and e.version == after + i
-        else attrs.evolve(e, stream=stream, version=after + i)
-        for i, e in enumerate(events, start=1)
-    )
+def numbered(stream: str, after: int, events: Sequence[Event]) -> tuple[Event, ...]:
+    """`events` as the versions after `after` of `stream`: unversioned ones are numbered by
+    the domain's `stamp` (the one place versions are assigned); ones a decision already
+    stamped (its fold checked them as it went) must be exactly those versions."""
+    if events and all(e.version == UNSTAMPED for e in events):
+        return stamp(stream, after, events)
+    for i, event in enumerate(events, start=1):
+        if event.stream != stream or event.version != after + i:
+            raise VersionConflict(stream, after + i, event.version)
+    return tuple(events)
 
 
 class Pipeline(Generic[S]):

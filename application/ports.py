@@ -58,6 +58,10 @@ class Journal(Protocol):
 
     def version(self, stream: str) -> int: ...
 
+    def streams(self, prefix: str) -> Sequence[str]:
+        """The streams with at least one event whose id starts with `prefix`, sorted."""
+        ...
+
     def snapshot(self, stream: str) -> tuple[int, str] | None:
         """The stored snapshot of `stream`'s folded state: (version, data), or None.
 

@@ -71,6 +71,17 @@ class SqliteJournal:
         except apsw.ConstraintError as exc:  # UNIQUE(stream, version): the backstop
             raise VersionConflict(stream, expected_version, self.version(stream)) from exc
 
+    def streams(self, prefix: str) -> list[str]:
+        # a range on the (stream, version) index: exact (binary), unlike LIKE
+        return [
+            str(row[0])
+            for row in self._conn.execute(
+                "SELECT DISTINCT stream FROM events WHERE stream >= ? AND stream < ? "
+                "ORDER BY stream",
+                (prefix, prefix + "\U0010ffff"),
+            )
+        ]
+
     def read(self, stream: str, after: int = 0, upto: int | None = None) -> list[Event]:
         upper = upto if upto is not None else 2**62
         return [

@@ -144,6 +144,18 @@ class StorageContract:
             assert uow.journal.version(STREAM) == 1
             assert [e.stream for e in uow.journal.read("memory:user")] == ["memory:user"]
 
+    def test_streams_lists_by_exact_prefix(self, storage: Any) -> None:
+        with storage.transaction() as uow:
+            assert list(uow.journal.streams("memory:")) == []
+            for stream in ("memory:user", STREAM, "memory:Userx", "memoryX"):
+                uow.journal.append(stream, 0, [added(1, stream, stream=stream)])
+        with storage.transaction() as uow:
+            assert list(uow.journal.streams("memory:")) == sorted(
+                ["memory:user", STREAM, "memory:Userx"]
+            )
+            assert list(uow.journal.streams("memory:u")) == ["memory:user"]  # case counts
+            assert list(uow.journal.streams("memory:%")) == []  # no wildcards
+
     def test_stale_expected_version_conflicts(self, storage: Any) -> None:
         with storage.transaction() as uow:
             uow.journal.append(STREAM, 0, [added(1, "a")])
