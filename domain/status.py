@@ -34,6 +34,19 @@ class Status(enum.StrEnum):
     AMBIGUOUS = "ambiguous"
     INVALID = "invalid"
     BLOCKED = "blocked"
+    # the skill tool (issue 11)
+    CREATED = "created"
+    PATCHED = "patched"
+    UPDATED = "updated"
+    DELETED = "deleted"
+    FILE_WRITTEN = "file_written"
+    FILE_REMOVED = "file_removed"
+    #: create: a skill with this id exists (patch it instead)
+    DUPLICATE = "duplicate"
+    #: create: a global skill with a similar name and description exists (patch it instead)
+    SIMILAR = "similar"
+    #: create: a global skill with a similar name but another purpose exists (rename)
+    NAME_COLLISION = "name-collision"
     # every tool
     INVALID_ARGUMENTS = "invalid_arguments"
     UNKNOWN_TOOL = "unknown_tool"
@@ -60,5 +73,11 @@ SUCCESS = frozenset(
         Status.MERGED,
         Status.NOOP,
         Status.RESTORED,
+        Status.CREATED,
+        Status.PATCHED,
+        Status.UPDATED,
+        Status.DELETED,
+        Status.FILE_WRITTEN,
+        Status.FILE_REMOVED,
     }
 )
