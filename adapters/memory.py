@@ -18,7 +18,7 @@ from typing import assert_never
 import attrs
 from pi_hermes_memory.domain.document import MemoryDocument
 from pi_hermes_memory.domain.errors import VersionConflict
-from pi_hermes_memory.domain.events import Event, as_memory_event
+from pi_hermes_memory.domain.events import Event
 from pi_hermes_memory.domain.model import Target
 from pi_hermes_memory.domain.rows import (
     DeleteRows,
@@ -28,7 +28,7 @@ from pi_hermes_memory.domain.rows import (
     RowChange,
     SupersedeRow,
     UpsertRow,
-    row_changes,
+    projected,
 )
 from pi_hermes_memory.errors import MarkdownChanged
 from pi_hermes_memory.mirror import RebuildReport, RepairTally, in_scope, plan_mirror
@@ -136,7 +136,7 @@ class InMemoryProjection:
 
     def apply(self, events: Sequence[Event]) -> None:
         for event in events:
-            for change in row_changes(as_memory_event(event)):
+            for change in projected(event):
                 self._execute(change)
 
     def _execute(self, change: RowChange) -> None:

@@ -13,9 +13,10 @@ from datetime import date, datetime
 import cattrs
 from cattrs.preconf.json import make_converter
 from pi_hermes_memory.domain.events import EVENT_TYPES, Event
+from pi_hermes_memory.domain.skill_events import SKILL_EVENT_TYPES
 from pi_hermes_memory.errors import CorruptData
 
-_BY_TAG: dict[str, type[Event]] = {cls.TAG: cls for cls in EVENT_TYPES}
+_BY_TAG: dict[str, type[Event]] = {cls.TAG: cls for cls in (*EVENT_TYPES, *SKILL_EVENT_TYPES)}
 _converter = make_converter(forbid_extra_keys=True)
 _converter.register_unstructure_hook(datetime, lambda d: d.isoformat())
 _converter.register_structure_hook(datetime, lambda v, _: datetime.fromisoformat(v))

@@ -17,6 +17,7 @@ from typing import Literal, TypeAlias, assert_never
 import attrs
 from pi_hermes_memory.domain.document import target_of
 from pi_hermes_memory.domain.events import (
+    Event,
     MemoryAdded,
     MemoryEvent,
     MemoryMergedInto,
@@ -29,8 +30,10 @@ from pi_hermes_memory.domain.events import (
     MemoryRestored,
     MemoryRetagged,
     MemorySuperseded,
+    as_memory_event,
 )
 from pi_hermes_memory.domain.model import FailureCategory, Target
+from pi_hermes_memory.domain.skill_events import SKILL_EVENT_TYPES
 
 #: the columns an `UpsertRow` may set on an existing row (never the text: a new text is a new
 #: row, so a row's vector always belongs to its text)
@@ -124,6 +127,14 @@ _MOVED: tuple[Column, ...] = (
 )
 #: what a retag sets: the metadata only (its last date is the entry's, so it is left alone)
 _RETAGGED: tuple[Column, ...] = ("project", "namespace", "category", "created", "flagged")
+
+
+def projected(event: Event) -> tuple[RowChange, ...]:
+    """The row changes of any journal event: a skill event changes no memory row (skills are
+    read from their own streams, ADR 0030); an event of neither kind raises."""
+    if isinstance(event, SKILL_EVENT_TYPES):
+        return ()
+    return row_changes(as_memory_event(event))
 
 
 def row_changes(event: MemoryEvent) -> tuple[RowChange, ...]:

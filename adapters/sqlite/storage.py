@@ -27,7 +27,7 @@ from pi_hermes_memory.adapters.sqlite.scrub import scrub, secure_delete
 from pi_hermes_memory.codec import decode, encode
 from pi_hermes_memory.domain.document import MemoryDocument
 from pi_hermes_memory.domain.errors import VersionConflict
-from pi_hermes_memory.domain.events import Event, as_memory_event
+from pi_hermes_memory.domain.events import Event
 from pi_hermes_memory.domain.model import Target
 from pi_hermes_memory.domain.rows import (
     DeleteRows,
@@ -37,7 +37,7 @@ from pi_hermes_memory.domain.rows import (
     RowChange,
     SupersedeRow,
     UpsertRow,
-    row_changes,
+    projected,
 )
 from pi_hermes_memory.errors import StorageFailed, StoreReadOnly
 from pi_hermes_memory.mirror import RebuildReport
@@ -144,7 +144,7 @@ class SqliteProjection:
         return rebuild_rows(self._conn, documents)
 
     def _apply(self, event: Event) -> None:
-        for change in row_changes(as_memory_event(event)):
+        for change in projected(event):
             self._execute(change)
 
     def _execute(self, change: RowChange) -> None:
