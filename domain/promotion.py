@@ -384,9 +384,10 @@ _PRIVATE_NET = re.compile(
     r"|home\.arpa)(?![\w-]|\.[\w-])",
     re.IGNORECASE,
 )
-_FENCED = re.compile(r"^ {0,3}(`{3,}|~{3,})[^\n]*\n(.*?)(?:^ {0,3}\1[ \t]*$|\Z)", re.M | re.S)
+#: possessive quantifiers: a line of 200,000 backticks must not backtrack quadratically
+_FENCED = re.compile(r"^ {0,3}(`{3,}+|~{3,}+)[^\n]*+\n(.*?)(?:^ {0,3}\1[ \t]*$|\Z)", re.M | re.S)
 _INLINE = re.compile(r"`([^`\n]+)`")
-_PROMPT = re.compile(r"^\s*\$ (.*)$", re.M)
+_PROMPT = re.compile(r"^[ \t]*\$ (.*)$", re.M)
 
 
 def _code_of(text: str) -> str:

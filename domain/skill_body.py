@@ -27,7 +27,7 @@ NUMBERED_SECTIONS = frozenset({PROCEDURE.casefold(), VERIFICATION.casefold()})
 NO_PITFALLS = "No notable pitfalls recorded yet."
 NO_VERIFICATION = "No verification steps recorded yet."
 
-_HEADER = re.compile(r" {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*")
+_HEADER = re.compile(r" {0,3}(#{1,6})(?:[ \t]+(.*))?")
 _FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
 
 
@@ -67,8 +67,10 @@ def _header(line: str) -> tuple[int, str] | None:
     match = _HEADER.fullmatch(line)
     if match is None:
         return None
-    title = match.group(2) or ""
-    title = re.sub(r"(?:^|[ \t]+)#+$", "", title).strip()
+    title = (match.group(2) or "").strip(" \t")
+    bare = title.rstrip("#")
+    if bare != title and (not bare or bare[-1] in " \t"):  # a closing sequence: "## A ##"
+        title = bare.rstrip(" \t")
     return len(match.group(1)), title
 
 

@@ -132,7 +132,10 @@ def decide_create(
     problem = description_problem(clean_value(description))
     if problem:
         return refuse(Status.INVALID, problem)
-    structured = when_to_use is not None or any((procedure_steps, pitfalls, verification_steps))
+    # a blank field counts as not given: tool layers often send "" for an absent argument
+    structured = bool(when_to_use and when_to_use.strip()) or any(
+        (procedure_steps, pitfalls, verification_steps)
+    )
     given = content is not None and bool(content.strip())
     if structured and given:
         return refuse(Status.INVALID, "give content or the structured fields, not both")
@@ -157,6 +160,10 @@ def decide_create(
         return attrs.evolve(scanned, skill_id=state.skill_id)
     (clean_name, clean_description, clean_text), notes = scanned
     clean_name, clean_description = clean_value(clean_name), clean_value(clean_description)
+    clean_text = clean_body(clean_text)
+    problem = description_problem(clean_description) or body_problem(clean_text)
+    if problem:  # the text was nothing but invisible characters the scanner removed
+        return refuse(Status.INVALID, problem, state.skill_id)
     if state.exists:
         return SkillDecision(
             status=Status.DUPLICATE,
@@ -178,7 +185,7 @@ def decide_create(
         slug=state.slug,
         display_name=clean_name if clean_name != state.slug else None,
         description=clean_description,
-        body=clean_body(clean_text),
+        body=clean_text,
         extra_frontmatter="",
         origin=origin,
     )

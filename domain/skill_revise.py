@@ -120,7 +120,10 @@ def decide_patch(
     if isinstance(scanned, SkillDecision):
         return attrs.evolve(scanned, skill_id=state.skill_id)
     (clean_title, clean_text), notes = scanned
-    body = replace_section(state.body, clean_title.strip(), clean_body(clean_text))
+    clean_title, clean_text = section_title(clean_title), clean_body(clean_text)
+    if not clean_title or not clean_text:  # nothing left once invisible characters went
+        return refuse(Status.INVALID, "section and content must be visible text", state.skill_id)
+    body = replace_section(state.body, clean_title, clean_text)
     too_long = body_problem(body)
     if too_long:
         return refuse(Status.INVALID, too_long, state.skill_id)
@@ -163,6 +166,10 @@ def decide_update(
         return attrs.evolve(scanned, skill_id=state.skill_id)
     texts, notes = scanned
     cleaned = dict(zip((label for label, _ in fields), texts, strict=True))
+    description = clean_value(cleaned["description"]) if "description" in cleaned else None
+    body = clean_body(cleaned["body"]) if "body" in cleaned else None
+    if description == "" or body == "":  # nothing left once invisible characters went
+        return refuse(Status.INVALID, "the new text must be visible text", state.skill_id)
     return _revise(
         state,
         Status.UPDATED,
@@ -170,8 +177,8 @@ def decide_update(
         at=at,
         origin=origin,
         notes=notes,
-        description=clean_value(cleaned["description"]) if "description" in cleaned else None,
-        body=clean_body(cleaned["body"]) if "body" in cleaned else None,
+        description=description,
+        body=body,
     )
 
 
@@ -279,7 +286,9 @@ def decide_hand_edit(state: SkillState, parsed: ParsedSkill, *, at: datetime) ->
     if isinstance(scanned, SkillDecision):
         return attrs.evolve(scanned, skill_id=state.skill_id)
     (display, description, body, extra), notes = scanned
-    display = clean_value(display)
+    display, description = clean_value(display), clean_value(description)
+    if not description:  # nothing left once invisible characters went
+        return refuse(Status.INVALID, "the description must be visible text", state.skill_id)
     display_name = display if display and display != state.slug else None
     if state.exists:
         return _revise(

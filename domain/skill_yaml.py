@@ -52,26 +52,30 @@ def split_frontmatter(text: str) -> tuple[list[str], str]:
     raise SkillFormatError("the YAML frontmatter is not closed: add a line holding only '---'")
 
 
-_KEY_PLAIN = re.compile(r"([^\s#'\"\-?:,\[\]{}&*!|>%@`][^\n]*?)[ \t]*:(?:[ \t]|$)")
-_KEY_QUOTED = re.compile(r"(\"(?:[^\"\\]|\\.)*\"|'(?:[^']|'')*')[ \t]*:(?:[ \t]|$)")
+_KEY_QUOTED = re.compile(r"(\"(?:[^\"\\]|\\.)*\"|'(?:[^']|'')*')[ \t]*:(?=[ \t]|$)")
+#: the colon that ends a plain key (searched, not matched lazily: linear on long lines)
+_KEY_COLON = re.compile(r":(?=[ \t]|$)")
+_NOT_KEY_START = frozenset(" \t#'\"-?:,[]{}&*!|>%@`")
 
 
 def _key_of(line: str) -> tuple[str, str] | None:
     """(key, rest of the line after the colon) when `line` starts a top-level entry."""
-    match = _KEY_QUOTED.match(line) or _KEY_PLAIN.match(line)
-    if match is None:
-        return None
-    raw = match.group(1)
-    if raw[0] == "'":
-        key = raw[1:-1].replace("''", "'")
-    elif raw[0] == '"':
+    if not line or line[0] in _NOT_KEY_START:
+        match = _KEY_QUOTED.match(line)
+        if match is None:
+            return None
+        raw = match.group(1)
+        if raw[0] == "'":
+            return raw[1:-1].replace("''", "'"), line[match.end() :]
         try:
             key = _double_quoted(raw, "a key")[0]
         except SkillFormatError:
             key = raw[1:-1]
-    else:
-        key = raw
-    return key, line[match.end() :]
+        return key, line[match.end() :]
+    colon = _KEY_COLON.search(line)
+    if colon is None:
+        return None
+    return line[: colon.start()].rstrip(" \t"), line[colon.end() :]
 
 
 def _is_blank_or_comment(line: str) -> bool:

@@ -331,3 +331,12 @@ def test_candidate_iff_every_criterion_passes_and_more_evidence_never_hurts(
         assert judged(uses=[*uses, use("s9")]).candidate
     main = [u for u in uses if u.main_session]
     assert criterion(verdict, "same-domain-uses").actual <= len(main)
+
+
+@pytest.mark.parametrize(
+    "body", ["`" * 200_000, "~" * 200_000, "\n" * 200_000 + " " * 100_000, "a." * 200_000]
+)
+def test_classifying_is_linear_on_pathological_text(body: str) -> None:
+    """A line of 200,000 backticks took 10 s when the fence pattern backtracked."""
+    result = classify_skill(skill(body=body), POLICY)
+    assert result.scope_verdict is ScopeVerdict.GLOBAL_SAFE

@@ -563,3 +563,20 @@ def test_decisions_never_raise_and_versions_only_grow(
         if d.events and s.exists:
             assert s.revision >= 1
             assert parse_skill(render_skill(s)).description == s.description
+
+
+def test_text_that_is_only_invisible_characters_is_refused_after_the_scan() -> None:
+    invisible = "\u200b\u200b"
+    assert create(description=invisible)[0].status is Status.INVALID
+    assert create(content=invisible)[0].status is Status.INVALID
+    s = made()
+    assert decide_update(s, description=invisible, at=T0).status is Status.INVALID
+    assert decide_patch(s, section="Pitfalls", content=invisible, at=T0).status is Status.INVALID
+    assert decide_patch(s, section=invisible, content="x", at=T0).status is Status.INVALID
+    hand = attrs.evolve(parse_skill(render_skill(s)), description=invisible)
+    assert decide_hand_edit(s, hand, at=T0).status is Status.INVALID
+
+
+def test_blank_structured_fields_count_as_absent() -> None:
+    decision, s = create(content="Body text", when_to_use="  ")
+    assert decision.status is Status.CREATED and s is not None and s.body == "Body text"

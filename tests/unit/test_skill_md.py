@@ -480,3 +480,18 @@ def test_sections_end_at_the_next_level_two_header_outside_code() -> None:
     body = "## A\n\n```\n## not a header\n```\n\n### sub\n\n## B\n\nb"
     assert section_span(body, "a") == (0, 8)
     assert replace_section(body, "A", "new") == "## A\n\nnew\n\n## B\n\nb"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "---\na" + " \t" * 100_000 + "x\n---\n",
+        "---\ndescription: a" + " " * 100_000 + "b #\n---\n",
+        '---\ndescription: "a' + "\n   " * 100_000 + '"\n---\n',
+        "---\n" + "k: v\n" * 100_000 + "---\n" + "## x" + " " * 100_000 + "#" * 100_000,
+    ],
+)
+def test_reading_is_linear_on_long_lines(text: str) -> None:
+    """These took minutes when a lazy pattern backtracked over the long run (now ms)."""
+    parsed = parse_skill(text)
+    assert has_header_line(parsed.body) == parsed.body.startswith("##")
