@@ -59,6 +59,7 @@ if TYPE_CHECKING:  # imports numpy: loaded only when embeddings are on
     from pi_hermes_memory.embedding import EmbeddingService
     from pi_hermes_memory.hybrid import HybridSettings
     from pi_hermes_memory.retrieval import Reranker
+    from pi_hermes_memory.skills import SkillService
 
 
 _OFF_REASONS = {
@@ -121,6 +122,7 @@ class Memory:
         write_guard: Callable[[Iterable[Target]], None] | None = None,
     ) -> None:
         self._sessions = sessions
+        self._skills: SkillService | None = None
         #: why this store is read-only (sessions.db damaged or unwritable, ADR 0023), or None
         self.read_only = read_only
         self._write_guard = write_guard
@@ -173,6 +175,22 @@ class Memory:
         """The row vectors and the embedding provider (ADR 0015); None when embeddings are off
         (see `config.embedding_disabled_reason`)."""
         return self._service.embeddings
+
+    def attach_skills(self, skills: SkillService) -> None:
+        """Set by `open_memory`: the skill service of this session (ADR 0030)."""
+        self._skills = skills
+
+    @property
+    def skills(self) -> SkillService:
+        """Procedural skills: create, view, use, patch, update, delete, support files,
+        visibility and discovery (``pi_hermes_memory.skills.SkillService``)."""
+        if self._skills is None:
+            raise InvalidArgument("skills are not available on this store")
+        return self._skills
+
+    def check_writable(self) -> None:
+        """Raise the read-only error (ADR 0023) when nothing may be written."""
+        self._writable()
 
     def _writable(self, *targets: Target) -> None:
         """Refuse a write before anything is decided or committed (ADR 0023): the store is
@@ -464,6 +482,11 @@ class Memory:
             tools[MEMORY_SEARCH_TOOL.name] = (MEMORY_SEARCH_TOOL, self._search_tool)
         if self._sessions is not None:
             tools["session_search"] = (self._sessions.tool, self._sessions.run_tool)
+        if self._skills is not None:
+            from pi_hermes_memory.skill_tool import SKILL_TOOL, run_skill_tool
+
+            skills = self._skills
+            tools[SKILL_TOOL.name] = (SKILL_TOOL, lambda args: run_skill_tool(skills, args))
         return tools
 
     def tool_definitions(self) -> list[ToolDefinition]:

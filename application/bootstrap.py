@@ -46,6 +46,8 @@ if TYPE_CHECKING:
     from pi_hermes_memory.recovery import RecoveryReport
     from pi_hermes_memory.retrieval import Reranker
     from pi_hermes_memory.session_history import SessionHistory
+    from pi_hermes_memory.skill_ports import SkillTelemetry
+    from pi_hermes_memory.skills import SkillService
 
 
 def agent_access(agent_id: str | None, configured: Mapping[str, frozenset[str]]) -> frozenset[str]:
@@ -78,6 +80,9 @@ def open_memory(
     session_index: SessionIndex | None = None,
     session_source: SessionSource | None = None,
     reranker: Reranker | None = None,
+    skill_telemetry: SkillTelemetry | None = None,
+    session_id: str | None = None,
+    child_session: bool = False,
 ) -> Memory:
     """Open the memory store described by the configuration.
 
@@ -100,6 +105,12 @@ def open_memory(
     custom storage and no session index, session history is off.
     reranker: a cross-encoder for hybrid search (``pi_hermes_memory.retrieval.Reranker``);
     default: the configured ``retrieval.rerank`` endpoint, if any. Used only with embeddings.
+    skill_telemetry: skill load counts, usage evidence, visibility, governance state and
+    curation jobs (must pass ``SkillTelemetryContract``); default: the skill tables of the
+    default SQLite storage. With a custom storage and none given, skill statistics are off.
+    session_id / child_session: this agent session's id (recorded with skill usage evidence)
+    and whether it is a background child session (review, curation): a child session may
+    only view or change project skills.
     """
     from pi_hermes_memory.adapters.config_file import load_config
     from pi_hermes_memory.adapters.markdown.codec import MarkdownFormat
@@ -160,6 +171,10 @@ def open_memory(
                 session_index, close_sessions = sqlite_sessions, sqlite_sessions.close
             if vectors is None:
                 vectors = _LazySqliteVectors(sqlite)
+            if skill_telemetry is None:
+                from pi_hermes_memory.adapters.sqlite.skill_tables import SqliteSkillTables
+
+                skill_telemetry = SqliteSkillTables(sqlite)
     clock = clock or SystemClock()
     ids = ids or UlidFactory()
     open_warnings: list[str] = []
@@ -212,6 +227,7 @@ def open_memory(
             if embeddings is not None:
                 embeddings.close()
             read_only, embeddings, session_index, close_sessions = fault, None, None, None
+            skill_telemetry = None
             storage, markdown, search_index = _read_only_store(config, markdown, fault)
             service = make_service(storage, markdown, None)
             service.entries()
@@ -248,7 +264,9 @@ def open_memory(
         history = _session_history(
             config, session_index, session_source, clock, logger, close_sessions
         )
-    return Memory(
+    if read_only is not None and own_storage:
+        skill_telemetry = None  # statistics off: never silently kept in memory only
+    memory = Memory(
         sessions=history,
         service=service,
         storage=storage,
@@ -263,6 +281,57 @@ def open_memory(
         on_close=close_reranker,
         read_only=read_only,
         write_guard=_read_only_files(markdown),
+    )
+    memory.attach_skills(
+        _skill_service(
+            config,
+            storage,
+            markdown,
+            clock,
+            logger,
+            skill_telemetry,
+            session_id,
+            child_session,
+            memory,
+        )
+    )
+    return memory
+
+
+def _skill_service(
+    config: Config,
+    storage: Storage,
+    markdown: MarkdownStore,
+    clock: Clock,
+    logger: Any,
+    telemetry: SkillTelemetry | None,
+    session_id: str | None,
+    child: bool,
+    memory: Memory,
+) -> SkillService:
+    """Skills live in folders under the configured roots (ADR 0030), on the store's journal
+    and lock."""
+    from pi_hermes_memory.adapters.skill_files import SkillFolders
+    from pi_hermes_memory.skills import SkillService
+
+    folders = SkillFolders(
+        global_root=config.skill_governance.scopes.global_skills_dir,
+        project_root=config.project_skills_root,
+    )
+    return SkillService(
+        storage=storage,
+        folders=folders,
+        list_folders=folders.slugs,
+        lock=markdown.lock,
+        clock=clock,
+        logger=logger,
+        project=config.project,
+        telemetry=telemetry,
+        host_skills_dir=config.agent_root / "skills",
+        session_id=session_id,
+        child=child,
+        write_guard=memory.check_writable,
+        governance=config.skill_governance,
     )
 
 

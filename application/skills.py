@@ -71,7 +71,12 @@ class SkillService:
         host_skills_dir: Path | None = None,
         session_id: str | None = None,
         child: bool = False,
+        write_guard: Callable[[], None] | None = None,
+        governance: Any = None,
     ) -> None:
+        #: raises before any write when the store is read-only (ADR 0023)
+        self._guard = write_guard or (lambda: None)
+        self._config = governance
         self._storage = storage
         self._clock = clock
         self._list_folders = list_folders
@@ -143,11 +148,6 @@ class SkillService:
             )
         return offered, warnings
 
-    _config: Any = None
-
-    def configure(self, governance: Any) -> None:
-        self._config = governance
-
     # -- writing ----------------------------------------------------------------------------
 
     def _stream(self, skill_id: str) -> str:
@@ -168,6 +168,7 @@ class SkillService:
         return SkillResult(success=False, status=Status.FORBIDDEN, message=f"Refused: {problem}.")
 
     def _write(self, stream: str, decide: Callable[[SkillState], SkillDecision]) -> SkillResult:
+        self._guard()
         warnings: list[str] = []
         decisions: list[SkillDecision] = []
         with self._pipe.writing([stream], warnings) as batch:
@@ -294,6 +295,7 @@ class SkillService:
             )
         warnings: tuple[str, ...] = ()
         if self.telemetry is not None:
+            self._guard()
             self.telemetry.record_use(
                 UsageEvidence(
                     skill_id=skill_id,
@@ -314,6 +316,13 @@ class SkillService:
             skill=state,
             warnings=warnings,
         )
+
+    def visibility_states(self, project: str | None = None) -> tuple[str | None, dict[str, str]]:
+        """(project, skill id -> hidden/shown) of the global skills set for `project`."""
+        where = project or self.project
+        if where is None or self.telemetry is None:
+            return where, {}
+        return where, {i: v.value for i, v in self.telemetry.visibility(where).items()}
 
     def set_visibility(
         self, action: str, skill_ids: Sequence[str], project: str | None = None
@@ -341,6 +350,7 @@ class SkillService:
                     message=f"{skill_id} is not a global skill; only global skills are hidden "
                     "or shown per project.",
                 )
+        self._guard()
         for skill_id in skill_ids:
             if action == "hide":
                 self.telemetry.set_visibility(where, skill_id, SkillVisibility.HIDDEN)

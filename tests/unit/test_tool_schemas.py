@@ -56,6 +56,7 @@ def test_every_tool_is_offered(memory: Memory) -> None:
         "memory",
         "memory_search",
         "session_search",
+        "skill",
     ]
 
 
@@ -177,6 +178,7 @@ def test_null_for_every_optional_argument_is_absent(memory: Memory) -> None:
         "memory": {"action": "add", "target": "memory", "content": "Tabs, not spaces, in Go"},
         "memory_search": {"query": "deploy"},
         "session_search": {"query": "flock"},
+        "skill": {"action": "view"},
     }
     tried: list[str] = []
     for tool in memory.tool_definitions():
