@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import attrs
+from pi_hermes_memory.adapters import cli_governance, cli_skills
 from pi_hermes_memory.domain.status import Status
 from pi_hermes_memory.log import LOGGER_NAME
 
@@ -203,6 +204,8 @@ def _parser() -> argparse.ArgumentParser:
         "--request",
         help="an anchors Markdown request (JSONL source ranges); - reads it from stdin",
     )
+    for module in _EXTRA:
+        module.add_parsers(sub, common)
     return parser
 
 
@@ -401,6 +404,8 @@ def _recover(*, as_json: bool) -> int:
 
 
 #: commands that write (in a read-only store their refusal says why; no warning first)
+#: modules that add their own commands (each: COMMANDS, WRITES, add_parsers, run)
+_EXTRA = (cli_skills, cli_governance)
 _WRITES = frozenset(
     {
         "add",
@@ -615,8 +620,10 @@ def _main(argv: Sequence[str] | None) -> int:
         print(f"pi-hermes-memory: cannot open the memory store: {exc}", file=sys.stderr)
         return EXIT_USAGE if isinstance(exc, ConfigError) else EXIT_FAILED
     with memory:
-        writes = args.command in _WRITES or (
-            args.command == "tool" and isinstance(arguments, dict) and args.name == "memory"
+        writes = (
+            args.command in _WRITES
+            or any(args.command in m.WRITES for m in _EXTRA)
+            or (args.command == "tool" and isinstance(arguments, dict) and args.name == "memory")
         )
         for warning in memory.warnings[1 if memory.read_only and writes else 0 :]:
             print(f"pi-hermes-memory: warning: {warning}", file=sys.stderr)
@@ -638,6 +645,9 @@ def _main(argv: Sequence[str] | None) -> int:
 
 def _run(memory: Any, args: argparse.Namespace, arguments: Any, request: str | None) -> int:
     """Run the parsed command on an open store."""
+    for module in _EXTRA:
+        if args.command in module.COMMANDS:
+            return int(module.run(memory, args))
     if args.command == "tool":
         result = memory.call_tool(args.name, arguments)
         _print_json(result)
