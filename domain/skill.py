@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import datetime
-from typing import TypeVar, assert_never
+from typing import assert_never
 
 import attrs
 from pi_hermes_memory.domain.echo import shown
 from pi_hermes_memory.domain.errors import DomainError, InvariantViolation, VersionConflict
-from pi_hermes_memory.domain.events import Event
+from pi_hermes_memory.domain.events import stamp
 from pi_hermes_memory.domain.model import is_safe_project_name
 from pi_hermes_memory.domain.skill_events import (
     SkillCreated,
@@ -106,17 +106,6 @@ class SkillState:
             if name == path:
                 return content
         return None
-
-
-E = TypeVar("E", bound=Event)
-
-
-def stamp(stream: str, after: int, events: Iterable[E]) -> tuple[E, ...]:
-    """`events` numbered after version `after` of `stream`: the one place versions are set."""
-    return tuple(
-        attrs.evolve(event, stream=stream, version=after + n)
-        for n, event in enumerate(events, start=1)
-    )
 
 
 def _require(state: SkillState, event: SkillEvent) -> None:

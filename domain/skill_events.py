@@ -2,7 +2,7 @@
 
 Each event has a stable, versioned wire tag (`skill.<name>.v1`, ADR 0007) and only JSON-friendly
 fields (str, int, enums, datetimes, None), so the one cattrs converter encodes them unchanged.
-Decisions build events with ``version=0``; `pi_hermes_memory.domain.skill.stamp` numbers them.
+Decisions build events with ``version=0``; `pi_hermes_memory.domain.events.stamp` numbers them.
 """
 
 from __future__ import annotations

@@ -184,7 +184,7 @@ def test_empty_needs_a_skill_stream() -> None:
 
 
 def test_stamp_numbers_events_after_the_given_version() -> None:
-    events = sample_events()[1:4]
+    events = [attrs.evolve(e, stream="skill:global:x", version=0) for e in sample_events()[1:4]]
     stamped = stamp("skill:global:x", 7, events)
     assert [e.version for e in stamped] == [8, 9, 10]
     assert {e.stream for e in stamped} == {"skill:global:x"}
