@@ -1,4 +1,4 @@
-"""CLI commands for skill governance (registered by `pi_hermes_memory.adapters.cli`)."""
+"""CLI commands for skill governance."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""CLI commands for skills, skill visibility and skill statistics (registered by `pi_hermes_memory.adapters.cli`)."""
+"""CLI commands for skills, skill visibility and skill statistics."""
 
 from __future__ import annotations
 

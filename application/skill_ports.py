@@ -25,6 +25,7 @@ from typing import Protocol, TypeVar
 
 import attrs
 from pi_hermes_memory.domain.echo import shown
+from pi_hermes_memory.domain.promotion import UsageEvidence
 from pi_hermes_memory.errors import InvalidArgument
 
 __all__ = [
@@ -86,33 +87,10 @@ class RefusalReason(enum.StrEnum):
     FAILURE_CAP = "failure-cap"
 
 
-class UsageFields(Protocol):
-    """What `record_use` reads from a usage evidence (the domain's `UsageEvidence` has it)."""
-
-    @property
-    def skill_id(self) -> str: ...
-    @property
-    def session_id(self) -> str: ...
-    @property
-    def project(self) -> str | None: ...
-    @property
-    def task_domain(self) -> str | None: ...
-    @property
-    def at(self) -> datetime: ...
-    @property
-    def main_session(self) -> bool: ...
-
-
-@attrs.frozen(kw_only=True)
-class UsageRecord:
-    """One real `skill` use, as stored in `skill_usage_events` (never cleaned)."""
-
-    skill_id: str
-    session_id: str
-    project: str | None
-    task_domain: str | None
-    at: datetime
-    main_session: bool
+#: one real `skill` use, as stored in `skill_usage_events` (never cleaned): the domain's
+#: usage evidence, which the promotion policy reads as it is
+UsageRecord = UsageEvidence
+UsageFields = UsageEvidence
 
 
 @attrs.frozen(kw_only=True)
