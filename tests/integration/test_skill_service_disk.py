@@ -98,3 +98,32 @@ def test_a_hand_written_skill_folder_loads_and_a_secret_is_refused(tmp_path: Pat
         assert dup.status is Status.DUPLICATE
     finally:
         storage.close()
+
+
+def test_skills_survive_a_database_rebuilt_from_the_event_log(tmp_path: Path) -> None:
+    import pi_hermes_memory
+
+    cwd = tmp_path / "demo"
+    cwd.mkdir()
+    agent = tmp_path / "agent"
+    with pi_hermes_memory.open(agent_root=agent, cwd=cwd, environ={}) as memory:
+        made = memory.call_tool(
+            "skill",
+            {
+                "action": "create",
+                "scope": "project",
+                "name": "bump-version",
+                "description": "Bump the version before a release",
+                "content": "Edit pyproject.toml, then tag.",
+            },
+        )
+        assert made["success"], made
+        db = memory.config.db_path
+    for side in ("", "-wal", "-shm"):
+        (db.parent / (db.name + side)).unlink(missing_ok=True)
+    with pi_hermes_memory.open(agent_root=agent, cwd=cwd, environ={}) as memory:
+        assert any("rebuilt from" in w for w in memory.warnings)
+        skill = memory.skills.get("project:demo:bump-version")
+        assert skill is not None and skill.revision == 1 and "tag" in skill.body
+        patched = memory.skills.update("project:demo:bump-version", description="Bump it")
+        assert patched.success and patched.skill is not None and patched.skill.revision == 2
