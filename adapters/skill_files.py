@@ -58,6 +58,19 @@ class SkillFolders:
             found.extend(f"project:{project}:{slug}" for slug in _skill_dirs(root))
         return found
 
+    def link_problem(self, stream: str, rel: str) -> str | None:
+        """Why a support file at `rel` could not be written without following a symlink (a
+        link anywhere between the skill folder and the file, or the folder itself), or None.
+        Checked before a write is decided, so a refused path is never journaled."""
+        folder = self.folder(stream)
+        here = folder / rel
+        while True:
+            if here.is_symlink():
+                return f"{here} is a symlink; support files are never written through links"
+            if here == folder or folder not in here.parents:
+                return None
+            here = here.parent
+
     # -- Replicas ----------------------------------------------------------------------------
 
     def describe(self, stream: str) -> str:

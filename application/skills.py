@@ -80,6 +80,9 @@ class SkillService:
         self._storage = storage
         self._clock = clock
         self._list_folders = list_folders
+        self._link_problem: Callable[[str, str], str | None] = getattr(
+            folders, "link_problem", lambda stream, path: None
+        )
         self.project = project
         self.telemetry = telemetry
         self._host = host_skills_dir
@@ -268,6 +271,14 @@ class SkillService:
         refused = self._refused(SkillAction.WRITE_FILE, self._scope_of(skill_id))
         if refused is not None:
             return refused
+        problem = self._link_problem(self._stream(skill_id), path)
+        if problem is not None:
+            return SkillResult(
+                success=False,
+                status=Status.INVALID,
+                message=f"Refused: {problem}.",
+                skill_id=skill_id,
+            )
         now = self._clock.now()
         return self._write(
             self._stream(skill_id),

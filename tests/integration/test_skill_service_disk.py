@@ -127,3 +127,20 @@ def test_skills_survive_a_database_rebuilt_from_the_event_log(tmp_path: Path) ->
         assert skill is not None and skill.revision == 1 and "tag" in skill.body
         patched = memory.skills.update("project:demo:bump-version", description="Bump it")
         assert patched.success and patched.skill is not None and patched.skill.revision == 2
+
+
+def test_a_support_file_is_never_written_through_a_symlink(tmp_path: Path) -> None:
+    storage = SqliteStorage(tmp_path / "sessions.db")
+    try:
+        svc = service(tmp_path, storage)
+        assert svc.create(scope="global", name="linky", description="d", content="x").success
+        outside = tmp_path / "outside"
+        outside.mkdir()
+        (tmp_path / "skills" / "linky" / "references").symlink_to(outside)
+        refused = svc.write_file("global:linky", "references/a.md", "hello")
+        assert not refused.success and "symlink" in refused.message
+        assert list(outside.iterdir()) == []
+        skill = svc.get("global:linky")
+        assert skill is not None and skill.files == ()
+    finally:
+        storage.close()
