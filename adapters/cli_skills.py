@@ -18,6 +18,8 @@ import json
 import sys
 from typing import Any
 
+from pi_hermes_memory.domain.status import Status
+
 #: the commands this module adds; those that write are also in WRITES
 COMMANDS: frozenset[str] = frozenset({"skills", "skill-visibility", "skill-stats"})
 #: none: on a read-only store the skill statistics are off, so hide/show/reset answer that
@@ -183,7 +185,7 @@ def _list(memory: Any, *, as_json: bool) -> int:
         _print_json(
             {
                 "success": True,
-                "status": "ok" if states else "no_results",
+                "status": Status.OK if states else Status.NO_RESULTS,
                 "message": f"{len(states)} skill(s).",
                 "project": service.project,
                 "skills": [_entry(memory, s, hidden) for s in states],
@@ -216,7 +218,7 @@ def _view(memory: Any, skill_id: str, *, as_json: bool) -> int:
     if state is None:
         message = f"No skill {skill_id}; `skills list` lists them."
         if as_json:
-            _print_json({"success": False, "status": "not_found", "message": message})
+            _print_json({"success": False, "status": Status.NOT_FOUND, "message": message})
         print(f"pi-hermes-memory: {message}", file=sys.stderr)
         return EXIT_FAILED
     path = service.location(skill_id)
@@ -224,7 +226,7 @@ def _view(memory: Any, skill_id: str, *, as_json: bool) -> int:
         _print_json(
             {
                 "success": True,
-                "status": "ok",
+                "status": Status.OK,
                 "message": "",
                 "skill": {**skill_json(state), "path": path},
             }
@@ -244,7 +246,7 @@ def _discover(memory: Any, *, as_json: bool) -> int:
         _print_json(
             {
                 "success": True,
-                "status": "ok" if offered else "no_results",
+                "status": Status.OK if offered else Status.NO_RESULTS,
                 "message": f"{len(offered)} skill(s) to offer.",
                 "project": service.project,
                 "skills": [
@@ -298,7 +300,7 @@ def _visibility(memory: Any, args: argparse.Namespace) -> int:
             "(read-only, or a custom storage without skill_telemetry)"
         )
         if args.json:
-            _print_json({"success": False, "status": "error", "message": message})
+            _print_json({"success": False, "status": Status.ERROR, "message": message})
         print(f"pi-hermes-memory: {message}", file=sys.stderr)
         return EXIT_FAILED
     if args.action == "list":
@@ -325,7 +327,7 @@ def _visibility_list(memory: Any, where: str, *, as_json: bool) -> int:
         _print_json(
             {
                 "success": True,
-                "status": "ok" if rows else "no_results",
+                "status": Status.OK if rows else Status.NO_RESULTS,
                 "message": f"Visibility of the global skills for project {where}.",
                 "project": where,
                 "skills": rows,
