@@ -156,7 +156,9 @@ def _command_plan(config: Config, environ: Mapping[str, str], which: Which) -> L
     else:
         argv = settings.command
     program = argv[0]
-    if which(program, path=environ.get("PATH", os.defpath)) is None:
+    # Run what the check found: the same PATH, and on Windows the same PATHEXT (pi.cmd).
+    resolved = which(program, path=environ.get("PATH", os.defpath))
+    if resolved is None:
         return _off(
             provider,
             LlmOffReason.PROGRAM_NOT_FOUND,
@@ -170,7 +172,7 @@ def _command_plan(config: Config, environ: Mapping[str, str], which: Which) -> L
     else:
         what = f"command {os.path.basename(program)!r} ({len(argv) - 1} argument(s))"
     status = LlmStatus(provider=provider, off_reason=None, message=f"{what}; {_limits(settings)}")
-    return LlmPlan(status=status, settings=settings, argv=argv, environ=environ)
+    return LlmPlan(status=status, settings=settings, argv=(resolved, *argv[1:]), environ=environ)
 
 
 def _http_plan(settings: LlmConfig, environ: Mapping[str, str]) -> LlmPlan | LlmStatus:

@@ -109,7 +109,8 @@ def test_the_command_provider_needs_a_command() -> None:
     config, warnings = parse({"llm": {"provider": "command", "command": ["llm", "-m", "x"]}})
     assert warnings == () and config.llm.command == ("llm", "-m", "x")
     plan = llm_plan(config, {}, which=found)
-    assert plan.status.enabled and plan.argv == ("llm", "-m", "x") and plan.source == "llm"
+    assert plan.status.enabled and plan.argv == ("/usr/bin/llm", "-m", "x")
+    assert plan.source == "llm"
     assert "'llm' (2 argument(s))" in plan.status.message
 
 
@@ -248,8 +249,11 @@ def test_the_off_completer_fails_with_the_status_line() -> None:
 
 
 _JSON = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(), inner, max_size=3),
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text() | st.just([]),
+    lambda inner: (
+        st.lists(inner, min_size=1, max_size=3)
+        | st.dictionaries(st.text(), inner, min_size=1, max_size=3)
+    ),
     max_leaves=8,
 )
 _FIELDS = ("provider", "command", "timeoutMs", "maxReplyBytes", "baseUrl", "model", "apiKeyEnv",
