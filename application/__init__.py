@@ -16,6 +16,7 @@ from pi_hermes_memory.config import ConfigError
 from pi_hermes_memory.domain.model import FailureCategory, Target
 from pi_hermes_memory.domain.status import Status
 from pi_hermes_memory.errors import (
+    CompletionFailed,
     CorruptData,
     DatabaseDamaged,
     DomainError,
@@ -41,6 +42,7 @@ __version__ = "0.1.0"
 __all__ = [
     "BatchResult",
     "CandidateView",
+    "CompletionFailed",
     "ConfigError",
     "CorruptData",
     "DatabaseDamaged",

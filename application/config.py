@@ -29,6 +29,7 @@ from pi_hermes_memory.domain.model import (
     is_safe_project_name,
     namespace_problem,
 )
+from pi_hermes_memory.domain.scanning import ScanCategory, scan
 from pi_hermes_memory.domain.sessions import normalize_cwd
 from pi_hermes_memory.errors import HermesMemoryError
 
@@ -203,6 +204,55 @@ class RetrievalConfig:
     min_cosine: float | None = None
 
 
+class LlmProvider(enum.StrEnum):
+    """`llm.provider`: where background learning, consolidation and curation get their text."""
+
+    OFF = "off"
+    #: a configured argv: the prompt on stdin, the reply on stdout
+    COMMAND = "command"
+    #: `pi -p` with llmModelOverride / llmThinkingOverride (the seed's child process)
+    PI = "pi"
+    #: POST {baseUrl}/chat/completions
+    OPENAI_COMPATIBLE = "openai-compatible"
+
+
+DEFAULT_LLM_MAX_REPLY_BYTES: Final = 1 << 20
+LLM_MAX_REPLY_BYTES_CAP: Final = 64 << 20
+LLM_MIN_REPLY_BYTES: Final = 1024
+#: ten minutes: no single completion may run longer, whatever the configuration says
+LLM_MAX_TIMEOUT_MS: Final = 600_000
+LLM_MAX_ARGV_ITEMS: Final = 256
+
+
+@attrs.frozen(kw_only=True)
+class LlmConfig:
+    """The `llm` section as written (after validation). Whether an LLM is usable also depends
+    on the environment (the API key, the program on PATH): `pi_hermes_memory.llm.llm_status`
+    decides that. `invalid_fields` lists the rejected fields; any of them turns the LLM off
+    (all or nothing, like `embedding`). The base URL stays out of repr (its path may carry a
+    tenant or a token); there is no key field at all: keys come only from the environment."""
+
+    provider: LlmProvider = LlmProvider.OFF
+    command: tuple[str, ...] | None = None
+    #: already resolved: an unset llm.timeoutMs takes consolidationTimeoutMs (capped)
+    timeout_ms: int = 60_000
+    max_reply_bytes: int = DEFAULT_LLM_MAX_REPLY_BYTES
+    base_url: str | None = attrs.field(default=None, repr=False)
+    model: str | None = None
+    api_key_env: str | None = None
+    #: sent as `temperature`; None: the field is left out of the request
+    temperature: float | None = 0.0
+    invalid_fields: tuple[str, ...] = ()
+
+    @property
+    def redacted_base_url(self) -> str | None:
+        """Scheme and host only: safe to show in reports."""
+        if self.base_url is None:
+            return None
+        parts = urlsplit(self.base_url)
+        return f"{parts.scheme}://{parts.hostname}"
+
+
 @attrs.frozen(kw_only=True)
 class SessionSearchConfig:
     variant: SessionSearchVariant = SessionSearchVariant.LEGACY
@@ -279,6 +329,7 @@ class Config:
     session_search: SessionSearchConfig = SessionSearchConfig()
     embedding: EmbeddingConfig = EmbeddingConfig()
     retrieval: RetrievalConfig = RetrievalConfig()
+    llm: LlmConfig = LlmConfig()
     llm_model_override: str | None = None
     llm_thinking_override: ThinkingLevel | None = None
     overflow_strategy: OverflowStrategy = OverflowStrategy.AUTO_CONSOLIDATE
@@ -1000,6 +1051,103 @@ def _retrieval(top: _Section, environ: Mapping[str, str]) -> RetrievalConfig:
     )
 
 
+# --- llm ------------------------------------------------------------------------------------
+
+_LLM_OFF: Final = "the LLM is off"
+
+
+def _holds_secret(text: str) -> bool:
+    return any(f.category is ScanCategory.SECRET for f in scan(text).findings)
+
+
+def _argv(section: _Section) -> tuple[str, ...] | None:
+    """llm.command: a non-empty argv list of strings (never a shell line). An item the content
+    scanner refuses (a key pasted into the command line) rejects the list: argv is visible
+    to every local user and would travel into error messages."""
+    value = section.get("command")
+    if value is None:
+        return None
+    if (
+        not isinstance(value, list)
+        or not value
+        or len(value) > LLM_MAX_ARGV_ITEMS
+        or not all(isinstance(item, str) and "\x00" not in item for item in value)
+        or not value[0].strip()
+    ):
+        section.reject(
+            "command",
+            f"expected a non-empty list of at most {LLM_MAX_ARGV_ITEMS} strings (the program "
+            f"and its arguments, no shell), the first not blank; {_LLM_OFF}",
+        )
+        return None
+    if any(_holds_secret(item) for item in value):
+        section.reject(
+            "command",
+            "an argument looks like a secret; keys are never read from the config file. Put "
+            "the key in an environment variable (the command inherits the environment); "
+            f"{_LLM_OFF}",
+        )
+        return None
+    return tuple(value)
+
+
+def _temperature(section: _Section) -> float | None:
+    value = section.get("temperature")
+    if value is None:
+        return 0.0
+    if value is False:
+        return None
+    if (
+        isinstance(value, int | float)
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and 0 <= value <= 2
+    ):
+        return float(value)
+    section.reject("temperature", f"expected a number from 0 to 2, or false; {_LLM_OFF}")
+    return 0.0
+
+
+def _llm(top: _Section, *, fallback_timeout: int) -> LlmConfig:
+    section = top.section("llm")
+    provider = section.optional_choice("provider", LlmProvider, fallback=_LLM_OFF)
+    model = section.non_empty_text("model", fallback=_LLM_OFF)
+    if model is not None and _holds_secret(model):  # the status line shows the model
+        section.reject("model", f"looks like a secret, not a model name; {_LLM_OFF}")
+        model = None
+    base_url = None
+    if section.get("baseUrl") is not None:
+        base_url = _base_url(section, default="", endpoint="/chat/completions", fallback=_LLM_OFF)
+    key_env = _api_key_env(section, fallback=_LLM_OFF)
+    if section.get("apiKey") is not None:
+        section.reject(
+            "apiKey",
+            "API keys are never read from the config file; it was ignored. Put the key in an"
+            f" environment variable and name it in llm.apiKeyEnv; {_LLM_OFF}",
+        )
+    timeout = section.optional_integer(
+        "timeoutMs", minimum=1, maximum=LLM_MAX_TIMEOUT_MS, fallback=_LLM_OFF
+    )
+    settings = LlmConfig(
+        provider=provider or LlmProvider.OFF,
+        command=_argv(section),
+        timeout_ms=timeout or min(fallback_timeout, LLM_MAX_TIMEOUT_MS),
+        max_reply_bytes=section.optional_integer(
+            "maxReplyBytes",
+            minimum=LLM_MIN_REPLY_BYTES,
+            maximum=LLM_MAX_REPLY_BYTES_CAP,
+            fallback=_LLM_OFF,
+        )
+        or DEFAULT_LLM_MAX_REPLY_BYTES,
+        base_url=base_url or None,
+        model=model.strip() if model else None,
+        api_key_env=key_env,
+        temperature=_temperature(section),
+    )
+    invalid = tuple(section.rejected) if section.valid else (top.field("llm"),)
+    return attrs.evolve(settings, invalid_fields=invalid)
+
+
 # --- skill governance -------------------------------------------------------------------------
 
 
@@ -1098,6 +1246,7 @@ def parse_config(
         session_search=_session_search(top, home=home),
         embedding=_embedding(top, environ),
         retrieval=_retrieval(top, environ),
+        llm=_llm(top, fallback_timeout=consolidation_timeout),
         llm_model_override=_model_override(top),
         llm_thinking_override=top.optional_choice(
             "llmThinkingOverride", ThinkingLevel, fallback="using the default thinking level"

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import enum
+
 from pi_hermes_memory.domain.errors import DomainError, HermesMemoryError
 
 __all__ = [
+    "CompletionFailed",
+    "CompletionFailure",
     "CorruptData",
     "DatabaseDamaged",
     "DomainError",
@@ -107,3 +111,44 @@ class StoreBusy(StorageFailed):
 class MarkdownTooLarge(MarkdownUnreadable):
     """A Markdown file is larger than a memory file may be; it was left untouched and not
     read, and only its document is blocked (ADR 0024)."""
+
+
+class CompletionFailure(enum.StrEnum):
+    """Why an LLM completion gave no usable text (`CompletionFailed.reason`)."""
+
+    #: no LLM is configured (`llm.provider` off, a missing field, a missing key or command)
+    OFF = "off"
+    #: the child process could not be started (not found, not executable)
+    SPAWN = "spawn"
+    #: no complete reply within the timeout; a child process was killed with its group
+    TIMEOUT = "timeout"
+    #: the child process exited with a non-zero status or was killed by a signal
+    EXIT = "exit"
+    #: the reply was larger than `llm.maxReplyBytes`; the child was killed, the body dropped
+    TOO_LARGE = "too-large"
+    #: the HTTP server answered with a status other than 200
+    HTTP = "http"
+    #: the connection failed (refused, reset, TLS, a protocol error)
+    TRANSPORT = "transport"
+    #: the answer is not of the expected shape (not JSON, no choices[0].message.content)
+    BAD_REPLY = "bad-reply"
+
+
+class CompletionFailed(HermesMemoryError):
+    """An LLM completion failed; nothing was read from the reply.
+
+    `reason` is a `CompletionFailure`; `source` names the LLM without secrets (the command's
+    program name, or the scheme and host of an HTTP endpoint); `detail` is a short human
+    text: an exit status, an HTTP status code, the child's stderr clipped to a few hundred
+    characters. The message never carries an API key, a full URL or a response body.
+    """
+
+    def __init__(self, reason: CompletionFailure, source: str, detail: str = "") -> None:
+        self.reason = reason
+        self.source = source
+        self.detail = detail
+        if reason is CompletionFailure.OFF:  # nothing ran: the detail is the whole story
+            super().__init__(detail or "the LLM is off")
+            return
+        message = f"the LLM ({source}) failed: {reason.value}"
+        super().__init__(f"{message}: {detail}" if detail else message)
