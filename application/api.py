@@ -59,6 +59,7 @@ if TYPE_CHECKING:  # imports numpy: loaded only when embeddings are on
     from pi_hermes_memory.embedding import EmbeddingService
     from pi_hermes_memory.hybrid import HybridSettings
     from pi_hermes_memory.retrieval import Reranker
+    from pi_hermes_memory.skill_governance import SkillGovernance
     from pi_hermes_memory.skills import SkillService
 
 
@@ -123,6 +124,7 @@ class Memory:
     ) -> None:
         self._sessions = sessions
         self._skills: SkillService | None = None
+        self._governance: SkillGovernance | None = None
         #: why this store is read-only (sessions.db damaged or unwritable, ADR 0023), or None
         self.read_only = read_only
         self._write_guard = write_guard
@@ -187,6 +189,18 @@ class Memory:
         if self._skills is None:
             raise InvalidArgument("skills are not available on this store")
         return self._skills
+
+    def attach_governance(self, governance: SkillGovernance) -> None:
+        """Set by `open_memory`: the skill governance of this session (ADR 0031)."""
+        self._governance = governance
+
+    @property
+    def skill_governance(self) -> SkillGovernance:
+        """Skill governance: status, curate, explain, promote, demote, restore, clear,
+        reload (``pi_hermes_memory.skill_governance.SkillGovernance``)."""
+        if self._governance is None:
+            raise InvalidArgument("skill governance is not available on this store")
+        return self._governance
 
     def check_writable(self) -> None:
         """Raise the read-only error (ADR 0023) when nothing may be written."""
@@ -487,6 +501,11 @@ class Memory:
 
             skills = self._skills
             tools[SKILL_TOOL.name] = (SKILL_TOOL, lambda args: run_skill_tool(skills, args))
+        if self._governance is not None and self._governance.child:
+            from pi_hermes_memory.governance_tool import CURATE_TOOL, run_curate_tool
+
+            governance = self._governance
+            tools[CURATE_TOOL.name] = (CURATE_TOOL, lambda args: run_curate_tool(governance, args))
         return tools
 
     def tool_definitions(self) -> list[ToolDefinition]:
