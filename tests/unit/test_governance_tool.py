@@ -121,20 +121,21 @@ def test_unknown_skills_and_domains_are_refused_one_by_one(child: Memory) -> Non
     assert none["status"] == "failed" and not none["success"]
 
 
-@pytest.mark.parametrize(
-    "arguments, key",
-    [
-        ({"classifications": [], "curationTimeoutMs": 1}, "curationTimeoutMs"),
-        ({"classifications": [], "autoCurationCooldownMs": 0}, "autoCurationCooldownMs"),
-        ({"classifications": [], "autoCurationFailureCooldownMs": 0}, "autoCurationFailureCooldownMs"),
-        ({"classifications": [], "curationMaxConsecutiveFailures": 99}, "curationMaxConsecutiveFailures"),
-        ({"classifications": [], "timeouts": {"curation": 1}}, "timeouts"),
-        ({"classifications": [], "cooldowns": []}, "cooldowns"),
-        ({"classifications": [], "skillGovernance": {"curationTimeoutMs": 5}}, "curationTimeoutMs"),
-        ({"classifications": [{**CLASSIFY, "timeout_ms": 9}]}, "timeout_ms"),
-        ({"classifications": [], "task_domains": [{"id": "x", "terms": ["y"], "retry_delay": 1}]}, "retry_delay"),
-    ],
-)  # fmt: skip
+NONE: dict[str, Any] = {"classifications": []}
+TIMING = [
+    ({**NONE, "curationTimeoutMs": 1}, "curationTimeoutMs"),
+    ({**NONE, "autoCurationCooldownMs": 0}, "autoCurationCooldownMs"),
+    ({**NONE, "autoCurationFailureCooldownMs": 0}, "autoCurationFailureCooldownMs"),
+    ({**NONE, "curationMaxConsecutiveFailures": 99}, "curationMaxConsecutiveFailures"),
+    ({**NONE, "timeouts": {"curation": 1}}, "timeouts"),
+    ({**NONE, "cooldowns": []}, "cooldowns"),
+    ({**NONE, "skillGovernance": {"curationTimeoutMs": 5}}, "curationTimeoutMs"),
+    ({"classifications": [{**CLASSIFY, "timeout_ms": 9}]}, "timeout_ms"),
+    ({**NONE, "task_domains": [{"id": "x", "terms": ["y"], "retry_delay": 1}]}, "retry_delay"),
+]
+
+
+@pytest.mark.parametrize("arguments, key", TIMING)
 def test_any_timing_parameter_refuses_the_whole_submission(
     child: Memory, telemetry: InMemorySkillTables, arguments: dict[str, Any], key: str
 ) -> None:
@@ -156,21 +157,21 @@ def test_timing_words_do_not_catch_ordinary_keys() -> None:
         assert timing_key(key), key
 
 
-@pytest.mark.parametrize(
-    "arguments, words",
-    [
-        ({}, "classifications is required"),
-        ({"classifications": [], "limit": 3}, "unknown argument"),
-        ({"classifications": [{**CLASSIFY, "scope_verdict": "maybe"}]}, "global-safe or project-only"),
-        ({"classifications": [{"skill_id": P, "scope_verdict": "global-safe"}]}, "reasons is required"),
-        ({"classifications": [{**CLASSIFY, "reasons": [""]}]}, "is empty"),
-        ({"classifications": [], "task_domains": [{"id": "Bad Id", "terms": ["x"]}]}, "slug"),
-        ({"classifications": [], "task_domains": [{"id": "ok", "terms": []}]}, "non-empty term"),
-        ({"classifications": [], "scope_policy_words": "docker"}, "array of strings"),
-        ({"classifications": [CLASSIFY] * 201}, "at most 200"),
-        ("[]", "JSON object"),
-    ],
-)  # fmt: skip
+MALFORMED = [
+    ({}, "classifications is required"),
+    ({**NONE, "limit": 3}, "unknown argument"),
+    ({"classifications": [{**CLASSIFY, "scope_verdict": "maybe"}]}, "global-safe or project"),
+    ({"classifications": [{"skill_id": P, "scope_verdict": "global-safe"}]}, "reasons is required"),
+    ({"classifications": [{**CLASSIFY, "reasons": [""]}]}, "is empty"),
+    ({**NONE, "task_domains": [{"id": "Bad Id", "terms": ["x"]}]}, "slug"),
+    ({**NONE, "task_domains": [{"id": "ok", "terms": []}]}, "non-empty term"),
+    ({**NONE, "scope_policy_words": "docker"}, "array of strings"),
+    ({"classifications": [CLASSIFY] * 201}, "at most 200"),
+    ("[]", "JSON object"),
+]
+
+
+@pytest.mark.parametrize("arguments, words", MALFORMED)
 def test_malformed_submissions_are_invalid_arguments(
     child: Memory, arguments: Any, words: str
 ) -> None:

@@ -113,7 +113,7 @@ def test_overwrite_replaces_the_global_skill_and_restore_brings_both_back(world:
     before = skills.get(G)
     world.settings = config(promotion_conflict_strategy=PromotionConflictStrategy.OVERWRITE)
     _, gov = world.session()
-    assert [line for line in gov.explain(P).lines if "conflict" in line][0].startswith("[ok]")
+    assert next(x for x in gov.explain(P).lines if "conflict" in x).startswith("[ok]")
     done = gov.promote(P)
     assert done.success and "replaced the previous global:deploy" in done.message
     skills, gov = world.session()
@@ -239,7 +239,7 @@ def test_explain_prints_every_criterion_with_its_numbers(world: World) -> None:
     world.create()
     world.use(P, 2, sessions=1)
     world.use(P, 1, domain=None, first=1)  # inferred from the text: deployment
-    _, child = world.session(child=True, session_id="c1")
+    # a child session's use (the skill tool refuses `use` there; older data may hold one)
     world.telemetry.record_use(
         attrs.evolve(world.telemetry.usages(P)[0], session_id="c1", main_session=False)
     )
