@@ -7,11 +7,14 @@ import threading
 
 import attrs
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pi_hermes_memory.adapters.memory import InMemoryStorage
 from pi_hermes_memory.adapters.memory_skill_folders import InMemorySkillFolders
 from pi_hermes_memory.adapters.skill_memory_tables import InMemorySkillTables
 from pi_hermes_memory.config import PromotionConflictStrategy
 from pi_hermes_memory.domain.bundle import pack, unpack
+from pi_hermes_memory.domain.skill_move import SkillContent
 from pi_hermes_memory.domain.status import Status
 from pi_hermes_memory.errors import HermesMemoryError
 from pi_hermes_memory.governance_policy import MoveBackup
@@ -423,3 +426,56 @@ def first_until(world: World, **delta: float) -> object:
     from datetime import timedelta
 
     return world.clock.now() + timedelta(**delta)
+
+
+_bodies = st.sampled_from(
+    ["## Procedure\n1. Build it.", "## Procedure\n1. Test it.\n2. Ship it.", "Just do it well."]
+)
+_files = st.dictionaries(
+    st.sampled_from(["references/a.md", "scripts/check.sh", "assets/logo.txt"]),
+    st.sampled_from(["one", "two\nlines", "三"]),
+    max_size=3,
+)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    body=_bodies,
+    files=_files,
+    existing=st.none() | st.tuples(_bodies, _files),
+    demote=st.booleans(),
+)
+def test_a_move_then_restore_gives_back_both_skills_exactly(
+    body: str, files: dict[str, str], existing: tuple[str, dict[str, str]] | None, demote: bool
+) -> None:
+    lock = threading.RLock()
+    world = World(
+        storage=InMemoryStorage(),
+        folders=InMemorySkillFolders(),
+        telemetry=InMemorySkillTables(),
+        lock=lambda timeout: lock,
+        settings=config(promotion_conflict_strategy=PromotionConflictStrategy.OVERWRITE),
+    )
+    source, dest = (G, P) if demote else (P, G)
+    world.create(scope=source.split(":")[0], body=body)
+    skills, _ = world.session()
+    for path, text in files.items():
+        assert skills.write_file(source, path, text).success
+    if existing is not None:
+        world.create(scope=dest.split(":")[0], body=existing[0], description="Another one")
+        for path, text in existing[1].items():
+            assert skills.write_file(dest, path, text).success
+    skills, gov = world.session()
+    before = {i: skills.get(i) for i in (P, G)}
+    moved = gov.demote(G) if demote else gov.promote(P, force=True)
+    assert moved.success, moved.message
+    skills, gov = world.session()
+    assert skills.get(source) is None
+    assert SkillContent.of(skills.get(dest)) == SkillContent.of(before[source])
+    assert gov.restore(dest).success
+    skills, _ = world.session()
+    for skill_id, old in before.items():
+        now = skills.get(skill_id)
+        assert (now is None) == (old is None)
+        if old is not None and now is not None:
+            assert SkillContent.of(now) == SkillContent.of(old)
