@@ -19,6 +19,7 @@ from pi_hermes_memory.domain.commands import (
 )
 from pi_hermes_memory.domain.echo import shown
 from pi_hermes_memory.domain.model import GLOBAL_NAMESPACE, FailureCategory, Target
+from pi_hermes_memory.domain.promotion import PromotionPolicy
 from pi_hermes_memory.domain.status import Status
 from pi_hermes_memory.errors import HermesMemoryError, InvalidArgument, StorageFailed
 from pi_hermes_memory.insights import Insights, ProjectOverview, insights, project_overview
@@ -60,6 +61,7 @@ if TYPE_CHECKING:  # imports numpy: loaded only when embeddings are on
     from pi_hermes_memory.hybrid import HybridSettings
     from pi_hermes_memory.retrieval import Reranker
     from pi_hermes_memory.skill_governance import SkillGovernance
+    from pi_hermes_memory.skill_stats_tool import SkillStatsReport
     from pi_hermes_memory.skills import SkillService
 
 
@@ -201,6 +203,37 @@ class Memory:
         if self._governance is None:
             raise InvalidArgument("skill governance is not available on this store")
         return self._governance
+
+    def skill_stats(
+        self,
+        since_days: int | None = None,
+        skill_id: str | None = None,
+        *,
+        project: str | None = None,
+    ) -> SkillStatsReport:
+        """Read-only skill statistics (the `memory_skill_stats` tool): per skill, the loads
+        (offered by discovery; never evidence that it worked) and the real uses over the last
+        `since_days` UTC days (None: all time) in `project` (None: every project), its
+        governance record and its promotion verdict. Raises `InvalidArgument` for a bad option
+        and `HermesMemoryError` when the store keeps no skill statistics."""
+        from pi_hermes_memory.skill_stats import promotion_policy
+        from pi_hermes_memory.skill_stats_tool import skill_stats
+
+        governance = getattr(self.config, "skill_governance", None)
+        if self._governance is not None:  # with the project's curated words (ADR 0031)
+            policy = self._governance.policy()
+        elif governance is not None:
+            policy = promotion_policy(governance)
+        else:
+            policy = PromotionPolicy()
+        return skill_stats(
+            self.skills,
+            policy,
+            now=self._clock.now(),
+            since_days=since_days,
+            skill_id=skill_id,
+            project=project,
+        )
 
     def check_writable(self) -> None:
         """Raise the read-only error (ADR 0023) when nothing may be written."""
@@ -501,6 +534,16 @@ class Memory:
 
             skills = self._skills
             tools[SKILL_TOOL.name] = (SKILL_TOOL, lambda args: run_skill_tool(skills, args))
+            if skills.telemetry is not None:
+                from pi_hermes_memory.skill_stats_tool import (
+                    SKILL_STATS_TOOL,
+                    run_skill_stats_tool,
+                )
+
+                tools[SKILL_STATS_TOOL.name] = (
+                    SKILL_STATS_TOOL,
+                    lambda args: run_skill_stats_tool(self.skill_stats, skills.project, args),
+                )
         if self._governance is not None and self._governance.child:
             from pi_hermes_memory.governance_tool import CURATE_TOOL, run_curate_tool
 

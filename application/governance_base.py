@@ -12,7 +12,7 @@ from pi_hermes_memory.domain.promotion import PromotionPolicy, UsageEvidence
 from pi_hermes_memory.domain.skill import STREAM_PREFIX, InvalidSkillId, parse_skill_id
 from pi_hermes_memory.domain.skill_events import SkillScope
 from pi_hermes_memory.domain.status import Status
-from pi_hermes_memory.governance_policy import CuratedWords, promotion_policy
+from pi_hermes_memory.governance_policy import CuratedWords, effective_policy
 from pi_hermes_memory.governance_results import GovernanceResult
 from pi_hermes_memory.ports import Clock, Storage
 from pi_hermes_memory.skill_classifier import RuleBasedClassifier, SkillClassifier
@@ -83,7 +83,7 @@ class GovernanceBase:
 
     def policy(self) -> PromotionPolicy:
         """The static configuration plus this project's curated words."""
-        return promotion_policy(self._config, self.curated())
+        return effective_policy(self._config, self.curated())
 
     def _usages(self, skill_id: str | None = None) -> list[UsageEvidence]:
         if self._telemetry is None:

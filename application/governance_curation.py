@@ -28,7 +28,7 @@ from pi_hermes_memory.governance_base import (
     GovernanceBase,
     clip_reason,
 )
-from pi_hermes_memory.governance_policy import CuratedWords, promotion_policy
+from pi_hermes_memory.governance_policy import CuratedWords, effective_policy
 from pi_hermes_memory.governance_results import CurationResult
 from pi_hermes_memory.skill_classifier import CurationTimedOut
 from pi_hermes_memory.skill_ports import (
@@ -291,7 +291,7 @@ class GovernanceCuration(GovernanceBase):
         live = self._skills.skills(warnings)
         mine = [s for s in live if s.scope is SkillScope.PROJECT and s.project == self.project]
         known = {s.skill_id for s in mine}
-        policy = promotion_policy(self._config, words)
+        policy = effective_policy(self._config, words)
         domains = {d.id for d in policy.domains}
         accepted: list[Classification] = []
         refused: list[tuple[str, str]] = []

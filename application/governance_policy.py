@@ -16,15 +16,11 @@ from typing import Any
 
 import attrs
 from pi_hermes_memory.config import SkillGovernanceConfig
-from pi_hermes_memory.domain.promotion import (
-    DEFAULT_TASK_DOMAINS,
-    ConflictStrategy,
-    PromotionPolicy,
-    TaskDomain,
-)
+from pi_hermes_memory.domain.promotion import PromotionPolicy, TaskDomain
 from pi_hermes_memory.domain.skill_move import SkillContent
+from pi_hermes_memory.skill_stats import promotion_policy as configured_policy
 
-__all__ = ["CuratedWords", "MoveBackup", "promotion_policy"]
+__all__ = ["CuratedWords", "MoveBackup", "effective_policy"]
 
 
 @attrs.frozen(kw_only=True)
@@ -84,38 +80,24 @@ class CuratedWords:
         )
 
 
-def promotion_policy(
+def effective_policy(
     config: SkillGovernanceConfig, curated: CuratedWords | None
 ) -> PromotionPolicy:
-    """The policy of the static configuration plus the curated words."""
-    configured = config.promotion_task_domains
-    base = (
-        tuple(
-            TaskDomain(id=d.id, description=d.description or "", terms=tuple(d.terms))
-            for d in configured
+    """The policy of the static configuration (`skill_stats.promotion_policy`) plus the
+    curated words."""
+    policy = configured_policy(config)
+    if curated is None or not (curated.task_domains or curated.scope_policy_words):
+        return policy
+    by_id = {d.id: d for d in policy.domains}
+    for domain in curated.task_domains:
+        old = by_id.get(domain.id)
+        by_id[domain.id] = attrs.evolve(
+            domain, description=domain.description or (old.description if old else "")
         )
-        if configured
-        else DEFAULT_TASK_DOMAINS
-    )
-    terms = tuple(config.promotion_domain_terms)
-    if curated is not None:
-        by_id = {d.id: d for d in base}
-        for domain in curated.task_domains:
-            old = by_id.get(domain.id)
-            by_id[domain.id] = attrs.evolve(
-                domain, description=domain.description or (old.description if old else "")
-            )
-        base = tuple(by_id.values())
-        terms = tuple(dict.fromkeys((*terms, *curated.scope_policy_words)))
-    return PromotionPolicy(
-        min_same_domain_usages=config.promotion_min_same_domain_usages,
-        min_sessions=config.promotion_min_sessions,
-        min_projects=config.promotion_min_projects,
-        task_domains=base,
-        domain_terms=terms,
-        require_global_safe=config.promotion_require_global_safe,
-        conflict_strategy=ConflictStrategy(config.promotion_conflict_strategy.value),
-        enabled=config.promotion_enabled,
+    return attrs.evolve(
+        policy,
+        task_domains=tuple(by_id.values()),
+        domain_terms=tuple(dict.fromkeys((*policy.domain_terms, *curated.scope_policy_words))),
     )
 
 

@@ -12,9 +12,10 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from pi_hermes_memory.config import SkillGovernanceConfig
+from pi_hermes_memory.domain.promotion import ConflictStrategy, PromotionPolicy, TaskDomain
 from pi_hermes_memory.skill_ports import CurationLimits, SkillTelemetry, aware
 
-__all__ = ["STALE_TIMEOUTS", "after_discovery", "curation_limits"]
+__all__ = ["STALE_TIMEOUTS", "after_discovery", "curation_limits", "promotion_policy"]
 
 #: a queued or running curation job older than this many curation timeouts is stale: the child
 #: is killed at one timeout, so a job still open at two belongs to a process that died
@@ -59,6 +60,24 @@ def curation_limits(config: SkillGovernanceConfig) -> CurationLimits:
         cooldown=timedelta(milliseconds=config.auto_curation_cooldown_ms),
         failure_cooldown=timedelta(milliseconds=config.auto_curation_failure_cooldown_ms),
         max_consecutive_failures=config.curation_max_consecutive_failures,
+    )
+
+
+def promotion_policy(config: SkillGovernanceConfig) -> PromotionPolicy:
+    """The domain's promotion policy from the `skillGovernance` configuration (no configured
+    task domains: the built-in ones)."""
+    return PromotionPolicy(
+        min_same_domain_usages=config.promotion_min_same_domain_usages,
+        min_sessions=config.promotion_min_sessions,
+        min_projects=config.promotion_min_projects,
+        task_domains=tuple(
+            TaskDomain(id=d.id, description=d.description or "", terms=d.terms)
+            for d in config.promotion_task_domains or ()
+        ),
+        domain_terms=config.promotion_domain_terms,
+        require_global_safe=config.promotion_require_global_safe,
+        conflict_strategy=ConflictStrategy(config.promotion_conflict_strategy.value),
+        enabled=config.promotion_enabled,
     )
 
 

@@ -22,7 +22,7 @@ from pi_hermes_memory.tools import (
     present,
 )
 
-__all__ = ["SKILL_TOOL", "run_skill_tool", "skill_json", "skill_summary_json"]
+__all__ = ["SKILL_TOOL", "result_json", "run_skill_tool", "skill_json", "skill_summary_json"]
 
 _ACTIONS = [a.value for a in SkillAction]
 _VISIBILITY = ["list", "hide", "show", "reset"]

@@ -87,6 +87,7 @@ class SkillService:
         self.project = project
         self.telemetry = telemetry
         self._host = host_skills_dir
+        self._folders = folders
         self.session_id = session_id
         self.child = child
         self._pipe: Pipeline[SkillState] = Pipeline(
@@ -121,6 +122,10 @@ class SkillService:
         stream = self._stream(skill_id)
         state = self._pipe.read([stream], [])[stream]
         return state if state.exists else None
+
+    def location(self, skill_id: str) -> str:
+        """Where the skill's SKILL.md is (or would be) on disk; raises `InvalidSkillId`."""
+        return self._folders.describe(self._stream(skill_id))
 
     def hidden(self) -> set[str]:
         if self.telemetry is None or self.project is None:
