@@ -27,6 +27,7 @@ from pi_hermes_memory.skill_ports import (
     GovernanceRecord,
     JobLease,
     JobState,
+    PolicyOverrides,
     SkillStatRow,
     SkillVisibility,
     UsageFields,
@@ -34,6 +35,7 @@ from pi_hermes_memory.skill_ports import (
     aware,
     checked_governance,
     checked_limits,
+    checked_overrides,
     checked_usage,
     choice,
     count,
@@ -62,6 +64,7 @@ class InMemorySkillTables:
         self._uses: list[UsageRecord] = []
         self._visibility: dict[tuple[str, str], SkillVisibility] = {}
         self._governance: dict[str, GovernanceRecord] = {}
+        self._overrides: dict[str, PolicyOverrides] = {}
         self._jobs: dict[int, CurationJob] = {}
         self._skips: dict[tuple[str, str], int] = {}
         self._last_cleanup: datetime | None = None
@@ -208,6 +211,16 @@ class InMemorySkillTables:
         skill_id = name("skill_id", skill_id)
         with self._lock:
             return self._governance.pop(skill_id, None) is not None
+
+    def policy_overrides(self, project: str) -> PolicyOverrides | None:
+        project = name("project", project)
+        with self._lock:
+            return self._overrides.get(project)
+
+    def set_policy_overrides(self, record: PolicyOverrides) -> None:
+        r = checked_overrides(record)
+        with self._lock:
+            self._overrides[r.project] = attrs.evolve(r, updated_at=r.updated_at.astimezone(UTC))
 
     # -- curation jobs -------------------------------------------------------------------------
 

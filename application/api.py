@@ -60,6 +60,7 @@ if TYPE_CHECKING:  # imports numpy: loaded only when embeddings are on
     from pi_hermes_memory.embedding import EmbeddingService
     from pi_hermes_memory.hybrid import HybridSettings
     from pi_hermes_memory.retrieval import Reranker
+    from pi_hermes_memory.skill_governance import SkillGovernance
     from pi_hermes_memory.skill_stats_tool import SkillStatsReport
     from pi_hermes_memory.skills import SkillService
 
@@ -125,6 +126,7 @@ class Memory:
     ) -> None:
         self._sessions = sessions
         self._skills: SkillService | None = None
+        self._governance: SkillGovernance | None = None
         #: why this store is read-only (sessions.db damaged or unwritable, ADR 0023), or None
         self.read_only = read_only
         self._write_guard = write_guard
@@ -190,6 +192,18 @@ class Memory:
             raise InvalidArgument("skills are not available on this store")
         return self._skills
 
+    def attach_governance(self, governance: SkillGovernance) -> None:
+        """Set by `open_memory`: the skill governance of this session (ADR 0031)."""
+        self._governance = governance
+
+    @property
+    def skill_governance(self) -> SkillGovernance:
+        """Skill governance: status, curate, explain, promote, demote, restore, clear,
+        reload (``pi_hermes_memory.skill_governance.SkillGovernance``)."""
+        if self._governance is None:
+            raise InvalidArgument("skill governance is not available on this store")
+        return self._governance
+
     def skill_stats(
         self,
         since_days: int | None = None,
@@ -206,9 +220,15 @@ class Memory:
         from pi_hermes_memory.skill_stats_tool import skill_stats
 
         governance = getattr(self.config, "skill_governance", None)
+        if self._governance is not None:  # with the project's curated words (ADR 0031)
+            policy = self._governance.policy()
+        elif governance is not None:
+            policy = promotion_policy(governance)
+        else:
+            policy = PromotionPolicy()
         return skill_stats(
             self.skills,
-            PromotionPolicy() if governance is None else promotion_policy(governance),
+            policy,
             now=self._clock.now(),
             since_days=since_days,
             skill_id=skill_id,
@@ -524,6 +544,11 @@ class Memory:
                     SKILL_STATS_TOOL,
                     lambda args: run_skill_stats_tool(self.skill_stats, skills.project, args),
                 )
+        if self._governance is not None and self._governance.child:
+            from pi_hermes_memory.governance_tool import CURATE_TOOL, run_curate_tool
+
+            governance = self._governance
+            tools[CURATE_TOOL.name] = (CURATE_TOOL, lambda args: run_curate_tool(governance, args))
         return tools
 
     def tool_definitions(self) -> list[ToolDefinition]:

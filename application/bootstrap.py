@@ -282,17 +282,29 @@ def open_memory(
         read_only=read_only,
         write_guard=_read_only_files(markdown),
     )
-    memory.attach_skills(
-        _skill_service(
-            config,
-            storage,
-            markdown,
-            clock,
-            logger,
-            skill_telemetry,
-            session_id,
-            child_session,
-            memory,
+    skills = _skill_service(
+        config,
+        storage,
+        markdown,
+        clock,
+        logger,
+        skill_telemetry,
+        session_id,
+        child_session,
+        memory,
+    )
+    memory.attach_skills(skills)
+    from pi_hermes_memory.skill_governance import SkillGovernance
+
+    memory.attach_governance(
+        SkillGovernance(
+            skills=skills,
+            telemetry=skill_telemetry,
+            config=config.skill_governance,
+            storage=storage,
+            clock=clock,
+            logger=logger,
+            write_guard=memory.check_writable,
         )
     )
     return memory

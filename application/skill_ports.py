@@ -42,6 +42,7 @@ __all__ = [
     "GovernanceRecord",
     "JobLease",
     "JobState",
+    "PolicyOverrides",
     "RefusalReason",
     "SkillStatRow",
     "SkillTelemetry",
@@ -139,6 +140,17 @@ class GovernanceRecord:
     promoted_to: str | None = None
     promoted_from: str | None = None
     backup: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class PolicyOverrides:
+    """A project's curated promotion-policy words (task-domain terms and scope-policy words,
+    set only through `skill_governance_curate`, ADR 0031). `data` is JSON, opaque to the
+    storage; timing parameters are never part of it."""
+
+    project: str
+    data: str
+    updated_at: datetime
 
 
 @attrs.frozen(kw_only=True)
@@ -282,6 +294,14 @@ class SkillTelemetry(Protocol):
         """Delete the skill's record; True when there was one."""
         ...
 
+    def policy_overrides(self, project: str) -> PolicyOverrides | None:
+        """The project's curated policy words, or None."""
+        ...
+
+    def set_policy_overrides(self, record: PolicyOverrides) -> None:
+        """Store the project's curated policy words, replacing the previous ones."""
+        ...
+
     # -- curation jobs -------------------------------------------------------------------------
 
     def begin_curation(
@@ -399,6 +419,16 @@ def checked_usage(evidence: UsageFields) -> UsageRecord:
         at=aware("at", evidence.at),
         main_session=bool(evidence.main_session),
     )
+
+
+def checked_overrides(record: object) -> PolicyOverrides:
+    if not isinstance(record, PolicyOverrides):
+        raise InvalidArgument(f"record must be PolicyOverrides, got {shown(record)}")
+    name("project", record.project)
+    if not isinstance(record.data, str):
+        raise InvalidArgument(f"data must be a string, got {shown(record.data)}")
+    aware("updated_at", record.updated_at)
+    return record
 
 
 def checked_governance(record: object) -> GovernanceRecord:

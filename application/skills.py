@@ -8,7 +8,8 @@ in the `SkillTelemetry` tables (not journaled: they are statistics, not document
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import contextlib
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +35,7 @@ from pi_hermes_memory.domain.skill_revise import (
 )
 from pi_hermes_memory.domain.skill_rules import SkillAction, child_session_problem
 from pi_hermes_memory.domain.status import Status
-from pi_hermes_memory.pipeline import Pipeline, Replicas
+from pi_hermes_memory.pipeline import Batch, Pipeline, Replicas
 from pi_hermes_memory.ports import Clock, Storage
 from pi_hermes_memory.skill_documents import SkillDocuments
 from pi_hermes_memory.skill_ports import SkillTelemetry, SkillVisibility
@@ -157,6 +158,24 @@ class SkillService:
         return offered, warnings
 
     # -- writing ----------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def writing(
+        self, streams: Iterable[str], warnings: list[str], *, strict: bool = True
+    ) -> Iterator[Batch[SkillState]]:
+        """The write pipeline over several skill streams in ONE transaction (skill governance
+        moves, ADR 0031): hand edits imported first, the caller appends through the batch,
+        the folders render after COMMIT. Refused up front in a read-only store."""
+        self._guard()
+        with self._pipe.writing(streams, warnings, strict=strict) as batch:
+            yield batch
+
+    def shadowed(self, slug: str) -> str | None:
+        """The refusal when the host agent's own skill root has a skill named `slug` (a
+        global skill of that name would shadow it), else None."""
+        if self._host is not None and (self._host / slug / "SKILL.md").exists():
+            return shadow_message(str(self._host / slug / "SKILL.md"))
+        return None
 
     def _stream(self, skill_id: str) -> str:
         scope, project, _slug = parse_skill_id(skill_id)

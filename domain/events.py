@@ -24,6 +24,8 @@ class Origin(enum.StrEnum):
     MARKDOWN = "markdown"
     MIGRATION = "migration"
     CONSOLIDATION = "consolidation"
+    #: skill governance moved a skill between scopes: promote, demote, restore (ADR 0031)
+    GOVERNANCE = "governance"
 
 
 class RemovalReason(enum.StrEnum):

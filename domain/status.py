@@ -47,6 +47,13 @@ class Status(enum.StrEnum):
     SIMILAR = "similar"
     #: create: a global skill with a similar name but another purpose exists (rename)
     NAME_COLLISION = "name-collision"
+    # skill governance (issue 11 §5, ADR 0031)
+    #: a skill with the destination's id exists and the conflict strategy is block
+    CONFLICT = "conflict"
+    #: the project's curation lease is held by a running or queued job: retry later
+    BUSY = "busy"
+    #: an automatic curation did not run (cooldown, failure cap, no project, ...)
+    SKIPPED = "skipped"
     # every tool
     INVALID_ARGUMENTS = "invalid_arguments"
     UNKNOWN_TOOL = "unknown_tool"

@@ -230,6 +230,15 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (project, reason)
     );
     """,
+    # 6: a project's curated promotion-policy words (skill_governance_curate, ADR 0031): JSON
+    # of task-domain terms and scope-policy words; never timing parameters
+    """
+    CREATE TABLE skill_policy_overrides (
+        project TEXT PRIMARY KEY,
+        data TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+    );
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -1,4 +1,4 @@
-"""The `SkillTelemetry` port over the skill tables of `sessions.db` (schema step 5).
+"""The `SkillTelemetry` port over the skill tables of `sessions.db` (schema steps 5 and 6).
 
 It shares the store's connection, lock and transactions (`SqliteStorage.read()` /
 `transaction()`), like `SqliteVectorStore`: every write is one short BEGIN IMMEDIATE, every
@@ -33,6 +33,7 @@ from pi_hermes_memory.skill_ports import (
     GovernanceRecord,
     JobLease,
     JobState,
+    PolicyOverrides,
     SkillStatRow,
     SkillVisibility,
     UsageFields,
@@ -40,6 +41,7 @@ from pi_hermes_memory.skill_ports import (
     aware,
     checked_governance,
     checked_limits,
+    checked_overrides,
     checked_usage,
     choice,
     count,
@@ -384,6 +386,25 @@ class SqliteSkillTables:
         with self._write() as conn:
             conn.execute("DELETE FROM skill_governance WHERE skill_id = ?", (skill_id,))
             return conn.changes() > 0
+
+    def policy_overrides(self, project: str) -> PolicyOverrides | None:
+        project = name("project", project)
+        with self._read() as conn:
+            row = conn.execute(
+                "SELECT data, updated_at FROM skill_policy_overrides WHERE project = ?", (project,)
+            ).fetchone()
+        if row is None:
+            return None
+        return PolicyOverrides(project=project, data=str(row[0]), updated_at=_time(str(row[1])))
+
+    def set_policy_overrides(self, record: PolicyOverrides) -> None:
+        r = checked_overrides(record)
+        with self._write() as conn:
+            conn.execute(
+                "INSERT OR REPLACE INTO skill_policy_overrides (project, data, updated_at) "
+                "VALUES (?, ?, ?)",
+                (r.project, r.data, utc_text(r.updated_at)),
+            )
 
     # -- curation jobs -------------------------------------------------------------------------
 

@@ -335,14 +335,21 @@ class SqliteStorage:
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[SqliteUnitOfWork]:
+        """One IMMEDIATE transaction. Opened inside another one (e.g. the skill tables written
+        inside a skill move, ADR 0031) it is a savepoint of the outer one: it commits or rolls
+        back with it, and only the outermost copies its events to the log after COMMIT (a
+        savepoint's events are not durable until then)."""
         with self._lock:
-            self._writable()
+            nested = self._conn.in_transaction
+            if not nested:
+                self._writable()
             try:
                 with self._conn:
                     yield self._uow
             except apsw.Error as exc:
                 raise self._mapped(exc) from exc
-            self._copy_to_log()
+            if not nested:
+                self._copy_to_log()
 
     @contextlib.contextmanager
     def erasing(self) -> Iterator[SqliteUnitOfWork]:

@@ -23,6 +23,7 @@ from pi_hermes_memory.skill_ports import (
     GovernanceRecord,
     JobLease,
     JobState,
+    PolicyOverrides,
     RefusalReason,
     SkillStatRow,
     SkillVisibility,
@@ -411,6 +412,32 @@ class SkillTelemetryContract:
                 GovernanceRecord(skill_id=P_C, state="blocked", updated_at=NOW.replace(tzinfo=None))
             )
         assert telemetry.governance_records() == []
+
+    def test_policy_overrides_are_kept_per_project_and_replaced(self, telemetry: Any) -> None:
+        assert telemetry.policy_overrides("web") is None
+        first = PolicyOverrides(
+            project="web", data='{"scope_policy_words": ["docker"]}', updated_at=NOW
+        )
+        telemetry.set_policy_overrides(first)
+        later = PolicyOverrides(
+            project="web",
+            data='{"scope_policy_words": ["容器"]}',
+            updated_at=(NOW + HOUR).astimezone(timezone(timedelta(hours=2))),
+        )
+        telemetry.set_policy_overrides(later)
+        other = PolicyOverrides(project="api", data="{}", updated_at=NOW)
+        telemetry.set_policy_overrides(other)
+        stored = telemetry.policy_overrides("web")
+        assert stored == later and stored.updated_at.utcoffset() == timedelta(0)
+        assert telemetry.policy_overrides("api") == other
+        assert telemetry.governance_records() == []  # not a governance record
+        with pytest.raises(InvalidArgument):
+            telemetry.set_policy_overrides(PolicyOverrides(project="", data="{}", updated_at=NOW))
+        with pytest.raises(InvalidArgument):
+            telemetry.set_policy_overrides(
+                PolicyOverrides(project="web", data="{}", updated_at=NOW.replace(tzinfo=None))
+            )
+        assert telemetry.policy_overrides("web") == later
 
     # -- curation jobs -------------------------------------------------------------------------
 
