@@ -140,18 +140,25 @@ class SkillFolders:
             except OSError:
                 current = None
             if current != files[rel]:
-                atomic_write(path, files[rel])
+                self._put(path, files[rel])
         for rel, path in _members(folder):
-            if rel not in files:
-                try:
-                    if path.is_symlink():
-                        continue  # not ours: never written, never deleted
-                    path.unlink()
-                except FileNotFoundError:
-                    pass
-                except OSError as exc:
-                    raise StorageError.from_os_error("delete", path, exc) from exc
+            if rel not in files and not path.is_symlink():  # a link is not ours: kept
+                self._remove(path)
         _prune(folder)
+
+    # one file at a time: each step is atomic, a crash between two leaves a mix of the old
+    # and the new folder (the skill kind tells that from a hand edit, `skill_documents.py`)
+
+    def _put(self, path: Path, data: bytes) -> None:
+        atomic_write(path, data)
+
+    def _remove(self, path: Path) -> None:
+        try:
+            path.unlink()
+        except FileNotFoundError:
+            pass
+        except OSError as exc:
+            raise StorageError.from_os_error("delete", path, exc) from exc
 
 
 def _skill_dirs(root: Path) -> list[str]:

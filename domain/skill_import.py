@@ -25,11 +25,11 @@ from pi_hermes_memory.domain.skill_events import (
     SkillFileWritten,
     SkillRevised,
 )
-from pi_hermes_memory.domain.skill_md import SKILL_FILE, parse_skill
+from pi_hermes_memory.domain.skill_md import SKILL_FILE, ParsedSkill, parse_skill
 from pi_hermes_memory.domain.skill_rules import support_path_problem
 from pi_hermes_memory.domain.skill_yaml import SkillFormatError
 
-__all__ = ["ImportedFolder", "SkillFolderProblem", "import_folder"]
+__all__ = ["ImportedFolder", "SkillFolderProblem", "import_folder", "interrupted_render"]
 
 
 class SkillFolderProblem(DomainError):
@@ -58,26 +58,14 @@ def import_folder(
             stamp(state.stream, state.version, [_deleted(state, at)]),
             (f"{where} was deleted by hand: skill {state.skill_id} was deleted",),
         )
-    try:
-        parsed = parse_skill(files[SKILL_FILE].decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise SkillFolderProblem(
-            f"{where} is not valid UTF-8 (byte {exc.start}); it was left untouched"
-        ) from exc
-    except SkillFormatError as exc:
-        raise SkillFolderProblem(f"{where} cannot be read: {exc}; it was left untouched") from exc
-    support: dict[str, str] = {}
-    for path, data in files.items():
-        if path == SKILL_FILE or support_path_problem(path) is not None:
-            continue
-        try:
-            support[path] = data.decode("utf-8")
-        except UnicodeDecodeError:
-            continue  # not text: not part of the skill (never written or deleted either)
+    parsed = _parse(files[SKILL_FILE], where)
+    description, body, display, extra = _content(parsed, state.slug)
+    support = _support(files)
     for label, text in (
-        ("its name", parsed.display_name or ""),
-        ("its description", parsed.description or ""),
-        ("its body", parsed.body),
+        ("its name", display or ""),
+        ("its description", description),
+        ("its body", body),
+        ("its other frontmatter keys", extra),
         *((f"support file {p}", c) for p, c in sorted(support.items())),
     ):
         result = scan_long(text)
@@ -93,11 +81,7 @@ def import_folder(
             f"{where}: its name {parsed.name!r} is not its folder's ({state.slug}); the folder "
             "name is the skill's id"
         )
-    display = parsed.display_name
-    if display is None and parsed.name is not None and parsed.name != state.slug:
-        display = parsed.name
     events: list[SkillEvent] = []
-    description = parsed.description or ""
     if not state.exists:
         events.append(
             SkillCreated(
@@ -109,28 +93,24 @@ def import_folder(
                 slug=state.slug,
                 display_name=display,
                 description=description,
-                body=parsed.body,
-                extra_frontmatter=parsed.extra_frontmatter,
+                body=body,
+                extra_frontmatter=extra,
                 origin=Origin.MARKDOWN,
+                revision=parsed.revision,
             )
         )
         old_files: dict[str, str] = {}
     else:
         old_files = dict(state.files)
-        if (description, parsed.body, display, parsed.extra_frontmatter) != (
-            state.description,
-            state.body,
-            state.display_name,
-            state.extra_frontmatter,
-        ):
+        if (description, body, display, extra) != _held(state):
             events.append(
                 SkillRevised(
                     stream=state.stream,
                     at=at,
                     description=description,
-                    body=parsed.body,
+                    body=body,
                     display_name=display,
-                    extra_frontmatter=parsed.extra_frontmatter,
+                    extra_frontmatter=extra,
                     origin=Origin.MARKDOWN,
                 )
             )
@@ -142,6 +122,67 @@ def import_folder(
     for path in sorted(set(old_files) - set(support)):
         events.append(SkillFileRemoved(stream=state.stream, at=at, path=path))
     return ImportedFolder(stamp(state.stream, state.version, events), tuple(warnings))
+
+
+def _parse(data: bytes, where: str) -> ParsedSkill:
+    try:
+        return parse_skill(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise SkillFolderProblem(
+            f"{where} is not valid UTF-8 (byte {exc.start}); it was left untouched"
+        ) from exc
+    except SkillFormatError as exc:
+        raise SkillFolderProblem(f"{where} cannot be read: {exc}; it was left untouched") from exc
+
+
+def _content(parsed: ParsedSkill, slug: str) -> tuple[str, str, str | None, str]:
+    """(description, body, display name, extra frontmatter) a SKILL.md says: a `name` that
+    is not the folder's counts as the display name when the file gives none."""
+    display = parsed.display_name
+    if display is None and parsed.name is not None and parsed.name != slug:
+        display = parsed.name
+    return parsed.description or "", parsed.body, display, parsed.extra_frontmatter
+
+
+def _held(state: SkillState) -> tuple[str, str, str | None, str]:
+    return state.description, state.body, state.display_name, state.extra_frontmatter
+
+
+def _support(files: Mapping[str, bytes]) -> dict[str, str]:
+    """The support files of a folder: text files at paths a skill may hold (anything else in
+    the folder is not part of the skill, never written or deleted either)."""
+    support: dict[str, str] = {}
+    for path, data in files.items():
+        if path == SKILL_FILE or support_path_problem(path) is not None:
+            continue
+        try:
+            support[path] = data.decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+    return support
+
+
+def interrupted_render(before: SkillState, after: SkillState, files: Mapping[str, bytes]) -> bool:
+    """Whether the folder `files` is a render from `before` to `after` cut short: each file
+    of the skill is as one of the two states has it (SKILL.md compared by what it says, so a
+    person's spelling of `before` counts as `before`), or missing where one lacks it.
+
+    A render writes and deletes one file at a time, so a crash between two leaves such a mix.
+    Imported as a hand edit, it would undo part of a committed change (or, with SKILL.md
+    already deleted, block the folder); it is rendered again instead."""
+    support = _support(files)
+    paths = set(support) | {p for p, _ in before.files} | {p for p, _ in after.files}
+    for path in paths:
+        if support.get(path) not in (before.file(path), after.file(path)):
+            return False
+    data = files.get(SKILL_FILE)
+    if data is None:
+        return not (before.exists and after.exists)
+    try:
+        said = _content(_parse(data, SKILL_FILE), after.slug)
+    except SkillFolderProblem:
+        return False
+    return any(s.exists and said == _held(s) for s in (before, after))
 
 
 def _deleted(state: SkillState, at: datetime) -> SkillDeleted:

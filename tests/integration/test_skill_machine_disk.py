@@ -1,0 +1,32 @@
+"""The skill state machine on a real SQLite journal and real folders (ADR 0030)."""
+
+from __future__ import annotations
+
+from hypothesis import settings
+from pi_hermes_memory.adapters.sqlite.skill_tables import SqliteSkillTables
+from pi_hermes_memory.adapters.sqlite.storage import SqliteStorage
+from pi_hermes_memory.ports import Storage
+from pi_hermes_memory.skill_ports import SkillTelemetry
+
+from tests.support.skill_machine import SkillMachine
+
+
+class DiskSkills(SkillMachine):
+    sqlite: SqliteStorage
+
+    def open_storage(self) -> tuple[Storage, SkillTelemetry]:
+        self.sqlite = SqliteStorage(self.root / "sessions.db")
+        return self.sqlite, SqliteSkillTables(self.sqlite)
+
+    def reopen_storage(self) -> tuple[Storage, SkillTelemetry]:
+        self.sqlite.close()
+        return self.open_storage()
+
+    def close_storage(self) -> None:
+        self.sqlite.close()
+
+
+DiskSkills.TestCase.settings = settings(
+    DiskSkills.TestCase.settings, stateful_step_count=30, max_examples=40
+)
+TestDiskSkills = DiskSkills.TestCase
