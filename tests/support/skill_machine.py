@@ -527,7 +527,10 @@ class SkillMachine(RuleBasedStateMachine):
             text = text.replace("\n", "\r\n")
         self.skill_md(sid).write_bytes(text.encode("utf-8"))
 
-    def hand_edit_once(self, data: Any, sid: str, kind: str) -> None:
+    def hand_edit_once(self, data: Any, sid: str, kind: str, *, settled: bool = True) -> None:
+        """One save by the person. On a folder whose render was cut short (not `settled`) the
+        person only rewrites fields or support files: deleting a file there is ambiguous
+        (not written yet, or deleted?) and the journal's side wins."""
         expected = self.live[sid]
         if kind == "description":
             new = self.text("hand described")
@@ -564,7 +567,7 @@ class SkillMachine(RuleBasedStateMachine):
         elif kind == "support":
             path = data.draw(st.sampled_from(PATHS), label="support path")
             content = self.text("hand file") + "\n"
-            if path in expected.files and data.draw(st.booleans(), label="delete it"):
+            if settled and path in expected.files and data.draw(st.booleans(), label="delete"):
                 (self.folder(sid) / path).unlink()
                 del expected.files[path]
             else:
@@ -601,6 +604,27 @@ class SkillMachine(RuleBasedStateMachine):
             assert got is not None and got.revision == self.live[sid].revision
             return
         self.do(then, data, sid, crash=self.crash_after(crash))
+
+    @precondition(lambda self: self.writable())
+    @rule(
+        data=st.data(),
+        action=st.sampled_from(["patch", "update", "write_file", "remove_file"]),
+        steps=st.integers(0, 3),
+        kinds=st.lists(
+            st.sampled_from(["description", "body", "crlf", "extra", "no_version", "support"]),
+            min_size=1,
+            max_size=3,
+        ),
+    )
+    def hand_edit_after_a_crash(self, data: Any, action: str, steps: int, kinds: list[str]) -> None:
+        """The render of a tool write dies midway; before anything reads the store again, a
+        person edits the half-rendered folder: their edit and the committed write both stay."""
+        sid = data.draw(st.sampled_from(self.writable()), label="skill")
+        self.do(action, data, sid, crash=self.crash_after(steps))
+        if sid not in self.live or not self.skill_md(sid).is_file():
+            return
+        for kind in kinds:
+            self.hand_edit_once(data, sid, kind, settled=False)
 
     @precondition(lambda self: self.writable())
     @rule(data=st.data())

@@ -22,6 +22,6 @@ class InMemorySkills(SkillMachine):
 
 
 InMemorySkills.TestCase.settings = settings(
-    InMemorySkills.TestCase.settings, stateful_step_count=30, max_examples=40
+    InMemorySkills.TestCase.settings, stateful_step_count=30, max_examples=25
 )
 TestInMemorySkills = InMemorySkills.TestCase
