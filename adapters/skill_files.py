@@ -38,17 +38,24 @@ class SkillFolders:
     def __init__(self, *, global_root: Path, project_root: Path) -> None:
         self.global_root = global_root
         self.project_root = project_root
+        self._folders: dict[str, Path] = {}
 
     # -- addressing ------------------------------------------------------------------------
 
     def folder(self, stream: str) -> Path:
+        known = self._folders.get(stream)
+        if known is not None:
+            return known
         kind, _, rest = stream.removeprefix("skill:").partition(":")
-        if kind == "global" and rest:
-            return self.global_root / rest
         project, _, slug = rest.rpartition(":")
-        if kind == "project" and project and slug:
-            return self.project_root / project / "skills" / slug
-        raise InvariantViolation(f"not a skill stream: {stream!r}")
+        if kind == "global" and rest:
+            path = self.global_root / rest
+        elif kind == "project" and project and slug:
+            path = self.project_root / project / "skills" / slug
+        else:
+            raise InvariantViolation(f"not a skill stream: {stream!r}")
+        self._folders[stream] = path
+        return path
 
     def slugs(self, project: str | None) -> list[str]:
         """The skill ids whose folder holds a SKILL.md: global ones, and `project`'s."""
@@ -177,17 +184,23 @@ def _skill_dirs(root: Path) -> list[str]:
 
 def _members(folder: Path) -> list[tuple[str, Path]]:
     """SKILL.md and the files under the support folders (relative POSIX path, path); links
-    are listed (the caller decides), never followed."""
-    found = (
-        [(SKILL_FILE, folder / SKILL_FILE)]
-        if (folder / SKILL_FILE).is_symlink() or (folder / SKILL_FILE).exists()
-        else []
-    )
-    for name in SUPPORT_DIRS:
-        top = folder / name
-        if top.is_symlink() or not top.is_dir():
-            continue
-        for here, dirs, names in os.walk(top, followlinks=False):
+    are listed (the caller decides), never followed. One directory scan of the folder (most
+    skills have no support folder): discovery reads every skill folder."""
+    found: list[tuple[str, Path]] = []
+    tops: list[str] = []
+    try:
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                if entry.name == SKILL_FILE:
+                    found.append((SKILL_FILE, folder / SKILL_FILE))
+                elif entry.name in SUPPORT_DIRS and entry.is_dir(follow_symlinks=False):
+                    tops.append(entry.name)
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    except OSError as exc:
+        raise StorageError.from_os_error("list", folder, exc) from exc
+    for name in sorted(tops, key=SUPPORT_DIRS.index):
+        for here, dirs, names in os.walk(folder / name, followlinks=False):
             dirs[:] = sorted(d for d in dirs if not (Path(here) / d).is_symlink())
             for file_name in sorted(names):
                 path = Path(here) / file_name
