@@ -15,7 +15,7 @@ from pi_hermes_memory.domain.status import Status
 from pi_hermes_memory.skills import SkillService
 
 from tests.support.fakes import StepClock
-from tests.support.skill_machine import CrashingFolders, SimulatedCrash
+from tests.support.skill_model import CrashingFolders, SimulatedCrash
 
 SID = "global:alpha"
 
