@@ -199,6 +199,8 @@ def _members(folder: Path) -> list[tuple[str, Path]]:
         return []
     except OSError as exc:
         raise StorageError.from_os_error("list", folder, exc) from exc
+    if not found and os.path.lexists(folder / SKILL_FILE):  # a case-insensitive file system
+        found.append((SKILL_FILE, folder / SKILL_FILE))
     for name in sorted(tops, key=SUPPORT_DIRS.index):
         for here, dirs, names in os.walk(folder / name, followlinks=False):
             dirs[:] = sorted(d for d in dirs if not (Path(here) / d).is_symlink())
