@@ -38,17 +38,24 @@ class SkillFolders:
     def __init__(self, *, global_root: Path, project_root: Path) -> None:
         self.global_root = global_root
         self.project_root = project_root
+        self._folders: dict[str, Path] = {}
 
     # -- addressing ------------------------------------------------------------------------
 
     def folder(self, stream: str) -> Path:
+        known = self._folders.get(stream)
+        if known is not None:
+            return known
         kind, _, rest = stream.removeprefix("skill:").partition(":")
-        if kind == "global" and rest:
-            return self.global_root / rest
         project, _, slug = rest.rpartition(":")
-        if kind == "project" and project and slug:
-            return self.project_root / project / "skills" / slug
-        raise InvariantViolation(f"not a skill stream: {stream!r}")
+        if kind == "global" and rest:
+            path = self.global_root / rest
+        elif kind == "project" and project and slug:
+            path = self.project_root / project / "skills" / slug
+        else:
+            raise InvariantViolation(f"not a skill stream: {stream!r}")
+        self._folders[stream] = path
+        return path
 
     def slugs(self, project: str | None) -> list[str]:
         """The skill ids whose folder holds a SKILL.md: global ones, and `project`'s."""
@@ -153,18 +160,25 @@ class SkillFolders:
             except OSError:
                 current = None
             if current != files[rel]:
-                atomic_write(path, files[rel])
+                self._put(path, files[rel])
         for rel, path in _members(folder):
-            if rel not in files:
-                try:
-                    if path.is_symlink():
-                        continue  # not ours: never written, never deleted
-                    path.unlink()
-                except FileNotFoundError:
-                    pass
-                except OSError as exc:
-                    raise StorageError.from_os_error("delete", path, exc) from exc
+            if rel not in files and not path.is_symlink():  # a link is not ours: kept
+                self._remove(path)
         _prune(folder)
+
+    # one file at a time: each step is atomic, a crash between two leaves a mix of the old
+    # and the new folder (the skill kind tells that from a hand edit, `skill_documents.py`)
+
+    def _put(self, path: Path, data: bytes) -> None:
+        atomic_write(path, data)
+
+    def _remove(self, path: Path) -> None:
+        try:
+            path.unlink()
+        except FileNotFoundError:
+            pass
+        except OSError as exc:
+            raise StorageError.from_os_error("delete", path, exc) from exc
 
 
 def _skill_dirs(root: Path) -> list[str]:
@@ -183,17 +197,25 @@ def _skill_dirs(root: Path) -> list[str]:
 
 def _members(folder: Path) -> list[tuple[str, Path]]:
     """SKILL.md and the files under the support folders (relative POSIX path, path); links
-    are listed (the caller decides), never followed."""
-    found = (
-        [(SKILL_FILE, folder / SKILL_FILE)]
-        if (folder / SKILL_FILE).is_symlink() or (folder / SKILL_FILE).exists()
-        else []
-    )
-    for name in SUPPORT_DIRS:
-        top = folder / name
-        if top.is_symlink() or not top.is_dir():
-            continue
-        for here, dirs, names in os.walk(top, followlinks=False):
+    are listed (the caller decides), never followed. One directory scan of the folder (most
+    skills have no support folder): discovery reads every skill folder."""
+    found: list[tuple[str, Path]] = []
+    tops: list[str] = []
+    try:
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                if entry.name == SKILL_FILE:
+                    found.append((SKILL_FILE, folder / SKILL_FILE))
+                elif entry.name in SUPPORT_DIRS and entry.is_dir(follow_symlinks=False):
+                    tops.append(entry.name)
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    except OSError as exc:
+        raise StorageError.from_os_error("list", folder, exc) from exc
+    if not found and os.path.lexists(folder / SKILL_FILE):  # a case-insensitive file system
+        found.append((SKILL_FILE, folder / SKILL_FILE))
+    for name in sorted(tops, key=SUPPORT_DIRS.index):
+        for here, dirs, names in os.walk(folder / name, followlinks=False):
             dirs[:] = sorted(d for d in dirs if not (Path(here) / d).is_symlink())
             for file_name in sorted(names):
                 path = Path(here) / file_name

@@ -13,7 +13,11 @@ from pi_hermes_memory.domain.errors import InvariantViolation
 from pi_hermes_memory.domain.events import Event
 from pi_hermes_memory.domain.skill import SkillState, fold
 from pi_hermes_memory.domain.skill_events import SKILL_EVENT_TYPES, SkillEvent
-from pi_hermes_memory.domain.skill_import import SkillFolderProblem, import_folder
+from pi_hermes_memory.domain.skill_import import (
+    SkillFolderProblem,
+    import_folder,
+    person_edit,
+)
 from pi_hermes_memory.domain.skill_md import SKILL_FILE, render_skill
 from pi_hermes_memory.errors import MarkdownUnreadable
 from pi_hermes_memory.pipeline import Imported, Replicas
@@ -67,12 +71,27 @@ class SkillDocuments:
     ) -> Imported:
         where = self.replicas.describe(state.stream)
         try:
-            result = import_folder(state, unpack(data), at=self._clock.now(), where=where)
+            edit = person_edit(self._base(uow, state, recorded), state, unpack(data))
+            if edit is None:
+                return Imported(keep=False)  # rendered again from the journal
+            result = import_folder(state, edit, at=self._clock.now(), where=where)
         except (SkillFolderProblem, InvariantViolation) as exc:
             raise MarkdownUnreadable(str(exc)) from exc
         warnings.extend(result.warnings)
         details = (("stream", state.stream), ("events", len(result.events)))
         return Imported(events=result.events, details=details)
+
+    def _base(
+        self, uow: UnitOfWork, state: SkillState, recorded: tuple[int, str] | None
+    ) -> SkillState:
+        """What the folder held when the ledger last recorded it: the state at the recorded
+        version (a render, or a hand edit imported as that version), `state` when the render
+        is not behind the journal, no skill when it was never recorded."""
+        if recorded is None:
+            return self.empty(state.stream)
+        if recorded[0] >= state.version:
+            return state
+        return self.fold(self.empty(state.stream), uow.journal.read(state.stream, upto=recorded[0]))
 
 
 def _skill_event(event: Event) -> SkillEvent:

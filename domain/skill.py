@@ -121,7 +121,7 @@ def apply(state: SkillState, event: SkillEvent) -> SkillState:
         raise VersionConflict(state.stream, state.version + 1, event.version)
     match event:
         case SkillCreated():
-            if state.exists or event.skill_id != state.skill_id:
+            if state.exists or event.skill_id != state.skill_id or event.revision < 1:
                 raise InvariantViolation(f"{state.stream}: cannot create {event.skill_id}")
             return attrs.evolve(
                 state,
@@ -133,7 +133,7 @@ def apply(state: SkillState, event: SkillEvent) -> SkillState:
                 description=event.description,
                 body=event.body,
                 extra_frontmatter=event.extra_frontmatter,
-                revision=1,
+                revision=event.revision,
                 created=event.at,
                 updated=event.at,
                 files=(),

@@ -23,7 +23,10 @@ class SkillScope(enum.StrEnum):
 
 @attrs.frozen(kw_only=True)
 class SkillCreated(Event):
-    """A new skill (or a deleted one created again): revision 1, no support files."""
+    """A new skill (or a deleted one created again), without support files. Its revision is
+    1, or the ``version`` a hand-written SKILL.md already says (imported as it is, so the
+    version a person sees never goes down); a skill created again after a delete starts a
+    new life and may start again at 1."""
 
     TAG: ClassVar[str] = "skill.created.v1"
 
@@ -37,6 +40,8 @@ class SkillCreated(Event):
     #: raw YAML lines of frontmatter keys we do not own, kept verbatim ("" when none)
     extra_frontmatter: str
     origin: Origin
+    #: the frontmatter `version` it starts at (events stored before this field read as 1)
+    revision: int = 1
 
 
 @attrs.frozen(kw_only=True)

@@ -28,6 +28,9 @@ What is measured:
   The session scope is project "web", sharing off. Per query kind (keyword queries in English
   or Chinese, and whole English or Chinese sentences, whose common words match most rows),
   distinct seeded queries are timed after a warm-up pass; p50/p95 over those queries.
+- skills at 1,000 skills (`tests/bench/skills.py`): p50 of `SkillService.discover()` (with the
+  statistics tables; folders on disk, settled), of `skill view` (`SkillService.get`) and of one
+  `create`.
 - skill load cleanup: `SqliteSkillTables.cleanup_loads` once on a `skill_load_daily` of N rows
   (1,000 skills x N/1,000 days, all older than the 180-day retention, inserted by executemany),
   budget 500: the time of the one due run and the rows it deleted, then the time of the next
@@ -874,6 +877,7 @@ class Plan:
     search_sizes: tuple[tuple[int, int], ...] = ()  # (rows, queries per kind)
     hybrid_sizes: tuple[tuple[int, int], ...] = ()  # (rows, queries), 384 dimensions
     cleanup_rows: int = 2_000  # expired skill_load_daily rows for the cleanup run
+    skill_sizes: tuple[int, int, int] = (30, 5, 2)  # (skills, discover/view samples, creates)
 
 
 FULL = Plan(
@@ -883,6 +887,7 @@ FULL = Plan(
     search_sizes=((1_000, 200), (10_000, 200), (100_000, 200)),
     hybrid_sizes=((10_000, 200), (100_000, 200)),
     cleanup_rows=1_000_000,
+    skill_sizes=(1_000, 50, 20),
 )
 QUICK = Plan(
     add_sizes=((100, 50), (1_000, 50)),
@@ -891,6 +896,7 @@ QUICK = Plan(
     search_sizes=((1_000, 50), (10_000, 50)),
     hybrid_sizes=((2_000, 30),),
     cleanup_rows=100_000,
+    skill_sizes=(1_000, 20, 5),
 )
 
 
@@ -1083,9 +1089,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         hybrids.append(bench_hybrid(rows, samples))
     print(f"… skill load cleanup on {plan.cleanup_rows:,} rows", file=sys.stderr, flush=True)
     cleanup = bench_skill_cleanup(plan.cleanup_rows)
+    from tests.bench.skills import bench_skills, render_skills
+
+    skill_count, skill_samples, skill_creates = plan.skill_sizes
+    print(f"… skills at {skill_count:,} skills", file=sys.stderr, flush=True)
+    skills = bench_skills(skill_count, skill_samples, skill_creates)
     print(render_markdown(context, adds, replay, searches))
     print("\n".join(render_hybrid(hybrids)))
     print("\n".join(render_cleanup(cleanup)))
+    print("\n".join(render_skills(skills)))
     from tests.bench import scale
 
     scaled = scale.run(scale.QUICK if args.quick else scale.FULL)
@@ -1095,6 +1107,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         data = to_json(context, adds, replay, searches)
         data["hybrid"] = [attrs.asdict(r) for r in hybrids]
         data["skill_cleanup"] = attrs.asdict(cleanup)
+        data["skills"] = attrs.asdict(skills)
         data["scale"] = scaled
         args.out.write_text(json.dumps(data, indent=2) + "\n")
     return 0

@@ -1,0 +1,27 @@
+"""The skill state machine on the in-memory journal and real folders in a temporary
+directory (ADR 0030); `tests/integration/test_skill_machine_disk.py` runs it on SQLite."""
+
+from __future__ import annotations
+
+from hypothesis import settings
+from pi_hermes_memory.adapters.memory import InMemoryStorage
+from pi_hermes_memory.adapters.skill_memory_tables import InMemorySkillTables
+from pi_hermes_memory.ports import Storage
+from pi_hermes_memory.skill_ports import SkillTelemetry
+
+from tests.support.skill_machine import SkillMachine
+
+
+class InMemorySkills(SkillMachine):
+    def open_storage(self) -> tuple[Storage, SkillTelemetry]:
+        self.memory, self.tables = InMemoryStorage(), InMemorySkillTables()
+        return self.memory, self.tables
+
+    def reopen_storage(self) -> tuple[Storage, SkillTelemetry]:
+        return self.memory, self.tables  # the same journal; the new service starts cold
+
+
+InMemorySkills.TestCase.settings = settings(
+    InMemorySkills.TestCase.settings, stateful_step_count=30, max_examples=25
+)
+TestInMemorySkills = InMemorySkills.TestCase
