@@ -11,7 +11,6 @@ its own rate limits. Every text is scanned for secrets and prompt injection firs
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -33,6 +32,7 @@ from pi_hermes_memory.tools import (
     _json_type,
     _name,
     _string,
+    json_object,
     present,
 )
 
@@ -244,13 +244,7 @@ def _blocked(texts: list[tuple[str, str]]) -> ToolResult | None:
 
 def run_curate_tool(governance: SkillGovernance, arguments: Any) -> ToolResult:
     """Check `arguments` and store the submission (`SkillGovernance.record_submission`)."""
-    if isinstance(arguments, str):
-        try:
-            arguments = json.loads(arguments)
-        except ValueError as exc:
-            raise ArgumentError(f"the arguments are not valid JSON: {exc}") from exc
-    if not isinstance(arguments, Mapping):
-        raise ArgumentError(f"the arguments must be a JSON object, got {_json_type(arguments)}")
+    arguments = json_object(arguments)
     timing = list(dict.fromkeys(_timing_keys(arguments)))
     if timing:
         names = ", ".join(_name(k) for k in timing[:5])

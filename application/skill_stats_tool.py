@@ -8,9 +8,8 @@ or that it worked. Every result says so (`LOAD_NOTE`).
 
 from __future__ import annotations
 
-import json
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, date, datetime, time
 from typing import Any
 
@@ -33,6 +32,7 @@ from pi_hermes_memory.tools import (
     _check_keys,
     _json_type,
     _string,
+    json_object,
     present,
 )
 
@@ -184,13 +184,7 @@ def check_stats_options(
 def parse_skill_stats_arguments(arguments: Any) -> dict[str, Any]:
     """The tool's JSON arguments as keyword arguments of `skill_stats` (unchecked values are
     checked there); `ArgumentError` for unknown keys or a value of the wrong JSON type."""
-    if isinstance(arguments, str):
-        try:
-            arguments = json.loads(arguments)
-        except ValueError as exc:
-            raise ArgumentError(f"the arguments are not valid JSON: {exc}") from exc
-    if not isinstance(arguments, Mapping):
-        raise ArgumentError(f"the arguments must be a JSON object, got {_json_type(arguments)}")
+    arguments = json_object(arguments)
     args = present(arguments)
     _check_keys(args, set(SKILL_STATS_SCHEMA["properties"]), "")
     return {

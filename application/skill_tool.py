@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -19,6 +18,7 @@ from pi_hermes_memory.tools import (
     _enum,
     _json_type,
     _string,
+    json_object,
     present,
 )
 
@@ -146,13 +146,7 @@ def _listing(skills: Sequence[SkillState], hidden: set[str], warnings: list[str]
 
 def run_skill_tool(service: SkillService, arguments: Any) -> ToolResult:
     """Check `arguments` against the schema and run the action."""
-    if isinstance(arguments, str):
-        try:
-            arguments = json.loads(arguments)
-        except ValueError as exc:
-            raise ArgumentError(f"the arguments are not valid JSON: {exc}") from exc
-    if not isinstance(arguments, Mapping):
-        raise ArgumentError(f"the arguments must be a JSON object, got {_json_type(arguments)}")
+    arguments = json_object(arguments)
     args = present(arguments)
     _check_keys(args, set(SKILL_TOOL_SCHEMA["properties"]), "")
     action = _enum(args, "action", _ACTIONS, "")

@@ -7,6 +7,7 @@ set documented in docs/tools.md and a `message` for the model. Bad arguments giv
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -195,6 +196,18 @@ def batch_result_json(result: BatchResult) -> ToolResult:
     if result.warnings:
         out["warnings"] = list(result.warnings)
     return out
+
+
+def json_object(arguments: Any) -> Mapping[str, Any]:
+    """Tool arguments as a JSON object: a mapping as given, or a JSON text of one."""
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments)
+        except (ValueError, RecursionError) as exc:
+            raise ArgumentError(f"the arguments are not valid JSON: {exc}") from exc
+    if not isinstance(arguments, Mapping):
+        raise ArgumentError(f"the arguments must be a JSON object, got {_json_type(arguments)}")
+    return arguments
 
 
 def present(args: Mapping[str, Any]) -> dict[str, Any]:
