@@ -59,6 +59,7 @@ from pi_hermes_memory.vectors import REEMBED_BATCH, ReembedProgress, ReembedRepo
 if TYPE_CHECKING:  # imports numpy: loaded only when embeddings are on
     from pi_hermes_memory.embedding import EmbeddingService
     from pi_hermes_memory.hybrid import HybridSettings
+    from pi_hermes_memory.llm import Completer, LlmStatus
     from pi_hermes_memory.retrieval import Reranker
     from pi_hermes_memory.skill_governance import SkillGovernance
     from pi_hermes_memory.skill_stats_tool import SkillStatsReport
@@ -126,6 +127,8 @@ class Memory:
     ) -> None:
         self._sessions = sessions
         self._skills: SkillService | None = None
+        self._llm: Completer | None = None
+        self._llm_off: LlmStatus | None = None
         self._governance: SkillGovernance | None = None
         #: why this store is read-only (sessions.db damaged or unwritable, ADR 0023), or None
         self.read_only = read_only
@@ -179,6 +182,24 @@ class Memory:
         """The row vectors and the embedding provider (ADR 0015); None when embeddings are off
         (see `config.embedding_disabled_reason`)."""
         return self._service.embeddings
+
+    def attach_llm(self, completer: Completer, off: LlmStatus | None) -> None:
+        """Set by `open_memory`: the LLM of background learning (issue 12) and, when it is
+        off, the status saying why."""
+        self._llm = completer
+        self._llm_off = off
+
+    @property
+    def llm(self) -> Completer | None:
+        """The LLM port (``pi_hermes_memory.llm.Completer``); with the LLM off, a completer
+        whose every call fails with reason ``off`` and says why (None before `open_memory`
+        attached one)."""
+        return self._llm
+
+    @property
+    def llm_off(self) -> LlmStatus | None:
+        """Why the LLM is off (its ``message`` says it for people), or None when it is on."""
+        return self._llm_off
 
     def attach_skills(self, skills: SkillService) -> None:
         """Set by `open_memory`: the skill service of this session (ADR 0030)."""

@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from pi_hermes_memory.adapters.legacy_layout import MigrationReport
     from pi_hermes_memory.embedding import EmbeddingService
     from pi_hermes_memory.hybrid import HybridSettings
+    from pi_hermes_memory.llm import Completer
     from pi_hermes_memory.recovery import RecoveryReport
     from pi_hermes_memory.retrieval import Reranker
     from pi_hermes_memory.session_history import SessionHistory
@@ -83,6 +84,7 @@ def open_memory(
     skill_telemetry: SkillTelemetry | None = None,
     session_id: str | None = None,
     child_session: bool = False,
+    completer: Completer | None = None,
 ) -> Memory:
     """Open the memory store described by the configuration.
 
@@ -108,6 +110,9 @@ def open_memory(
     skill_telemetry: skill load counts, usage evidence, visibility, governance state and
     curation jobs (must pass ``SkillTelemetryContract``); default: the skill tables of the
     default SQLite storage. With a custom storage and none given, skill statistics are off.
+    completer: the LLM used by background learning, consolidation and curation
+    (``pi_hermes_memory.llm.Completer``); default: the configured ``llm`` section (off
+    unless set up; every feature that needs it then says it is off).
     session_id / child_session: this agent session's id (recorded with skill usage evidence)
     and whether it is a background child session (review, curation): a child session may
     only view or change project skills.
@@ -293,6 +298,14 @@ def open_memory(
         child_session,
         memory,
     )
+    from pi_hermes_memory.adapters.llm import completer_from_config
+    from pi_hermes_memory.llm import OffCompleter, llm_status
+
+    status = llm_status(config, env)
+    if completer is None:
+        cwd_text = os.fspath(cwd) if cwd is not None else os.getcwd()
+        completer = completer_from_config(config, env, logger=logger, cwd=cwd_text)
+    memory.attach_llm(completer or OffCompleter(status), status if completer is None else None)
     memory.attach_skills(skills)
     from pi_hermes_memory.skill_governance import SkillGovernance
 
