@@ -52,6 +52,28 @@ def read_only_file(path: Path) -> bool:
     return not mode & 0o222 or not os.access(path, os.W_OK)
 
 
+def _open_for_rescue(path: Path) -> int | None:
+    try:
+        return os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+
+
+def _settled_bytes(fd: int, *, tries: int = 50, wait_s: float = 0.02) -> bytes:
+    """The whole content of `fd` once it stops changing (a save in progress finishes)."""
+    data = b""
+    for _ in range(tries):
+        before = os.fstat(fd)
+        data = os.pread(fd, before.st_size + 1, 0)
+        time.sleep(wait_s)
+        after = os.fstat(fd)
+        if (before.st_mtime_ns, before.st_size) == (after.st_mtime_ns, after.st_size) and len(
+            data
+        ) == after.st_size:
+            return data
+    return data
+
+
 @attrs.frozen
 class MarkdownFiles:
     """The memory files of one agent root.
@@ -175,7 +197,35 @@ class MarkdownFiles:
             if expected is not UNCHECKED and self.stamp(target) != expected:
                 raise MarkdownChanged(f"{path} changed while it was being rendered")
 
-        atomic_write(path, data, before_replace=unchanged)
+        # the file as it was, held open: an editor that saves in place between the last check
+        # and the rename writes into this inode, which the rename then orphans
+        old = _open_for_rescue(path) if expected is not UNCHECKED else None
+        try:
+            atomic_write(path, data, before_replace=unchanged)
+            if old is not None:
+                self._rescue_late_save(target, path, old, expected)
+        finally:
+            if old is not None:
+                os.close(old)
+
+    def _rescue_late_save(self, target: Target, path: Path, old: int, expected: object) -> None:
+        """A person's in-place save that landed in the replaced inode after the last check
+        (the few instructions between `unchanged()` and the rename) is put back as the file,
+        so the next operation imports it as a hand edit; our render stays in the journal.
+        Raises `MarkdownChanged` when it did (the file is then not our render)."""
+        st = os.fstat(old)
+        if not isinstance(expected, tuple) or (st.st_mtime_ns, st.st_size) == expected[:2]:
+            return
+        rescued = _settled_bytes(old)
+        ours = self.stamp(target)
+
+        def still_ours() -> None:
+            if self.stamp(target) != ours:
+                raise MarkdownChanged(f"{path} was saved again meanwhile")
+
+        with contextlib.suppress(MarkdownChanged):
+            atomic_write(path, rescued, before_replace=still_ours)
+        raise MarkdownChanged(f"{path} was saved by a person during the render; kept")
 
     def _remove_stale_temps(self, path: Path) -> None:
         """Delete the temp files a killed writer left next to `path` (`.MEMORY.md.x.tmp`).

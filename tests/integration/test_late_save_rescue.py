@@ -1,0 +1,50 @@
+"""A person's in-place save that lands between the render's last check and its rename is put
+back, never orphaned with the replaced inode (the window the editor-race test found)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from pi_hermes_memory.adapters.markdown import store as store_module
+from pi_hermes_memory.adapters.markdown.store import MarkdownFiles
+from pi_hermes_memory.domain.model import Target
+from pi_hermes_memory.errors import MarkdownChanged
+
+
+def test_a_save_in_the_last_window_is_put_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    files = MarkdownFiles(tmp_path / "mem", tmp_path / "projects")
+    path = files.path_for(Target.MEMORY)
+    files.write(Target.MEMORY, b"rendered v1\n")
+    seen = files.stamp(Target.MEMORY)
+    real = store_module.atomic_write
+    saved = b"rendered v1\n\xc2\xa7\ntyped by hand\n"
+
+    def racing(
+        target: Path, data: bytes, *, before_replace: Callable[[], None] | None = None
+    ) -> None:
+        def check_then_save() -> None:
+            if before_replace is not None:
+                before_replace()  # passes: nothing changed yet
+            with path.open("r+b") as f:  # the editor saves in place, right after the check
+                f.truncate(0)
+                f.write(saved)
+
+        real(target, data, before_replace=check_then_save)
+
+    monkeypatch.setattr(store_module, "atomic_write", racing)
+    with pytest.raises(MarkdownChanged):
+        files.write(Target.MEMORY, b"rendered v2\n", expected=seen)
+    monkeypatch.setattr(store_module, "atomic_write", real)
+    assert path.read_bytes() == saved  # the person's save, not the render
+
+
+def test_no_save_meanwhile_keeps_the_render(tmp_path: Path) -> None:
+    files = MarkdownFiles(tmp_path / "mem", tmp_path / "projects")
+    files.write(Target.MEMORY, b"rendered v1\n")
+    seen = files.stamp(Target.MEMORY)
+    files.write(Target.MEMORY, b"rendered v2\n", expected=seen)
+    assert files.path_for(Target.MEMORY).read_bytes() == b"rendered v2\n"
