@@ -1,5 +1,5 @@
-"""Decisions that bring a skill into being: create (the tool) and the import of a SKILL.md
-written by hand or by another tool (`decide_hand_edit`, in `skill_revise`, covers both).
+"""The decision that brings a skill into being through the tool: create. (A skill folder
+written by hand or by another tool is imported by `domain/skill_import.py`.)
 
 Each decision is pure: it gets the current `SkillState` and the time, and returns a
 `SkillDecision` holding the events to append, or a refusal holding none. Decisions never raise

@@ -22,7 +22,6 @@ from pi_hermes_memory.domain.skill_body import (
     section_title,
 )
 from pi_hermes_memory.domain.skill_checks import (
-    MAX_NAME_CHARS,
     MAX_SECTION_CHARS,
     body_problem,
     description_problem,
@@ -32,14 +31,12 @@ from pi_hermes_memory.domain.skill_checks import (
     scan_fields,
 )
 from pi_hermes_memory.domain.skill_events import (
-    SkillCreated,
     SkillDeleted,
-    SkillEvent,
     SkillFileRemoved,
     SkillFileWritten,
     SkillRevised,
 )
-from pi_hermes_memory.domain.skill_md import ParsedSkill, clean_extra, clean_value
+from pi_hermes_memory.domain.skill_md import clean_value
 from pi_hermes_memory.domain.skill_rules import (
     MAX_SUPPORT_FILES,
     normalize_support_path,
@@ -253,82 +250,8 @@ def decide_remove_file(state: SkillState, *, path: str, at: datetime) -> SkillDe
     )
 
 
-def decide_hand_edit(state: SkillState, parsed: ParsedSkill, *, at: datetime) -> SkillDecision:
-    """Import a SKILL.md a person (or another tool) wrote: a new skill when the stream has
-    none, else a revision (`Origin.MARKDOWN`). The ``version``, ``created`` and ``updated``
-    keys of the file are ignored (the journal owns them); a changed ``name`` is refused (the
-    directory is the skill's identity)."""
-    if parsed.name is not None and parsed.name != state.slug:
-        return refuse(
-            Status.INVALID,
-            f"the file's name {shown(parsed.name)} differs from its folder {state.slug!r}: "
-            "renaming a skill is not supported; put the name back or create a new skill",
-            state.skill_id,
-        )
-    description = clean_value(parsed.description or "")
-    problem = description_problem(description) or (
-        body_problem(parsed.body) if parsed.body else None
-    )
-    if problem:
-        return refuse(Status.INVALID, problem, state.skill_id)
-    display = clean_value(parsed.display_name or "")
-    if display and (has_control(display) or len(display) > MAX_NAME_CHARS):
-        return refuse(Status.INVALID, "display_name must be one short line", state.skill_id)
-    extra = clean_extra(parsed.extra_frontmatter)
-    scanned = scan_fields(
-        [
-            ("display_name", display),
-            ("description", description),
-            ("body", parsed.body),
-            ("other frontmatter keys", extra),
-        ]
-    )
-    if isinstance(scanned, SkillDecision):
-        return attrs.evolve(scanned, skill_id=state.skill_id)
-    (display, description, body, extra), notes = scanned
-    display, description = clean_value(display), clean_value(description)
-    if not description:  # nothing left once invisible characters went
-        return refuse(Status.INVALID, "the description must be visible text", state.skill_id)
-    display_name = display if display and display != state.slug else None
-    if state.exists:
-        return _revise(
-            state,
-            Status.UPDATED,
-            "Imported the hand edit of",
-            at=at,
-            origin=Origin.MARKDOWN,
-            notes=notes,
-            description=clean_value(description),
-            body=clean_body(body),
-            display_name=display_name or "",
-            extra=clean_extra(extra),
-        )
-    event: SkillEvent = SkillCreated(
-        stream=state.stream,
-        version=0,
-        at=at,
-        skill_id=state.skill_id,
-        scope=state.scope,
-        project=state.project,
-        slug=state.slug,
-        display_name=display_name,
-        description=clean_value(description),
-        body=clean_body(body),
-        extra_frontmatter=clean_extra(extra),
-        origin=Origin.MARKDOWN,
-    )
-    return SkillDecision(
-        status=Status.CREATED,
-        message=f"Imported skill {state.skill_id} from its SKILL.md (version 1).",
-        events=stamp(state.stream, state.version, [event]),
-        skill_id=state.skill_id,
-        notes=notes,
-    )
-
-
 __all__ = [
     "decide_delete",
-    "decide_hand_edit",
     "decide_patch",
     "decide_remove_file",
     "decide_update",

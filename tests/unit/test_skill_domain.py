@@ -37,10 +37,10 @@ from pi_hermes_memory.domain.skill_events import (
     SkillRevised,
     SkillScope,
 )
+from pi_hermes_memory.domain.skill_import import SkillFolderProblem, import_folder
 from pi_hermes_memory.domain.skill_md import parse_skill, render_skill
 from pi_hermes_memory.domain.skill_revise import (
     decide_delete,
-    decide_hand_edit,
     decide_patch,
     decide_remove_file,
     decide_update,
@@ -460,35 +460,6 @@ def test_long_support_files_are_scanned_in_windows() -> None:
 # -- hand edits ------------------------------------------------------------------------------
 
 
-def test_hand_edit_revises_keeps_extra_keys_and_ignores_file_version() -> None:
-    s = made()
-    text = render_skill(s).replace("version: 1", "version: 9\nlicense: MIT")
-    text = text.replace("After a release.", "After every release.")
-    decision = decide_hand_edit(s, parse_skill(text), at=T0)
-    assert decision.status is Status.UPDATED
-    assert decision.events[0].origin is Origin.MARKDOWN  # type: ignore[union-attr]
-    after = fold(s, decision.events)
-    assert (after.revision, after.extra_frontmatter) == (2, "license: MIT")
-    assert "After every release." in after.body
-    assert decide_hand_edit(after, parse_skill(render_skill(after)), at=T0).status is Status.NOOP
-
-
-def test_hand_edit_imports_a_new_skill_and_refuses_a_rename_or_a_secret() -> None:
-    target = empty("project:app:pdf-tools")
-    p = parse_skill("---\nname: pdf-tools\ndescription: Read PDFs\n---\nUse pdfplumber.\n")
-    decision = decide_hand_edit(target, p, at=T0)
-    assert decision.status is Status.CREATED
-    s = fold(target, decision.events)
-    assert (s.description, s.body, s.revision) == ("Read PDFs", "Use pdfplumber.", 1)
-    renamed = attrs.evolve(p, name="other")
-    assert decide_hand_edit(s, renamed, at=T0).status is Status.INVALID
-    leaked = attrs.evolve(p, extra_frontmatter=f"token: {SECRET}")
-    blocked = decide_hand_edit(s, leaked, at=T0)
-    assert blocked.status is Status.BLOCKED and SECRET not in blocked.message
-    no_description = attrs.evolve(p, description=None)
-    assert decide_hand_edit(s, no_description, at=T0).status is Status.INVALID
-
-
 # -- properties ------------------------------------------------------------------------------
 
 words = st.from_regex(r"[A-Za-z][A-Za-z ]{0,20}", fullmatch=True)
@@ -551,10 +522,10 @@ def test_decisions_never_raise_and_versions_only_grow(
         else:
             text = f"---\nname: {a}\ndescription: {b}\n---\n{''.join(items)}"
             try:
-                parsed = parse_skill(text)
-            except ValueError:
+                imported = import_folder(s, {"SKILL.md": text.encode()}, at=at, where="x")
+            except SkillFolderProblem:
                 continue
-            d = decide_hand_edit(s, parsed, at=at)
+            d = SkillDecision(status=Status.UPDATED, message="", events=imported.events)
         if not d.success:
             assert d.events == ()
         s = fold(s, d.events)
@@ -573,8 +544,6 @@ def test_text_that_is_only_invisible_characters_is_refused_after_the_scan() -> N
     assert decide_update(s, description=invisible, at=T0).status is Status.INVALID
     assert decide_patch(s, section="Pitfalls", content=invisible, at=T0).status is Status.INVALID
     assert decide_patch(s, section=invisible, content="x", at=T0).status is Status.INVALID
-    hand = attrs.evolve(parse_skill(render_skill(s)), description=invisible)
-    assert decide_hand_edit(s, hand, at=T0).status is Status.INVALID
 
 
 def test_blank_structured_fields_count_as_absent() -> None:
