@@ -29,7 +29,6 @@ from collections.abc import Callable, Sequence
 from typing import Any, Final
 
 import attrs
-from pi_hermes_memory.domain.echo import shown
 from pi_hermes_memory.domain.llm_reply import locate_json
 from pi_hermes_memory.domain.promotion import Classification, PromotionPolicy
 from pi_hermes_memory.domain.skill import SkillState
@@ -132,7 +131,7 @@ class LlmClassifier:
         found = RuleBasedClassifier(self.monotonic).classify(
             skills, policy, project, timeout=timeout, project_names=project_names
         )
-        note = f"the LLM is off: {shown(why or 'not configured', 160)}; classified by the rules"
+        note = f"the LLM is off: {(why or 'not configured')[:160]}; classified by the rules"
         return [attrs.evolve(c, reasons=(*c.reasons, note)) for c in found]
 
 
