@@ -16,7 +16,6 @@ from collections.abc import Mapping
 from typing import Any
 
 import attrs
-
 from pi_hermes_memory.domain.promotion import (
     Classification,
     ScopeVerdict,
@@ -39,12 +38,12 @@ from pi_hermes_memory.tools import (
 )
 
 __all__ = [
-    "Submission",
-    "check_submission",
     "CURATE_TOOL",
     "MAX_CLASSIFICATIONS",
     "MAX_TASK_DOMAINS",
     "MAX_WORDS",
+    "Submission",
+    "check_submission",
     "run_curate_tool",
     "timing_key",
 ]

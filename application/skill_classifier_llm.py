@@ -115,7 +115,7 @@ class LlmClassifier:
         submission = _submission(reply)
         known = {d.id for d in policy.domains}
         return [
-            c if c.task_domain is None or c.task_domain in known else attrs.evolve(c, task_domain=None)
+            c if c.task_domain in known else attrs.evolve(c, task_domain=None)
             for c in submission.classifications
         ]
 
