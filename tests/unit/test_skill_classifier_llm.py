@@ -8,12 +8,14 @@ import threading
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from pi_hermes_memory.adapters.memory import InMemoryStorage
 from pi_hermes_memory.adapters.memory_skill_folders import InMemorySkillFolders
 from pi_hermes_memory.adapters.skill_memory_tables import InMemorySkillTables
 from pi_hermes_memory.domain.promotion import PromotionPolicy
 from pi_hermes_memory.domain.skill import SkillScope, SkillState
-from pi_hermes_memory.errors import CompletionFailed, CompletionFailure
+from pi_hermes_memory.errors import CompletionFailed, CompletionFailure, HermesMemoryError
 from pi_hermes_memory.skill_classifier_llm import (
     MAX_PROMPT_CHARS,
     LlmClassifier,
@@ -152,3 +154,19 @@ def test_the_prompt_is_bounded_whatever_the_skills() -> None:
     prompt = classifier_prompt(skills, PromotionPolicy(), "web")
     assert len(prompt) < MAX_PROMPT_CHARS + 5_000
     assert "more skill(s) left out" in prompt and "project:web:s0" in prompt
+
+
+SKILL = SkillState(
+    stream="skill:" + P, skill_id=P, scope=SkillScope.PROJECT, project="web", slug="deploy"
+)
+
+
+@given(st.one_of(st.text(max_size=300), st.builds(verdict, reasons=st.lists(st.text()))))
+def test_any_reply_gives_checked_classifications_or_one_library_error(reply: str) -> None:
+    classifier = LlmClassifier(Scripted(reply))
+    try:
+        found = classifier.classify([SKILL], PromotionPolicy(), "web", timeout=1.0)
+    except HermesMemoryError:
+        return
+    known = {d.id for d in PromotionPolicy().domains}
+    assert all(c.task_domain is None or c.task_domain in known for c in found)
