@@ -16,7 +16,7 @@ applied here: curated words are recorded only through the curate tool, by a pers
 curation child's explicit submission.
 
 LLM off: the classifier falls back to the rule-based one (`RuleBasedClassifier`) and says so
-in every classification's reasons ("the LLM is off: <why>; classified by the rules"), so a
+first in every classification's reasons ("the LLM is off: <why>; classified by the rules"), so a
 curation still runs and the governance record shows who judged it. Bootstrap selects this
 classifier only when the LLM is on; the fallback covers a completer that reports `off` later.
 """
@@ -92,6 +92,8 @@ class LlmClassifier:
 
     completer: Completer
     monotonic: Callable[[], float] = time.monotonic
+    #: the prefix of the governance records' reasons (the rules' fallback notes itself)
+    source: str = "llm"
 
     def classify(
         self,
@@ -132,7 +134,7 @@ class LlmClassifier:
             skills, policy, project, timeout=timeout, project_names=project_names
         )
         note = f"the LLM is off: {(why or 'not configured')[:160]}; classified by the rules"
-        return [attrs.evolve(c, reasons=(*c.reasons, note)) for c in found]
+        return [attrs.evolve(c, reasons=(note, *c.reasons)) for c in found]
 
 
 def _submission(reply: str) -> Submission:

@@ -80,7 +80,7 @@ def test_a_valid_reply_is_recorded_with_the_llm_reasons_and_the_curation_timeout
     assert result.success and result.reason_code == "ok" and result.classified == 1
     record = world.telemetry.governance(P)
     assert record.state == "candidate" and record.task_domain == "deployment"
-    assert "works in any repository" in record.reason
+    assert record.reason.startswith("llm: works in any repository")
     [(system, user, timeout)] = llm.calls
     assert timeout == world.settings.curation_timeout_ms / 1000
     assert P in user and '"deployment"' in user and "global-safe" in system
@@ -133,8 +133,8 @@ def test_an_oversized_reply_fails_the_job_with_the_reason(world: World) -> None:
 def test_with_the_llm_off_the_rules_classify_and_the_reasons_say_so(world: World) -> None:
     result = curate(world, Scripted(fail=CompletionFailure.OFF))
     assert result.success and result.classified == 1
-    assert "the LLM is off: scripted failure; classified by the rules" in (
-        world.telemetry.governance(P).reason
+    assert world.telemetry.governance(P).reason.startswith(
+        "llm: the LLM is off: scripted failure; classified by the rules; "
     )
 
 
