@@ -225,6 +225,20 @@ class Memory:
             raise InvalidArgument("skill governance is not available on this store")
         return self._governance
 
+    def interview(self, answers: Mapping[str, str] | None = None) -> ToolResult:
+        """The interview (``pi_hermes_memory.learning.interview``): no answers, the questions;
+        answers keyed by question id, one USER.md entry each through the memory tool."""
+        from pi_hermes_memory.learning import interview
+
+        return interview(self, answers)
+
+    def learn_skill(self, source: str, *, name: str | None = None) -> ToolResult:
+        """One project skill learned from `source` by the LLM, created through the skill tool
+        (``pi_hermes_memory.learning.learn_skill``); with the LLM off, nothing is written."""
+        from pi_hermes_memory.learning import learn_skill
+
+        return learn_skill(self, source, name=name)
+
     def skill_stats(
         self,
         since_days: int | None = None,

@@ -307,6 +307,7 @@ def open_memory(
         completer = completer_from_config(config, env, logger=logger, cwd=cwd_text)
     memory.attach_llm(completer or OffCompleter(status), status if completer is None else None)
     memory.attach_skills(skills)
+    from pi_hermes_memory.skill_classifier_llm import LlmClassifier
     from pi_hermes_memory.skill_governance import SkillGovernance
 
     memory.attach_governance(
@@ -318,6 +319,7 @@ def open_memory(
             clock=clock,
             logger=logger,
             write_guard=memory.check_writable,
+            classifier=LlmClassifier(completer) if completer is not None else None,
         )
     )
     return memory

@@ -166,8 +166,10 @@ class GovernanceCuration(GovernanceBase):
                 if self._monotonic() - start > timeout:
                     raise CurationTimedOut(f"the classifier took longer than {timeout:g} s")
                 global_slugs = frozenset(s.slug for s in live if s.scope is SkillScope.GLOBAL)
+                # a classifier may name itself in the records ("llm"); the port does not require it
+                source = getattr(self.classifier, "source", "rules")
                 classified = self._record(
-                    found, mine, usages, global_slugs, names, policy, warnings
+                    found, mine, usages, global_slugs, names, policy, warnings, str(source)
                 )
                 code = OK_CODE
         except CurationTimedOut as exc:

@@ -15,6 +15,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+import attrs
 from pi_hermes_memory.domain.promotion import (
     Classification,
     ScopeVerdict,
@@ -41,6 +42,8 @@ __all__ = [
     "MAX_CLASSIFICATIONS",
     "MAX_TASK_DOMAINS",
     "MAX_WORDS",
+    "Submission",
+    "check_submission",
     "run_curate_tool",
     "timing_key",
 ]
@@ -242,8 +245,19 @@ def _blocked(texts: list[tuple[str, str]]) -> ToolResult | None:
     return None
 
 
-def run_curate_tool(governance: SkillGovernance, arguments: Any) -> ToolResult:
-    """Check `arguments` and store the submission (`SkillGovernance.record_submission`)."""
+@attrs.frozen(kw_only=True)
+class Submission:
+    """A checked `skill_governance_curate` submission (`check_submission`)."""
+
+    classifications: tuple[Classification, ...]
+    task_domains: tuple[TaskDomain, ...] | None
+    scope_policy_words: tuple[str, ...] | None
+
+
+def check_submission(arguments: Any) -> Submission | ToolResult:
+    """Check a curate submission as the tool does: timing keys refused, every field checked
+    (`ArgumentError` with a precise message), secrets and injections blocked by the scanner.
+    Returns the submission, or the refusal as a tool result."""
     arguments = json_object(arguments)
     timing = list(dict.fromkeys(_timing_keys(arguments)))
     if timing:
@@ -287,6 +301,20 @@ def run_curate_tool(governance: SkillGovernance, arguments: Any) -> ToolResult:
     blocked = _blocked([t for t in texts if t[1]])
     if blocked is not None:
         return blocked
+    return Submission(
+        classifications=tuple(classifications),
+        task_domains=None if domains is None else tuple(domains),
+        scope_policy_words=words,
+    )
+
+
+def run_curate_tool(governance: SkillGovernance, arguments: Any) -> ToolResult:
+    """Check `arguments` and store the submission (`SkillGovernance.record_submission`)."""
+    checked = check_submission(arguments)
+    if not isinstance(checked, Submission):
+        return checked
+    classifications, domains = checked.classifications, checked.task_domains
+    words = checked.scope_policy_words
     outcome = governance.record_submission(classifications, domains, words)
     if outcome.refused and not outcome.recorded:
         status = Status.FAILED

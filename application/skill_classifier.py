@@ -39,6 +39,9 @@ class SkillClassifier(Protocol):
 class RuleBasedClassifier:
     """The deterministic classifier: the domain's global-safe rules (`classify_skill`)."""
 
+    #: the prefix of the governance records' reasons
+    source = "rules"
+
     def __init__(self, monotonic: Callable[[], float] = time.monotonic) -> None:
         self._monotonic = monotonic
 

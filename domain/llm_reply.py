@@ -40,6 +40,7 @@ __all__ = [
     "ParsedReply",
     "ReplyShape",
     "SkillOperation",
+    "locate_json",
     "parse_reply",
 ]
 
@@ -220,6 +221,16 @@ def _locate(text: str) -> tuple[ReplyShape, object]:
     for value in _first_objects(text):
         return ReplyShape.EMBEDDED, value
     return ReplyShape.UNREADABLE, None
+
+
+def locate_json(text: str, *, max_chars: int = MAX_REPLY_CHARS) -> tuple[ReplyShape, object]:
+    """The JSON value a reply holds, found as `parse_reply` finds it (as is, a fenced block,
+    first `{` to last `}`); `(shape, None)` when there is none. Never raises."""
+    if not isinstance(text, str):
+        return ReplyShape.UNREADABLE, None
+    if len(text) > max_chars:
+        return ReplyShape.TOO_LONG, None
+    return _locate(text)
 
 
 # --- reading the operations ---------------------------------------------------------------------
