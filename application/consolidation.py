@@ -21,14 +21,14 @@ with the LLM, all or nothing.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 import attrs
 from pi_hermes_memory.domain.capacity import OverflowStrategy
-from pi_hermes_memory.domain.clustering import cluster, render
+from pi_hermes_memory.domain.clustering import CLUSTER_COSINE, CosineLinks, cluster, render
 from pi_hermes_memory.domain.commands import AddMemory, MemoryCommand, RemoveMemory, ReplaceMemory
 from pi_hermes_memory.domain.decide import Decision, WritePolicy, decide
 from pi_hermes_memory.domain.document import MemoryDocument, WorkingDocument
@@ -246,7 +246,8 @@ class Consolidator:
                 return self._fail(
                     target,
                     Status.BUSY,
-                    f"another consolidation of {target.value} memory is running; retry in a moment",
+                    f"another consolidation of the {target.value} target is running; "
+                    "retry in a moment",
                 )
             return self._run(target, namespace)
 
@@ -259,21 +260,32 @@ class Consolidator:
             **kw,
         )
 
-    def _vectors(self, rows: Sequence[MemoryEntry]) -> Mapping[str, Sequence[float]]:
-        """Unit vectors of the current model already stored for `rows` (no provider call)."""
+    def _links(self, rows: Sequence[MemoryEntry]) -> CosineLinks | None:
+        """Cosine links of the rows with a stored vector of the current model, by one matrix
+        product (no provider call); None without embeddings or vectors."""
         embeddings = self._service.embeddings
         if embeddings is None or not rows:
-            return {}
+            return None
+        import numpy as np
         from pi_hermes_memory.search import ScopeClause
         from pi_hermes_memory.vectors import VectorScope
 
         wanted = {e.id for e in rows}
-        target = rows[0].target
         try:
-            ids, matrix = embeddings.candidates(VectorScope(clauses=(ScopeClause(target),)))
+            ids, matrix = embeddings.candidates(VectorScope(clauses=(ScopeClause(rows[0].target),)))
         except Exception:  # a damaged vector table: cluster by tokens
-            return {}
-        return {i: [float(x) for x in matrix[n]] for n, i in enumerate(ids) if i in wanted}
+            return None
+        keep = [n for n, i in enumerate(ids) if i in wanted]
+        if not keep:
+            return None
+        kept = [ids[n] for n in keep]
+        sub = matrix[keep]
+        a, b = np.nonzero(np.triu(sub @ sub.T >= CLUSTER_COSINE, k=1))
+        pairs = frozenset(
+            (min(kept[x], kept[y]), max(kept[x], kept[y]))
+            for x, y in zip(a.tolist(), b.tolist(), strict=True)
+        )
+        return CosineLinks(covered=frozenset(kept), pairs=pairs)
 
     def _run(self, target: Target, namespace: str | None) -> ConsolidationResult:
         scope = self._service.settings.scope
@@ -284,11 +296,11 @@ class Consolidator:
             return ConsolidationResult(
                 success=True,
                 status=Status.NOOP,
-                message=f"{target.value} memory has no entry to consolidate.",
+                message=f"the {target.value} target has no entry to consolidate.",
                 target=target.value,
             )
         entries = [(e.id, e.text) for e in rows]
-        clustering = cluster(entries, self._vectors(rows))
+        clustering = cluster(entries, links=self._links(rows))
         user = (
             f"Target: {target.value} ({before} characters, limit "
             f"{self._service.settings.limits[target]}).\n\n{render(entries, clustering)}"
@@ -391,7 +403,7 @@ class Consolidator:
         return ConsolidationResult(
             success=True,
             status=Status.CONSOLIDATED,
-            message=f"Consolidated {target.value} memory: {before} -> {after} characters "
+            message=f"Consolidated the {target.value} target: {before} -> {after} characters "
             f"({len(commands)} operation(s)).",
             target=target.value,
             before=before,

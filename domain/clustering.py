@@ -16,7 +16,7 @@ from typing import Final
 import attrs
 from pi_hermes_memory.domain.similarity import JACCARD_THRESHOLD, token_set
 
-__all__ = ["CLUSTER_COSINE", "Clustering", "cluster", "render"]
+__all__ = ["CLUSTER_COSINE", "Clustering", "CosineLinks", "cluster", "render"]
 
 #: cosine at or above which two entries with current vectors share a cluster
 CLUSTER_COSINE: Final = 0.82
@@ -31,6 +31,16 @@ class Clustering:
     ungrouped: tuple[str, ...]
 
 
+@attrs.frozen(kw_only=True)
+class CosineLinks:
+    """Cosine links computed by the caller (e.g. one matrix product): `covered` are the ids
+    with a current vector, `pairs` the (smaller id, larger id) pairs of them whose cosine is
+    >= CLUSTER_COSINE. Pairs of covered ids not in `pairs` are not linked."""
+
+    covered: frozenset[str]
+    pairs: frozenset[tuple[str, str]]
+
+
 def _dot(a: Sequence[float], b: Sequence[float]) -> float:
     return sum(x * y for x, y in zip(a, b, strict=False))
 
@@ -38,10 +48,15 @@ def _dot(a: Sequence[float], b: Sequence[float]) -> float:
 def cluster(
     entries: Sequence[tuple[str, str]],
     vectors: Mapping[str, Sequence[float]] | None = None,
+    *,
+    links: CosineLinks | None = None,
 ) -> Clustering:
     """Connected components of the near-duplicate graph of `entries` ((id, text) pairs).
-    `vectors`: unit vectors of the current model by id (rows without one use the token rule)."""
+    `vectors`: unit vectors of the current model by id (rows without one use the token rule);
+    or `links`, the same decision for the covered rows already made by the caller."""
     vectors = vectors or {}
+    covered = links.covered if links is not None else frozenset()
+    cos_pairs = links.pairs if links is not None else frozenset()
     n = len(entries)
     parent = list(range(n))
 
@@ -59,9 +74,13 @@ def cluster(
         # the add path's token rule (similarity.is_near_duplicate without a cosine): Jaccard
         # >= t needs t*|A| <= |B| <= |A|/t, so most pairs are skipped without set work
         low, high = size_i * JACCARD_THRESHOLD, size_i / JACCARD_THRESHOLD
+        id_i = entries[i][0]
         for j in range(i + 1, n):
             vec_j = vecs[j]
-            if vec_i is not None and vec_j is not None and len(vec_i) == len(vec_j):
+            if covered and id_i in covered and entries[j][0] in covered:
+                id_j = entries[j][0]
+                linked = (min(id_i, id_j), max(id_i, id_j)) in cos_pairs
+            elif vec_i is not None and vec_j is not None and len(vec_i) == len(vec_j):
                 linked = _dot(vec_i, vec_j) >= CLUSTER_COSINE
             elif not low <= sizes[j] <= high or not size_i:
                 linked = False

@@ -322,3 +322,75 @@ def test_the_token_links_are_the_add_paths_near_duplicate_rule(a: list[str], b: 
     left, right = " ".join(a), " ".join(b)
     linked = bool(cluster([("a", left), ("b", right)]).clusters)
     assert linked == is_near_duplicate(left, right)
+
+
+@pytest.mark.parametrize("force", [False, True])
+def test_the_retried_add_is_checked_against_what_consolidation_wrote_unless_forced(
+    tmp_path: Path, force: bool
+) -> None:
+    merged = "deploy with make release on the build host"
+    llm = FakeCompleter(
+        plan({"action": "replace", "target": "memory", "old_text": "x" * 10, "content": merged})
+    )
+    with open_store(tmp_path, llm, limit=90) as memory:
+        memory.add("x" * 50)
+        result = memory.add("deploy with make release on the build host!", force=force)
+        if force:
+            assert result.status is Status.ADDED, result.message
+        else:
+            assert result.status is Status.NEAR_DUPLICATE, result.message
+            assert [c.text for c in result.candidates] == [merged]
+        assert any(e.text == merged for e in memory.entries("memory"))
+
+
+def test_stored_vectors_cluster_paraphrases_without_calling_the_provider(tmp_path: Path) -> None:
+    from contextlib import nullcontext
+
+    from pi_hermes_memory.consolidation import Consolidator
+
+    from tests.unit.test_embedding_service import PARAPHRASE_A, PARAPHRASE_B, UNRELATED, rig
+
+    r = rig()
+    for text in (PARAPHRASE_A, PARAPHRASE_B, UNRELATED):
+        assert r.memory.add(text, force=True).success
+    calls = len(r.embedder.calls)
+    llm = FakeCompleter()
+    consolidator = Consolidator(
+        service=r.service,
+        completer=llm,
+        clock=r.service.clock,
+        ids=builders.SequentialIds("c"),
+        lock_dir=tmp_path,
+        try_lock=lambda _path: nullcontext(True),
+        timeout=5.0,
+    )
+    result = consolidator.consolidate(Target.MEMORY)
+    assert result.clusters == 1 and not result.success  # the empty plan changes nothing
+    assert f"[Near-duplicate cluster 1]\n{PARAPHRASE_A}\n§\n{PARAPHRASE_B}" in llm.prompts[0]
+    assert len(r.embedder.calls) == calls
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.floats(-1, 1), st.floats(-1, 1)).filter(lambda v: abs(v[0]) + abs(v[1]) > 0.1),
+        min_size=1,
+        max_size=8,
+    )
+)
+def test_links_made_by_the_caller_cluster_as_the_vectors_do(raw: list[tuple[float, float]]) -> None:
+    from pi_hermes_memory.domain.clustering import CLUSTER_COSINE, CosineLinks
+
+    units = {
+        f"e{n}": [x / (x * x + y * y) ** 0.5, y / (x * x + y * y) ** 0.5]
+        for n, (x, y) in enumerate(raw)
+    }
+    entries = [(i, f"text {i}") for i in units]
+    pairs = frozenset(
+        (a, b)
+        for a in units
+        for b in units
+        if a < b and sum(p * q for p, q in zip(units[a], units[b], strict=True)) >= CLUSTER_COSINE
+    )
+    links = CosineLinks(covered=frozenset(units), pairs=pairs)
+    assert cluster(entries, links=links) == cluster(entries, units)
