@@ -15,7 +15,12 @@ from collections.abc import Sequence
 from typing import Any
 
 import attrs
-from pi_hermes_memory.adapters import cli_governance, cli_learn, cli_skills
+from pi_hermes_memory.adapters import (
+    cli_consolidate,
+    cli_governance,
+    cli_learn,
+    cli_skills,
+)
 from pi_hermes_memory.domain.status import Status
 from pi_hermes_memory.log import LOGGER_NAME
 
@@ -403,9 +408,9 @@ def _recover(*, as_json: bool) -> int:
     return EXIT_OK
 
 
-#: commands that write (in a read-only store their refusal says why; no warning first)
 #: modules that add their own commands (each: COMMANDS, WRITES, add_parsers, run)
-_EXTRA = (cli_skills, cli_governance, cli_learn)
+_EXTRA = (cli_skills, cli_governance, cli_learn, cli_consolidate)
+#: commands that write (in a read-only store their refusal says why; no warning first)
 _WRITES = frozenset(
     {
         "add",

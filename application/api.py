@@ -57,6 +57,7 @@ from pi_hermes_memory.tools import (
 from pi_hermes_memory.vectors import REEMBED_BATCH, ReembedProgress, ReembedReport
 
 if TYPE_CHECKING:  # imports numpy: loaded only when embeddings are on
+    from pi_hermes_memory.consolidation import ConsolidationResult, Consolidator, TryLock
     from pi_hermes_memory.embedding import EmbeddingService
     from pi_hermes_memory.hybrid import HybridSettings
     from pi_hermes_memory.llm import Completer, LlmStatus
@@ -129,6 +130,7 @@ class Memory:
         self._skills: SkillService | None = None
         self._llm: Completer | None = None
         self._llm_off: LlmStatus | None = None
+        self._consolidator: Consolidator | None = None
         self._governance: SkillGovernance | None = None
         #: why this store is read-only (sessions.db damaged or unwritable, ADR 0023), or None
         self.read_only = read_only
@@ -183,11 +185,30 @@ class Memory:
         (see `config.embedding_disabled_reason`)."""
         return self._service.embeddings
 
-    def attach_llm(self, completer: Completer, off: LlmStatus | None) -> None:
+    def attach_llm(
+        self, completer: Completer, off: LlmStatus | None, *, try_lock: TryLock | None = None
+    ) -> None:
         """Set by `open_memory`: the LLM of background learning (issue 12) and, when it is
         off, the status saying why."""
         self._llm = completer
         self._llm_off = off
+        self._consolidator = None
+        if off is None and self.config is not None and try_lock is not None:
+            from pi_hermes_memory.consolidation import Consolidator
+
+            self._consolidator = Consolidator(
+                service=self._service,
+                completer=completer,
+                clock=self._clock,
+                ids=self._ids,
+                lock_dir=self.config.memory_dir,
+                try_lock=try_lock,
+                timeout=self.config.consolidation_timeout_ms / 1000,
+            )
+            # auto-consolidate now asks for a consolidation instead of refusing (issue 12 §4)
+            self._service.settings = attrs.evolve(
+                self._service.settings, consolidation_available=True
+            )
 
     @property
     def llm(self) -> Completer | None:
@@ -300,7 +321,7 @@ class Memory:
         user:<id> (user), within this session's access map (ADR 0014)."""
         command = self._add(content, target, category, force, scope)
         self._writable(command.target)
-        return self._service.execute(command)
+        return self._execute(command)
 
     def replace(
         self,
@@ -642,9 +663,42 @@ class Memory:
             )
         command = self._command(parsed)
         self._writable(command.target)
-        return write_result_json(self._service.execute(command))
+        return write_result_json(self._execute(command))
 
     # -- helpers --------------------------------------------------------------------------
+
+    def _execute(self, command: MemoryCommand) -> WriteResult:
+        """One write; an add refused for capacity under auto-consolidate with an LLM
+        consolidates the target and is decided once more (issue 12 §4)."""
+        result = self._service.execute(command)
+        if self._consolidator is None:
+            return result
+        from pi_hermes_memory.consolidation import retry_add
+
+        return retry_add(self._consolidator, command, result, self._service.execute)
+
+    def consolidate(self, target: Target | str | None = None) -> list[ConsolidationResult]:
+        """Consolidate `target` (default: every target) with the LLM: near-duplicates merged,
+        entries compressed, all or nothing (see `pi_hermes_memory.consolidation`). With the
+        LLM off, one failed result per target saying so."""
+        targets = [_target(target)] if target is not None else list(Target)
+        if self._service.settings.scope.project is None:
+            targets = [t for t in targets if t is not Target.PROJECT or target is not None]
+        from pi_hermes_memory.consolidation import ConsolidationResult as Result
+
+        if self._consolidator is None:
+            why = self._llm_off.message if self._llm_off is not None else "no LLM is attached"
+            return [
+                Result(
+                    success=False,
+                    status=Status.FAILED,
+                    message=f"Consolidation needs an LLM, and {why}.",
+                    target=t.value,
+                )
+                for t in targets
+            ]
+        self._writable(*targets)
+        return [self._consolidator.consolidate(t) for t in targets]
 
     def _add(
         self,
@@ -711,6 +765,10 @@ class Memory:
         ]
         self._writable(*(i.target for i in items if not isinstance(i, WriteResult)))
         results = self._service.execute_batch(items)
+        if self._consolidator is not None:  # capacity-triggered consolidation (issue 12 §4)
+            from pi_hermes_memory.consolidation import retry_batch
+
+            results = retry_batch(self._consolidator, items, results, self._service.execute_batch)
         ok = sum(r.success for r in results)
         status = Status.OK if ok == len(results) else (Status.PARTIAL if ok else Status.FAILED)
         return BatchResult(

@@ -305,7 +305,13 @@ def open_memory(
     if completer is None:
         cwd_text = os.fspath(cwd) if cwd is not None else os.getcwd()
         completer = completer_from_config(config, env, logger=logger, cwd=cwd_text)
-    memory.attach_llm(completer or OffCompleter(status), status if completer is None else None)
+    from pi_hermes_memory.adapters.markdown.atomic import try_file_lock
+
+    memory.attach_llm(
+        completer or OffCompleter(status),
+        status if completer is None else None,
+        try_lock=try_file_lock,
+    )
     memory.attach_skills(skills)
     from pi_hermes_memory.skill_classifier_llm import LlmClassifier
     from pi_hermes_memory.skill_governance import SkillGovernance

@@ -29,6 +29,8 @@ class Status(enum.StrEnum):
     NEAR_DUPLICATE = "near_duplicate"
     CAPACITY_EXCEEDED = "capacity_exceeded"
     NEEDS_CONSOLIDATION = "needs_consolidation"
+    #: a consolidation applied its plan (issue 12 §4)
+    CONSOLIDATED = "consolidated"
     FORBIDDEN = "forbidden"
     NOT_FOUND = "not_found"
     AMBIGUOUS = "ambiguous"
@@ -78,6 +80,7 @@ SUCCESS = frozenset(
         Status.PROMOTED,
         Status.DEMOTED,
         Status.MERGED,
+        Status.CONSOLIDATED,
         Status.NOOP,
         Status.RESTORED,
         Status.CREATED,

@@ -16,13 +16,20 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import TracebackType
 
 from pi_hermes_memory.errors import StorageFailed, StoreBusy
 
-__all__ = ["FileLock", "LockTimeout", "StorageError", "atomic_write", "stale_temp_files"]
+__all__ = [
+    "FileLock",
+    "LockTimeout",
+    "StorageError",
+    "atomic_write",
+    "stale_temp_files",
+    "try_file_lock",
+]
 
 # pip's numbers: antivirus and indexers hold files open on Windows for well under a second.
 _REPLACE_RETRY_S = 1.0
@@ -358,6 +365,22 @@ class FileLock:
                     raise
         self._fd = fd
 
+    def try_acquire(self) -> bool:
+        """Take the lock if it is free now, without waiting; False when another holds it."""
+        if self._fd is not None:
+            raise RuntimeError(f"the lock {self.path} is already held by this FileLock")
+        fd = self._open()
+        try:
+            got = self._try(fd)
+        except BaseException:
+            os.close(fd)
+            raise
+        if not got:
+            os.close(fd)
+            return False
+        self._fd = fd
+        return True
+
     def release(self) -> None:
         fd, self._fd = self._fd, None
         if fd is None:
@@ -428,3 +451,17 @@ class FileLock:
                 raise self._timeout()
             time.sleep(min(pause, remaining))
             pause = min(pause * 2, self.poll_s)
+
+
+@contextlib.contextmanager
+def try_file_lock(path: Path) -> Iterator[bool]:
+    """The lock file at `path`, taken without waiting: yields whether it was taken (released
+    on exit). For work that another process may be doing already (a consolidation)."""
+    lock = FileLock(path, timeout=0)
+    if not lock.try_acquire():
+        yield False
+        return
+    try:
+        yield True
+    finally:
+        lock.release()

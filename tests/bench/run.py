@@ -36,6 +36,8 @@ What is measured:
   budget 500: the time of the one due run and the rows it deleted, then the time of the next
   call within 24 h (not due: the read-only check each discovery pays).
 
+- consolidation pre-clustering (`tests/bench/clustering.py`) at 200 and 2,000 entries.
+
 No figure here is asserted by the test suite; `tests/bench/test_bench_smoke.py` only checks that
 the functions return well-formed results.
 """
@@ -1102,6 +1104,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     scaled = scale.run(scale.QUICK if args.quick else scale.FULL)
     print(scale.render(scaled))
+    from tests.bench import clustering
+
+    print("… consolidation pre-clustering", file=sys.stderr, flush=True)
+    clustered = clustering.run(
+        (200,) if args.quick else (200, 2000), repeats=1 if args.quick else 3
+    )
+    print("\n".join(clustering.render_clustering(clustered)))
     print(f"\n(total benchmark time {time.perf_counter() - started:.0f} s)", flush=True)
     if args.out is not None:
         data = to_json(context, adds, replay, searches)
@@ -1109,6 +1118,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         data["skill_cleanup"] = attrs.asdict(cleanup)
         data["skills"] = attrs.asdict(skills)
         data["scale"] = scaled
+        data["clustering"] = [attrs.asdict(r) for r in clustered]
         args.out.write_text(json.dumps(data, indent=2) + "\n")
     return 0
 
