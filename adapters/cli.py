@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import attrs
-from pi_hermes_memory.adapters import cli_governance, cli_skills
+from pi_hermes_memory.adapters import cli_governance, cli_review, cli_skills
 from pi_hermes_memory.domain.status import Status
 from pi_hermes_memory.log import LOGGER_NAME
 
@@ -405,7 +405,7 @@ def _recover(*, as_json: bool) -> int:
 
 #: commands that write (in a read-only store their refusal says why; no warning first)
 #: modules that add their own commands (each: COMMANDS, WRITES, add_parsers, run)
-_EXTRA = (cli_skills, cli_governance)
+_EXTRA = (cli_skills, cli_governance, cli_review)
 _WRITES = frozenset(
     {
         "add",
