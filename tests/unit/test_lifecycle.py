@@ -25,9 +25,9 @@ from pi_hermes_memory.lifecycle import (
     LifecycleSettings,
     ReviewKind,
     ReviewWorker,
-    _child_problem,
 )
 from pi_hermes_memory.llm import LlmOffReason, LlmStatus, OffCompleter
+from pi_hermes_memory.review import child_problem
 
 from tests.support.builders import service
 from tests.support.fakes import SequentialIds, StepClock
@@ -294,14 +294,14 @@ def test_a_background_session_never_takes_global_or_forbidden_skill_actions() ->
     def op(action: SkillAction, **args: Any) -> SkillOperation:
         return SkillOperation(index=0, action=action, arguments={"action": action.value, **args})
 
-    assert _child_problem(op(SkillAction.CREATE, scope="global", name="x")) is not None
-    assert _child_problem(op(SkillAction.CREATE, name="x")) is not None
-    assert _child_problem(op(SkillAction.PATCH, skill_id="global:deploy")) is not None
-    assert _child_problem(op(SkillAction.USE, skill_id="project:app:deploy")) is not None
-    assert _child_problem(op(SkillAction.DELETE, skill_id="project:app:deploy")) is not None
-    assert _child_problem(op(SkillAction.PATCH, skill_id="nonsense")) is not None
-    assert _child_problem(op(SkillAction.CREATE, scope="project", name="x")) is None
-    assert _child_problem(op(SkillAction.PATCH, skill_id="project:app:deploy")) is None
+    assert child_problem(op(SkillAction.CREATE, scope="global", name="x")) is not None
+    assert child_problem(op(SkillAction.CREATE, name="x")) is not None
+    assert child_problem(op(SkillAction.PATCH, skill_id="global:deploy")) is not None
+    assert child_problem(op(SkillAction.USE, skill_id="project:app:deploy")) is not None
+    assert child_problem(op(SkillAction.DELETE, skill_id="project:app:deploy")) is not None
+    assert child_problem(op(SkillAction.PATCH, skill_id="nonsense")) is not None
+    assert child_problem(op(SkillAction.CREATE, scope="project", name="x")) is None
+    assert child_problem(op(SkillAction.PATCH, skill_id="project:app:deploy")) is None
 
 
 def test_lifecycle_calls_survive_odd_input() -> None:
