@@ -225,7 +225,8 @@ _PROTOCOL = (
 )
 _SKILLS = (
     ' Skill items (project skills only): {"tool": "skill", "action": "create", "scope": '
-    '"project", "name": "...", "description": "...", "procedure_steps": ["..."]} or '
+    '"project", "name": "...", "description": "...", "when_to_use": "...", '
+    '"procedure_steps": ["..."]} or '
     '{"tool": "skill", "action": "patch"|"update", "skill_id": "project:...", ...} for a '
     "reusable procedure the conversation worked out."
 )

@@ -22,6 +22,16 @@ REPLY = json.dumps(
             {"action": "add", "target": "project", "content": "Releases are cut with make release"},
             {"action": "add", "target": "user", "content": "Prefers short answers"},
             {"tool": "skill", "action": "create", "scope": "global", "name": "sneaky"},
+            {"tool": "skill", "action": "use", "skill_id": "project:alpha:release"},
+            {
+                "tool": "skill",
+                "action": "create",
+                "scope": "project",
+                "name": "Release",
+                "description": "How to cut a release",
+                "when_to_use": "Before tagging a version",
+                "procedure_steps": ["Run the tests", "Run make release"],
+            },
         ]
     }
 )
@@ -50,8 +60,12 @@ def test_review_through_a_child_process_then_review_status(
         assert session.shutdown(timeout=30)
         last = session.review_status().last
         assert last is not None
-        assert (last.kind, last.result) == (ReviewKind.REVIEW, Status.OK)
-        assert (last.applied, last.skipped, last.dropped) == (2, 0, 1)  # the global skill: dropped
+        assert (last.kind, last.result) == (ReviewKind.REVIEW, Status.OK), last.notes
+        # the global skill and the use are dropped: a background session may not take them
+        assert (last.applied, last.skipped, last.dropped) == (3, 0, 2), last.notes
+        skill = memory.skills.get("project:alpha:release")
+        assert skill is not None
+        assert memory.skills.get("global:sneaky") is None
         projects = sorted(v.text for v in memory.entries(Target.PROJECT))
         assert projects == ["Releases are cut with make release", "The API listens on port 8443"]
     persisted = read_last_summary(tmp_path / "pi-hermes-memory")
@@ -62,10 +76,10 @@ def test_review_through_a_child_process_then_review_status(
     monkeypatch.setenv("HOME", str(tmp_path))
     assert cli.main(["review-status", "--project", "alpha", "--json"]) == 0
     shown = json.loads(capsys.readouterr().out)
-    assert shown["last"]["applied"] == 2 and shown["last"]["session_id"] == "s-int"
+    assert shown["last"]["applied"] == 3 and shown["last"]["session_id"] == "s-int"
     assert cli.main(["review-status", "--project", "alpha"]) == 0
     out = capsys.readouterr().out
-    assert "Last review: review" in out and "applied 2, skipped 0, dropped 1" in out
+    assert "Last review: review" in out and "applied 3, skipped 0, dropped 2" in out
 
 
 @pytest.mark.parametrize(
