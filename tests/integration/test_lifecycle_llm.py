@@ -115,3 +115,29 @@ def test_llm_off_in_the_cli(
     out = capsys.readouterr().out
     assert "LLM: the LLM is off" in out and "No background review" in out
     assert not (tmp_path / "pi-hermes-memory" / STATUS_FILE).exists()
+
+
+def test_the_caller_writes_while_a_review_writes(tmp_path: Path) -> None:
+    reply = json.dumps(
+        {
+            "operations": [
+                {"action": "add", "target": "memory", "content": f"Fact {i} from review"}
+                for i in range(5)
+            ]
+        }
+    )
+    _config(tmp_path, "--sleep", "0.3", "--reply", reply)
+    with open_memory(tmp_path, "alpha") as memory:
+        session = memory.session()
+        session.user_message("one")
+        session.user_message("two")  # the review starts; its child sleeps, then it writes
+        for i in range(20):
+            memory.add(f"Caller entry {i} about topic {i * 7919}", target="project")
+        assert session.shutdown(timeout=30)
+        last = session.review_status().last
+        assert last is not None and last.applied == 5, last
+        assert len(memory.entries(Target.PROJECT)) == 20
+        assert len(memory.entries(Target.MEMORY)) == 5
+    with open_memory(tmp_path, "alpha") as again:  # what is on disk agrees
+        assert len(again.entries(Target.PROJECT)) == 20
+        assert len(again.entries(Target.MEMORY)) == 5
