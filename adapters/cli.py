@@ -19,6 +19,7 @@ from pi_hermes_memory.adapters import (
     cli_consolidate,
     cli_governance,
     cli_learn,
+    cli_review,
     cli_skills,
 )
 from pi_hermes_memory.domain.status import Status
@@ -409,7 +410,7 @@ def _recover(*, as_json: bool) -> int:
 
 
 #: modules that add their own commands (each: COMMANDS, WRITES, add_parsers, run)
-_EXTRA = (cli_skills, cli_governance, cli_learn, cli_consolidate)
+_EXTRA = (cli_skills, cli_governance, cli_learn, cli_consolidate, cli_review)
 #: commands that write (in a read-only store their refusal says why; no warning first)
 _WRITES = frozenset(
     {

@@ -60,6 +60,7 @@ if TYPE_CHECKING:  # imports numpy: loaded only when embeddings are on
     from pi_hermes_memory.consolidation import ConsolidationResult, Consolidator, TryLock
     from pi_hermes_memory.embedding import EmbeddingService
     from pi_hermes_memory.hybrid import HybridSettings
+    from pi_hermes_memory.lifecycle import AgentSession
     from pi_hermes_memory.llm import Completer, LlmStatus
     from pi_hermes_memory.retrieval import Reranker
     from pi_hermes_memory.skill_governance import SkillGovernance
@@ -221,6 +222,14 @@ class Memory:
     def llm_off(self) -> LlmStatus | None:
         """Why the LLM is off (its ``message`` says it for people), or None when it is on."""
         return self._llm_off
+
+    def session(self, session_id: str | None = None) -> AgentSession:
+        """The lifecycle of one agent conversation: feed it messages, tool calls, compaction
+        and shutdown; it runs background review, flush and correction capture
+        (``pi_hermes_memory.lifecycle.AgentSession``)."""
+        from pi_hermes_memory.lifecycle import AgentSession
+
+        return AgentSession(self, session_id=session_id, logger=self._log)
 
     def attach_skills(self, skills: SkillService) -> None:
         """Set by `open_memory`: the skill service of this session (ADR 0030)."""

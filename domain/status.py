@@ -69,6 +69,8 @@ class Status(enum.StrEnum):
     HEALTHY = "healthy"
     RECOVERED = "recovered"
     REBUILT_FROM_MARKDOWN = "rebuilt-from-markdown"
+    # background learning (review, flush, correction capture): the LLM is off
+    OFF = "off"
 
 
 #: Write statuses that mean the write did what was asked (or had nothing to do).

@@ -1,0 +1,59 @@
+"""CLI command for background learning (registered by `pi_hermes_memory.adapters.cli`).
+
+    review-status     the last background review of this store (kind, time, result, counts)
+                      and whether the LLM is on
+
+The CLI has no live agent session, so the session counters (user turns and tool calls since
+the last review) are not there: an agent framework reads them from
+`AgentSession.review_status()`. The last review is read from `<memoryDir>/review-status.json`,
+which every background job of any process writes when it ends.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+#: the commands this module adds; none writes
+COMMANDS: frozenset[str] = frozenset({"review-status"})
+WRITES: frozenset[str] = frozenset()
+
+EXIT_OK = 0
+
+
+def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
+    """Add this module's subcommands to the `pi-hermes-memory` parser."""
+    sub.add_parser(
+        "review-status",
+        parents=[common],
+        help="the last background review (review, flush, correction) and whether the LLM is on",
+        description="The last background review any agent session of this store ran: its "
+        "kind, time, result, reason and applied/skipped/dropped counts. Session counters live "
+        "in the agent's process (AgentSession.review_status()).",
+    )
+
+
+def run(memory: Any, args: argparse.Namespace) -> int:
+    """Run one of COMMANDS on an open store; returns the exit code."""
+    from pi_hermes_memory.lifecycle import read_last_summary
+
+    last = read_last_summary(memory.config.memory_dir)
+    off = memory.llm_off
+    llm = "on" if off is None else off.message
+    if args.json:
+        data = {"llm": llm, "last": None if last is None else last.to_json()}
+        json.dump(data, sys.stdout, ensure_ascii=False, indent=2)
+        print()
+        return EXIT_OK
+    print(f"LLM: {llm}")
+    if last is None:
+        print("No background review has run on this store yet.")
+        return EXIT_OK
+    print(f"Last review: {last.kind.value} at {last.at} (session {last.session_id})")
+    print(f"    result: {last.result.value}" + (f" ({last.reason})" if last.reason else ""))
+    print(f"    applied {last.applied}, skipped {last.skipped}, dropped {last.dropped}")
+    for note in last.notes:
+        print(f"    skipped: {note}")
+    return EXIT_OK
