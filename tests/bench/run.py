@@ -37,6 +37,7 @@ What is measured:
   call within 24 h (not due: the read-only check each discovery pays).
 
 - consolidation pre-clustering (`tests/bench/clustering.py`) at 200 and 2,000 entries.
+- the caller-thread cost of lifecycle calls (`tests/bench/lifecycle.py`).
 
 No figure here is asserted by the test suite; `tests/bench/test_bench_smoke.py` only checks that
 the functions return well-formed results.
@@ -1111,6 +1112,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         (200,) if args.quick else (200, 2000), repeats=1 if args.quick else 3
     )
     print("\n".join(clustering.render_clustering(clustered)))
+    from tests.bench import lifecycle
+
+    print("… lifecycle call overhead", file=sys.stderr, flush=True)
+    life = lifecycle.run(200 if args.quick else 600)
+    print("\n".join(lifecycle.render(life)))
     print(f"\n(total benchmark time {time.perf_counter() - started:.0f} s)", flush=True)
     if args.out is not None:
         data = to_json(context, adds, replay, searches)
@@ -1119,6 +1125,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         data["skills"] = attrs.asdict(skills)
         data["scale"] = scaled
         data["clustering"] = [attrs.asdict(r) for r in clustered]
+        data["lifecycle"] = attrs.asdict(life)
         args.out.write_text(json.dumps(data, indent=2) + "\n")
     return 0
 
