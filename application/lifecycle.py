@@ -44,7 +44,7 @@ import attrs
 from pi_hermes_memory.corrections import rules_from_config
 from pi_hermes_memory.domain.corrections import CAPTURE_EVERY_TURNS, CorrectionRules, detect
 from pi_hermes_memory.domain.model import FailureCategory, Target
-from pi_hermes_memory.domain.status import SUCCESS
+from pi_hermes_memory.domain.status import SUCCESS, Status
 from pi_hermes_memory.log import library_logger
 from pi_hermes_memory.review import (
     MAX_PENDING,
@@ -242,6 +242,21 @@ class AgentSession:
         except Exception:
             self._log.error("lifecycle.shutdown_failed", exc_info=True)
             return False
+
+    def learn_skill(self, *, name: str | None = None, recent_messages: int = 0) -> dict[str, Any]:
+        """`/memory-learn-skill` on this session's recent context: the last `recent_messages`
+        messages (0: every one kept) become the source material of one project skill
+        (`Memory.learn_skill`; runs on the caller's thread: the person asked for it)."""
+        messages = self._snapshot(recent_messages)
+        source = "\n\n".join(f"{role}: {text}" for role, text in messages)
+        if not source.strip():
+            return {
+                "success": False,
+                "status": Status.NOOP,
+                "message": "No skill learned: this session has no messages yet.",
+            }
+        result: dict[str, Any] = self._memory.learn_skill(source, name=name)
+        return result
 
     def review_status(self) -> ReviewStatus:
         with self._lock:

@@ -176,3 +176,40 @@ def test_a_real_child_process_llm_creates_the_skill(opened: Any, tmp_path: Path)
     out = memory.learn_skill("Release notes come from merged pull requests.")
     assert out["status"] == Status.CREATED, out
     assert "merged pull requests" in json.loads(record.read_text())["stdin"]
+
+
+def test_a_session_learns_a_skill_from_its_recent_context(tmp_path: Path) -> None:
+    import json
+
+    import pi_hermes_memory
+
+    seen: list[str] = []
+
+    class _Llm:
+        def complete(self, system: str, user: str, *, timeout: float) -> str:
+            seen.append(user)
+            return json.dumps(
+                {
+                    "name": "rotate-logs",
+                    "description": "Rotate the service logs",
+                    "when_to_use": "When the disk fills with logs",
+                    "procedure_steps": ["Stop the service", "Run logrotate -f", "Start it"],
+                }
+            )
+
+    cwd = tmp_path / "demo"
+    cwd.mkdir()
+    with pi_hermes_memory.open(
+        agent_root=tmp_path / "agent", cwd=cwd, environ={}, completer=_Llm()
+    ) as memory:
+        session = memory.session("s1")
+        assert session.learn_skill()["status"] == "noop"  # nothing said yet: no LLM call
+        assert seen == []
+        session.user_message("the disk is full of logs again, how did we fix it")
+        session.assistant_message("Stopped the service, ran logrotate -f, started it again.")
+        result = session.learn_skill()
+        session.shutdown(timeout=5)
+        assert result["success"], result
+        assert "logrotate -f" in seen[0] and "user: the disk is full" in seen[0]
+        skill = memory.skills.get("project:demo:rotate-logs")
+        assert skill is not None and "logrotate" in skill.body
