@@ -398,6 +398,18 @@ class AgentSession:
             **more,
         )
         self._record(run_review(self._memory, request, now=self._now, logger=self._log))
+        if kind in (ReviewKind.REVIEW, ReviewKind.SKILL_REVIEW):
+            self._auto_curate()
+
+    def _auto_curate(self) -> None:
+        """After a review, on the worker: an automatic skill curation when the curation
+        lease, its cooldowns and failure cap allow (ADR 0031); a refusal is a counted skip."""
+        if getattr(self._memory, "llm_off", None) is not None:
+            return  # the rule-based classifier runs on `skill-governance curate` by hand
+        try:
+            self._memory.skill_governance.maybe_auto_curate()
+        except Exception:  # background work never reaches the caller
+            self._log.warning("curation.auto_failed", exc_info=True)
 
     def _record(self, summary: ReviewSummary) -> None:
         with self._lock:

@@ -141,3 +141,28 @@ def test_the_caller_writes_while_a_review_writes(tmp_path: Path) -> None:
     with open_memory(tmp_path, "alpha") as again:  # what is on disk agrees
         assert len(again.entries(Target.PROJECT)) == 20
         assert len(again.entries(Target.MEMORY)) == 5
+
+
+def test_a_review_is_followed_by_an_automatic_curation_within_its_cooldown(
+    tmp_path: Path,
+) -> None:
+    import json
+
+    import pi_hermes_memory
+
+    class _Quiet:
+        def complete(self, system: str, user: str, *, timeout: float) -> str:
+            return json.dumps({"operations": []})
+
+    cwd = tmp_path / "demo"
+    cwd.mkdir()
+    with pi_hermes_memory.open(
+        agent_root=tmp_path / "agent", cwd=cwd, environ={}, completer=_Quiet()
+    ) as memory:
+        session = memory.session("s1")
+        for i in range(20):  # up to two reviews; a later curation falls in the 24 h cooldown
+            session.user_message(f"message {i} about the build")
+        assert session.shutdown(timeout=20)
+        jobs = memory.skill_governance.status().to_json()["curation_jobs"]
+        assert jobs["last"]["kind"] == "auto" and jobs["last"]["state"] == "succeeded"
+        assert jobs["last"]["job_id"] == 1  # one run at most within the cooldown
