@@ -160,6 +160,11 @@ class Memory:
     # -- lifecycle ------------------------------------------------------------------------
 
     def close(self) -> None:
+        import sys
+
+        lifecycle = sys.modules.get("pi_hermes_memory.lifecycle")
+        if lifecycle is not None and not lifecycle.drain(self):  # loaded only when used
+            self._log.warning("review.unfinished_at_close")
         try:
             if self._service.embeddings is not None:
                 self._service.embeddings.close()

@@ -152,6 +152,14 @@ _WORKERS: weakref.WeakKeyDictionary[Any, ReviewWorker] = weakref.WeakKeyDictiona
 _WORKERS_LOCK = threading.Lock()
 
 
+def drain(memory: Any, timeout: float = DEFAULT_SHUTDOWN_TIMEOUT_S) -> bool:
+    """Wait up to `timeout` seconds for the background work queued for `memory` (called by
+    `Memory.close`, so no job writes to a closed store); True when none is left."""
+    with _WORKERS_LOCK:
+        worker = _WORKERS.get(memory)
+    return True if worker is None else worker.wait_idle(timeout)
+
+
 def _worker_for(memory: Any) -> ReviewWorker:
     with _WORKERS_LOCK:
         worker = _WORKERS.get(memory)

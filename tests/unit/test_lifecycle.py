@@ -7,6 +7,7 @@ import json
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -378,3 +379,32 @@ def test_no_exception_and_no_memory_lost_whatever_the_llm_does(
     for entry_id in ids:
         assert entry_id is not None
         assert memory.get(entry_id) is not None or entry_id in removed
+
+
+def test_close_waits_for_queued_background_work(tmp_path: Path) -> None:
+    import threading
+
+    import pi_hermes_memory
+
+    started, release = threading.Event(), threading.Event()
+    done: list[str] = []
+
+    class _Slow:
+        def complete(self, system: str, user: str, *, timeout: float) -> str:
+            started.set()
+            release.wait(5)
+            done.append("reply")
+            return '{"operations": []}'
+
+    cwd = tmp_path / "p"
+    cwd.mkdir()
+    memory = pi_hermes_memory.open(
+        agent_root=tmp_path / "a", cwd=cwd, environ={}, completer=_Slow()
+    )
+    session = memory.session("s")
+    for i in range(10):
+        session.user_message(f"message number {i} here")
+    assert started.wait(5)
+    threading.Timer(0.2, release.set).start()
+    memory.close()  # waits for the review instead of closing the store under it
+    assert done == ["reply"]
