@@ -497,7 +497,10 @@ def _check_hit(hit: object, arguments: dict[str, Any]) -> None:
         assert "superseded_by" not in hit, f"history returned without include_superseded: {hit}"
     elif "superseded_by" in hit:
         assert isinstance(hit["superseded_by"], str) and isinstance(hit["superseded_at"], str)
-    if arguments.get("target") is not None:
+    if arguments.get("target") == Target.MEMORY.value:
+        # target memory: the global layer and the current project's rows (ADR 0027)
+        assert target in (Target.MEMORY, Target.PROJECT), (arguments, hit)
+    elif arguments.get("target") is not None:
         assert hit["target"] == arguments["target"], (arguments, hit)
     if arguments.get("category") is not None:
         assert target is Target.FAILURE and hit["category"] == arguments["category"], hit

@@ -363,6 +363,7 @@ def test_memory_search_bytes(data: bytes) -> None:
 
 
 @given(search_tool_arguments)
+@example({"query": "make test", "target": "memory"})  # a project row under target memory
 def test_memory_search_structured(arguments: object) -> None:
     check_search_arguments(arguments)
 
