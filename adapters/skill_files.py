@@ -70,13 +70,10 @@ class SkillFolders:
         link anywhere between the skill folder and the file, or the folder itself), or None.
         Checked before a write is decided, so a refused path is never journaled."""
         folder = self.folder(stream)
-        here = folder / rel
-        while True:
-            if here.is_symlink():
-                return f"{here} is a symlink; support files are never written through links"
-            if here == folder or folder not in here.parents:
-                return None
-            here = here.parent
+        link = folder if folder.is_symlink() else _first_link(folder, folder / rel)
+        if link is None:
+            return None
+        return f"{link} is a symlink; support files are never written through links"
 
     # -- Replicas ----------------------------------------------------------------------------
 
@@ -223,15 +220,21 @@ def _members(folder: Path) -> list[tuple[str, Path]]:
     return found
 
 
-def _refuse_links(folder: Path, path: Path) -> None:
-    """Never write through a symlink: any link between the skill folder and the file."""
-    here = path.parent
+def _first_link(folder: Path, path: Path) -> Path | None:
+    """The first symlink from `path` up to (not including) the skill folder, or None."""
+    here = path
     while here != folder and folder in here.parents:
         if here.is_symlink():
-            raise StorageError(f"{here} is a symlink; nothing was written through it", path=here)
+            return here
         here = here.parent
-    if path.is_symlink():
-        raise StorageError(f"{path} is a symlink; nothing was written through it", path=path)
+    return None
+
+
+def _refuse_links(folder: Path, path: Path) -> None:
+    """Never write through a symlink: any link between the skill folder and the file."""
+    link = _first_link(folder, path)
+    if link is not None:
+        raise StorageError(f"{link} is a symlink; nothing was written through it", path=link)
 
 
 def _prune(folder: Path) -> None:
