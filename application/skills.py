@@ -197,10 +197,8 @@ class SkillService:
     def _write(self, stream: str, decide: Callable[[SkillState], SkillDecision]) -> SkillResult:
         self._guard()
         warnings: list[str] = []
-        decisions: list[SkillDecision] = []
         with self._pipe.writing([stream], warnings) as batch:
             decision = decide(batch.states[stream])
-            decisions.append(decision)
             if decision.success:
                 batch.append(stream, decision.events)
         state = self._pipe.cached(stream)
@@ -233,12 +231,9 @@ class SkillService:
         if isinstance(planned, SkillDecision):
             return SkillResult(success=False, status=planned.status, message=planned.message)
         slug = planned.rsplit(":", 1)[1]
-        if self._host is not None and (self._host / slug / "SKILL.md").exists():
-            return SkillResult(
-                success=False,
-                status=Status.NAME_COLLISION,
-                message=shadow_message(str(self._host / slug / "SKILL.md")),
-            )
+        shadow = self.shadowed(slug)
+        if shadow is not None:
+            return SkillResult(success=False, status=Status.NAME_COLLISION, message=shadow)
         others = [s for s in self.skills() if s.scope is SkillScope.GLOBAL]
         now = self._clock.now()
         return self._write(

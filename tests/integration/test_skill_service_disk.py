@@ -144,3 +144,27 @@ def test_a_support_file_is_never_written_through_a_symlink(tmp_path: Path) -> No
         assert skill is not None and skill.files == ()
     finally:
         storage.close()
+
+
+def test_a_skill_that_would_shadow_the_hosts_own_is_refused(tmp_path: Path) -> None:
+    storage = SqliteStorage(tmp_path / "sessions.db")
+    try:
+        folders = SkillFolders(global_root=tmp_path / "skills", project_root=tmp_path / "p")
+        host = tmp_path / "agent-skills"
+        (host / "deploy").mkdir(parents=True)
+        (host / "deploy" / "SKILL.md").write_text("---\nname: deploy\n---\n")
+        svc = SkillService(
+            storage=storage,
+            folders=folders,
+            list_folders=folders.slugs,
+            lock=lambda timeout: FileLock(tmp_path / ".lock", timeout=timeout),
+            clock=_Clock(),
+            logger=_Log(),
+            project="demo",
+            host_skills_dir=host,
+        )
+        refused = svc.create(scope="global", name="Deploy", description="d", content="x")
+        assert refused.status is Status.NAME_COLLISION and "agent-skills" in refused.message
+        assert not (tmp_path / "skills" / "deploy").exists()
+    finally:
+        storage.close()
