@@ -8,12 +8,10 @@ its first line names (ADR 0022).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from contextlib import AbstractContextManager
 
-from pi_hermes_memory.domain.document import MemoryDocument, fold, forget, stream_for
+from pi_hermes_memory.domain.document import MemoryDocument, fold, forget, target_of
 from pi_hermes_memory.domain.events import Event
 from pi_hermes_memory.domain.markdown_doc import VersionLine
-from pi_hermes_memory.domain.model import Target
 from pi_hermes_memory.domain.reconcile import reconcile
 from pi_hermes_memory.errors import MarkdownUnreadable
 from pi_hermes_memory.pipeline import Imported
@@ -27,14 +25,7 @@ from pi_hermes_memory.ports import (
 )
 from pi_hermes_memory.snapshot_codec import decode_document, encode_document
 
-__all__ = ["MemoryDocuments", "MemoryReplicas", "target_of"]
-
-_TARGETS = {stream_for(t): t for t in Target}
-
-
-def target_of(stream: str) -> Target:
-    """The target of a memory stream (`memory:<target>`)."""
-    return _TARGETS[stream]
+__all__ = ["MemoryDocuments", "MemoryReplicas"]
 
 
 class MemoryReplicas:
@@ -57,9 +48,6 @@ class MemoryReplicas:
 
     def replica(self, stream: str) -> str:
         return self.markdown.replica(target_of(stream))
-
-    def lock(self, timeout: float) -> AbstractContextManager[object]:
-        return self.markdown.lock(timeout)
 
 
 class MemoryDocuments:

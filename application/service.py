@@ -26,6 +26,7 @@ from pi_hermes_memory.domain.document import (
     MemoryDocument,
     WorkingDocument,
     stream_for,
+    target_of,
 )
 from pi_hermes_memory.domain.events import Event
 from pi_hermes_memory.domain.model import GLOBAL_NAMESPACE, MemoryEntry, Target
@@ -44,7 +45,7 @@ from pi_hermes_memory.domain.scope import SessionScope
 from pi_hermes_memory.domain.status import Status
 from pi_hermes_memory.errors import MarkdownUnreadable
 from pi_hermes_memory.log import library_logger
-from pi_hermes_memory.memory_documents import MemoryDocuments, target_of
+from pi_hermes_memory.memory_documents import MemoryDocuments
 from pi_hermes_memory.pipeline import Pipeline
 from pi_hermes_memory.ports import (
     Clock,
