@@ -12,18 +12,19 @@ from __future__ import annotations
 
 import contextlib
 import json
-import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from tests.support.local_server import LocalPostServer
 
 FIXTURE_KEY = "sk-chat-fixture-0123456789abcdef"
 #: The base URL path: it stands for a tenant/token path that must never reach logs or errors.
 SECRET_PATH = "/v1/tenant-s3cr3t-path"
 
 
-class ChatServer:
+class ChatServer(LocalPostServer):
     def __init__(self, *, api_key: str | None = FIXTURE_KEY) -> None:
         self.api_key = api_key
         self.mode = "ok"
@@ -32,40 +33,11 @@ class ChatServer:
         self.delay = 2.0
         self.huge_bytes = 4 << 20
         self.requests: list[dict[str, Any]] = []
-        self._release = threading.Event()
-        self._httpd: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
-
-    def start(self) -> ChatServer:
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, format: str, *args: Any) -> None:  # quiet
-                pass
-
-            def do_POST(self) -> None:
-                server._handle(self)
-
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._httpd.daemon_threads = True
-        self._thread = threading.Thread(
-            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._release.set()
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
+        super().__init__()
 
     @property
     def url(self) -> str:
-        assert self._httpd is not None
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}{SECRET_PATH}"
+        return f"http://127.0.0.1:{self.port}{SECRET_PATH}"
 
     def _send(self, handler: BaseHTTPRequestHandler, status: int, body: bytes) -> None:
         with contextlib.suppress(OSError):  # the client may have given up

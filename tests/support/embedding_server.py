@@ -28,15 +28,16 @@ import contextlib
 import hashlib
 import json
 import re
-import threading
 from collections.abc import Iterator, Mapping
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import numpy as np
 import pytest
 from numpy.typing import NDArray
 from pi_hermes_memory.domain.similarity import is_cjk
+
+from tests.support.local_server import LocalPostServer
 
 FIXTURE_KEY = "sk-fixture-0123456789abcdef"
 #: The base URL path: it stands for a tenant/token path that must never reach logs or errors.
@@ -90,7 +91,7 @@ def cosine(a: NDArray[Any], b: NDArray[Any]) -> float:
     return float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b)))
 
 
-class EmbeddingServer:
+class EmbeddingServer(LocalPostServer):
     def __init__(
         self,
         *,
@@ -108,42 +109,9 @@ class EmbeddingServer:
         self.fail_texts: set[str] = set()
         self.rerank_scores: dict[str, float] = {}
         self.requests: list[dict[str, Any]] = []
-        self._release = threading.Event()
-        self._httpd: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
+        super().__init__()
 
     # -- lifecycle --------------------------------------------------------------------------
-
-    def start(self) -> EmbeddingServer:
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, format: str, *args: Any) -> None:  # quiet
-                pass
-
-            def do_POST(self) -> None:
-                server._handle(self)
-
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._httpd.daemon_threads = True
-        self._thread = threading.Thread(
-            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._release.set()  # wake any handler waiting in "timeout" mode
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-
-    @property
-    def port(self) -> int:
-        assert self._httpd is not None
-        return int(self._httpd.server_address[1])
 
     @property
     def url(self) -> str:
