@@ -17,6 +17,7 @@ from typing import Any
 import attrs
 from pi_hermes_memory.adapters import (
     cli_consolidate,
+    cli_context,
     cli_governance,
     cli_learn,
     cli_review,
@@ -410,7 +411,7 @@ def _recover(*, as_json: bool) -> int:
 
 
 #: modules that add their own commands (each: COMMANDS, WRITES, add_parsers, run)
-_EXTRA = (cli_skills, cli_governance, cli_learn, cli_consolidate, cli_review)
+_EXTRA = (cli_skills, cli_governance, cli_learn, cli_consolidate, cli_review, cli_context)
 #: commands that write (in a read-only store their refusal says why; no warning first)
 _WRITES = frozenset(
     {

@@ -62,6 +62,7 @@ if TYPE_CHECKING:  # imports numpy: loaded only when embeddings are on
     from pi_hermes_memory.hybrid import HybridSettings
     from pi_hermes_memory.lifecycle import AgentSession
     from pi_hermes_memory.llm import Completer, LlmStatus
+    from pi_hermes_memory.prompt_context import ContextPreview
     from pi_hermes_memory.retrieval import Reranker
     from pi_hermes_memory.skill_governance import SkillGovernance
     from pi_hermes_memory.skill_stats_tool import SkillStatsReport
@@ -620,6 +621,25 @@ class Memory:
             governance = self._governance
             tools[CURATE_TOOL.name] = (CURATE_TOOL, lambda args: run_curate_tool(governance, args))
         return tools
+
+    def system_prompt(self) -> str:
+        """The memory part of the system prompt ("" when there is none): the memory policy
+        (policy-only) or the policy and the remembered context (legacy-inject), and the
+        user's standing instructions in every mode (ADR 0037). Call it once per session
+        start; `preview_context` says the same with its size."""
+        return self.preview_context().text
+
+    def preview_context(self) -> ContextPreview:
+        """Exactly what `system_prompt` returns, with the mode, the style, its size in
+        characters and estimated tokens, and warnings about STANDING.md (ADR 0037)."""
+        from pi_hermes_memory.prompt_context import build_context
+
+        return build_context(
+            config=self.config,
+            service=self._service,
+            tool_names=[d.name for d in self.tool_definitions()],
+            today=self._clock.now().date(),
+        )
 
     def tool_definitions(self) -> list[ToolDefinition]:
         return [definition for definition, _ in self._tools().values()]

@@ -266,6 +266,16 @@ class AgentSession:
         result: dict[str, Any] = self._memory.learn_skill(source, name=name)
         return result
 
+    def system_prompt(self) -> str:
+        """The memory block of this session's system prompt (`Memory.system_prompt`). Like
+        every session method it never raises: a store that fails while the block is built is
+        logged and gives "" (the agent then runs without memory, as with no store at all)."""
+        try:
+            return str(self._memory.system_prompt())
+        except Exception:
+            self._log.error("session.system_prompt_failed", exc_info=True)
+            return ""
+
     def review_status(self) -> ReviewStatus:
         with self._lock:
             last = self._last
