@@ -47,8 +47,7 @@ _ANGLES: Final = str.maketrans({"<": _LT, "\uff1c": _LT, "\ufe64": _LT})
 # bidirectional embeddings, overrides and isolates: they reorder what a reader sees
 _BIDI: Final = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 _ROLE_WORDS: Final = (
-    "system|assistant|user|human|developer|tool|function|ai|model|bot|instruction|instructions"
-    "|response|input|output|context"
+    "system|assistant|user|human|developer|tool|function|ai|model|instructions?|response"
 )
 #: a chat role, chat-template token or instruction header at the start of a line (leading
 #: Markdown decoration allowed: `> system:`, `**User:**`, `### Instruction`)
