@@ -16,6 +16,7 @@ no model can rewrite.
 
 from __future__ import annotations
 
+import stat
 from collections.abc import Iterable
 from datetime import date
 from pathlib import Path
@@ -127,6 +128,9 @@ def read_standing(path: Path) -> tuple[str | None, list[str]]:
     read with U+FFFD in their place, a file over MAX_STANDING_FILE_BYTES is read in part."""
     warnings: list[str] = []
     try:
+        # a FIFO or device would block or never end: only a regular file is read
+        if not stat.S_ISREG(path.stat().st_mode):
+            return None, [f"{path} is not a regular file; it was left out"]
         with path.open("rb") as handle:
             data = handle.read(MAX_STANDING_FILE_BYTES + 1)
     except FileNotFoundError:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -145,6 +146,22 @@ def test_a_malformed_standing_file_warns_and_keeps_what_it_can(root: Path) -> No
     assert "not valid UTF-8" in joined and "not a list item" in joined
     assert "never closed" in joined
     assert path.read_bytes() == b"- valid rule\nloose \xff line\n<!-- unclosed\n"
+
+
+@pytest.mark.parametrize("kind", ["directory", "fifo"])
+def test_a_standing_path_that_is_not_a_file_is_left_out_with_a_warning(
+    root: Path, kind: str
+) -> None:
+    with _open(root) as memory:
+        path = memory.config.memory_dir / STANDING_FILE_NAME
+    if kind == "fifo":
+        os.mkfifo(path)  # reading it would block forever
+    else:
+        path.mkdir()
+    with _open(root) as memory:
+        preview = memory.preview_context()
+    assert STANDING_TAG not in preview.blocks
+    assert any("not a regular file" in w for w in preview.warnings)
 
 
 def _digest(path: Path) -> str | None:
