@@ -213,3 +213,20 @@ def test_the_session_api_gives_the_same_block(root: Path) -> None:
         assert session.system_prompt() == memory.system_prompt()
         assert "- Be brief" in session.system_prompt()
         session.shutdown(timeout=5)
+
+
+def test_the_session_api_never_raises(root: Path) -> None:
+    from structlog.testing import capture_logs
+
+    from pi_hermes_memory.lifecycle import AgentSession, LifecycleSettings, ReviewWorker
+
+    class Failing:
+        config = None
+
+        def system_prompt(self) -> str:
+            raise OSError("disk gone")
+
+    session = AgentSession(Failing(), settings=LifecycleSettings(), worker=ReviewWorker())
+    with capture_logs() as logs:
+        assert session.system_prompt() == ""
+    assert [e["event"] for e in logs] == ["session.system_prompt_failed"]

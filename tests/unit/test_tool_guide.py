@@ -27,7 +27,7 @@ EVERY_TOOL = [
 ]
 
 
-@pytest.mark.parametrize("definition", EVERY_TOOL, ids=lambda d: f"{d.name}-{len(str(d))}")
+@pytest.mark.parametrize("definition", EVERY_TOOL, ids=lambda d: d.name)
 def test_every_action_and_parameter_of_every_tool_is_in_the_guide(definition: object) -> None:
     guide = tool_guide([definition])  # type: ignore[list-item]
     (tool,) = guide.tools
