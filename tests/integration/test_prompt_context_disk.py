@@ -216,9 +216,8 @@ def test_the_session_api_gives_the_same_block(root: Path) -> None:
 
 
 def test_the_session_api_never_raises(root: Path) -> None:
-    from structlog.testing import capture_logs
-
     from pi_hermes_memory.lifecycle import AgentSession, LifecycleSettings, ReviewWorker
+    from structlog.testing import capture_logs
 
     class Failing:
         config = None
