@@ -27,6 +27,8 @@ from pi_hermes_memory.domain.status import Status
 from pi_hermes_memory.log import LOGGER_NAME
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+#: 128 + SIGPIPE, what a shell reports for a writer whose reader went away
+EXIT_BROKEN_PIPE = 141
 
 
 class _Parser(argparse.ArgumentParser):
@@ -583,6 +585,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("pi-hermes-memory: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # the reader went away (`... | head`): not an error of ours; point stdout at devnull
+        # so the interpreter's final flush does not complain again
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
 
 
 def _main(argv: Sequence[str] | None) -> int:
@@ -636,6 +644,8 @@ def _main(argv: Sequence[str] | None) -> int:
             print(f"pi-hermes-memory: warning: {warning}", file=sys.stderr)
         try:
             return _run(memory, args, arguments, request)
+        except BrokenPipeError:
+            raise  # the reader went away: `main` ends quietly
         except (HermesMemoryError, OSError) as exc:  # one line, never a traceback
             print(f"pi-hermes-memory: {exc}", file=sys.stderr)
             return EXIT_FAILED
