@@ -17,6 +17,7 @@ from typing import Any
 import attrs
 from pi_hermes_memory.adapters import (
     cli_consolidate,
+    cli_doctor,
     cli_governance,
     cli_learn,
     cli_review,
@@ -410,7 +411,7 @@ def _recover(*, as_json: bool) -> int:
 
 
 #: modules that add their own commands (each: COMMANDS, WRITES, add_parsers, run)
-_EXTRA = (cli_skills, cli_governance, cli_learn, cli_consolidate, cli_review)
+_EXTRA = (cli_skills, cli_governance, cli_learn, cli_consolidate, cli_review, cli_doctor)
 #: commands that write (in a read-only store their refusal says why; no warning first)
 _WRITES = frozenset(
     {
@@ -615,6 +616,10 @@ def _main(argv: Sequence[str] | None) -> int:
 
     if args.command == "recover":
         return _recover(as_json=args.json)
+
+    for module in _EXTRA:  # commands that must not open the store (the read-only doctor)
+        if args.command in getattr(module, "NO_STORE", ()):
+            return int(module.run_unopened(args))
 
     import pi_hermes_memory
     from pi_hermes_memory.config import ConfigError
