@@ -10,8 +10,8 @@ Cosine side: the unit vectors multiplied tile by tile (`BLOCK` x `BLOCK` float32
 stays bounded whatever the row count; a tile entry within `_MARGIN` of the threshold is
 decided by the float64 cosine of the two stored vectors (`pair_cosine`), the same number a
 brute-force comparison computes, so the join returns exactly the brute-force pairs.
-Token side: `domain.near_pairs.token_pairs` (prefix filtering), asked only for pairs where a
-side has no vector.
+Token side: `domain.near_pairs.token_pairs` (pigeonhole signatures), asked only for pairs
+where a side has no vector.
 """
 
 from __future__ import annotations
@@ -145,6 +145,8 @@ def cross_scope_pairs(
     def token_side(i: int, j: int) -> bool:
         return not (i in vectored and j in vectored)
 
+    if len(vectored) == len(rows):
+        return _ordered(pairs)  # the token rule decides no pair
     for i, j, score in token_pairs(
         [token_set(r.text) for r in rows],
         threshold=jaccard_threshold,
@@ -152,5 +154,9 @@ def cross_scope_pairs(
         keep=token_side,
     ):
         pairs.append(ScopePair(left=rows[i], right=rows[j], basis="token", score=score))
+    return _ordered(pairs)
+
+
+def _ordered(pairs: list[ScopePair]) -> list[ScopePair]:
     pairs.sort(key=lambda p: (-p.score, p.left.entry_id, p.right.entry_id))
     return pairs

@@ -181,9 +181,7 @@ class DoctorReport:
             data["near_duplicates"]["shown"], self.near_duplicates.shown, strict=True
         ):
             shown["suggestion"] = pair.suggestion
-        data["targets"] = [
-            {**attrs.asdict(t), "consistent": t.consistent} for t in self.targets
-        ]
+        data["targets"] = [{**attrs.asdict(t), "consistent": t.consistent} for t in self.targets]
         return data
 
     def render(self) -> str:
@@ -271,8 +269,10 @@ def _lines(report: DoctorReport) -> list[str]:
         out.append(f"  vector model: {e.model}")
     out += ["", "Markdown <-> SQLite (active rows; superseded beside)"]
     for t in report.targets:
-        state = "ok" if t.consistent else (
-            f"missing {t.missing}, extra {t.extra}, different {t.different}"
+        state = (
+            "ok"
+            if t.consistent
+            else (f"missing {t.missing}, extra {t.extra}, different {t.different}")
         )
         edit = (
             f"; pending hand edit: {t.pending_hand_edit_events} event(s)"

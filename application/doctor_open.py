@@ -231,8 +231,7 @@ def _database(
             }
             if not snap.current_schema:
                 notes.append(
-                    f"{db.name} has schema version {snap.schema_version}: the next open "
-                    "migrates it"
+                    f"{db.name} has schema version {snap.schema_version}: the next open migrates it"
                 )
             return facts
     except (apsw.Error, HermesMemoryError, OSError) as exc:
@@ -391,4 +390,3 @@ def _near(facts: dict[str, Any]) -> Any:
         scope_sizes=list(sizes.values()),
         seconds=time.perf_counter() - started,
     )
-

@@ -4,12 +4,16 @@ The token rule is the add path's (`similarity.token_set`, Jaccard >= `JACCARD_TH
 join is exact: it returns the same pairs as comparing all n(n-1)/2 of them, which a property
 test checks against brute force.
 
-Prefix filtering (the bound `ScopeIndex.near_candidates` uses): Jaccard(A, B) >= t needs
-|A & B| >= t * max(|A|, |B|), so under one global token order the first |X| - ceil(t * |X|) + 1
-tokens of A and of B share a token. Rows are visited by size; each probes the postings of its
-prefix among the rows already seen (no larger than itself) and is then indexed by its own
-prefix. The size band t * |A| <= |B| drops most of what a probe finds before any set work.
-Tokens are ordered rarest first, so prefixes hold the tokens with the shortest postings.
+Pigeonhole signatures (partition filtering). Jaccard(A, B) >= t means the overlap o is at
+least t(a + b)/(1 + t), so the two sets differ in at most H = a + b - 2o <= (a + b)(1 - t)/(1 + t)
+tokens (`max_difference`). Split the token universe into k = H + 1 classes (token code mod k):
+the H differing tokens fall into at most H classes, so in at least one class A and B hold
+exactly the same tokens. Each row therefore emits, for every k its possible partner sizes call
+for (sizes in [t*a, a/t]), the signature (k, class, its tokens in that class); two rows are
+candidates when they share a signature, and every candidate is verified exactly. Prefix
+filtering (`ScopeIndex.near_candidates`) degenerates when tokens are equally common (every row
+then meets hundreds of others through its prefix); a signature is met only by rows that agree
+on a whole class.
 """
 
 from __future__ import annotations
@@ -19,21 +23,23 @@ from collections.abc import Callable, Hashable, Sequence
 
 from pi_hermes_memory.domain.similarity import JACCARD_THRESHOLD
 
-__all__ = ["min_overlap", "prefix_length", "token_pairs"]
+__all__ = ["max_difference", "partner_sizes", "token_pairs"]
 
 #: (i, j, jaccard) with i < j, indexes into the caller's sequence
 Pair = tuple[int, int, float]
+# float rounding may only make a bound looser (more candidates), never tighter
+_EPS = 1e-9
 
 
-def min_overlap(size: int, threshold: float = JACCARD_THRESHOLD) -> int:
-    """The fewest shared tokens a set of `size` tokens needs to reach `threshold` with any
-    other set; a hair under t*|A| so that float rounding can only widen a probe."""
-    return max(1, math.ceil(threshold * size - 1e-9))
+def max_difference(total: int, threshold: float = JACCARD_THRESHOLD) -> int:
+    """The most tokens two sets of sizes summing to `total` can differ in (symmetric
+    difference) and still reach `threshold`."""
+    return math.floor(total * (1 - threshold) / (1 + threshold) + _EPS)
 
 
-def prefix_length(size: int, threshold: float = JACCARD_THRESHOLD) -> int:
-    """How many of a set's tokens (in the global order) a partner must share one of."""
-    return size - min_overlap(size, threshold) + 1
+def partner_sizes(size: int, threshold: float = JACCARD_THRESHOLD) -> range:
+    """The sizes a set of `size` tokens can reach `threshold` with: [t*a, a/t]."""
+    return range(math.ceil(threshold * size - _EPS), math.floor(size / threshold + _EPS) + 1)
 
 
 def token_pairs(
@@ -46,42 +52,41 @@ def token_pairs(
     """Every (i, j, jaccard) with i < j and jaccard(sets[i], sets[j]) >= `threshold`, sorted.
 
     `groups`: pairs within one group are left out (e.g. the same scope). `keep(i, j)`: a
-    further filter, asked only for pairs that meet the threshold. Empty sets pair with nothing
-    (`similarity.jaccard` of two empty sets is 0).
+    further filter, asked before the pair is verified. Empty sets pair with nothing
+    (`similarity.jaccard` of two empty sets is 0). `threshold` must be in (0, 1].
     """
-    frequency: dict[str, int] = {}
-    for tokens in token_sets:
-        for token in tokens:
-            frequency[token] = frequency.get(token, 0) + 1
-    rank = {t: r for r, t in enumerate(sorted(frequency, key=lambda t: (frequency[t], t)))}
-    order = sorted((i for i, s in enumerate(token_sets) if s), key=lambda i: len(token_sets[i]))
-    postings: dict[int, list[int]] = {}
+    if not 0 < threshold <= 1:
+        raise ValueError(f"threshold must be in (0, 1]; got {threshold!r}")
+    code = {t: c for c, t in enumerate(sorted({t for s in token_sets for t in s}))}
+    signatures: dict[tuple[int, int, tuple[int, ...]], list[int]] = {}
+    for i, tokens in enumerate(token_sets):
+        if not tokens:
+            continue
+        size = len(tokens)
+        codes = sorted(code[t] for t in tokens)
+        classes = {max_difference(size + b, threshold) + 1 for b in partner_sizes(size, threshold)}
+        for k in classes:
+            parts: list[list[int]] = [[] for _ in range(k)]
+            for c in codes:
+                parts[c % k].append(c)
+            for r, part in enumerate(parts):
+                signatures.setdefault((k, r, tuple(part)), []).append(i)
+    seen: set[tuple[int, int]] = set()
     found: list[Pair] = []
-    for i in order:
-        mine = token_sets[i]
-        size = len(mine)
-        ranked = sorted(rank[t] for t in mine)
-        prefix = ranked[: prefix_length(size, threshold)]
-        smallest = threshold * size - 1e-9
-        seen: set[int] = set()
-        for token in prefix:
-            for j in postings.get(token, ()):
-                if j in seen:
+    for members in signatures.values():
+        for x, i in enumerate(members):
+            for j in members[x + 1 :]:  # members are in increasing order: i < j
+                if (i, j) in seen:
                     continue
-                seen.add(j)
-                theirs = token_sets[j]
-                if len(theirs) < smallest:
-                    continue
+                seen.add((i, j))
                 if groups is not None and groups[i] == groups[j]:
                     continue
-                shared = len(mine & theirs)
-                score = shared / (size + len(theirs) - shared)
-                if score < threshold:
+                if keep is not None and not keep(i, j):
                     continue
-                a, b = (i, j) if i < j else (j, i)
-                if keep is None or keep(a, b):
-                    found.append((a, b, score))
-        for token in prefix:
-            postings.setdefault(token, []).append(i)
+                a, b = token_sets[i], token_sets[j]
+                shared = len(a & b)
+                score = shared / (len(a) + len(b) - shared)
+                if score >= threshold:
+                    found.append((i, j, score))
     found.sort()
     return found

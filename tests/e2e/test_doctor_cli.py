@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import pi_hermes_memory
-import pytest
 from pi_hermes_memory.doctor_open import diagnose
 
 from tests.support.embedding_server import FIXTURE_KEY, SECRET_PATH, EmbeddingServer

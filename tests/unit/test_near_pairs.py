@@ -18,7 +18,7 @@ from pi_hermes_memory.cross_scope import (
     unit_matrix,
 )
 from pi_hermes_memory.domain.clustering import CLUSTER_COSINE
-from pi_hermes_memory.domain.near_pairs import prefix_length, token_pairs
+from pi_hermes_memory.domain.near_pairs import max_difference, partner_sizes, token_pairs
 from pi_hermes_memory.domain.similarity import JACCARD_THRESHOLD, jaccard, token_set
 
 # a small vocabulary (Latin words, Han characters) so that near-duplicates are common
@@ -46,7 +46,10 @@ def brute_tokens(sets, groups=None, threshold=JACCARD_THRESHOLD):
 
 
 @settings(max_examples=300)
-@given(texts=st.lists(_TEXT, max_size=40), threshold=st.sampled_from([JACCARD_THRESHOLD, 0.5, 1.0]))
+@given(
+    texts=st.lists(_TEXT, max_size=40),
+    threshold=st.sampled_from([JACCARD_THRESHOLD, 0.5, 0.3, 1.0]),
+)
 @example(texts=["alpha beta gamma delta eps", "alpha beta gamma delta"], threshold=0.8)
 @example(texts=["", ""], threshold=0.8)
 def test_token_pairs_equal_brute_force(texts: list[str], threshold: float) -> None:
@@ -61,11 +64,21 @@ def test_token_pairs_skip_same_group(texts: list[tuple[str, str]]) -> None:
     assert token_pairs(sets, groups=groups) == brute_tokens(sets, groups)
 
 
-def test_prefix_length_at_exact_multiples() -> None:
-    # 0.8 * 5 == 4: a set of 5 tokens needs 4 shared, so 2 probes find every partner
-    assert prefix_length(5) == 2
-    assert prefix_length(1) == 1
-    assert prefix_length(10) == 3
+def test_bounds_at_exact_multiples() -> None:
+    # 5 and 4 tokens sharing 4: Jaccard exactly 0.8, one token apart
+    assert 4 in partner_sizes(5) and 5 in partner_sizes(4)
+    assert max_difference(9) == 1
+    assert list(partner_sizes(1)) == [1]
+    assert max_difference(2) == 0  # two single tokens must be equal
+
+
+@given(a=st.integers(1, 60), b=st.integers(1, 60), shared=st.integers(0, 60))
+def test_every_pair_over_the_threshold_is_within_the_bounds(a: int, b: int, shared: int) -> None:
+    if shared > min(a, b):
+        return
+    if shared / (a + b - shared) >= JACCARD_THRESHOLD:
+        assert b in partner_sizes(a) and a in partner_sizes(b)
+        assert a + b - 2 * shared <= max_difference(a + b)
 
 
 def brute_cosine(matrix, norms, groups, threshold=CLUSTER_COSINE):
@@ -121,11 +134,7 @@ def brute_rows(rows):
 
 
 @settings(max_examples=200)
-@given(
-    rows=st.lists(
-        st.tuples(_TEXT, _SCOPES, st.one_of(st.none(), _VECTOR)), max_size=30
-    )
-)
+@given(rows=st.lists(st.tuples(_TEXT, _SCOPES, st.one_of(st.none(), _VECTOR)), max_size=30))
 def test_cross_scope_rule_per_pair(rows) -> None:
     scan = [
         ScanRow(
