@@ -47,8 +47,8 @@ def run(memory: Any, args: argparse.Namespace) -> int:
 
 def run_unopened(args: argparse.Namespace) -> int:
     """Run the doctor on the configured store without opening it."""
+    from pi_hermes_memory.adapters.doctor import diagnose
     from pi_hermes_memory.config import ConfigError
-    from pi_hermes_memory.doctor_open import diagnose
     from pi_hermes_memory.errors import HermesMemoryError
 
     try:

@@ -487,7 +487,7 @@ class Memory:
         """The store's health, read without changing anything (ADR 0036): paths and config,
         Markdown <-> SQLite per target, pending hand edits, embedding coverage, the session
         index, skills and every cross-scope near-duplicate. No provider call, no write."""
-        from pi_hermes_memory.doctor_open import diagnose_config
+        from pi_hermes_memory.bootstrap import diagnose_config
 
         if self.config is None:
             raise InvalidArgument("doctor needs the configuration of an opened store")

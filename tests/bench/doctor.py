@@ -129,7 +129,7 @@ def bench_doctor(rows: int, projects: int, *, dim: int, root: Path | None = None
     the doctor on it."""
     import apsw
     import pi_hermes_memory
-    from pi_hermes_memory.doctor_open import diagnose
+    from pi_hermes_memory.adapters.doctor import diagnose
 
     work = Path(tempfile.mkdtemp(prefix="phm-doctor-", dir=root))
     try:

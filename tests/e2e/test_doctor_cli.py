@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pi_hermes_memory
-from pi_hermes_memory.doctor_open import diagnose
+from pi_hermes_memory.adapters.doctor import diagnose
 
 from tests.support.embedding_server import FIXTURE_KEY, SECRET_PATH, EmbeddingServer
 
@@ -167,3 +167,25 @@ def test_an_unreadable_agent_root_exits_2(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert json.loads(result.stdout)["success"] is False
     assert "could not run" in result.stderr
+
+
+def test_a_mirror_that_lost_a_row_is_a_problem(root: Path) -> None:
+    import apsw
+
+    root.mkdir(parents=True)
+    with pi_hermes_memory.open(cwd=root.parent, environ=env(root, key=None)) as m:
+        m.add("the staging database is postgres 16", target="memory")
+        m.add("the cache is redis", target="memory")
+    conn = apsw.Connection(str(root / "pi-hermes-memory" / "sessions.db"))
+    with conn:
+        conn.execute("DELETE FROM memories WHERE text = 'the cache is redis'")
+    conn.close()
+    result = cli(root, "doctor", "--json", key=None)
+    assert result.returncode == 1
+    data = json.loads(result.stdout)
+    memory = next(t for t in data["targets"] if t["target"] == "memory")
+    assert (memory["missing"], memory["sqlite_active"], memory["markdown_active"]) == (1, 1, 2)
+    assert memory["consistent"] is False
+    assert any("sync-markdown" in p for p in data["problems"])
+    assert cli(root, "sync-markdown", key=None).returncode == 0
+    assert cli(root, "doctor", key=None).returncode == 0

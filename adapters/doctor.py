@@ -1,5 +1,6 @@
-"""Gather the doctor's facts without the write path (ADR 0036): the composition root of
-`DoctorReport`.
+"""Gather the doctor's facts without the write path (ADR 0036) and build its `DoctorReport`.
+
+Reached through `pi_hermes_memory.bootstrap.diagnose` / `Memory.doctor()` and the CLI.
 
 Nothing here writes: sessions.db is read as one snapshot by `adapters.sqlite.doctor_reader`
 (no `-wal`/`-shm` created), the journal is folded in memory, hand edits are found by importing
