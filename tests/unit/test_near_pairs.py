@@ -153,3 +153,61 @@ def test_cross_scope_rule_per_pair(rows) -> None:
         assert p.kind == (
             SUSPECTED_DUPLICATE if GLOBAL_SCOPE in (p.left.scope, p.right.scope) else PROMOTION
         )
+
+
+# -- consolidation's pre-clustering uses the token join (domain/clustering.py) ------------------
+
+
+def brute_clusters(entries, vectors, links):
+    from pi_hermes_memory.domain.clustering import CLUSTER_COSINE as COS
+
+    n = len(entries)
+    parent = list(range(n))
+
+    def find(i):
+        while parent[i] != i:
+            i = parent[i]
+        return i
+
+    covered = links.covered if links else frozenset()
+    for i, j in itertools.combinations(range(n), 2):
+        (a, ta), (b, tb) = entries[i], entries[j]
+        va, vb = vectors.get(a), vectors.get(b)
+        if a in covered and b in covered:
+            linked = (min(a, b), max(a, b)) in links.pairs
+        elif va is not None and vb is not None and len(va) == len(vb):
+            linked = sum(x * y for x, y in zip(va, vb, strict=True)) >= COS
+        else:
+            linked = jaccard(token_set(ta), token_set(tb)) >= JACCARD_THRESHOLD
+        if linked:
+            ra, rb = find(i), find(j)
+            if ra != rb:
+                parent[max(ra, rb)] = min(ra, rb)
+    groups = {}
+    for i, (entry_id, _) in enumerate(entries):
+        groups.setdefault(find(i), []).append(entry_id)
+    ordered = [groups[r] for r in sorted(groups)]
+    return tuple(tuple(g) for g in ordered if len(g) > 1)
+
+
+_UNIT = st.sampled_from([(1.0, 0.0), (0.0, 1.0), (0.6, 0.8), (0.8, 0.6), (-1.0, 0.0)])
+
+
+@settings(max_examples=200)
+@given(
+    rows=st.lists(st.tuples(_TEXT, st.one_of(st.none(), _UNIT), st.booleans()), max_size=25),
+    pairs=st.sets(st.tuples(st.integers(0, 24), st.integers(0, 24)), max_size=20),
+)
+def test_clustering_equals_the_pairwise_rule(rows, pairs) -> None:
+    from pi_hermes_memory.domain.clustering import CosineLinks, cluster
+
+    entries = [(f"e{k:02d}", text) for k, (text, _, _) in enumerate(rows)]
+    vectors = {f"e{k:02d}": v for k, (_, v, _) in enumerate(rows) if v is not None}
+    covered = frozenset(f"e{k:02d}" for k, (_, _, c) in enumerate(rows) if c)
+    links = CosineLinks(
+        covered=covered, pairs=frozenset((f"e{a:02d}", f"e{b:02d}") for a, b in pairs)
+    )
+    assert cluster(entries, vectors).clusters == brute_clusters(entries, vectors, None)
+    assert cluster(entries, vectors, links=links).clusters == brute_clusters(
+        entries, vectors, links
+    )
