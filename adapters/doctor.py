@@ -83,7 +83,7 @@ def diagnose_config(config: Config, warnings: list[str] | tuple[str, ...]) -> Do
     _check_readable(config)
     problems: list[str] = []
     notes: list[str] = []
-    problems.extend(f"config: {w}" for w in warnings)
+    problems.extend(warnings)  # "field: message", as `open` reports them
     paths = _paths(config, warnings)
     if paths.same_root:
         problems.append(paths.same_root)
@@ -280,7 +280,7 @@ def _documents(
 
     try:
         (docs, imported), warnings = service.maintain(step)
-    except Exception as exc:  # a Markdown file that cannot be read or parsed at all
+    except (HermesMemoryError, OSError) as exc:  # a Markdown file beyond reading at all
         problems.append(f"the Markdown files cannot be read: {exc}")
         docs, imported, warnings = {}, {}, []
     problems.extend(f"markdown: {w}" for w in warnings)

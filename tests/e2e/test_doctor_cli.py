@@ -191,3 +191,39 @@ def test_a_mirror_that_lost_a_row_is_a_problem(root: Path) -> None:
     assert any("sync-markdown" in p for p in data["problems"])
     assert cli(root, "sync-markdown", key=None).returncode == 0
     assert cli(root, "doctor", key=None).returncode == 0
+
+
+def test_config_warnings_and_skill_problems_are_reported(root: Path) -> None:
+    import apsw
+
+    root.mkdir(parents=True)
+    (root / "hermes-memory-config.json").write_text('{"memoryCharLimit": "lots"}')
+    skills = root / "pi-hermes-memory" / "skills"
+    good = "---\nname: deploy\ndescription: How to deploy\n---\n\n# Deploy\n\nRun it.\n"
+    (skills / "deploy").mkdir(parents=True)
+    (skills / "deploy" / "SKILL.md").write_text(good)
+    (skills / "broken").mkdir()
+    (skills / "broken" / "SKILL.md").write_text("no front matter here")
+    (root / "skills" / "deploy").mkdir(parents=True)  # the host agent's own skill
+    (root / "skills" / "deploy" / "SKILL.md").write_text(good)
+    with pi_hermes_memory.open(cwd=root.parent, project="web", environ=env(root)) as m:
+        m.add("a first note", target="memory")
+    conn = apsw.Connection(str(root / "pi-hermes-memory" / "sessions.db"))
+    with conn:
+        conn.execute(
+            "INSERT INTO skill_visibility (project, skill_id, state) "
+            "VALUES ('web', 'global:deploy', 'hidden')"
+        )
+    conn.close()
+    result = cli(root, "doctor", "--json")
+    assert result.returncode == 1
+    data = json.loads(result.stdout)
+    assert any(p.startswith("memoryCharLimit:") for p in data["problems"])
+    assert data["paths"]["warnings"] and data["skills"]["skills"] == 2
+    assert [u.split(":")[0].endswith("broken/SKILL.md") for u in data["skills"]["unreadable"]] == [
+        True
+    ]
+    assert len(data["skills"]["shadowed"]) == 1 and "global:deploy" in data["skills"]["shadowed"][0]
+    assert data["skills"]["hidden"] == {"web": ["global:deploy"]}
+    text = cli(root, "doctor").stdout
+    assert "hidden in web: global:deploy" in text and "shadowed: global:deploy" in text
