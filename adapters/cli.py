@@ -18,6 +18,7 @@ import attrs
 from pi_hermes_memory.adapters import (
     cli_consolidate,
     cli_context,
+    cli_doctor,
     cli_governance,
     cli_learn,
     cli_review,
@@ -413,7 +414,15 @@ def _recover(*, as_json: bool) -> int:
 
 
 #: modules that add their own commands (each: COMMANDS, WRITES, add_parsers, run)
-_EXTRA = (cli_skills, cli_governance, cli_learn, cli_consolidate, cli_review, cli_context)
+_EXTRA = (
+    cli_skills,
+    cli_governance,
+    cli_learn,
+    cli_consolidate,
+    cli_review,
+    cli_context,
+    cli_doctor,
+)
 #: commands that write (in a read-only store their refusal says why; no warning first)
 _WRITES = frozenset(
     {
@@ -624,6 +633,10 @@ def _main(argv: Sequence[str] | None) -> int:
 
     if args.command == "recover":
         return _recover(as_json=args.json)
+
+    for module in _EXTRA:  # commands that must not open the store (the read-only doctor)
+        if args.command in getattr(module, "NO_STORE", ()):
+            return int(module.run_unopened(args))
 
     import pi_hermes_memory
     from pi_hermes_memory.config import ConfigError

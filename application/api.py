@@ -58,6 +58,7 @@ from pi_hermes_memory.vectors import REEMBED_BATCH, ReembedProgress, ReembedRepo
 
 if TYPE_CHECKING:  # imports numpy: loaded only when embeddings are on
     from pi_hermes_memory.consolidation import ConsolidationResult, Consolidator, TryLock
+    from pi_hermes_memory.doctor import DoctorReport
     from pi_hermes_memory.embedding import EmbeddingService
     from pi_hermes_memory.hybrid import HybridSettings
     from pi_hermes_memory.lifecycle import AgentSession
@@ -482,6 +483,16 @@ class Memory:
             self._service.document(Target.FAILURE),
             self.project,
         )
+
+    def doctor(self) -> DoctorReport:
+        """The store's health, read without changing anything (ADR 0036): paths and config,
+        Markdown <-> SQLite per target, pending hand edits, embedding coverage, the session
+        index, skills and every cross-scope near-duplicate. No provider call, no write."""
+        from pi_hermes_memory.bootstrap import diagnose_config
+
+        if self.config is None:
+            raise InvalidArgument("doctor needs the configuration of an opened store")
+        return diagnose_config(self.config, self.warnings)
 
     def sync_markdown(self) -> SyncReport:
         """Import Markdown changes, then verify and repair the search mirror (ADR 0013)."""

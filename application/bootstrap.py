@@ -636,3 +636,29 @@ def _embeddings(
     from pi_hermes_memory.embedding import EmbeddingService
 
     return EmbeddingService(embedder=embedder, store=store, logger=logger, on_close=on_close)
+
+
+if TYPE_CHECKING:
+    from pi_hermes_memory.doctor import DoctorReport
+
+
+def diagnose(
+    *,
+    agent_root: str | os.PathLike[str] | None = None,
+    cwd: str | os.PathLike[str] | None = None,
+    project: str | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> DoctorReport:
+    """The read-only doctor's report on the configured store, without opening it (ADR 0036):
+    nothing is written, imported, rendered or embedded. Raises `DoctorFailed` or
+    `ConfigError` when it cannot run."""
+    from pi_hermes_memory.adapters.doctor import diagnose as run
+
+    return run(agent_root=agent_root, cwd=cwd, project=project, environ=environ)
+
+
+def diagnose_config(config: Config, warnings: Iterable[str] = ()) -> DoctorReport:
+    """`diagnose` for an already loaded configuration (`Memory.doctor()`)."""
+    from pi_hermes_memory.adapters.doctor import diagnose_config as run
+
+    return run(config, list(warnings))

@@ -5,7 +5,8 @@ of the current model and their cosine is >= 0.82, else by the add path's token r
 (`similarity.is_near_duplicate` without a cosine). Linked entries form connected components:
 each component of two or more is a `[Near-duplicate cluster N]` block, the rest are listed
 under `[Ungrouped entries]`; with no cluster at all the entries keep the plain `§` format.
-O(n²) pairs; pure (the cosines come in as unit vectors, never from a provider).
+Token links come from the exact all-pairs join of `near_pairs` (ADR 0036), not from n²
+comparisons; pure (the cosines come in as unit vectors, never from a provider).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Final
 
 import attrs
+from pi_hermes_memory.domain.near_pairs import token_pairs
 from pi_hermes_memory.domain.similarity import JACCARD_THRESHOLD, token_set
 
 __all__ = ["CLUSTER_COSINE", "Clustering", "CosineLinks", "cluster", "render"]
@@ -66,31 +68,48 @@ def cluster(
             i = parent[i]
         return i
 
+    def link(i: int, j: int) -> None:
+        a, b = find(i), find(j)
+        if a != b:
+            parent[max(a, b)] = min(a, b)
+
+    ids = [entry_id for entry_id, _ in entries]
+    vecs = [vectors.get(entry_id) for entry_id in ids]
+    in_links = [bool(covered) and entry_id in covered for entry_id in ids]
+
+    def by_cosine(i: int, j: int) -> bool:
+        """Whether the pair is decided by its vectors (then never by tokens)."""
+        if in_links[i] and in_links[j]:
+            return True
+        vec_i, vec_j = vecs[i], vecs[j]
+        return vec_i is not None and vec_j is not None and len(vec_i) == len(vec_j)
+
+    # the cosine side: the caller's links, else the dot products of the rows with a vector
+    index: dict[str, list[int]] = {}
+    for i, entry_id in enumerate(ids):
+        index.setdefault(entry_id, []).append(i)
+    for left, right in cos_pairs:
+        if left > right:
+            continue  # a pair is looked up as (smaller id, larger id)
+        for i in index.get(left, ()):
+            for j in index.get(right, ()):
+                if i != j and in_links[i] and in_links[j]:
+                    link(i, j)
+    with_vector = [i for i in range(n) if vecs[i] is not None]
+    for x, i in enumerate(with_vector):
+        for j in with_vector[x + 1 :]:
+            if not (in_links[i] and in_links[j]) and by_cosine(i, j):
+                vec_i, vec_j = vecs[i], vecs[j]
+                assert vec_i is not None and vec_j is not None
+                if _dot(vec_i, vec_j) >= CLUSTER_COSINE:
+                    link(i, j)
+    # the token side: every pair over the add path's rule, without comparing every pair
+    # (`near_pairs.token_pairs`), for the pairs no vector decides
     tokens = [token_set(text) for _, text in entries]
-    sizes = [len(t) for t in tokens]
-    vecs = [vectors.get(entry_id) for entry_id, _ in entries]
-    for i in range(n):
-        vec_i, tok_i, size_i = vecs[i], tokens[i], sizes[i]
-        # the add path's token rule (similarity.is_near_duplicate without a cosine): Jaccard
-        # >= t needs t*|A| <= |B| <= |A|/t, so most pairs are skipped without set work
-        low, high = size_i * JACCARD_THRESHOLD, size_i / JACCARD_THRESHOLD
-        id_i = entries[i][0]
-        for j in range(i + 1, n):
-            vec_j = vecs[j]
-            if covered and id_i in covered and entries[j][0] in covered:
-                id_j = entries[j][0]
-                linked = (min(id_i, id_j), max(id_i, id_j)) in cos_pairs
-            elif vec_i is not None and vec_j is not None and len(vec_i) == len(vec_j):
-                linked = _dot(vec_i, vec_j) >= CLUSTER_COSINE
-            elif not low <= sizes[j] <= high or not size_i:
-                linked = False
-            else:
-                shared = len(tok_i & tokens[j])
-                linked = shared / (size_i + sizes[j] - shared) >= JACCARD_THRESHOLD
-            if linked:
-                a, b = find(i), find(j)
-                if a != b:
-                    parent[max(a, b)] = min(a, b)
+    for i, j, _ in token_pairs(
+        tokens, threshold=JACCARD_THRESHOLD, keep=lambda i, j: not by_cosine(i, j)
+    ):
+        link(i, j)
     groups: dict[int, list[str]] = {}
     for i, (entry_id, _) in enumerate(entries):
         groups.setdefault(find(i), []).append(entry_id)

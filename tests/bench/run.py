@@ -1117,6 +1117,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("… lifecycle call overhead", file=sys.stderr, flush=True)
     life = lifecycle.run(200 if args.quick else 600)
     print("\n".join(lifecycle.render(life)))
+    from tests.bench import doctor
+
+    print("… doctor: cross-scope scan and the whole doctor", file=sys.stderr, flush=True)
+    doctored = doctor.run(2_000 if args.quick else 20_000, 10 if args.quick else 50, 384)
+    print("\n".join(doctor.render(doctored)))
     print(f"\n(total benchmark time {time.perf_counter() - started:.0f} s)", flush=True)
     if args.out is not None:
         data = to_json(context, adds, replay, searches)
@@ -1126,6 +1131,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         data["scale"] = scaled
         data["clustering"] = [attrs.asdict(r) for r in clustered]
         data["lifecycle"] = attrs.asdict(life)
+        data["doctor"] = doctored
         args.out.write_text(json.dumps(data, indent=2) + "\n")
     return 0
 
