@@ -180,6 +180,25 @@ def anchor_match(query: AnchorQuery) -> tuple[str, str]:
     return " AND ".join(every), " OR ".join(excluded)
 
 
+def _slices(first: int, *, filtered: bool) -> Iterator[int]:
+    """How many ranked turns to look up before each `enough` check: unfiltered, the best
+    `first`, then up to max(first, 256) in all; filtered, max(first, 256); then twice as many
+    each time. The schedule of the ranking before ADR 0041 (it looked up the best `first`, then
+    started again with slices of 256, 512, ...), kept so that where every match is ranked the
+    lookups stop at the same turn and a session shows the same turns."""
+    base = max(first, _SLICE)
+    if filtered:
+        yield base
+    else:
+        yield first
+        if base > first:
+            yield base - first
+    size = base
+    while True:
+        size *= 2
+        yield size
+
+
 class SqliteSessionIndex:
     """The `SessionIndex` port over our SQLite file, on a connection of its own."""
 
@@ -436,7 +455,7 @@ class SqliteSessionIndex:
             not where and self._nth_newest(c, expression, None, self.exhaustive + 1) is not None
         )
         stop = (enough_recent or enough) if blocks else enough
-        size = max(first, _SLICE) if where else first
+        sizes = _slices(first, filtered=bool(where))
         ceiling: int | None = None
         while True:
             floor = self._nth_newest(c, expression, ceiling, self.block) if blocks else None
@@ -449,14 +468,13 @@ class SqliteSessionIndex:
                 (expression, *(value for _, value in bounds if value is not None)),
             )
             try:
-                while True:
+                for size in sizes:
                     part = [(rowid, -score) for rowid, score in itertools.islice(ranked, size)]
                     rows += self._eligible(c, part, where, params)
                     if stop(rows):
                         return rows
                     if len(part) < size:
                         break
-                    size *= 2
             finally:
                 ranked.close()
             if floor is None:

@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import random
 import tempfile
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime, timedelta
@@ -286,3 +287,29 @@ def test_thresholds_must_be_positive(tmp_path: Path) -> None:
         SqliteSessionIndex(tmp_path / "s.db", exhaustive=0)
     with pytest.raises(InvalidArgument):
         SqliteSessionIndex(tmp_path / "s.db", block=0)
+
+
+def test_a_search_reading_past_the_first_slice_stops_at_the_same_turns(tmp_path: Path) -> None:
+    # Hundreds of matches, the preferred project's turns long (low bm25) and spread through
+    # the ranking, so the lookups go on past the first slice and stop part way: a session's
+    # shown turns are those read, so the slices must end where they ended before.
+    rng = random.Random(7)
+    turns: list[tuple[int, str, list[str]]] = []
+    for _ in range(700):
+        session = rng.choice((0, 3)) if rng.random() < 0.06 else rng.choice((1, 2, 4, 5))
+        preferred = SESSIONS[session][1] == "api"
+        filler = rng.randrange(0, 30) if preferred else rng.randrange(0, 12)
+        words = [rng.choice(WORDS[:3]) for _ in range(rng.randint(1, 2))]
+        words += [rng.choice(FILLER) for _ in range(filler)]
+        turns.append((session, rng.choice(("user", "assistant")), words))
+    path = build(tmp_path, turns)
+    new, old = SqliteSessionIndex(path), ExhaustiveSessionIndex(path)
+    try:
+        for word in WORDS[:3]:
+            for limit in range(1, 7):
+                for prefer in (None, *PROJECTS):
+                    query = SessionQuery(text=word, prefer=prefer, limit=limit)
+                    assert new.search(query) == old.search(query), (word, limit, prefer)
+    finally:
+        new.close()
+        old.close()
