@@ -1,4 +1,4 @@
-"""The session history index in our SQLite file (ADR 0020, ADR 0021).
+"""The session history index in our SQLite file (ADR 0020, ADR 0021; ranking: ADR 0041).
 
 Tables (schema step 2): `session_files` (each file's identity and read progress),
 `sessions` (one per file, or per recorded session id), `session_messages` (one row per indexed

@@ -10,13 +10,8 @@ from tests.bench import sessions
 
 def test_session_bench_is_well_formed(tmp_path: Path, capsys: object) -> None:
     out = tmp_path / "figures.json"
-    assert (
-        sessions.main(
-            ["--sessions", "6", "--messages", "300", "--repeat", "1", "--curve", "100"]
-            + ["--out", str(out)]
-        )
-        == 0
-    )
+    args = ["--sessions", "6", "--messages", "300", "--repeat", "1", "--curve", "100"]
+    assert sessions.main([*args, "--out", str(out)]) == 0
     figures = json.loads(out.read_text())
     assert figures["files"] == 6 and figures["messages_indexed"] > 0
     assert figures["append_one_file"]["messages"] > 0
