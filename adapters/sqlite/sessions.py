@@ -1,4 +1,4 @@
-"""The session history index in our SQLite file (ADR 0020, ADR 0021).
+"""The session history index in our SQLite file (ADR 0020, ADR 0021; ranking: ADR 0041).
 
 Tables (schema step 2): `session_files` (each file's identity and read progress),
 `sessions` (one per file, or per recorded session id), `session_messages` (one row per indexed
@@ -41,6 +41,7 @@ from pi_hermes_memory.domain.sessions import (
     normalize_cwd,
 )
 from pi_hermes_memory.domain.terms import plan_terms
+from pi_hermes_memory.errors import InvalidArgument
 from pi_hermes_memory.session_search import (
     AnchorLine,
     AnchorQuery,
@@ -63,6 +64,11 @@ _MATCH_TABLE = (
     "tokenize='unicode61 remove_diacritics 2')"  # session_messages_fts's (schema step 2)
 )
 _SLICE = 256  # ranked matches looked up at first when filters apply (then twice as many)
+#: Ranking (ADR 0041): a tier matching at most this many turns is ranked by bm25 over all of
+#: them (every rare word and CJK term of the 1M-message bench: at most ~13k); above it, ...
+EXHAUSTIVE_MATCHES = 16_384
+#: ... in blocks of this many matching turns, newest block first, bm25 within a block.
+RANK_BLOCK = 4_096
 #: Page cache of the session connection (SQLite's default is 2 MiB).
 CACHE_KIB = 64 * 1024
 
@@ -174,11 +180,37 @@ def anchor_match(query: AnchorQuery) -> tuple[str, str]:
     return " AND ".join(every), " OR ".join(excluded)
 
 
+def _slices(first: int, *, filtered: bool) -> Iterator[int]:
+    """How many ranked turns to look up before each `enough` check: unfiltered, the best
+    `first`, then up to max(first, 256) in all; filtered, max(first, 256); then twice as many
+    each time. The schedule of the ranking before ADR 0041 (it looked up the best `first`, then
+    started again with slices of 256, 512, ...), kept so that where every match is ranked the
+    lookups stop at the same turn and a session shows the same turns."""
+    base = max(first, _SLICE)
+    if filtered:
+        yield base
+    else:
+        yield first
+        if base > first:
+            yield base - first
+    size = base
+    while True:
+        size *= 2
+        yield size
+
+
 class SqliteSessionIndex:
     """The `SessionIndex` port over our SQLite file, on a connection of its own."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(
+        self, path: Path, *, exhaustive: int = EXHAUSTIVE_MATCHES, block: int = RANK_BLOCK
+    ) -> None:
+        if exhaustive < 1 or block < 1:
+            raise InvalidArgument("exhaustive and block must be at least 1")
         self.path = path
+        #: ranking (ADR 0041): every match by bm25 up to `exhaustive` matches, else blocks
+        self.exhaustive = exhaustive
+        self.block = block
         self._conn: apsw.Connection | None = None
         self._lock = threading.RLock()
 
@@ -399,42 +431,67 @@ class SqliteSessionIndex:
         params: Sequence[Any],
         enough: Callable[[list[tuple[Any, ...]]], bool],
         first: int,
+        *,
+        enough_recent: Callable[[list[tuple[Any, ...]]], bool] | None = None,
     ) -> list[tuple[Any, ...]]:
-        """The turns matching `expression`, best bm25 first (ties: lower rowid first), that
-        pass `where` (over `m`, the turn, and `s`, its session), as (rowid, score, session,
-        turn, line, at, project): at least until `enough(rows)` holds, else all of them.
+        """The turns matching `expression`, in ranking order (ADR 0041), that pass `where`
+        (over `m`, the turn, and `s`, its session), as (rowid, score, session, turn, line, at,
+        project): at least until `enough(rows)` holds, else all of them.
 
-        Without filters, FTS5 ranks its matches on its own (`ORDER BY rank LIMIT k`, about a
-        microsecond per match) and only the best `first` are looked up. With filters, or when
-        those were not `enough(rows)`, FTS5 ranks every match without touching the turn rows,
-        and the turns are looked up (and filtered) in that order, in growing slices, until
-        `enough(rows)`: joining every match to its turn before ranking costs 3-5 µs per match
-        (the turn rows do not stay in cache), looking up a slice only for the matches read."""
-        if not where:
-            top = c.execute(
-                "SELECT rowid, -rank FROM session_messages_fts "
-                "WHERE session_messages_fts MATCH ? ORDER BY rank LIMIT ?",
-                (expression, first),
-            ).fetchall()
-            rows = self._eligible(c, top, where, params)
-            if len(top) < first or enough(rows):
-                return rows
-        ranked = c.execute(
-            "SELECT rowid, rank FROM session_messages_fts "
-            "WHERE session_messages_fts MATCH ? ORDER BY rank, rowid",
-            (expression,),
+        The order: best bm25 first (ties: lower rowid first), exactly as before ADR 0041,
+        when at most `exhaustive` turns match or a filter (`where`) applies. When more match
+        and no filter applies (a common word), the matches are cut into blocks of `block`
+        turns in index order, newest block first, each block in bm25 order (the scores are
+        the full index's bm25: idf and average length come from the whole table), and
+        reading stops when `enough_recent(rows)` (default: `enough`) holds. Finding a block
+        walks rowids only (~0.05 µs per match); bm25 (~1 µs per match) is paid only for the
+        blocks read, so a common word costs one block instead of every match.
+
+        FTS5 scores a block's matches without touching the turn rows, and the turns are
+        looked up (and filtered) in that order in growing slices until enough: joining every
+        match to its turn costs 3-5 µs per match (ADR 0021)."""
+        rows: list[tuple[Any, ...]] = []
+        blocks = (
+            not where and self._nth_newest(c, expression, None, self.exhaustive + 1) is not None
         )
-        rows = []
-        size = max(first, _SLICE)
-        try:
-            while True:
-                part = [(rowid, -rank) for rowid, rank in itertools.islice(ranked, size)]
-                rows += self._eligible(c, part, where, params)
-                if len(part) < size or enough(rows):
-                    return rows
-                size *= 2
-        finally:
-            ranked.close()
+        stop = (enough_recent or enough) if blocks else enough
+        sizes = _slices(first, filtered=bool(where))
+        ceiling: int | None = None
+        while True:
+            floor = self._nth_newest(c, expression, ceiling, self.block) if blocks else None
+            bounds = [(" AND rowid >= ?", floor), (" AND rowid < ?", ceiling)]
+            ranked = c.execute(
+                "SELECT rowid, bm25(session_messages_fts) AS score FROM session_messages_fts "
+                "WHERE session_messages_fts MATCH ?"
+                + "".join(sql for sql, value in bounds if value is not None)
+                + " ORDER BY score, rowid",
+                (expression, *(value for _, value in bounds if value is not None)),
+            )
+            try:
+                for size in sizes:
+                    part = [(rowid, -score) for rowid, score in itertools.islice(ranked, size)]
+                    rows += self._eligible(c, part, where, params)
+                    if stop(rows):
+                        return rows
+                    if len(part) < size:
+                        break
+            finally:
+                ranked.close()
+            if floor is None:
+                return rows
+            ceiling = floor
+
+    @staticmethod
+    def _nth_newest(c: apsw.Connection, expression: str, below: int | None, n: int) -> int | None:
+        """The rowid of the `n`-th newest turn matching `expression` with a rowid below
+        `below` (None: no bound), or None when fewer match. Walks rowids only (no bm25)."""
+        bound, values = ("", ()) if below is None else (" AND rowid < ?", (below,))
+        value = c.execute(
+            "SELECT rowid FROM session_messages_fts "
+            f"WHERE session_messages_fts MATCH ?{bound} ORDER BY rowid DESC LIMIT 1 OFFSET ?",
+            (expression, *values, n - 1),
+        ).get
+        return None if value is None else int(value)
 
     def _eligible(
         self,
@@ -497,8 +554,12 @@ class SqliteSessionIndex:
                     fresh = {r[2] for r in rows if r[2] not in seen and preferred(r[6])}
                     return len(fresh) + sum(len(g) for g in groups[0::2]) >= query.limit
 
+                def recent(rows: list[tuple[Any, ...]], seen: set[int] = seen) -> bool:
+                    fresh = {r[2] for r in rows if r[2] not in seen}
+                    return len(fresh) + len(seen) >= query.limit
+
                 for _, score, sid, turn, _, _, project in self._ranked(
-                    c, expression, where, params, full, first
+                    c, expression, where, params, full, first, enough_recent=recent
                 ):
                     if sid in seen:
                         continue

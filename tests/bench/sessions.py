@@ -1,11 +1,17 @@
 """Session history figures (issue 5): index throughput, re-index of an unchanged tree, append
-growth of one file, session_search latency of both variants, database size.
+growth of one file, session_search latency of both variants, database size; and (issue 17,
+ADR 0041) legacy session_search p50/p95 for rare words, common words and CJK terms at each
+size of `--curve` and at the full size, with the ranking before ADR 0041 (`before`: bm25 over
+every match) and after it (`after`) timed side by side on the same index, and whether both
+return the same results.
 
     python -m tests.bench.sessions [--sessions 2000 --messages 1000000] [--tree DIR] [--out F]
+        [--curve 10000,100000]
 
 Writes a synthetic Pi sessions tree (`tests.bench.session_tree`) unless `--tree` names one
 (an agent root holding `sessions/`; left unchanged: no append step then), indexes it into a
-fresh database and prints JSON.
+fresh database and prints JSON. Each curve size below `--messages` gets its own tree and index
+(sessions scaled alike); the full size reuses the index built for the other figures.
 """
 
 from __future__ import annotations
@@ -37,6 +43,7 @@ from tests.bench.session_tree import (
     RARE_TERMS,
     write_session_tree,
 )
+from tests.support.session_reference import ExhaustiveSessionIndex
 
 
 def percentile(values: Sequence[float], p: float) -> float:
@@ -59,6 +66,41 @@ def _timed(calls: Sequence[Any], repeat: int) -> dict[str, float]:
         "p50_ms": round(percentile(samples, 50), 2),
         "p95_ms": round(percentile(samples, 95), 2),
     }
+
+
+def search_curve_point(db: Path, *, repeat: int) -> dict[str, Any]:
+    """Legacy session_search on the index at `db`, before and after ADR 0041, interleaved
+    (each query by one then the other, after one warm-up pass of both)."""
+    quiet = structlog.wrap_logger(logging.getLogger("bench.sessions"))
+    indexes = {"before": ExhaustiveSessionIndex(db), "after": SqliteSessionIndex(db)}
+    services = {
+        name: SessionSearchService(index=index, current_project="api-gateway", logger=quiet)
+        for name, index in indexes.items()
+    }
+    counts = indexes["after"].counts()
+    cases = {"rare": RARE_TERMS, "common": COMMON_TERMS, "cjk": CJK_TERMS}
+    point: dict[str, Any] = {"messages_indexed": counts.messages, "same_results": {}}
+    try:
+        for case, terms in cases.items():
+            results = {name: [svc.search(t) for t in terms] for name, svc in services.items()}
+            point["same_results"][case] = results["before"] == results["after"]
+            samples: dict[str, list[float]] = {name: [] for name in services}
+            for _ in range(repeat):
+                for term in terms:
+                    for name, svc in services.items():
+                        start = time.perf_counter()
+                        svc.search(term)
+                        samples[name].append((time.perf_counter() - start) * 1000)
+            for name, values in samples.items():
+                point.setdefault(name, {})[case] = {
+                    "queries": len(values),
+                    "p50_ms": round(percentile(values, 50), 2),
+                    "p95_ms": round(percentile(values, 95), 2),
+                }
+    finally:
+        for index in indexes.values():
+            index.close()
+    return point
 
 
 def bench(
@@ -156,6 +198,21 @@ def bench(
     }
 
 
+def index_tree(agent_root: Path, db: Path, *, parse_in_worker: bool | None) -> None:
+    """Index the sessions tree under `agent_root` into a fresh database at `db`."""
+    index = SqliteSessionIndex(db)
+    try:
+        SessionIndexer(
+            source=PiSessionFiles(agent_root / "sessions"),
+            index=index,
+            clock=SystemClock(),
+            parse_in_worker=parse_in_worker,
+            logger=structlog.wrap_logger(logging.getLogger("bench.sessions")),
+        ).index_all()
+    finally:
+        index.close()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.bench.sessions", description=__doc__)
     parser.add_argument("--sessions", type=int, default=2000)
@@ -167,9 +224,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--in-process", action="store_true", help="parse in this process (no helper process)"
     )
+    parser.add_argument(
+        "--curve",
+        default="10000,100000",
+        help="message counts (comma-separated) of the session_search curve below --messages",
+    )
     args = parser.parse_args(argv)
+    sizes = sorted({int(n) for n in args.curve.split(",") if n.strip()})
     work = Path(tempfile.mkdtemp(prefix="bench-sessions-"))
     try:
+        curve: dict[str, Any] = {}
+        for size in (n for n in sizes if 0 < n < args.messages and args.tree is None):
+            point_root = work / f"curve-{size}"
+            write_session_tree(
+                point_root,
+                sessions=max(6, args.sessions * size // args.messages),
+                messages=size,
+                seed=args.seed,
+                workers=max(1, min(4, os.cpu_count() or 1)),
+            )
+            db = work / f"curve-{size}.db"
+            index_tree(point_root, db, parse_in_worker=False if args.in_process else None)
+            curve[str(size)] = search_curve_point(db, repeat=args.repeat)
+            shutil.rmtree(point_root, ignore_errors=True)
         root = args.tree
         if root is None:
             root = work / "agent"
@@ -187,6 +264,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             grow=args.tree is None,
             parse_in_worker=False if args.in_process else None,
         )
+        curve["tree" if args.tree is not None else str(args.messages)] = search_curve_point(
+            work / "sessions.db", repeat=args.repeat
+        )
+        figures["session_search_curve"] = curve
     finally:
         shutil.rmtree(work, ignore_errors=True)
     text = json.dumps(figures, indent=2, ensure_ascii=False)
