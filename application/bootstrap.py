@@ -220,7 +220,7 @@ def open_memory(
     service = make_service(storage, markdown, embeddings)
     try:
         try:
-            service.entries()  # converge: finish interrupted renders, import hand edits
+            service.converge()  # finish interrupted renders, import hand edits (ADR 0038)
         except OSError as error:
             fault = _storage_fault(error)
             if fault is None or not own_storage or read_only is not None:
@@ -235,13 +235,13 @@ def open_memory(
             skill_telemetry = None
             storage, markdown, search_index = _read_only_store(config, markdown, fault)
             service = make_service(storage, markdown, None)
-            service.entries()
+            service.converge()
         if read_only is not None:
             migration = None
         if migration is not None and migration.deferred and migrate is not None:
             # the flat project file was missing; entries() rendered it, now merge into it
             migration = migrate()
-            service.entries()
+            service.converge()
         unattributed = sum(1 for e in service.document(Target.PROJECT).active if e.project is None)
     except BaseException:
         if embeddings is not None:

@@ -488,6 +488,14 @@ class MemoryService:
             views.extend(entry_view(e) for e in rows if scope.visible(e))
         return views
 
+    def converge(self) -> None:
+        """Finish interrupted renders and import hand edits of every document, without reading
+        any document when every file is what the ledger recorded (a hash check, ADR 0038):
+        what `open` runs, so opening costs the files, not the history."""
+        warnings: list[str] = []
+        self._pipe.converge(_ALL_STREAMS, warnings)
+        self._note(warnings)
+
     def maintain(
         self, step: Callable[[UnitOfWork, dict[Target, MemoryDocument], dict[Target, int]], _R]
     ) -> tuple[_R, list[str]]:
