@@ -129,6 +129,9 @@ class Memory:
     ) -> None:
         self._sessions = sessions
         self._skills: SkillService | None = None
+        #: builds the skill service and the governance on first use (ADR 0038)
+        self._make_skills: Callable[[], SkillService] | None = None
+        self._make_governance: Callable[[], SkillGovernance] | None = None
         self._llm: Completer | None = None
         self._llm_off: LlmStatus | None = None
         self._consolidator: Consolidator | None = None
@@ -236,29 +239,51 @@ class Memory:
 
         return AgentSession(self, session_id=session_id, logger=self._log)
 
-    def attach_skills(self, skills: SkillService) -> None:
-        """Set by `open_memory`: the skill service of this session (ADR 0030)."""
-        self._skills = skills
+    def attach_skills(self, skills: SkillService | Callable[[], SkillService]) -> None:
+        """Set by `open_memory`: the skill service of this session (ADR 0030), or a function
+        that builds it on first use (a call that never touches skills does not load them)."""
+        if callable(skills):
+            self._skills, self._make_skills = None, skills
+        else:
+            self._skills, self._make_skills = skills, None
+
+    def _skill_service(self) -> SkillService | None:
+        if self._make_skills is not None:
+            self._skills, self._make_skills = self._make_skills(), None
+        return self._skills
+
+    def _skill_governance(self) -> SkillGovernance | None:
+        if self._make_governance is not None:
+            self._governance, self._make_governance = self._make_governance(), None
+        return self._governance
 
     @property
     def skills(self) -> SkillService:
         """Procedural skills: create, view, use, patch, update, delete, support files,
         visibility and discovery (``pi_hermes_memory.skills.SkillService``)."""
-        if self._skills is None:
+        skills = self._skill_service()
+        if skills is None:
             raise InvalidArgument("skills are not available on this store")
-        return self._skills
+        return skills
 
-    def attach_governance(self, governance: SkillGovernance) -> None:
-        """Set by `open_memory`: the skill governance of this session (ADR 0031)."""
-        self._governance = governance
+    def attach_governance(
+        self, governance: SkillGovernance | Callable[[], SkillGovernance]
+    ) -> None:
+        """Set by `open_memory`: the skill governance of this session (ADR 0031), or a
+        function that builds it on first use."""
+        if callable(governance):
+            self._governance, self._make_governance = None, governance
+        else:
+            self._governance, self._make_governance = governance, None
 
     @property
     def skill_governance(self) -> SkillGovernance:
         """Skill governance: status, curate, explain, promote, demote, restore, clear,
         reload (``pi_hermes_memory.skill_governance.SkillGovernance``)."""
-        if self._governance is None:
+        governance = self._skill_governance()
+        if governance is None:
             raise InvalidArgument("skill governance is not available on this store")
-        return self._governance
+        return governance
 
     def interview(self, answers: Mapping[str, str] | None = None) -> ToolResult:
         """The interview (``pi_hermes_memory.learning.interview``): no answers, the questions;
@@ -290,8 +315,9 @@ class Memory:
         from pi_hermes_memory.skill_stats_tool import skill_stats
 
         governance = getattr(self.config, "skill_governance", None)
-        if self._governance is not None:  # with the project's curated words (ADR 0031)
-            policy = self._governance.policy()
+        curated = self._skill_governance()
+        if curated is not None:  # with the project's curated words (ADR 0031)
+            policy = curated.policy()
         elif governance is not None:
             policy = promotion_policy(governance)
         else:
@@ -599,10 +625,10 @@ class Memory:
             tools[MEMORY_SEARCH_TOOL.name] = (MEMORY_SEARCH_TOOL, self._search_tool)
         if self._sessions is not None:
             tools["session_search"] = (self._sessions.tool, self._sessions.run_tool)
-        if self._skills is not None:
+        skills = self._skill_service()
+        if skills is not None:
             from pi_hermes_memory.skill_tool import SKILL_TOOL, run_skill_tool
 
-            skills = self._skills
             tools[SKILL_TOOL.name] = (SKILL_TOOL, lambda args: run_skill_tool(skills, args))
             if skills.telemetry is not None:
                 from pi_hermes_memory.skill_stats_tool import (
@@ -614,10 +640,10 @@ class Memory:
                     SKILL_STATS_TOOL,
                     lambda args: run_skill_stats_tool(self.skill_stats, skills.project, args),
                 )
-        if self._governance is not None and self._governance.child:
+        governance = self._skill_governance()
+        if governance is not None and governance.child:
             from pi_hermes_memory.governance_tool import CURATE_TOOL, run_curate_tool
 
-            governance = self._governance
             tools[CURATE_TOOL.name] = (CURATE_TOOL, lambda args: run_curate_tool(governance, args))
         return tools
 

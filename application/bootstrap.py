@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from pi_hermes_memory.recovery import RecoveryReport
     from pi_hermes_memory.retrieval import Reranker
     from pi_hermes_memory.session_history import SessionHistory
+    from pi_hermes_memory.skill_governance import SkillGovernance
     from pi_hermes_memory.skill_ports import SkillTelemetry
     from pi_hermes_memory.skills import SkillService
 
@@ -287,17 +288,6 @@ def open_memory(
         read_only=read_only,
         write_guard=_read_only_files(markdown),
     )
-    skills = _skill_service(
-        config,
-        storage,
-        markdown,
-        clock,
-        logger,
-        skill_telemetry,
-        session_id,
-        child_session,
-        memory,
-    )
     from pi_hermes_memory.adapters.llm import completer_from_config
     from pi_hermes_memory.llm import OffCompleter, llm_status
 
@@ -312,22 +302,38 @@ def open_memory(
         status if completer is None else None,
         try_lock=try_file_lock,
     )
-    memory.attach_skills(skills)
-    from pi_hermes_memory.skill_classifier_llm import LlmClassifier
-    from pi_hermes_memory.skill_governance import SkillGovernance
+    store, documents, llm = storage, markdown, completer
 
-    memory.attach_governance(
-        SkillGovernance(
-            skills=skills,
+    def skills() -> SkillService:  # built on first use: a search never loads skills
+        return _skill_service(
+            config,
+            store,
+            documents,
+            clock,
+            logger,
+            skill_telemetry,
+            session_id,
+            child_session,
+            memory,
+        )
+
+    def governance() -> SkillGovernance:
+        from pi_hermes_memory.skill_classifier_llm import LlmClassifier
+        from pi_hermes_memory.skill_governance import SkillGovernance
+
+        return SkillGovernance(
+            skills=memory.skills,
             telemetry=skill_telemetry,
             config=config.skill_governance,
-            storage=storage,
+            storage=store,
             clock=clock,
             logger=logger,
             write_guard=memory.check_writable,
-            classifier=LlmClassifier(completer) if completer is not None else None,
+            classifier=LlmClassifier(llm) if llm is not None else None,
         )
-    )
+
+    memory.attach_skills(skills)
+    memory.attach_governance(governance)
     return memory
 
 

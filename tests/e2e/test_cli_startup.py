@@ -56,12 +56,7 @@ HEAVY = (
 
 
 def _loaded_after(code: str) -> list[str]:
-    script = (
-        "import sys\n"
-        f"{code}\n"
-        "import json\n"
-        "print(json.dumps(sorted(sys.modules)))\n"
-    )
+    script = f"import sys\n{code}\nimport json\nprint(json.dumps(sorted(sys.modules)))\n"
     done = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=120
     )

@@ -89,7 +89,9 @@ def counts(monkeypatch: pytest.MonkeyPatch) -> Iterator[_Counts]:
     monkeypatch.setattr(
         sqlite_storage,
         "decode",
-        found.wrap(sqlite_storage.decode, found.events, lambda tag, data: json.loads(data)["stream"]),
+        found.wrap(
+            sqlite_storage.decode, found.events, lambda tag, data: json.loads(data)["stream"]
+        ),
     )
     monkeypatch.setattr(
         memory_documents,
