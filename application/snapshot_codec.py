@@ -146,7 +146,7 @@ def _structure_of(cls: type) -> _Structure | None:
     return structure  # type: ignore[no-any-return]
 
 
-def _give_up(cls: type) -> None:
+def _give_up(cls: type) -> _Structure | None:
     _STRUCTURES[cls] = None
     return None
 
@@ -159,6 +159,7 @@ def decode_document(data: str) -> MemoryDocument:
         if payload["format"] != FORMAT:
             raise ValueError(f"snapshot format {payload['format']!r}, expected {FORMAT}")
         fast = _structure_of(MemoryDocument)
+        doc: MemoryDocument
         if fast is not None:
             doc = fast(payload["document"])
         else:
