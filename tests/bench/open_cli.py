@@ -75,10 +75,13 @@ print(json.dumps(out))
 """
 
 
-def _env(root: Path) -> dict[str, str]:
+def _env(root: Path | None = None) -> dict[str, str]:
+    """The children's environment: a warm machine caches bytecode (a CI setting of
+    PYTHONDONTWRITEBYTECODE would make every run compile every module)."""
     env = dict(os.environ)
-    env.update({"HOME": str(root), "PI_CODING_AGENT_DIR": str(root / "agent")})
-    env.pop("PI_HERMES_MEMORY_CONFIG", None)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    if root is not None:
+        env.update({"HOME": str(root), "PI_CODING_AGENT_DIR": str(root / "agent")})
     return env
 
 
@@ -136,7 +139,7 @@ def bench_size(entries: int, *, repeats: int = 3, root: Path | None = None) -> d
     }
 
 
-def _importtime(args: Sequence[str], env: dict[str, str] | None = None) -> dict[str, Any]:
+def _importtime(args: Sequence[str], env: dict[str, str]) -> dict[str, Any]:
     """Sum of the top-level cumulative import times (ms) and the number of modules imported,
     from `python -X importtime` on `args`."""
     done = subprocess.run(
@@ -159,11 +162,12 @@ def _importtime(args: Sequence[str], env: dict[str, str] | None = None) -> dict[
 
 def bench_imports(root: Path | None = None) -> dict[str, Any]:
     out = {
-        "package": _importtime(["-c", "import pi_hermes_memory"]),
-        "cli_module": _importtime(["-c", "import pi_hermes_memory.adapters.cli"]),
+        "package": _importtime(["-c", "import pi_hermes_memory"], _env()),
+        "cli_module": _importtime(["-c", "import pi_hermes_memory.adapters.cli"], _env()),
     }
     with _workdir(root) as work:
         build_store(work, 100)
+        _importtime(["-c", _CLI, "search", "alpha", "--project", PROJECT], _env(work))  # warm
         out["cli_search"] = _importtime(
             ["-c", _CLI, "search", "alpha", "--project", PROJECT], env=_env(work)
         )

@@ -38,6 +38,8 @@ What is measured:
 
 - consolidation pre-clustering (`tests/bench/clustering.py`) at 200 and 2,000 entries.
 - the caller-thread cost of lifecycle calls (`tests/bench/lifecycle.py`).
+- open, CLI `search` wall time, import times and resident size by history size
+  (`tests/bench/open_cli.py`, ADR 0038).
 
 No figure here is asserted by the test suite; `tests/bench/test_bench_smoke.py` only checks that
 the functions return well-formed results.
@@ -1117,6 +1119,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("… lifecycle call overhead", file=sys.stderr, flush=True)
     life = lifecycle.run(200 if args.quick else 600)
     print("\n".join(lifecycle.render(life)))
+    from tests.bench import open_cli
+
+    opened = open_cli.run(open_cli.QUICK_SIZES if args.quick else open_cli.FULL_SIZES)
+    print(open_cli.render(opened))
     print(f"\n(total benchmark time {time.perf_counter() - started:.0f} s)", flush=True)
     if args.out is not None:
         data = to_json(context, adds, replay, searches)
@@ -1126,6 +1132,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         data["scale"] = scaled
         data["clustering"] = [attrs.asdict(r) for r in clustered]
         data["lifecycle"] = attrs.asdict(life)
+        data["open_cli"] = opened
         args.out.write_text(json.dumps(data, indent=2) + "\n")
     return 0
 
