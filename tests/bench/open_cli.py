@@ -6,7 +6,9 @@ For each size N (100 / 1k / 10k / 100k entries in the `memory` target, appended 
 `memory.added.v1` events directly through `SqliteStorage`, as `tests/bench/run.py` does; one
 untimed first open then renders MEMORY.md and stores the snapshot, as any write would):
 
-- open: `pi_hermes_memory.open(...)` in a fresh child process (median of the repeats), with
+- open: `pi_hermes_memory.open(...)` in a fresh child process (median of the repeats; the
+  modules `pi_hermes_memory.open` needs at module level are imported before the clock starts,
+  the ones it imports inside the call are timed), with
   the resident size (RSS, from /proc) of that process after the open, after a `search`, and
   after reading every entry (`entries()`, which decodes the whole document);
 - CLI search: the wall time of `pi-hermes-memory search <word>` as a child process (the
@@ -55,9 +57,10 @@ def rss():
     return None
 started = time.perf_counter()
 import pi_hermes_memory
+open_memory = pi_hermes_memory.open  # the modules `open` imports at module level
 imported = time.perf_counter()
 root = sys.argv[1]
-memory = pi_hermes_memory.open(
+memory = open_memory(
     agent_root=root + "/agent", environ={"HOME": root}, cwd=root, project=sys.argv[2]
 )
 opened = time.perf_counter()
