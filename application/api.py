@@ -19,7 +19,6 @@ from pi_hermes_memory.domain.commands import (
 )
 from pi_hermes_memory.domain.echo import shown
 from pi_hermes_memory.domain.model import GLOBAL_NAMESPACE, FailureCategory, Target
-from pi_hermes_memory.domain.promotion import PromotionPolicy
 from pi_hermes_memory.domain.status import Status
 from pi_hermes_memory.errors import HermesMemoryError, InvalidArgument, StorageFailed
 from pi_hermes_memory.insights import Insights, ProjectOverview, insights, project_overview
@@ -35,7 +34,6 @@ from pi_hermes_memory.search import (
     run_search_tool,
 )
 from pi_hermes_memory.service import MemoryService, entry_view
-from pi_hermes_memory.session_history import SessionHistory
 from pi_hermes_memory.session_search import (
     DEFAULT_SESSIONS,
     AnchorResult,
@@ -63,6 +61,7 @@ if TYPE_CHECKING:  # imports numpy: loaded only when embeddings are on
     from pi_hermes_memory.lifecycle import AgentSession
     from pi_hermes_memory.llm import Completer, LlmStatus
     from pi_hermes_memory.retrieval import Reranker
+    from pi_hermes_memory.session_history import SessionHistory
     from pi_hermes_memory.skill_governance import SkillGovernance
     from pi_hermes_memory.skill_stats_tool import SkillStatsReport
     from pi_hermes_memory.skills import SkillService
@@ -311,6 +310,7 @@ class Memory:
         `since_days` UTC days (None: all time) in `project` (None: every project), its
         governance record and its promotion verdict. Raises `InvalidArgument` for a bad option
         and `HermesMemoryError` when the store keeps no skill statistics."""
+        from pi_hermes_memory.domain.promotion import PromotionPolicy
         from pi_hermes_memory.skill_stats import promotion_policy
         from pi_hermes_memory.skill_stats_tool import skill_stats
 

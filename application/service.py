@@ -40,7 +40,6 @@ from pi_hermes_memory.domain.restore import (
     restorable,
     select_restorable,
 )
-from pi_hermes_memory.domain.scanning import scan
 from pi_hermes_memory.domain.scope import SessionScope
 from pi_hermes_memory.domain.status import Status
 from pi_hermes_memory.errors import MarkdownUnreadable
@@ -458,6 +457,8 @@ class MemoryService:
         self, command: AddMemory | ReplaceMemory
     ) -> tuple[AddMemory | ReplaceMemory | WriteResult, tuple[str, ...]]:
         """Scan new content; a refusal becomes a failed result, warnings become notes."""
+        from pi_hermes_memory.domain.scanning import scan  # loaded by the first write
+
         result = scan(command.text)
         if result.blocked:
             refused = WriteResult(
