@@ -39,7 +39,6 @@ from pi_hermes_memory.session_search import (
     AnchorResult,
     SessionSearchResult,
 )
-from pi_hermes_memory.sessions import IndexProgress, IndexReport, RecordResult
 from pi_hermes_memory.sync import SyncReport, sync_markdown
 from pi_hermes_memory.tools import (
     MEMORY_TOOL,
@@ -62,6 +61,7 @@ if TYPE_CHECKING:  # imports numpy: loaded only when embeddings are on
     from pi_hermes_memory.llm import Completer, LlmStatus
     from pi_hermes_memory.retrieval import Reranker
     from pi_hermes_memory.session_history import SessionHistory
+    from pi_hermes_memory.sessions import IndexProgress, IndexReport, RecordResult
     from pi_hermes_memory.skill_governance import SkillGovernance
     from pi_hermes_memory.skill_stats_tool import SkillStatsReport
     from pi_hermes_memory.skills import SkillService
@@ -122,11 +122,17 @@ class Memory:
         hybrid: HybridSettings | None = None,
         reranker: Reranker | None = None,
         on_close: Callable[[], None] | None = None,
-        sessions: SessionHistory | None = None,
+        sessions: SessionHistory | Callable[[], SessionHistory] | None = None,
         read_only: StorageFailed | None = None,
         write_guard: Callable[[Iterable[Target]], None] | None = None,
     ) -> None:
-        self._sessions = sessions
+        #: session history, or a function that builds it on first use (ADR 0038)
+        self._sessions: SessionHistory | None = None
+        self._make_sessions: Callable[[], SessionHistory] | None = None
+        if callable(sessions):
+            self._make_sessions = sessions
+        else:
+            self._sessions = sessions
         self._skills: SkillService | None = None
         #: builds the skill service and the governance on first use (ADR 0038)
         self._make_skills: Callable[[], SkillService] | None = None
@@ -557,8 +563,13 @@ class Memory:
 
     # -- session history (ADR 0020, ADR 0021) ---------------------------------------------
 
+    def _session_history(self) -> SessionHistory | None:
+        if self._make_sessions is not None:
+            self._sessions, self._make_sessions = self._make_sessions(), None
+        return self._sessions
+
     def _history(self) -> SessionHistory:
-        if self._sessions is None and self.read_only is not None:
+        if self._session_history() is None and self.read_only is not None:
             raise type(self.read_only)(
                 f"session history is not available: {self.read_only}", path=self.read_only.path
             )
@@ -623,8 +634,9 @@ class Memory:
         }
         if self._search is not None:
             tools[MEMORY_SEARCH_TOOL.name] = (MEMORY_SEARCH_TOOL, self._search_tool)
-        if self._sessions is not None:
-            tools["session_search"] = (self._sessions.tool, self._sessions.run_tool)
+        history = self._session_history()
+        if history is not None:
+            tools["session_search"] = (history.tool, history.run_tool)
         skills = self._skill_service()
         if skills is not None:
             from pi_hermes_memory.skill_tool import SKILL_TOOL, run_skill_tool

@@ -157,6 +157,7 @@ def open_memory(
     # set when sessions.db cannot be used: the store then works read-only (ADR 0023)
     read_only: StorageFailed | None = None
     own_storage = storage is None
+    skill_tables_of: Any = None  # the SQLite storage whose skill tables hold the statistics
     if storage is None:
         from pi_hermes_memory.adapters.sqlite.search import SqliteSearchIndex
         from pi_hermes_memory.adapters.sqlite.storage import SqliteStorage
@@ -177,10 +178,8 @@ def open_memory(
                 session_index, close_sessions = sqlite_sessions, sqlite_sessions.close
             if vectors is None:
                 vectors = _LazySqliteVectors(sqlite)
-            if skill_telemetry is None:
-                from pi_hermes_memory.adapters.sqlite.skill_tables import SqliteSkillTables
-
-                skill_telemetry = SqliteSkillTables(sqlite)
+            if skill_telemetry is None:  # SqliteSkillTables, built by the first skill call
+                skill_tables_of = sqlite
     clock = clock or SystemClock()
     ids = ids or UlidFactory()
     open_warnings: list[str] = []
@@ -233,7 +232,7 @@ def open_memory(
             if embeddings is not None:
                 embeddings.close()
             read_only, embeddings, session_index, close_sessions = fault, None, None, None
-            skill_telemetry = None
+            skill_telemetry = skill_tables_of = None
             storage, markdown, search_index = _read_only_store(config, markdown, fault)
             service = make_service(storage, markdown, None)
             service.converge()
@@ -265,13 +264,17 @@ def open_memory(
         warnings.insert(0, read_only_warning(read_only))
     if migration is not None:
         warnings.extend(migration.warnings)
-    history = None
+    history: Callable[[], SessionHistory] | None = None
     if session_index is not None:
-        history = _session_history(
-            config, session_index, session_source, clock, logger, close_sessions
-        )
+        index, source, close_index = session_index, session_source, close_sessions
+
+        def make_history() -> SessionHistory:  # built by the first session call (ADR 0038);
+            # until then the index never connected, so an unbuilt one has nothing to close
+            return _session_history(config, index, source, clock, logger, close_index)
+
+        history = make_history
     if read_only is not None and own_storage:
-        skill_telemetry = None  # statistics off: never silently kept in memory only
+        skill_telemetry = skill_tables_of = None  # off: never silently kept in memory only
     memory = Memory(
         sessions=history,
         service=service,
@@ -303,6 +306,17 @@ def open_memory(
         try_lock=try_file_lock,
     )
     store, documents, llm = storage, markdown, completer
+    built: list[SkillTelemetry | None] = []
+
+    def telemetry() -> SkillTelemetry | None:
+        if not built:
+            tables = skill_telemetry
+            if tables is None and skill_tables_of is not None:
+                from pi_hermes_memory.adapters.sqlite.skill_tables import SqliteSkillTables
+
+                tables = SqliteSkillTables(skill_tables_of)
+            built.append(tables)
+        return built[0]
 
     def skills() -> SkillService:  # built on first use: a search never loads skills
         return _skill_service(
@@ -311,7 +325,7 @@ def open_memory(
             documents,
             clock,
             logger,
-            skill_telemetry,
+            telemetry(),
             session_id,
             child_session,
             memory,
@@ -323,7 +337,7 @@ def open_memory(
 
         return SkillGovernance(
             skills=memory.skills,
-            telemetry=skill_telemetry,
+            telemetry=telemetry(),
             config=config.skill_governance,
             storage=store,
             clock=clock,
