@@ -4,39 +4,44 @@
     with pi_hermes_memory.open(project="my-app") as memory:
         memory.add("The test command is `make test`", target="project")
 
-Importing this package is light: storage modules load when `open` is called.
+Importing this package is light: every public name loads its module on first use (PEP 562),
+so a command line call pays only for what it runs (ADR 0038).
 """
 
 from __future__ import annotations
 
-from pi_hermes_memory.api import Memory
-from pi_hermes_memory.bootstrap import open_memory as open
-from pi_hermes_memory.bootstrap import recover
-from pi_hermes_memory.config import ConfigError
-from pi_hermes_memory.domain.model import FailureCategory, Target
-from pi_hermes_memory.domain.status import Status
-from pi_hermes_memory.errors import (
-    CompletionFailed,
-    CorruptData,
-    DatabaseDamaged,
-    DomainError,
-    EmbeddingFailed,
-    HermesMemoryError,
-    InvalidArgument,
-    MarkdownChanged,
-    MarkdownTooLarge,
-    MarkdownUnreadable,
-    StorageFailed,
-    StorageFull,
-    StoreBusy,
-    StoreLayoutConflict,
-    StoreReadOnly,
-    StoreVersionError,
-)
-from pi_hermes_memory.purging import PurgeResult
-from pi_hermes_memory.results import BatchResult, CandidateView, EntryView, WriteResult
-from pi_hermes_memory.search import SearchHit, SearchResult
-from pi_hermes_memory.tools import ToolDefinition
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pi_hermes_memory.api import Memory
+    from pi_hermes_memory.bootstrap import open_memory as open
+    from pi_hermes_memory.bootstrap import recover
+    from pi_hermes_memory.config import ConfigError
+    from pi_hermes_memory.domain.model import FailureCategory, Target
+    from pi_hermes_memory.domain.status import Status
+    from pi_hermes_memory.errors import (
+        CompletionFailed,
+        CorruptData,
+        DatabaseDamaged,
+        DomainError,
+        EmbeddingFailed,
+        HermesMemoryError,
+        InvalidArgument,
+        MarkdownChanged,
+        MarkdownTooLarge,
+        MarkdownUnreadable,
+        StorageFailed,
+        StorageFull,
+        StoreBusy,
+        StoreLayoutConflict,
+        StoreReadOnly,
+        StoreVersionError,
+    )
+    from pi_hermes_memory.purging import PurgeResult
+    from pi_hermes_memory.results import BatchResult, CandidateView, EntryView, WriteResult
+    from pi_hermes_memory.search import SearchHit, SearchResult
+    from pi_hermes_memory.tools import ToolDefinition
 
 __version__ = "0.1.0"
 __all__ = [
@@ -73,3 +78,52 @@ __all__ = [
     "open",
     "recover",
 ]
+
+#: public name -> (module, attribute): imported on first access
+_LAZY: dict[str, tuple[str, str]] = {
+    "Memory": ("pi_hermes_memory.api", "Memory"),
+    "open": ("pi_hermes_memory.bootstrap", "open_memory"),
+    "recover": ("pi_hermes_memory.bootstrap", "recover"),
+    "ConfigError": ("pi_hermes_memory.config", "ConfigError"),
+    "FailureCategory": ("pi_hermes_memory.domain.model", "FailureCategory"),
+    "Target": ("pi_hermes_memory.domain.model", "Target"),
+    "Status": ("pi_hermes_memory.domain.status", "Status"),
+    "CompletionFailed": ("pi_hermes_memory.errors", "CompletionFailed"),
+    "CorruptData": ("pi_hermes_memory.errors", "CorruptData"),
+    "DatabaseDamaged": ("pi_hermes_memory.errors", "DatabaseDamaged"),
+    "DomainError": ("pi_hermes_memory.errors", "DomainError"),
+    "EmbeddingFailed": ("pi_hermes_memory.errors", "EmbeddingFailed"),
+    "HermesMemoryError": ("pi_hermes_memory.errors", "HermesMemoryError"),
+    "InvalidArgument": ("pi_hermes_memory.errors", "InvalidArgument"),
+    "MarkdownChanged": ("pi_hermes_memory.errors", "MarkdownChanged"),
+    "MarkdownTooLarge": ("pi_hermes_memory.errors", "MarkdownTooLarge"),
+    "MarkdownUnreadable": ("pi_hermes_memory.errors", "MarkdownUnreadable"),
+    "StorageFailed": ("pi_hermes_memory.errors", "StorageFailed"),
+    "StorageFull": ("pi_hermes_memory.errors", "StorageFull"),
+    "StoreBusy": ("pi_hermes_memory.errors", "StoreBusy"),
+    "StoreLayoutConflict": ("pi_hermes_memory.errors", "StoreLayoutConflict"),
+    "StoreReadOnly": ("pi_hermes_memory.errors", "StoreReadOnly"),
+    "StoreVersionError": ("pi_hermes_memory.errors", "StoreVersionError"),
+    "PurgeResult": ("pi_hermes_memory.purging", "PurgeResult"),
+    "BatchResult": ("pi_hermes_memory.results", "BatchResult"),
+    "CandidateView": ("pi_hermes_memory.results", "CandidateView"),
+    "EntryView": ("pi_hermes_memory.results", "EntryView"),
+    "WriteResult": ("pi_hermes_memory.results", "WriteResult"),
+    "SearchHit": ("pi_hermes_memory.search", "SearchHit"),
+    "SearchResult": ("pi_hermes_memory.search", "SearchResult"),
+    "ToolDefinition": ("pi_hermes_memory.tools", "ToolDefinition"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    try:
+        module, attribute = _LAZY[name]
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(module), attribute)
+    globals()[name] = value  # later accesses skip this hook
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})

@@ -19,7 +19,6 @@ from pi_hermes_memory.domain.commands import (
 )
 from pi_hermes_memory.domain.echo import shown
 from pi_hermes_memory.domain.model import GLOBAL_NAMESPACE, FailureCategory, Target
-from pi_hermes_memory.domain.promotion import PromotionPolicy
 from pi_hermes_memory.domain.status import Status
 from pi_hermes_memory.errors import HermesMemoryError, InvalidArgument, StorageFailed
 from pi_hermes_memory.insights import Insights, ProjectOverview, insights, project_overview
@@ -35,13 +34,11 @@ from pi_hermes_memory.search import (
     run_search_tool,
 )
 from pi_hermes_memory.service import MemoryService, entry_view
-from pi_hermes_memory.session_history import SessionHistory
 from pi_hermes_memory.session_search import (
     DEFAULT_SESSIONS,
     AnchorResult,
     SessionSearchResult,
 )
-from pi_hermes_memory.sessions import IndexProgress, IndexReport, RecordResult
 from pi_hermes_memory.sync import SyncReport, sync_markdown
 from pi_hermes_memory.tools import (
     MEMORY_TOOL,
@@ -65,6 +62,8 @@ if TYPE_CHECKING:  # imports numpy: loaded only when embeddings are on
     from pi_hermes_memory.llm import Completer, LlmStatus
     from pi_hermes_memory.prompt_context import ContextPreview
     from pi_hermes_memory.retrieval import Reranker
+    from pi_hermes_memory.session_history import SessionHistory
+    from pi_hermes_memory.sessions import IndexProgress, IndexReport, RecordResult
     from pi_hermes_memory.skill_governance import SkillGovernance
     from pi_hermes_memory.skill_stats_tool import SkillStatsReport
     from pi_hermes_memory.skills import SkillService
@@ -125,12 +124,21 @@ class Memory:
         hybrid: HybridSettings | None = None,
         reranker: Reranker | None = None,
         on_close: Callable[[], None] | None = None,
-        sessions: SessionHistory | None = None,
+        sessions: SessionHistory | Callable[[], SessionHistory] | None = None,
         read_only: StorageFailed | None = None,
         write_guard: Callable[[Iterable[Target]], None] | None = None,
     ) -> None:
-        self._sessions = sessions
+        #: session history, or a function that builds it on first use (ADR 0038)
+        self._sessions: SessionHistory | None = None
+        self._make_sessions: Callable[[], SessionHistory] | None = None
+        if callable(sessions):
+            self._make_sessions = sessions
+        else:
+            self._sessions = sessions
         self._skills: SkillService | None = None
+        #: builds the skill service and the governance on first use (ADR 0038)
+        self._make_skills: Callable[[], SkillService] | None = None
+        self._make_governance: Callable[[], SkillGovernance] | None = None
         self._llm: Completer | None = None
         self._llm_off: LlmStatus | None = None
         self._consolidator: Consolidator | None = None
@@ -238,29 +246,51 @@ class Memory:
 
         return AgentSession(self, session_id=session_id, logger=self._log)
 
-    def attach_skills(self, skills: SkillService) -> None:
-        """Set by `open_memory`: the skill service of this session (ADR 0030)."""
-        self._skills = skills
+    def attach_skills(self, skills: SkillService | Callable[[], SkillService]) -> None:
+        """Set by `open_memory`: the skill service of this session (ADR 0030), or a function
+        that builds it on first use (a call that never touches skills does not load them)."""
+        if callable(skills):
+            self._skills, self._make_skills = None, skills
+        else:
+            self._skills, self._make_skills = skills, None
+
+    def _skill_service(self) -> SkillService | None:
+        if self._make_skills is not None:
+            self._skills, self._make_skills = self._make_skills(), None
+        return self._skills
+
+    def _skill_governance(self) -> SkillGovernance | None:
+        if self._make_governance is not None:
+            self._governance, self._make_governance = self._make_governance(), None
+        return self._governance
 
     @property
     def skills(self) -> SkillService:
         """Procedural skills: create, view, use, patch, update, delete, support files,
         visibility and discovery (``pi_hermes_memory.skills.SkillService``)."""
-        if self._skills is None:
+        skills = self._skill_service()
+        if skills is None:
             raise InvalidArgument("skills are not available on this store")
-        return self._skills
+        return skills
 
-    def attach_governance(self, governance: SkillGovernance) -> None:
-        """Set by `open_memory`: the skill governance of this session (ADR 0031)."""
-        self._governance = governance
+    def attach_governance(
+        self, governance: SkillGovernance | Callable[[], SkillGovernance]
+    ) -> None:
+        """Set by `open_memory`: the skill governance of this session (ADR 0031), or a
+        function that builds it on first use."""
+        if callable(governance):
+            self._governance, self._make_governance = None, governance
+        else:
+            self._governance, self._make_governance = governance, None
 
     @property
     def skill_governance(self) -> SkillGovernance:
         """Skill governance: status, curate, explain, promote, demote, restore, clear,
         reload (``pi_hermes_memory.skill_governance.SkillGovernance``)."""
-        if self._governance is None:
+        governance = self._skill_governance()
+        if governance is None:
             raise InvalidArgument("skill governance is not available on this store")
-        return self._governance
+        return governance
 
     def interview(self, answers: Mapping[str, str] | None = None) -> ToolResult:
         """The interview (``pi_hermes_memory.learning.interview``): no answers, the questions;
@@ -288,12 +318,14 @@ class Memory:
         `since_days` UTC days (None: all time) in `project` (None: every project), its
         governance record and its promotion verdict. Raises `InvalidArgument` for a bad option
         and `HermesMemoryError` when the store keeps no skill statistics."""
+        from pi_hermes_memory.domain.promotion import PromotionPolicy
         from pi_hermes_memory.skill_stats import promotion_policy
         from pi_hermes_memory.skill_stats_tool import skill_stats
 
         governance = getattr(self.config, "skill_governance", None)
-        if self._governance is not None:  # with the project's curated words (ADR 0031)
-            policy = self._governance.policy()
+        curated = self._skill_governance()
+        if curated is not None:  # with the project's curated words (ADR 0031)
+            policy = curated.policy()
         elif governance is not None:
             policy = promotion_policy(governance)
         else:
@@ -543,8 +575,13 @@ class Memory:
 
     # -- session history (ADR 0020, ADR 0021) ---------------------------------------------
 
+    def _session_history(self) -> SessionHistory | None:
+        if self._make_sessions is not None:
+            self._sessions, self._make_sessions = self._make_sessions(), None
+        return self._sessions
+
     def _history(self) -> SessionHistory:
-        if self._sessions is None and self.read_only is not None:
+        if self._session_history() is None and self.read_only is not None:
             raise type(self.read_only)(
                 f"session history is not available: {self.read_only}", path=self.read_only.path
             )
@@ -609,12 +646,13 @@ class Memory:
         }
         if self._search is not None:
             tools[MEMORY_SEARCH_TOOL.name] = (MEMORY_SEARCH_TOOL, self._search_tool)
-        if self._sessions is not None:
-            tools["session_search"] = (self._sessions.tool, self._sessions.run_tool)
-        if self._skills is not None:
+        history = self._session_history()
+        if history is not None:
+            tools["session_search"] = (history.tool, history.run_tool)
+        skills = self._skill_service()
+        if skills is not None:
             from pi_hermes_memory.skill_tool import SKILL_TOOL, run_skill_tool
 
-            skills = self._skills
             tools[SKILL_TOOL.name] = (SKILL_TOOL, lambda args: run_skill_tool(skills, args))
             if skills.telemetry is not None:
                 from pi_hermes_memory.skill_stats_tool import (
@@ -626,10 +664,10 @@ class Memory:
                     SKILL_STATS_TOOL,
                     lambda args: run_skill_stats_tool(self.skill_stats, skills.project, args),
                 )
-        if self._governance is not None and self._governance.child:
+        governance = self._skill_governance()
+        if governance is not None and governance.child:
             from pi_hermes_memory.governance_tool import CURATE_TOOL, run_curate_tool
 
-            governance = self._governance
             tools[CURATE_TOOL.name] = (CURATE_TOOL, lambda args: run_curate_tool(governance, args))
         return tools
 

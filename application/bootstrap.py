@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from pi_hermes_memory.recovery import RecoveryReport
     from pi_hermes_memory.retrieval import Reranker
     from pi_hermes_memory.session_history import SessionHistory
+    from pi_hermes_memory.skill_governance import SkillGovernance
     from pi_hermes_memory.skill_ports import SkillTelemetry
     from pi_hermes_memory.skills import SkillService
 
@@ -156,6 +157,7 @@ def open_memory(
     # set when sessions.db cannot be used: the store then works read-only (ADR 0023)
     read_only: StorageFailed | None = None
     own_storage = storage is None
+    skill_tables_of: Any = None  # the SQLite storage whose skill tables hold the statistics
     if storage is None:
         from pi_hermes_memory.adapters.sqlite.search import SqliteSearchIndex
         from pi_hermes_memory.adapters.sqlite.storage import SqliteStorage
@@ -176,10 +178,8 @@ def open_memory(
                 session_index, close_sessions = sqlite_sessions, sqlite_sessions.close
             if vectors is None:
                 vectors = _LazySqliteVectors(sqlite)
-            if skill_telemetry is None:
-                from pi_hermes_memory.adapters.sqlite.skill_tables import SqliteSkillTables
-
-                skill_telemetry = SqliteSkillTables(sqlite)
+            if skill_telemetry is None:  # SqliteSkillTables, built by the first skill call
+                skill_tables_of = sqlite
     clock = clock or SystemClock()
     ids = ids or UlidFactory()
     open_warnings: list[str] = []
@@ -220,7 +220,7 @@ def open_memory(
     service = make_service(storage, markdown, embeddings)
     try:
         try:
-            service.entries()  # converge: finish interrupted renders, import hand edits
+            service.converge()  # finish interrupted renders, import hand edits (ADR 0038)
         except OSError as error:
             fault = _storage_fault(error)
             if fault is None or not own_storage or read_only is not None:
@@ -232,16 +232,16 @@ def open_memory(
             if embeddings is not None:
                 embeddings.close()
             read_only, embeddings, session_index, close_sessions = fault, None, None, None
-            skill_telemetry = None
+            skill_telemetry = skill_tables_of = None
             storage, markdown, search_index = _read_only_store(config, markdown, fault)
             service = make_service(storage, markdown, None)
-            service.entries()
+            service.converge()
         if read_only is not None:
             migration = None
         if migration is not None and migration.deferred and migrate is not None:
             # the flat project file was missing; entries() rendered it, now merge into it
             migration = migrate()
-            service.entries()
+            service.converge()
         unattributed = sum(1 for e in service.document(Target.PROJECT).active if e.project is None)
     except BaseException:
         if embeddings is not None:
@@ -264,13 +264,17 @@ def open_memory(
         warnings.insert(0, read_only_warning(read_only))
     if migration is not None:
         warnings.extend(migration.warnings)
-    history = None
+    history: Callable[[], SessionHistory] | None = None
     if session_index is not None:
-        history = _session_history(
-            config, session_index, session_source, clock, logger, close_sessions
-        )
+        index, source, close_index = session_index, session_source, close_sessions
+
+        def make_history() -> SessionHistory:  # built by the first session call (ADR 0038);
+            # until then the index never connected, so an unbuilt one has nothing to close
+            return _session_history(config, index, source, clock, logger, close_index)
+
+        history = make_history
     if read_only is not None and own_storage:
-        skill_telemetry = None  # statistics off: never silently kept in memory only
+        skill_telemetry = skill_tables_of = None  # off: never silently kept in memory only
     memory = Memory(
         sessions=history,
         service=service,
@@ -287,17 +291,6 @@ def open_memory(
         read_only=read_only,
         write_guard=_read_only_files(markdown),
     )
-    skills = _skill_service(
-        config,
-        storage,
-        markdown,
-        clock,
-        logger,
-        skill_telemetry,
-        session_id,
-        child_session,
-        memory,
-    )
     from pi_hermes_memory.adapters.llm import completer_from_config
     from pi_hermes_memory.llm import OffCompleter, llm_status
 
@@ -312,22 +305,49 @@ def open_memory(
         status if completer is None else None,
         try_lock=try_file_lock,
     )
-    memory.attach_skills(skills)
-    from pi_hermes_memory.skill_classifier_llm import LlmClassifier
-    from pi_hermes_memory.skill_governance import SkillGovernance
+    store, documents, llm = storage, markdown, completer
+    built: list[SkillTelemetry | None] = []
 
-    memory.attach_governance(
-        SkillGovernance(
-            skills=skills,
-            telemetry=skill_telemetry,
+    def telemetry() -> SkillTelemetry | None:
+        if not built:
+            tables = skill_telemetry
+            if tables is None and skill_tables_of is not None:
+                from pi_hermes_memory.adapters.sqlite.skill_tables import SqliteSkillTables
+
+                tables = SqliteSkillTables(skill_tables_of)
+            built.append(tables)
+        return built[0]
+
+    def skills() -> SkillService:  # built on first use: a search never loads skills
+        return _skill_service(
+            config,
+            store,
+            documents,
+            clock,
+            logger,
+            telemetry(),
+            session_id,
+            child_session,
+            memory,
+        )
+
+    def governance() -> SkillGovernance:
+        from pi_hermes_memory.skill_classifier_llm import LlmClassifier
+        from pi_hermes_memory.skill_governance import SkillGovernance
+
+        return SkillGovernance(
+            skills=memory.skills,
+            telemetry=telemetry(),
             config=config.skill_governance,
-            storage=storage,
+            storage=store,
             clock=clock,
             logger=logger,
             write_guard=memory.check_writable,
-            classifier=LlmClassifier(completer) if completer is not None else None,
+            classifier=LlmClassifier(llm) if llm is not None else None,
         )
-    )
+
+    memory.attach_skills(skills)
+    memory.attach_governance(governance)
     return memory
 
 

@@ -29,7 +29,6 @@ from pi_hermes_memory.domain.model import (
     is_safe_project_name,
     namespace_problem,
 )
-from pi_hermes_memory.domain.scanning import ScanCategory, scan
 from pi_hermes_memory.domain.sessions import normalize_cwd
 from pi_hermes_memory.errors import HermesMemoryError
 
@@ -1057,6 +1056,9 @@ _LLM_OFF: Final = "the LLM is off"
 
 
 def _holds_secret(text: str) -> bool:
+    # the scanner's rules compile many patterns: loaded when a value needs checking (ADR 0038)
+    from pi_hermes_memory.domain.scanning import ScanCategory, scan
+
     return any(f.category is ScanCategory.SECRET for f in scan(text).findings)
 
 

@@ -282,6 +282,34 @@ class Pipeline(Generic[S]):
         self._remember_stamps(states)
         return states
 
+    def converged(self, streams: Sequence[str]) -> bool:
+        """Whether every replica of `streams` is what the ledger recorded for the stream's head,
+        checked on a snapshot without the store lock and without folding or decoding anything:
+        the journal's version and each file's sha256 (ADR 0038). True: nothing to import or
+        render, and the stamps are remembered so `changed` is a stat per file until one
+        changes; the states are read from the journal only when someone asks for them."""
+        with self._storage.snapshot() as uow:
+            for stream in streams:
+                try:
+                    data = self._files.read(stream)
+                except (MarkdownUnreadable, OSError):
+                    return False  # the write path reports it
+                if data is None:
+                    return False
+                head = uow.journal.version(stream)
+                replica = self._files.replica(stream)
+                if uow.ledger.rendered(stream, replica) != (head, sha256(data)):
+                    return False
+        self._remember_stamps(streams)
+        return True
+
+    def converge(self, streams: Sequence[str], warnings: list[str]) -> None:
+        """Make every replica of `streams` what the journal says, importing hand edits first:
+        the hash check of `converged` when nothing needs work, else the write path (which
+        folds, imports and renders; a replica that cannot be read is reported, never raised)."""
+        if not self.converged(streams):
+            self.read(streams, warnings)
+
     def store_id(self, uow: UnitOfWork) -> str:
         if self._store is None:
             self._store = uow.ledger.store_id()

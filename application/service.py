@@ -40,7 +40,6 @@ from pi_hermes_memory.domain.restore import (
     restorable,
     select_restorable,
 )
-from pi_hermes_memory.domain.scanning import scan
 from pi_hermes_memory.domain.scope import SessionScope
 from pi_hermes_memory.domain.status import Status
 from pi_hermes_memory.errors import MarkdownUnreadable
@@ -458,6 +457,8 @@ class MemoryService:
         self, command: AddMemory | ReplaceMemory
     ) -> tuple[AddMemory | ReplaceMemory | WriteResult, tuple[str, ...]]:
         """Scan new content; a refusal becomes a failed result, warnings become notes."""
+        from pi_hermes_memory.domain.scanning import scan  # loaded by the first write
+
         result = scan(command.text)
         if result.blocked:
             refused = WriteResult(
@@ -487,6 +488,14 @@ class MemoryService:
                 rows = [*doc.active, *doc.history]
             views.extend(entry_view(e) for e in rows if scope.visible(e))
         return views
+
+    def converge(self) -> None:
+        """Finish interrupted renders and import hand edits of every document, without reading
+        any document when every file is what the ledger recorded (a hash check, ADR 0038):
+        what `open` runs, so opening costs the files, not the history."""
+        warnings: list[str] = []
+        self._pipe.converge(_ALL_STREAMS, warnings)
+        self._note(warnings)
 
     def maintain(
         self, step: Callable[[UnitOfWork, dict[Target, MemoryDocument], dict[Target, int]], _R]

@@ -3,18 +3,25 @@
 A snapshot is a cache of the fold, never the truth: the events stay in the journal. Decoding is
 strict (unknown or missing keys, wrong types, another format version) and total: every failure
 is one `CorruptSnapshot`, and the caller then folds the stream from its events.
+
+Decoding goes through a structure function generated from the attrs fields
+(`pi_hermes_memory.structure`, ADR 0038), the converter only for what it does not know.
 """
 
 from __future__ import annotations
 
 import enum
+import functools
 import json
 from datetime import date
+from typing import TYPE_CHECKING
 
-import cattrs
-from cattrs.preconf.json import make_converter
 from pi_hermes_memory.domain.document import MemoryDocument
 from pi_hermes_memory.errors import CorruptData
+from pi_hermes_memory.structure import structure_function
+
+if TYPE_CHECKING:
+    from cattrs.preconf.json import JsonConverter
 
 __all__ = ["FORMAT", "CorruptSnapshot", "decode_document", "encode_document"]
 
@@ -22,9 +29,18 @@ __all__ = ["FORMAT", "CorruptSnapshot", "decode_document", "encode_document"]
 #: is then ignored (folded from events) and replaced by the next write.
 FORMAT = 1
 
-_converter = make_converter(forbid_extra_keys=True)
-_converter.register_unstructure_hook(date, lambda d: d.isoformat())
-_converter.register_structure_hook(date, lambda v, _: date.fromisoformat(v))
+
+@functools.cache
+def _converter() -> JsonConverter:
+    """The snapshot format's converter: cattrs loads with the first snapshot written."""
+    from cattrs.preconf.json import make_converter
+
+    converter = make_converter(forbid_extra_keys=True)
+    converter.register_unstructure_hook(date, lambda d: d.isoformat())
+    converter.register_structure_hook(date, lambda v, _: date.fromisoformat(v))
+    for kind in (str, int, bool):
+        converter.register_structure_hook(kind, _strict_scalar)
+    return converter
 
 
 def _strict_scalar(value: object, kind: type) -> object:
@@ -39,16 +55,12 @@ def _strict_scalar(value: object, kind: type) -> object:
     return value
 
 
-for _kind in (str, int, bool):
-    _converter.register_structure_hook(_kind, _strict_scalar)
-
-
 class CorruptSnapshot(CorruptData):
     """A stored snapshot cannot be decoded; fold the stream from its events instead."""
 
 
 def encode_document(doc: MemoryDocument) -> str:
-    payload = {"format": FORMAT, "document": _converter.unstructure(doc)}
+    payload = {"format": FORMAT, "document": _converter().unstructure(doc)}
     return json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
 
 
@@ -59,9 +71,19 @@ def decode_document(data: str) -> MemoryDocument:
             raise TypeError("not a snapshot object")
         if payload["format"] != FORMAT:
             raise ValueError(f"snapshot format {payload['format']!r}, expected {FORMAT}")
-        doc = _converter.structure(payload["document"], MemoryDocument)
-    except (KeyError, ValueError, TypeError, RecursionError, cattrs.BaseValidationError) as exc:
+        fast = structure_function(MemoryDocument) or _by_converter
+        doc: MemoryDocument = fast(payload["document"])
+    except (KeyError, ValueError, TypeError, RecursionError) as exc:
         raise CorruptSnapshot(f"cannot decode a document snapshot: {exc}") from exc
     if any(e.target is not doc.target for e in doc.all_entries()):
         raise CorruptSnapshot("a snapshot entry belongs to another target")
     return doc
+
+
+def _by_converter(data: object) -> MemoryDocument:
+    import cattrs
+
+    try:
+        return _converter().structure(data, MemoryDocument)
+    except cattrs.BaseValidationError as exc:
+        raise TypeError(str(exc)) from exc

@@ -7,8 +7,6 @@ length (10 MB in must not give 10 MB out) and never when the content scanner wou
 
 from __future__ import annotations
 
-from pi_hermes_memory.domain.scanning import scan
-
 #: characters of a value an error message shows
 ECHO_CHARS = 80
 #: characters scanned before showing a prefix: a secret that straddles the cut is still seen
@@ -28,6 +26,8 @@ def shown(value: object, width: int = ECHO_CHARS) -> str:
         return repr(value)
     if not isinstance(value, str):
         return f"a {type(value).__name__}"
+    from pi_hermes_memory.domain.scanning import scan  # many patterns: loaded when used
+
     result = scan(value[:_SCAN_WINDOW])
     if result.blocked:
         kinds = sorted({f"{f.category.value}: {f.rule_id}" for f in result.findings})

@@ -57,7 +57,6 @@ from pi_hermes_memory.domain.model import (
     namespace_problem,
     normalize_text,
 )
-from pi_hermes_memory.domain.scanning import scan
 
 
 @attrs.frozen(kw_only=True)
@@ -106,6 +105,8 @@ def _split_on_separators(entries: tuple[ParsedEntry, ...]) -> list[ParsedEntry]:
 
 def scan_finding(text: str) -> str | None:
     """Why hand-written `text` must stay out of search (None: it passes the content scan)."""
+    from pi_hermes_memory.domain.scanning import scan  # many patterns: loaded when used
+
     result = scan(text)
     return result.message() if result.blocked else None
 

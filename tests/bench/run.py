@@ -38,6 +38,8 @@ What is measured:
 
 - consolidation pre-clustering (`tests/bench/clustering.py`) at 200 and 2,000 entries.
 - the caller-thread cost of lifecycle calls (`tests/bench/lifecycle.py`).
+- open, CLI `search` wall time, import times and resident size by history size
+  (`tests/bench/open_cli.py`, ADR 0038).
 
 No figure here is asserted by the test suite; `tests/bench/test_bench_smoke.py` only checks that
 the functions return well-formed results.
@@ -1122,6 +1124,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("… doctor: cross-scope scan and the whole doctor", file=sys.stderr, flush=True)
     doctored = doctor.run(2_000 if args.quick else 20_000, 10 if args.quick else 50, 384)
     print("\n".join(doctor.render(doctored)))
+    from tests.bench import open_cli
+
+    opened = open_cli.run(open_cli.QUICK_SIZES if args.quick else open_cli.FULL_SIZES)
+    print(open_cli.render(opened))
     print(f"\n(total benchmark time {time.perf_counter() - started:.0f} s)", flush=True)
     if args.out is not None:
         data = to_json(context, adds, replay, searches)
@@ -1132,6 +1138,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         data["clustering"] = [attrs.asdict(r) for r in clustered]
         data["lifecycle"] = attrs.asdict(life)
         data["doctor"] = doctored
+        data["open_cli"] = opened
         args.out.write_text(json.dumps(data, indent=2) + "\n")
     return 0
 

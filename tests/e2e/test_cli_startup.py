@@ -1,0 +1,99 @@
+"""The command line starts light (ADR 0038): `import pi_hermes_memory` loads its modules only
+when a name is used, `--help` lists every command without loading the store's modules, and a
+store of any history opens by a hash check (tests/integration/test_open_lazy.py)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+
+import pi_hermes_memory
+from pi_hermes_memory.adapters import cli
+
+COMMANDS = {
+    "add",
+    "consolidate",
+    "delete",
+    "demote",
+    "get",
+    "history",
+    "index-sessions",
+    "insights",
+    "interview",
+    "learn-skill",
+    "list",
+    "promote",
+    "purge",
+    "recover",
+    "reembed",
+    "restore",
+    "review-status",
+    "search",
+    "session-search",
+    "skill-governance",
+    "skill-stats",
+    "skill-visibility",
+    "skills",
+    "switch-project",
+    "sync-markdown",
+    "tool",
+    "tools",
+    "update",
+}
+#: modules only a store needs: none loads for `--help` or a bare `import pi_hermes_memory`
+HEAVY = (
+    "apsw",
+    "cattrs",
+    "httpx",
+    "numpy",
+    "pi_hermes_memory.api",
+    "pi_hermes_memory.bootstrap",
+    "pi_hermes_memory.service",
+    "pi_hermes_memory.domain.scanning",
+)
+
+
+def _loaded_after(code: str) -> list[str]:
+    script = f"import sys\n{code}\nimport json\nprint(json.dumps(sorted(sys.modules)))\n"
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=120
+    )
+    loaded: list[str] = json.loads(done.stdout.strip().splitlines()[-1])
+    return loaded
+
+
+def test_the_parser_has_every_command_and_help_lists_them() -> None:
+    parser = cli._parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    assert set(sub.choices) == COMMANDS
+    for module in cli._EXTRA:
+        assert module.COMMANDS <= COMMANDS and module.WRITES <= module.COMMANDS
+    done = subprocess.run(
+        [sys.executable, "-m", "pi_hermes_memory.adapters.cli", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    listed = done.stdout.split("{", 1)[1].split("}", 1)[0].split(",")
+    assert set(listed) == COMMANDS
+
+
+def test_help_loads_none_of_the_store_modules() -> None:
+    loaded = _loaded_after(
+        "from pi_hermes_memory.adapters.cli import main\n"
+        "try:\n    main(['--help'])\nexcept SystemExit:\n    pass"
+    )
+    assert "pi_hermes_memory.adapters.cli" in loaded
+    assert [m for m in HEAVY if m in loaded] == []
+
+
+def test_importing_the_package_loads_names_on_first_use() -> None:
+    assert [m for m in HEAVY if m in _loaded_after("import pi_hermes_memory")] == []
+    loaded = _loaded_after("import pi_hermes_memory\npi_hermes_memory.Target")
+    assert "pi_hermes_memory.domain.model" in loaded and "pi_hermes_memory.api" not in loaded
+    for name in pi_hermes_memory.__all__:  # every exported name resolves
+        assert getattr(pi_hermes_memory, name) is not None
+    assert pi_hermes_memory.open.__module__ == "pi_hermes_memory.bootstrap"
