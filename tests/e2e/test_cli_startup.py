@@ -15,6 +15,7 @@ from pi_hermes_memory.adapters import cli
 COMMANDS = {
     "add",
     "consolidate",
+    "doctor",
     "delete",
     "demote",
     "get",
@@ -22,8 +23,10 @@ COMMANDS = {
     "index-sessions",
     "insights",
     "interview",
+    "learn",
     "learn-skill",
     "list",
+    "preview-context",
     "promote",
     "purge",
     "recover",
