@@ -566,12 +566,18 @@ def _insights(insights: Any, *, as_json: bool) -> int:
     return EXIT_OK
 
 
+#: the library's log event for a warning it also keeps in `Memory.warnings`
+_SHOWN_BY_THE_CLI = "memory.warning"
+
+
 class _StderrLines(logging.Handler):
     """The CLI's readable log output: `pi-hermes-memory: warning: <event> key=value` on
     whatever `sys.stderr` is at the time (the library itself only logs through `logging`)."""
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
+            if record.getMessage().startswith(_SHOWN_BY_THE_CLI):
+                return  # the command prints `Memory.warnings` itself, once, in plain words
             sys.stderr.write(
                 f"pi-hermes-memory: {record.levelname.lower()}: {self.format(record)}\n"
             )
@@ -653,8 +659,10 @@ def _main(argv: Sequence[str] | None) -> int:
             or any(args.command in m.WRITES for m in _EXTRA)
             or (args.command == "tool" and isinstance(arguments, dict) and args.name == "memory")
         )
-        for warning in memory.warnings[1 if memory.read_only and writes else 0 :]:
+        shown = 1 if memory.read_only and writes else 0
+        for warning in memory.warnings[shown:]:
             print(f"pi-hermes-memory: warning: {warning}", file=sys.stderr)
+        shown = max(shown, len(memory.warnings))
         try:
             return _run(memory, args, arguments, request)
         except BrokenPipeError:
@@ -671,6 +679,9 @@ def _main(argv: Sequence[str] | None) -> int:
                 file=sys.stderr,
             )
             return EXIT_FAILED
+        finally:  # warnings of documents first read by the command itself (lazy open)
+            for warning in memory.warnings[shown:]:
+                print(f"pi-hermes-memory: warning: {warning}", file=sys.stderr)
 
 
 def _run(memory: Any, args: argparse.Namespace, arguments: Any, request: str | None) -> int:
