@@ -23,6 +23,12 @@ tier 1 came up short. The scope predicate
 (target/project clauses, category, active rows) is in the SQL WHERE of every tier, so it
 applies before LIMIT. Score = -bm25 (> 0, higher is better); ties: larger id first (ids are
 time-ordered ULIDs: the newest first).
+
+Each tier runs in two passes where that is provably the same answer (ADR 0040, `_Ranker`):
+FTS5 ranks its matches alone, and the scope is applied to the best of them read by rowid;
+otherwise as one query with the scope in its WHERE. Terms no row holds are left out of tiers
+2-3 (they change neither the rows nor bm25); document frequencies and those absences are
+cached until the database changes.
 """
 
 from __future__ import annotations
@@ -335,7 +341,7 @@ class _Counts:
         self._total: int | None = None
         #: the largest rowid: the store's size, roughly (rows removed leave gaps)
         self.size = 0
-        self._docs: dict[tuple[bool, str], int] = {}
+        self._docs: dict[tuple[bool, str], int | None] = {}
         self._matches: dict[str, bool] = {}
 
     def check(self, conn: Any) -> None:
@@ -375,7 +381,7 @@ def change_token(conn: Any) -> tuple[int, int]:
 
 
 def _common_terms(
-    conn: Any, terms: QueryTerms, total: int, docs_of: dict[tuple[bool, str], int]
+    conn: Any, terms: QueryTerms, total: int, docs_of: dict[tuple[bool, str], int | None]
 ) -> set[str]:
     """Terms found in at least half of all rows (bm25 gives them no weight).
 
@@ -392,9 +398,10 @@ def _common_terms(
         if term in terms.weak or (len(term) == 1 and term in terms.grams + terms.alt_grams):
             continue  # weak anyway, or a CJK prefix query: no single document frequency
         key = terms.prefix(term) if term in terms.words + terms.alt_words else None
-        cached = docs_of.get((key is not None, key or term))
-        if cached is not None:
-            if 2 * cached >= total:
+        lookup = (key is not None, key or term)
+        if lookup in docs_of:
+            cached = docs_of[lookup]
+            if cached is not None and 2 * cached >= total:
                 common.add(term)
             continue
         if not vocab:
@@ -414,10 +421,10 @@ def _common_terms(
                     "SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?",
                     (_word(term, terms),),
                 ).get
-            docs_of[True, key] = int(docs or 0)
+            docs_of[True, key] = None if docs is None else int(docs)
         else:
             docs = conn.execute(f"SELECT doc FROM {_VOCAB} WHERE term = ?", (term,)).get
-            docs_of[False, term] = int(docs or 0)
+            docs_of[False, term] = None if docs is None else int(docs)
         if docs is not None and 2 * int(docs) >= total:
             common.add(term)
     return common

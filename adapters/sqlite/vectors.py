@@ -11,9 +11,10 @@ and the BLOB has `4 * dimension` bytes (when the dimension is known).
 unchanged: `PRAGMA data_version` (commits by other connections) and `total_changes()` (this
 connection's writes) together are the change token. So a search without writes in between
 neither rescans the rows nor rebuilds the matrix (cached: well under 1 ms). After a write the
-matrix is refreshed, not rebuilt (ADR 0019): the ids come from the covering index
-`memories_vector_scope`, and only new rows and rows this store wrote since are read (100k
-rows, 44k in scope: about 60-150 ms, against 336 ms for a rebuild).
+matrix is refreshed, not rebuilt (ADR 0019, ADR 0040): the rowids come from the covering index
+`memories_vector_scope` and are compared in numpy; a write that left the scope's rows as they
+were keeps the matrix as it is (no copy), otherwise only new rows and rows this store wrote
+since are read.
 """
 
 from __future__ import annotations
