@@ -71,6 +71,9 @@ class SqliteVectorStore:
         )
         #: (scope, model, dimension, everything) -> token when nothing was missing
         self._complete: dict[tuple[VectorScope, str, int | None, bool], tuple[int, int]] = {}
+        #: (scope, model, dimension) -> (token, rowids of the in-scope rows with a current
+        #: vector): what `missing` saw, for the `candidates` call that follows it
+        self._listed: dict[tuple[VectorScope, str, int | None], tuple[Any, NDArray[np.int64]]] = {}
 
     def missing(
         self,
@@ -98,12 +101,52 @@ class SqliteVectorStore:
             token = _token(conn)
             if before is None and self._complete.get(key) == token:
                 return []  # nothing changed since this scope had nothing missing
-            found = [(str(i), str(t)) for i, t in conn.execute(sql, (*params, limit))]
+            found = None
+            if before is None and not everything:
+                found = self._listing(conn, token, scope, model_id, dimension, limit)
+            if found is None:
+                found = [(str(i), str(t)) for i, t in conn.execute(sql, (*params, limit))]
         if before is None and not found:
             if len(self._complete) >= 64:
                 self._complete.clear()
             self._complete[key] = token
         return found
+
+    def _listing(
+        self,
+        conn: Any,
+        token: tuple[int, int],
+        scope: VectorScope,
+        model_id: str,
+        dimension: int | None,
+        limit: int,
+    ) -> list[tuple[str, str]] | None:
+        """`missing` and the listing of the next `candidates` refresh in one pass over the
+        scope (ADR 0040): each in-scope rowid with whether its vector is current. The rows
+        lacking one are read by rowid, newest id first; None when too many lack one (the
+        caller's query is cheaper then)."""
+        where, params = scope_sql(scope.as_query())
+        current, more = _current_sql(dimension)
+        sql = f"SELECT m.rowid, {current} FROM memories AS m WHERE {where}"
+        have: list[int] = []
+        lacking: list[int] = []
+        for rowid, ok in conn.execute(sql, (model_id, *more, *params)):
+            if ok is not None:  # NULL: neither current nor `NOT (current)`, as in `missing`
+                (have if ok else lacking).append(rowid)
+        if len(self._listed) >= _CACHED_SCOPES:
+            self._listed.clear()
+        self._listed[scope, model_id, dimension] = (token, np.array(have, dtype=np.int64))
+        if len(lacking) > _ID_CHUNK:
+            return None
+        if not lacking:
+            return []
+        marks = ", ".join("?" for _ in lacking)
+        rows = conn.execute(
+            f"SELECT m.id, m.text FROM memories AS m NOT INDEXED WHERE m.rowid IN ({marks}) "
+            "ORDER BY m.id DESC LIMIT ?",
+            (*lacking, limit),
+        )
+        return [(str(i), str(t)) for i, t in rows]
 
     def count(
         self, scope: VectorScope, model_id: str, *, dimension: int | None = None
@@ -177,7 +220,9 @@ class SqliteVectorStore:
                 self._cache.move_to_end(key)
                 return cached.ids, cached.matrix
             if cached is not None and cached.refreshes < _FULL_EVERY:
-                fresh = _refreshed(conn, cached, where, params, model_id, current, more)
+                seen = self._listed.get(key)
+                listed = seen[1] if seen is not None and seen[0] == token else None
+                fresh = _refreshed(conn, cached, where, params, model_id, current, more, listed)
             else:
                 fresh = None
             if fresh is None:
@@ -226,6 +271,7 @@ def _refreshed(
     model_id: str,
     current: str,
     more: list[Any],
+    listed: NDArray[np.int64] | None = None,
 ) -> _Cached | None:
     """The cached matrix brought up to date after a write (ADR 0019, ADR 0040): the rowids
     of the in-scope rows with a vector of the model are listed from the covering index
@@ -235,17 +281,19 @@ def _refreshed(
     matrix and the ids as they are: no copy. A row keeps its vector while its id and model
     stay: `put` writes a vector only for the row's current text, and text changes give a new
     id, or clear the vector (mirror repair). None when most rows changed (a full rebuild is
-    cheaper)."""
-    listed = np.fromiter(
-        (
-            rowid
-            for (rowid,) in conn.execute(
-                f"SELECT m.rowid FROM memories AS m WHERE {where} AND m.embedding_model = ?",
-                (*params, model_id),
-            )
-        ),
-        dtype=np.int64,
-    )
+    cheaper). `listed`: the in-scope rowids with a current vector, when `missing` just
+    listed them at this token."""
+    if listed is None:
+        listed = np.fromiter(
+            (
+                rowid
+                for (rowid,) in conn.execute(
+                    f"SELECT m.rowid FROM memories AS m WHERE {where} AND m.embedding_model = ?",
+                    (*params, model_id),
+                )
+            ),
+            dtype=np.int64,
+        )
     keep = np.isin(cached.rowids, listed, assume_unique=True)
     if cached.dirty:
         positions = cached.position()

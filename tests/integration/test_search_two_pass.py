@@ -153,3 +153,37 @@ def test_the_candidate_matrix_follows_writes_without_copying_an_unchanged_scope(
     finally:
         mine.close()
         theirs.close()
+
+
+@pytest.mark.parametrize("lacking", [3, 600])
+def test_missing_lists_the_newest_rows_lacking_a_vector_and_feeds_the_refresh(
+    tmp_path: Path, lacking: int
+) -> None:
+    """`missing` lists the scope once (ADR 0040): the rows lacking a current vector, newest
+    id first, whether few (read by rowid) or many (its own query); the refresh that follows
+    reuses the listing and equals a rebuild."""
+    path = tmp_path / "sessions.db"
+    storage = SqliteStorage(path)
+    try:
+        writer = EventWriter(storage)
+        embedded = [(writer.add(f"embedded {n}"), f"embedded {n}") for n in range(5)]
+        store = SqliteVectorStore(storage)
+        scope = VectorScope(clauses=search_clauses(SessionScope(project=None), Target.MEMORY))
+        store.put(embedded, _vectors(5, 3), MODEL)
+        assert store.missing(scope, MODEL, limit=16) == []
+        store.candidates(scope, MODEL)  # cached
+        with storage.transaction():  # many rows in one commit; ids in reverse rowid order
+            bare = [f"b{9_999 - n:05d}" for n in range(lacking)]
+            for entry_id in bare:
+                writer.add(f"bare {entry_id}", entry_id=entry_id)
+        newest = sorted(bare, reverse=True)[:16]
+        assert [i for i, _ in store.missing(scope, MODEL, limit=16)] == newest
+        for _ in range(2):  # with the listing `missing` left, then after a write of its own
+            ids, matrix = store.candidates(scope, MODEL)
+            fresh_ids, fresh = SqliteVectorStore(storage).candidates(scope, MODEL)
+            assert sorted(ids) == sorted(fresh_ids) == sorted(i for i, _ in embedded)
+            mapped = {i: matrix[n].tolist() for n, i in enumerate(ids)}
+            assert mapped == {i: fresh[n].tolist() for n, i in enumerate(fresh_ids)}
+            store.put([(embedded[0][0], embedded[0][1])], _vectors(1, 4), MODEL)
+    finally:
+        storage.close()
