@@ -57,8 +57,9 @@ _ID_CHUNK = 500
 #: the matches, plus this slack; a scope not seen yet is assumed to hold a quarter.
 _FIRST_PASS_SLACK: Final = 32
 _ASSUMED_SHARE: Final = 0.25
-#: Below this many rows a tier runs as one query (the scope in its WHERE).
-_SMALL_STORE: Final = 2_000
+#: Below this many rows the OR tiers run as one query (the scope in its WHERE); the
+#: all-terms tier always does.
+_SMALL_STORE: Final = 20_000
 #: A first pass of at least this many rows updates the scope's share.
 _SHARE_SAMPLE: Final = 16
 _FIRST_SQL = (
@@ -188,18 +189,21 @@ class SqliteSearchIndex:
         where, params = scope_sql(query)
         rows: list[Sequence[Any]] = []
 
-        def tier(conn: Any, expression: str) -> None:
+        def tier(conn: Any, expression: str, one_pass: bool) -> None:
             seen = {row[0] for row in rows}
             wanted = query.limit - len(seen)
-            rows.extend(self._ranker.ranked(conn, expression, where, params, wanted, seen))
+            rows.extend(
+                self._ranker.ranked(conn, expression, where, params, wanted, seen, one_pass)
+            )
 
         every, anything = match_all(terms), match_any(terms)
         with self._storage.read() as conn:
             self._counts.check(conn)
-            # a small store: the scope joined to every match costs less than a second query
-            self._ranker.one_pass = self._counts.size < _SMALL_STORE
+            # the all-terms tier matches few rows, and so does any tier of a small store:
+            # joining the scope to every match costs less than a second query (measured)
+            small = self._counts.size < _SMALL_STORE
             if every and every != anything:
-                tier(conn, every)
+                tier(conn, every, True)
             if len(rows) < query.limit and len(terms) > 1:
                 # a term no row holds adds no row and nothing to any row's bm25: left out of
                 # the OR tiers, it costs no work per matching row (ADR 0040)
@@ -208,9 +212,9 @@ class SqliteSearchIndex:
                 uninformative = self._counts.common(conn, terms) | terms.weak | absent
                 informative = match_any(terms, skip=uninformative)
                 if informative and informative != anything:
-                    tier(conn, informative)
+                    tier(conn, informative, small)
             if len(rows) < query.limit and anything:
-                tier(conn, anything)
+                tier(conn, anything, small)
         return [_hit(row) for row in rows]
 
     def rows(self, ids: Iterable[str], query: SearchQuery) -> list[SearchHit]:
@@ -261,8 +265,6 @@ class _Ranker:
 
     def __init__(self) -> None:
         self._share: dict[tuple[str, tuple[Any, ...]], tuple[float, int]] = {}
-        #: set per search: run every tier as the one-pass query
-        self.one_pass = False
 
     def ranked(
         self,
@@ -272,18 +274,20 @@ class _Ranker:
         params: list[Any],
         wanted: int,
         seen: Collection[str],
+        one_pass: bool = False,
     ) -> list[Sequence[Any]]:
         """The best `wanted` in-scope rows matching `expression`, leaving out the ids in
-        `seen`: by score (-bm25) descending, then id descending."""
+        `seen`: by score (-bm25) descending, then id descending. `one_pass`: skip the first
+        pass (few matches expected)."""
         if wanted < 1:
             return []
         key = (where, tuple(params))
         share, since = self._share.get(key, (_ASSUMED_SHARE, 0))
-        if not self.one_pass and (share >= self._NARROW or since >= self._RETRY):
+        if not one_pass and (share >= self._NARROW or since >= self._RETRY):
             taken = self._two_pass(conn, key, expression, where, params, wanted, seen, share)
             if taken is not None:
                 return taken
-        elif not self.one_pass:
+        elif not one_pass:
             self._share[key] = (share, since + 1)
         more = conn.execute(
             _ONE_PASS_SQL.format(where=where), (expression, *params, wanted + len(seen))

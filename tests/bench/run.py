@@ -745,6 +745,7 @@ def bench_search(
     """
     from pi_hermes_memory.adapters.sqlite.search import SqliteSearchIndex, scope_sql
     from pi_hermes_memory.domain.scope import SessionScope
+    from pi_hermes_memory.domain.terms import plan_terms
     from pi_hermes_memory.search import SearchQuery, search_clauses
 
     if samples < 1:
@@ -780,6 +781,7 @@ def bench_search(
                 ts_latencies: list[float] = []
                 hits = ts_hits = 0
                 for query in queries:
+                    plan_terms.cache_clear()  # each query as if first seen (it is memoised)
                     started = time.perf_counter()
                     found = index.search(query)
                     latencies.append((time.perf_counter() - started) * 1000)
