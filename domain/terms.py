@@ -25,6 +25,7 @@ Keyword queries (no function word, or nothing but function words) are searched a
 
 from __future__ import annotations
 
+import functools
 import unicodedata
 
 import attrs
@@ -187,8 +188,12 @@ def _terms_of(text: str, lower: bool) -> list[tuple[str, str]]:
     return found
 
 
+@functools.lru_cache(maxsize=512)
 def plan_terms(query: str, *, max_terms: int = MAX_QUERY_TERMS) -> QueryTerms:
-    """The search terms of `query`; empty (falsy) when it has no letters or digits."""
+    """The search terms of `query`; empty (falsy) when it has no letters or digits.
+
+    Memoised (the result is a frozen value): one search plans its query in the service, the
+    index and the hybrid flow, and an agent often repeats a query (ADR 0040)."""
     head = query[:MAX_QUERY_CHARS]
     primary = _terms_of(unicodedata.normalize("NFC", head), lower=True)
     folded = _terms_of(unicodedata.normalize("NFKC", head).casefold(), lower=False)

@@ -11,9 +11,10 @@ and the BLOB has `4 * dimension` bytes (when the dimension is known).
 unchanged: `PRAGMA data_version` (commits by other connections) and `total_changes()` (this
 connection's writes) together are the change token. So a search without writes in between
 neither rescans the rows nor rebuilds the matrix (cached: well under 1 ms). After a write the
-matrix is refreshed, not rebuilt (ADR 0019): the ids come from the covering index
-`memories_vector_scope`, and only new rows and rows this store wrote since are read (100k
-rows, 44k in scope: about 60-150 ms, against 336 ms for a rebuild).
+matrix is refreshed, not rebuilt (ADR 0019, ADR 0040): the rowids come from the covering index
+`memories_vector_scope` and are compared in numpy; a write that left the scope's rows as they
+were keeps the matrix as it is (no copy), otherwise only new rows and rows this store wrote
+since are read.
 """
 
 from __future__ import annotations
@@ -70,6 +71,9 @@ class SqliteVectorStore:
         )
         #: (scope, model, dimension, everything) -> token when nothing was missing
         self._complete: dict[tuple[VectorScope, str, int | None, bool], tuple[int, int]] = {}
+        #: (scope, model, dimension) -> (token, rowids of the in-scope rows with a current
+        #: vector): what `missing` saw, for the `candidates` call that follows it
+        self._listed: dict[tuple[VectorScope, str, int | None], tuple[Any, NDArray[np.int64]]] = {}
 
     def missing(
         self,
@@ -97,12 +101,52 @@ class SqliteVectorStore:
             token = _token(conn)
             if before is None and self._complete.get(key) == token:
                 return []  # nothing changed since this scope had nothing missing
-            found = [(str(i), str(t)) for i, t in conn.execute(sql, (*params, limit))]
+            found = None
+            if before is None and not everything:
+                found = self._listing(conn, token, scope, model_id, dimension, limit)
+            if found is None:
+                found = [(str(i), str(t)) for i, t in conn.execute(sql, (*params, limit))]
         if before is None and not found:
             if len(self._complete) >= 64:
                 self._complete.clear()
             self._complete[key] = token
         return found
+
+    def _listing(
+        self,
+        conn: Any,
+        token: tuple[int, int],
+        scope: VectorScope,
+        model_id: str,
+        dimension: int | None,
+        limit: int,
+    ) -> list[tuple[str, str]] | None:
+        """`missing` and the listing of the next `candidates` refresh in one pass over the
+        scope (ADR 0040): each in-scope rowid with whether its vector is current. The rows
+        lacking one are read by rowid, newest id first; None when too many lack one (the
+        caller's query is cheaper then)."""
+        where, params = scope_sql(scope.as_query())
+        current, more = _current_sql(dimension)
+        sql = f"SELECT m.rowid, {current} FROM memories AS m WHERE {where}"
+        have: list[int] = []
+        lacking: list[int] = []
+        for rowid, ok in conn.execute(sql, (model_id, *more, *params)):
+            if ok is not None:  # NULL: neither current nor `NOT (current)`, as in `missing`
+                (have if ok else lacking).append(rowid)
+        if len(self._listed) >= _CACHED_SCOPES:
+            self._listed.clear()
+        self._listed[scope, model_id, dimension] = (token, np.array(have, dtype=np.int64))
+        if len(lacking) > _ID_CHUNK:
+            return None
+        if not lacking:
+            return []
+        marks = ", ".join("?" for _ in lacking)
+        rows = conn.execute(
+            f"SELECT m.id, m.text FROM memories AS m NOT INDEXED WHERE m.rowid IN ({marks}) "
+            "ORDER BY m.id DESC LIMIT ?",
+            (*lacking, limit),
+        )
+        return [(str(i), str(t)) for i, t in rows]
 
     def count(
         self, scope: VectorScope, model_id: str, *, dimension: int | None = None
@@ -176,15 +220,20 @@ class SqliteVectorStore:
                 self._cache.move_to_end(key)
                 return cached.ids, cached.matrix
             if cached is not None and cached.refreshes < _FULL_EVERY:
-                fresh = _refreshed(conn, cached, where, params, model_id, current, more)
+                seen = self._listed.get(key)
+                listed = seen[1] if seen is not None and seen[0] == token else None
+                fresh = _refreshed(conn, cached, where, params, model_id, current, more, listed)
             else:
                 fresh = None
             if fresh is None:
                 # no ORDER BY: sorting the BLOBs would cost more than reading them
-                sql = f"SELECT m.id, m.embedding FROM memories AS m WHERE {where} AND {current}"
+                sql = (
+                    f"SELECT m.rowid, m.id, m.embedding FROM memories AS m "
+                    f"WHERE {where} AND {current}"
+                )
                 rows: list[Any] = conn.execute(sql, (*params, model_id, *more)).fetchall()
-                ids, matrix = _stack(rows, dimension)
-                fresh = _Cached(token=token, ids=ids, matrix=matrix, refreshes=0)
+                rowids, ids, matrix = _stack(rows, dimension)
+                fresh = _Cached(token=token, ids=ids, matrix=matrix, rowids=rowids, refreshes=0)
         if fresh.matrix.flags.writeable:
             fresh.matrix.setflags(write=False)
         fresh.token = token
@@ -197,11 +246,13 @@ class SqliteVectorStore:
 
 @attrs.define
 class _Cached:
-    """One scope's stacked matrix, valid for `token`; `dirty`: ids this store wrote since."""
+    """One scope's stacked matrix, valid for `token`; `rowids`: each row's rowid, in `ids`
+    order; `dirty`: ids this store wrote since."""
 
     token: tuple[int, int]
     ids: tuple[str, ...]
     matrix: NDArray[np.float32]
+    rowids: NDArray[np.int64]
     refreshes: int
     dirty: set[str] = attrs.Factory(set)
     positions: dict[str, int] | None = None
@@ -220,59 +271,91 @@ def _refreshed(
     model_id: str,
     current: str,
     more: list[Any],
+    listed: NDArray[np.int64] | None = None,
 ) -> _Cached | None:
-    """The cached matrix brought up to date after a write (ADR 0019): the in-scope ids with
-    a vector of the model are listed from the covering index `memories_vector_scope` (no BLOB
-    read), rows gone are dropped, and only new ids (and ids this store wrote since) are read.
-    A row keeps its vector while its id and model stay: `put` writes a vector only for the
-    row's current text, and text changes give a new id, or clear the vector (mirror repair).
-    None when most rows changed (a full rebuild is cheaper)."""
-    listed = [
-        str(entry_id)
-        for (entry_id,) in conn.execute(
-            f"SELECT m.id FROM memories AS m WHERE {where} AND m.embedding_model = ?",
-            (*params, model_id),
+    """The cached matrix brought up to date after a write (ADR 0019, ADR 0040): the rowids
+    of the in-scope rows with a vector of the model are listed from the covering index
+    `memories_vector_scope` (no BLOB read), compared with the cached ones in numpy, and only
+    rows new to the scope (and rows this store wrote since) are read. A write that left the
+    scope's rows as they were (another scope's rows, a `last_referenced` update) keeps the
+    matrix and the ids as they are: no copy. A row keeps its vector while its id and model
+    stay: `put` writes a vector only for the row's current text, and text changes give a new
+    id, or clear the vector (mirror repair). None when most rows changed (a full rebuild is
+    cheaper). `listed`: the in-scope rowids with a current vector, when `missing` just
+    listed them at this token."""
+    if listed is None:
+        listed = np.fromiter(
+            (
+                rowid
+                for (rowid,) in conn.execute(
+                    f"SELECT m.rowid FROM memories AS m WHERE {where} AND m.embedding_model = ?",
+                    (*params, model_id),
+                )
+            ),
+            dtype=np.int64,
         )
-    ]
-    positions = cached.position()
-    dirty = cached.dirty
-    kept = [i for i in listed if i in positions and i not in dirty]
-    wanted = [i for i in listed if i not in positions or i in dirty]
-    if len(wanted) > len(listed) // 2:
+    keep = np.isin(cached.rowids, listed, assume_unique=True)
+    if cached.dirty:
+        positions = cached.position()
+        at = [positions[i] for i in cached.dirty if i in positions]
+        keep[at] = False
+    new = np.setdiff1d(listed, cached.rowids[keep], assume_unique=True)
+    if not len(new) and keep.all():
+        return _Cached(
+            token=cached.token,
+            ids=cached.ids,
+            matrix=cached.matrix,
+            rowids=cached.rowids,
+            refreshes=cached.refreshes + 1,
+            positions=cached.positions,
+        )
+    if len(new) > len(listed) // 2:
         return None
-    fetched: list[tuple[Any, bytes]] = []
+    fetched: list[tuple[Any, Any, bytes]] = []
+    wanted = [int(r) for r in new]
     for start in range(0, len(wanted), _ID_CHUNK):
         chunk = wanted[start : start + _ID_CHUNK]
         marks = ", ".join("?" for _ in chunk)
-        sql = f"SELECT m.id, m.embedding FROM memories AS m WHERE m.id IN ({marks}) AND {current}"
+        sql = (
+            f"SELECT m.rowid, m.id, m.embedding FROM memories AS m NOT INDEXED "
+            f"WHERE m.rowid IN ({marks}) AND {current}"
+        )
         fetched.extend(conn.execute(sql, (*chunk, model_id, *more)))
     width = cached.matrix.shape[1] if cached.ids else None
-    new_ids, new_matrix = _stack(fetched, width)
+    new_rowids, new_ids, new_matrix = _stack(fetched, width)
     if cached.ids and new_ids and new_matrix.shape[1] != width:
         return None  # another dimension appeared: rebuild from scratch
+    kept_ids = tuple(i for i, k in zip(cached.ids, keep.tolist(), strict=True) if k)
     if not cached.ids:
         matrix = new_matrix
     else:  # one copy: the kept rows gathered straight into the new matrix, then the new rows
-        matrix = np.empty((len(kept) + len(new_ids), cached.matrix.shape[1]), dtype=np.float32)
-        order = np.fromiter((positions[i] for i in kept), dtype=np.intp, count=len(kept))
-        np.take(cached.matrix, order, axis=0, out=matrix[: len(kept)])
-        matrix[len(kept) :] = new_matrix
+        count = len(kept_ids)
+        matrix = np.empty((count + len(new_ids), cached.matrix.shape[1]), dtype=np.float32)
+        np.compress(keep, cached.matrix, axis=0, out=matrix[:count])
+        matrix[count:] = new_matrix
     return _Cached(
-        token=cached.token, ids=(*kept, *new_ids), matrix=matrix, refreshes=cached.refreshes + 1
+        token=cached.token,
+        ids=(*kept_ids, *new_ids),
+        matrix=matrix,
+        rowids=np.concatenate([cached.rowids[keep], new_rowids]),
+        refreshes=cached.refreshes + 1,
     )
 
 
 def _stack(
-    rows: Sequence[tuple[Any, bytes]], dimension: int | None
-) -> tuple[tuple[str, ...], NDArray[np.float32]]:
-    """Ids and the matrix of rows whose BLOB has the wanted size (else the first row's)."""
+    rows: Sequence[tuple[Any, Any, bytes]], dimension: int | None
+) -> tuple[NDArray[np.int64], tuple[str, ...], NDArray[np.float32]]:
+    """Rowids, ids and the matrix of rows whose BLOB has the wanted size (else the first
+    row's)."""
+    no_rowids = np.zeros(0, dtype=np.int64)
     if not rows:
-        return (), np.zeros((0, dimension or 0), dtype=np.float32)
-    size = 4 * dimension if dimension is not None else len(rows[0][1])
-    kept = [(i, blob) for i, blob in rows if len(blob) == size and size > 0]
+        return no_rowids, (), np.zeros((0, dimension or 0), dtype=np.float32)
+    size = 4 * dimension if dimension is not None else len(rows[0][2])
+    kept = [(r, i, blob) for r, i, blob in rows if len(blob) == size and size > 0]
     if not kept:
-        return (), np.zeros((0, size // 4), dtype=np.float32)
-    buffer = b"".join(blob for _, blob in kept)
+        return no_rowids, (), np.zeros((0, size // 4), dtype=np.float32)
+    buffer = b"".join(blob for _, _, blob in kept)
     # one copy (the join); on little-endian machines the view needs no conversion
     flat = np.frombuffer(buffer, dtype=_LE_FLOAT32).astype(np.float32, copy=False)
-    return tuple(str(i) for i, _ in kept), flat.reshape(len(kept), -1)
+    rowids = np.fromiter((r for r, _, _ in kept), dtype=np.int64, count=len(kept))
+    return rowids, tuple(str(i) for _, i, _ in kept), flat.reshape(len(kept), -1)

@@ -8,12 +8,15 @@ leave out the provider's time (a network round trip or the local model's ~12 ms)
 what this library adds: FTS (depth 50), the search-time backfill check, the cached candidate
 matrix, the cosine ranking, fusion, reading the dense-only rows and the scoring stages.
 
-`after_write_ms`: a search right after another connection's write, which invalidates the cached
-candidate matrix (refreshed incrementally, ADR 0019) and the "nothing missing" mark.
+`after_write_ms`: a search right after another connection's write that leaves the scope's rows
+as they were (a `last_referenced` update): it invalidates the cached candidate matrix (checked
+and kept, ADR 0040) and the "nothing missing" mark. `after_add_ms`: a search right after another
+connection added an in-scope row and stored its vector (the matrix grows by one row).
 """
 
 from __future__ import annotations
 
+import os
 import statistics
 import time
 import zlib
@@ -27,10 +30,13 @@ import numpy.typing as npt
 from pi_hermes_memory.adapters.sqlite.search import SqliteSearchIndex
 from pi_hermes_memory.adapters.sqlite.storage import SqliteStorage
 from pi_hermes_memory.adapters.sqlite.vectors import SqliteVectorStore
+from pi_hermes_memory.domain.model import Target
 from pi_hermes_memory.domain.scope import SessionScope
+from pi_hermes_memory.domain.terms import plan_terms
 from pi_hermes_memory.embedding import EmbeddingService
 from pi_hermes_memory.hybrid import HybridSettings, ranked_hits
 from pi_hermes_memory.search import ScopeClause, SearchQuery, search_clauses
+from pi_hermes_memory.testing.contracts import EventWriter
 from pi_hermes_memory.vectors import VectorScope
 
 from tests.bench.run import (
@@ -88,6 +94,7 @@ class HybridLatency:
     mean_ms: float
     after_write_ms: float  # median over a few searches that follow a write
     build_s: float
+    after_add_ms: float | None = None  # median over a few searches that follow an add
 
 
 def bench_hybrid(
@@ -123,6 +130,7 @@ def bench_hybrid(
 
             def search(text: str) -> float:
                 query = SearchQuery(text=text, clauses=clauses)
+                plan_terms.cache_clear()  # each query as if first seen (it is memoised)
                 began = time.perf_counter()
                 ranked_hits(query, index=index, embeddings=embeddings, settings=settings, now=today)
                 return (time.perf_counter() - began) * 1000
@@ -133,6 +141,7 @@ def bench_hybrid(
             candidates = len(embeddings.candidates(_scope(clauses))[0])
             writer = SqliteStorage(db_path)
             after_write = []
+            after_add = []
             try:
                 for n in range(5):
                     with writer.transaction():  # a real change (a no-op UPDATE commits nothing)
@@ -141,6 +150,17 @@ def bench_hybrid(
                             (f"2026-11-{n + 10:02d}", n + 1),
                         )
                     after_write.append(search(texts[n % len(texts)]))
+                adder = EventWriter(writer)
+                their_vectors = SqliteVectorStore(writer)
+                for n in range(5):
+                    text = f"bench added row {n} {texts[n % len(texts)]}"
+                    entry_id = adder.add(text, Target.MEMORY, entry_id=f"zz-bench-{n:03d}")
+                    their_vectors.put(
+                        [(entry_id, text)],
+                        RandomEmbedder(dimension).embed([text], kind="passage"),
+                        f"{MODEL}-{dimension}",
+                    )
+                    after_add.append(search(texts[(n + 5) % len(texts)]))
             finally:
                 writer.close()
         finally:
@@ -155,7 +175,12 @@ def bench_hybrid(
         mean_ms=statistics.fmean(latencies),
         after_write_ms=statistics.median(after_write),
         build_s=build_s,
+        after_add_ms=statistics.median(after_add),
     )
+
+
+def _blas_threads() -> str:
+    return os.environ.get("OPENBLAS_NUM_THREADS") or "default"
 
 
 def _scope(clauses: tuple[ScopeClause, ...]) -> VectorScope:
@@ -168,22 +193,28 @@ def render_hybrid(results: Sequence[HybridLatency]) -> list[str]:
         "## memory_search, hybrid (FTS + cosine + fusion + stages; query embedding excluded)",
         "",
         "| rows | dims | candidates | samples | p50 ms | p95 ms | mean ms | after a write ms "
-        "| target (issue) |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| after an add ms | target (issue) |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in results:
         target = ""
         if r.rows == HYBRID_TARGET_ROWS:
-            met = "met" if r.p50_ms <= HYBRID_P50_TARGET_MS else "NOT met"
-            target = f"p50 ≤ {HYBRID_P50_TARGET_MS:g} ms: {met}"
+            worst = max(r.p50_ms, r.after_write_ms, r.after_add_ms or 0.0)
+            met = "met" if worst <= HYBRID_P50_TARGET_MS else "NOT met"
+            target = f"≤ {HYBRID_P50_TARGET_MS:g} ms, also after a write: {met}"
+        added = "—" if r.after_add_ms is None else f"{r.after_add_ms:.1f}"
         out.append(
             f"| {r.rows:,} | {r.dimension} | {r.candidates:,} | {r.samples} | {r.p50_ms:.2f} "
-            f"| {r.p95_ms:.2f} | {r.mean_ms:.2f} | {r.after_write_ms:.1f} | {target} |"
+            f"| {r.p95_ms:.2f} | {r.mean_ms:.2f} | {r.after_write_ms:.1f} | {added} | {target} |"
         )
     out += [
         "",
         "Session scope: project web of five, no sharing; candidates = in-scope active rows with "
-        "a vector. 'after a write': another connection committed, so that search re-checks "
-        "for rows lacking a vector and refreshes the cached candidate matrix (ADR 0019).",
+        "a vector. 'after a write': another connection committed a change that leaves the "
+        "scope's rows as they were, so that search re-checks for rows lacking a vector and "
+        "re-lists the scope (ADR 0019, ADR 0040); 'after an add': another connection added an "
+        "in-scope row and its vector. Medians of 5. "
+        f"numpy BLAS threads: {_blas_threads()} (OPENBLAS_NUM_THREADS); on a busy machine "
+        "threaded BLAS makes these small products much slower (ADR 0040).",
     ]
     return out
