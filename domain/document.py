@@ -302,8 +302,9 @@ def fold(state: MemoryDocument, events: Iterable[Event]) -> MemoryDocument:
 
 def _appended(state: MemoryDocument, events: tuple[Event, ...]) -> MemoryDocument | None:
     """The fold of `events` when they only add rows and `state` holds its lookups (a document
-    that was written to before): O(events), where the general fold copies every row. None for
-    anything else, and for anything the general fold would refuse (it raises the error)."""
+    whose index was asked for, as every add asks): O(events), where the general fold copies
+    every row. None for anything else, and for anything the general fold would refuse (that
+    fold then raises the error)."""
     version = state.version
     new: dict[str, MemoryAdded] = {}
     for event in events:

@@ -39,7 +39,7 @@ class MarkdownFormat:
                 more = render_body(
                     rows[len(done) :], target=target, project64=project64, start=len(done) + 1
                 )
-                body = done_body + ENTRY_JOINER + more if more else done_body
+                body = "".join((done_body, ENTRY_JOINER, more)) if more else done_body
         if body is None:
             body = render_body(rows, target=target, project64=project64)
         self._last[target] = (project64, rows, body)

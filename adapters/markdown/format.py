@@ -128,12 +128,11 @@ def frame_document(body: str, *, stamp: VersionLine | None, project64: bool = Fa
     head = "" if stamp is None or project64 else render_version_line(stamp) + "\n"
     if not body:
         return head
-    document = body + "\n"
-    if head:
-        return head + document
     # The reader drops one leading BOM, so a first entry that itself starts with U+FEFF needs a
-    # sacrificial one in front to survive the round trip.
-    return BOM + document if document.startswith(BOM) else document
+    # sacrificial one in front to survive the round trip. One join: the body can be megabytes.
+    if not head and body.startswith(BOM):
+        head = BOM
+    return "".join((head, body, "\n"))
 
 
 @functools.lru_cache(maxsize=32_768)
