@@ -312,3 +312,30 @@ def test_the_render_of_a_grown_document_is_the_full_render(
         assert fmt.render(shown, Target.MEMORY, stamp=line) == expected
         grown = tuple(rows[: max(start, stop)])
         assert fmt.render(grown, Target.MEMORY) == render_document(grown, target=Target.MEMORY)
+
+
+# -- the read-back of a replica this pipeline wrote -------------------------------------------
+
+
+def test_a_same_size_hand_edit_after_a_write_is_still_imported() -> None:
+    """The pipeline compares a replica with the bytes it last wrote instead of hashing it
+    again (ADR 0039); a hand edit of the same length, made right after the write, differs
+    from those bytes and is imported as before."""
+    from pi_hermes_memory.adapters.memory import InMemoryMarkdown
+
+    from tests.support.builders import service
+
+    markdown = InMemoryMarkdown()
+    svc = service(markdown=markdown)
+    at = _T0
+    for i, text in enumerate(("deploy needs the vpn", "staging runs on port 8080")):
+        cmd = AddMemory(target=Target.MEMORY, text=text, entry_id=f"h{i}", at=at)
+        assert svc.execute(cmd).success
+    before = markdown.files[Target.MEMORY]
+    edited = before.replace(b"port 8080", b"port 9090")
+    assert len(edited) == len(before) and edited != before
+    markdown.files[Target.MEMORY] = edited
+    third = AddMemory(target=Target.MEMORY, text="queue tests are slow", entry_id="h2", at=at)
+    assert svc.execute(third).success
+    texts = [e.text for e in svc.entries(Target.MEMORY)]
+    assert "staging runs on port 9090" in texts and "staging runs on port 8080" not in texts
