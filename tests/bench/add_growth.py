@@ -127,7 +127,7 @@ def render(results: dict[str, dict[str, Any]]) -> list[str]:
     out = ["## `add` latency by entries in scope (memory target, SQLite + Markdown on disk)", ""]
     header = ["entries in scope"]
     for name in names:
-        header += [f"{name} p50 ms", f"{name} p95 ms", f"{name} first add ms"]
+        header += [f"{name} p50 ms", f"{name} p95 ms", f"{name} CPU p50 ms", f"{name} first add ms"]
     if len(names) == 2:
         header.append(f"p50 {names[0]} / {names[1]}")
     rows = []
@@ -136,10 +136,12 @@ def render(results: dict[str, dict[str, Any]]) -> list[str]:
         for name in names:
             other = results[name]["add"][i]
             row += [f"{other['p50_ms']:.2f}", f"{other['p95_ms']:.2f}"]
+            row.append(f"{other.get('cpu_p50_ms', 0.0):.2f}")
             row.append(f"{other['first_add_ms']:.1f}")
         if len(names) == 2:
             a, b = (results[n]["add"][i]["p50_ms"] for n in names)
-            row.append(f"{a / b:.1f}×")
+            c, d = (results[n]["add"][i].get("cpu_p50_ms", 0.0) for n in names)
+            row.append(f"{a / b:.1f}× (CPU {c / d:.1f}×)" if d else f"{a / b:.1f}×")
         rows.append(row)
     out.append(run._table(header, rows))
     out += ["", "## Filling an empty store through `add`, one entry at a time", ""]
