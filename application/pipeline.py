@@ -203,6 +203,9 @@ class Pipeline(Generic[S]):
         self._stamps: dict[str, object] = {}  # replica change tokens after our last sync
         self._seen: dict[str, object] = {}  # replica stamps as read by the last import
         self._snapshotted: dict[str, int] = {}  # stream -> version of its stored snapshot
+        # stream -> the bytes this pipeline last wrote to its replica and their sha256: a file
+        # read back equal to them has that digest without hashing it again (ADR 0039)
+        self._written: dict[str, tuple[bytes, str]] = {}
         self._store: str | None = None  # the journal's identity, read once
         self.warnings: collections.deque[str] = collections.deque(maxlen=200)
 
@@ -276,7 +279,10 @@ class Pipeline(Generic[S]):
                 if data is None:
                     return None
                 replica = self._files.replica(stream)
-                if uow.ledger.rendered(stream, replica) != (state.version, sha256(data)):
+                if uow.ledger.rendered(stream, replica) != (
+                    state.version,
+                    self._digest(stream, data),
+                ):
                     return None
         self._states.update(states)
         self._remember_stamps(states)
@@ -318,6 +324,14 @@ class Pipeline(Generic[S]):
     def render(self, uow: UnitOfWork, state: S) -> bytes:
         return self._kind.render(state, self.store_id(uow))
 
+    def _digest(self, stream: str, data: bytes) -> str:
+        """sha256 of `data`, the replica of `stream` as read: equal bytes, equal digest, so a
+        file that still holds what this pipeline last wrote is compared (memcmp), not hashed."""
+        written = self._written.get(stream)
+        if written is not None and written[0] == data:
+            return written[1]
+        return sha256(data)
+
     def _import_hand_edits(
         self, uow: UnitOfWork, state: S, warnings: list[str]
     ) -> tuple[S, str | None]:
@@ -332,7 +346,7 @@ class Pipeline(Generic[S]):
         if data is None:
             return state, None
         replica = self._files.replica(stream)
-        digest = sha256(data)
+        digest = self._digest(stream, data)
         recorded = uow.ledger.rendered(stream, replica)
         if recorded is not None and recorded[1] == digest:
             return state, digest
@@ -413,6 +427,7 @@ class Pipeline(Generic[S]):
                 )
             else:
                 written.append((state, digest))
+                self._written[stream] = (data, digest)
         if written:
             try:
                 with self._storage.transaction() as uow:
@@ -485,4 +500,5 @@ class Pipeline(Generic[S]):
     def forget(self, stream: str) -> None:
         """Drop the cached state of `stream` (it is read from the journal again)."""
         self._states.pop(stream, None)
+        self._written.pop(stream, None)
         self._stamps.pop(stream, None)

@@ -77,9 +77,37 @@ class MemoryDocument:
         yield from self.history
 
     @functools.cached_property
+    def _cell(self) -> dict[str, _Carried]:
+        # holds this document's lookups until a fold hands them on (`_appended`): a dict, so
+        # that taking them is one atomic `pop` even when two threads fold the same state
+        return {}
+
+    @property
     def index(self) -> ScopeIndex:
-        """The active rows grouped for the write rules, built on first use (O(active))."""
-        return ScopeIndex(self.target, enumerate(self.active))
+        """The active rows grouped for the write rules (with the token index), built on first
+        use (O(active)), or carried over from the document this one was folded from."""
+        return self._carried().index
+
+    def _carried(self) -> _Carried:
+        carried = self._cell.get("carried")
+        if carried is None:
+            carried = _Carried(
+                index=ScopeIndex(self.target, enumerate(self.active), probe=True),
+                retired={e.id for e in self.history},
+            )
+            carried = self._cell.setdefault("carried", carried)
+        return carried
+
+
+@attrs.define(eq=False)
+class _Carried:
+    """A document's lookups that an add keeps current in O(1) (ADR 0039): its `index` and the
+    ids of its history rows. Owned by one document at a time: folding an add into a document
+    takes them from it (it builds its own again if it is asked later) and gives them to the
+    result, so filling a store through single adds never rebuilds them."""
+
+    index: ScopeIndex
+    retired: set[str]
 
 
 def entry_of(
@@ -260,12 +288,50 @@ class _Builder:
 
 def fold(state: MemoryDocument, events: Iterable[Event]) -> MemoryDocument:
     """Apply `events` in order; raises VersionConflict on a gap or a repeat."""
-    builder: _Builder | None = None
+    events = tuple(events)
+    if not events:
+        return state
+    appended = _appended(state, events)
+    if appended is not None:
+        return appended
+    builder = _Builder.of(state)
     for event in events:
-        if builder is None:
-            builder = _Builder.of(state)
         builder.apply(event)
-    return state if builder is None else builder.freeze()
+    return builder.freeze()
+
+
+def _appended(state: MemoryDocument, events: tuple[Event, ...]) -> MemoryDocument | None:
+    """The fold of `events` when they only add rows and `state` holds its lookups (a document
+    whose index was asked for, as every add asks): O(events), where the general fold copies
+    every row. None for anything else, and for anything the general fold would refuse (that
+    fold then raises the error)."""
+    version = state.version
+    new: dict[str, MemoryAdded] = {}
+    for event in events:
+        if (
+            not isinstance(event, MemoryAdded)
+            or event.stream != state.stream
+            or event.version != version + 1
+            or event.entry_id in new
+            or event.entry_id in state.removed
+            or event.entry_id in state.purged
+        ):
+            return None
+        version = event.version
+        new[event.entry_id] = event
+    cell = state._cell
+    carried = cell.pop("carried", None)
+    if carried is None:
+        return None
+    if any(i in carried.index or i in carried.retired for i in new):
+        cell.setdefault("carried", carried)
+        return None
+    rows = tuple(entry_of(e, namespace=e.namespace) for e in new.values())
+    for slot, entry in enumerate(rows, start=len(state.active)):
+        carried.index.add(slot, entry)
+    doc = attrs.evolve(state, version=version, active=state.active + rows)
+    doc._cell["carried"] = carried
+    return doc
 
 
 def removals(

@@ -4,8 +4,9 @@ An add or a replace asks three questions of its scope: is this exact text alread
 rows are candidates for the near-duplicate rule, and how many characters do the own rows hold.
 Scanning every active row for each question made a batch of n adds cost O(n^2) even with
 `force`. The index answers the first and the last in O(1) and hands out the rows of one group
-for the near-duplicate scan; it is kept up to date row by row while a batch is decided
-(`document.WorkingDocument`).
+for the near-duplicate scan, or (with `probe`) only the rows that scan could flag; it is kept
+up to date row by row while a batch is decided (`document.WorkingDocument`) and, for adds,
+from one write to the next (`document.fold`, ADR 0039).
 
 A group is the namespace for the global targets (memory, user) and the project attribution for
 the project and failure targets: `same_scope` and the capacity rules never mix groups.
@@ -13,8 +14,9 @@ the project and failure targets: `same_scope` and the capacity rules never mix g
 
 from __future__ import annotations
 
+import collections
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Set
 
 from pi_hermes_memory.domain.model import MemoryEntry, Target
 from pi_hermes_memory.domain.similarity import JACCARD_THRESHOLD, token_set
@@ -22,6 +24,7 @@ from pi_hermes_memory.domain.similarity import JACCARD_THRESHOLD, token_set
 __all__ = ["ScopeIndex", "group_of"]
 
 _NAMESPACED = frozenset({Target.MEMORY, Target.USER})
+_NO_ROWS: frozenset[str] = frozenset()
 
 
 def group_of(target: Target, entry: MemoryEntry) -> str | None:
@@ -35,7 +38,7 @@ class ScopeIndex:
     `add`/`discard` keep it current in O(1).
     """
 
-    __slots__ = ("_by_key", "_postings", "_probe", "_rows", "_target", "_used")
+    __slots__ = ("_by_key", "_groups", "_postings", "_probe", "_rows", "_target", "_used")
 
     def __init__(
         self,
@@ -45,12 +48,14 @@ class ScopeIndex:
         probe: bool = False,
     ) -> None:
         self._target = target
-        # `probe`: keep a token index for the near-duplicate rule. Worth it for an index that
-        # answers many adds (a batch's WorkingDocument); a one-off index scans its group.
+        # `probe`: keep a token index for the near-duplicate rule, built on first use. Worth it
+        # for an index that answers many adds: a batch's WorkingDocument, or a document's index
+        # carried from one write to the next (ADR 0039); without it an add scans its group.
         self._probe = probe
         self._rows: dict[str | None, dict[str, MemoryEntry]] = {}
         self._by_key: dict[tuple[str | None, str], dict[int, MemoryEntry]] = {}
         self._used: dict[str | None, int] = {}
+        self._groups: dict[str, str | None] = {}  # id -> group of every row
         # (group, token) -> ids of the group's rows holding that token (the near-duplicate
         # rule's candidates, see `near_candidates`); built on first use
         self._postings: dict[tuple[str | None, str], set[str]] | None = None
@@ -60,6 +65,7 @@ class ScopeIndex:
     def add(self, slot: int, entry: MemoryEntry) -> None:
         group = group_of(self._target, entry)
         self._rows.setdefault(group, {})[entry.id] = entry
+        self._groups[entry.id] = group
         self._by_key.setdefault((group, entry.key), {})[slot] = entry
         self._used[group] = self._used.get(group, 0) + len(entry.text)
         if self._postings is not None:
@@ -73,6 +79,7 @@ class ScopeIndex:
             return
         if not rows:
             del self._rows[group]
+        del self._groups[entry.id]
         same = self._by_key[(group, entry.key)]
         del same[slot]
         if not same:
@@ -88,11 +95,14 @@ class ScopeIndex:
 
     def near_candidates(self, group: str | None, tokens: frozenset[str]) -> list[MemoryEntry]:
         """Every row of the group whose token set can reach the near-duplicate threshold with
-        `tokens`, and usually few others (exact prefix filtering).
+        `tokens`, and usually few others (prefix filtering with a hit count, ADR 0039).
 
-        Jaccard(A, B) >= t needs |A & B| >= t * |A|, so B misses at most |A| - ceil(t * |A|) of
-        A's tokens: any |A| - ceil(t * |A|) + 1 of them include one of B's. Probing the rarest
-        that many tokens of A finds every such B without looking at the rest of the group.
+        Jaccard(A, B) >= t needs |A & B| >= t * |A| (the union is at least |A|), so B lacks at
+        most `slack` = |A| - ceil(t * |A|) of A's tokens: among any m of A's tokens B holds at
+        least m - slack. Probing the rarest slack + 1 tokens finds every such B (one hit
+        each); probing a few more, while that costs at most twice as much, lets a row be
+        dropped unless it holds m - slack of the m probed, without looking at the rest of the
+        group or comparing any token sets.
         """
         if self._postings is None:
             if not self._probe:
@@ -106,14 +116,32 @@ class ScopeIndex:
             return []
         # a hair under t*|A| so that float rounding can only widen the probe
         need = math.ceil(JACCARD_THRESHOLD * len(tokens) - 1e-9)
-        probes = len(tokens) - need + 1
+        slack = len(tokens) - need
         postings = self._postings
-        sizes = sorted(tokens, key=lambda t: len(postings.get((group, t), ())))
-        ids: set[str] = set()
-        for token in sizes[:probes]:
-            ids.update(postings.get((group, token), ()))
+        holders: list[Set[str]] = sorted(
+            (postings.get((group, token), _NO_ROWS) for token in tokens), key=len
+        )
+        probed = slack + 1
+        cost = sum(len(h) for h in holders[:probed])
+        budget = 2 * cost
+        while probed < len(holders) and cost + len(holders[probed]) <= budget:
+            cost += len(holders[probed])
+            probed += 1
+        hits = probed - slack
+        ids: Iterable[str]
+        if hits == 1:
+            ids = set().union(*holders[:probed])
+        else:
+            counts: collections.Counter[str] = collections.Counter()
+            for holder in holders[:probed]:
+                counts.update(holder)
+            ids = [entry_id for entry_id, count in counts.items() if count >= hits]
         rows = self._rows.get(group, {})
         return [rows[i] for i in ids]
+
+    def __contains__(self, entry_id: object) -> bool:
+        """Whether an active row has this id (O(1))."""
+        return entry_id in self._groups
 
     def rows(self, group: str | None) -> list[MemoryEntry]:
         """The group's rows (file order for an index built from a document)."""

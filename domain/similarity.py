@@ -72,6 +72,8 @@ def token_set(text: str) -> frozenset[str]:
     Python strings index by code point, so supplementary-plane Han counts as one character.
     """
     folded = unicodedata.normalize("NFKC", text).casefold()
+    if CJK_CHAR.search(folded) is None:  # no CJK run to split: every word is a token
+        return frozenset(_TOKEN_RE.findall(folded))
     tokens: set[str] = set()
     for match in _TOKEN_RE.finditer(folded):
         for cjk, piece in _split_runs(match.group()):

@@ -5,8 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from pi_hermes_memory.adapters.markdown.format import (
+    ENTRY_JOINER,
+    frame_document,
     parse_document,
-    render_document,
+    render_body,
     speaks_project64,
 )
 from pi_hermes_memory.domain.markdown_doc import ParsedDocument, VersionLine
@@ -17,13 +19,31 @@ class MarkdownFormat:
     def __init__(self) -> None:
         #: the documents whose file is in the TypeScript extension's spelling (ADR 0027)
         self._project64: set[Target] = set()
+        #: per target, the last rendered rows (with their spelling) and their joined blocks:
+        #: an add appends one row, so the next render joins one new block onto these instead
+        #: of rendering every row again (ADR 0039)
+        self._last: dict[Target, tuple[bool, tuple[MemoryEntry, ...], str]] = {}
 
     def render(
         self, entries: Sequence[MemoryEntry], target: Target, *, stamp: VersionLine | None = None
     ) -> str:
-        return render_document(
-            entries, target=target, stamp=stamp, project64=target in self._project64
-        )
+        """`render_document`'s bytes for these arguments."""
+        project64 = target in self._project64
+        rows = tuple(entries)
+        body: str | None = None
+        last = self._last.get(target)
+        if last is not None and last[0] == project64:
+            done, done_body = last[1], last[2]
+            # rows are immutable values: equal leading rows render to the same blocks
+            if done and len(rows) >= len(done) and rows[: len(done)] == done:
+                more = render_body(
+                    rows[len(done) :], target=target, project64=project64, start=len(done) + 1
+                )
+                body = "".join((done_body, ENTRY_JOINER, more)) if more else done_body
+        if body is None:
+            body = render_body(rows, target=target, project64=project64)
+        self._last[target] = (project64, rows, body)
+        return frame_document(body, stamp=stamp, project64=project64)
 
     def parse(self, text: str, target: Target) -> ParsedDocument:
         return parse_document(text, target=target)

@@ -101,8 +101,18 @@ def render_document(
     format cannot hold, unsafe project name): writing it would corrupt the file's structure, and
     the caller is expected to have validated entries already.
     """
+    return frame_document(
+        render_body(entries, target=target, project64=project64), stamp=stamp, project64=project64
+    )
+
+
+def render_body(
+    entries: Sequence[MemoryEntry], *, target: Target, project64: bool = False, start: int = 1
+) -> str:
+    """The entries' blocks joined (no version line, no final newline); "" for none. `start`
+    numbers the first entry in error messages. Raises ValueError as `render_document` does."""
     blocks = []
-    for number, entry in enumerate(entries, 1):
+    for number, entry in enumerate(entries, start):
         block = _render_entry(entry, target, project64)
         if block is None:
             problem = _render_problem(entry, target)
@@ -110,15 +120,19 @@ def render_document(
                 f"entry {number} cannot be written to {_FILE_LABEL[target]}: {problem}"
             )
         blocks.append(block)
+    return ENTRY_JOINER.join(blocks)
+
+
+def frame_document(body: str, *, stamp: VersionLine | None, project64: bool = False) -> str:
+    """The file content around `render_body`'s output: the version line, the final newline."""
     head = "" if stamp is None or project64 else render_version_line(stamp) + "\n"
-    if not blocks:
+    if not body:
         return head
-    document = ENTRY_JOINER.join(blocks) + "\n"
-    if head:
-        return head + document
     # The reader drops one leading BOM, so a first entry that itself starts with U+FEFF needs a
-    # sacrificial one in front to survive the round trip.
-    return BOM + document if document.startswith(BOM) else document
+    # sacrificial one in front to survive the round trip. One join: the body can be megabytes.
+    if not head and body.startswith(BOM):
+        head = BOM
+    return "".join((head, body, "\n"))
 
 
 @functools.lru_cache(maxsize=32_768)

@@ -88,7 +88,7 @@ def test_search_queries_are_seeded() -> None:
 def test_report_renders_and_serialises(tmp_path: Path) -> None:
     context = run.machine_context()
     assert context["python"] and context["sqlite"] and context["cpu_count"]
-    adds = [run.bench_add(run.ADD_TARGET_ENTRIES // 100, 3, warmup=1, root=tmp_path / "a")]
+    adds = [run.bench_add(10, 3, warmup=1, root=tmp_path / "a")]
     replay = run.bench_replay(50, repeats=1, root=tmp_path / "r")
     text = run.render_markdown(context, adds, replay)
     assert "| entries in scope |" in text and "events/s" in text
@@ -113,7 +113,9 @@ def test_main_writes_json(
     assert run.main(["--quick", "--out", str(out)]) == 0
     printed = capsys.readouterr().out
     assert "## Journal replay" in printed and "## `memory_search` latency" in printed
+    assert "## Filling an empty store through `add`" in printed
     data = json.loads(out.read_text())
+    assert data["fill"]["checkpoints"] == [5, 10]
     assert [a["entries"] for a in data["add"]] == [5] and data["replay"]["events"] == 30
     assert {s["rows"] for s in data["search"]} == {200} and len(data["search"]) == 4
     assert "hybrid (FTS + cosine + fusion + stages" in printed
