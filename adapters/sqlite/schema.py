@@ -239,6 +239,38 @@ MIGRATIONS: tuple[str, ...] = (
         updated_at TEXT NOT NULL
     );
     """,
+    # 7: hybrid search after a write (ADR 0043). A log of changed `memories` rowids, written by
+    # triggers in the writer's own transaction: commits are serialised, so `seq` order is
+    # commit order, and a reader that saw the log up to `seq` S re-reads only the rows logged
+    # after S (the vector cache, adapters/sqlite/vectors.py). Every insert, update (any
+    # column) and delete is logged; the log keeps the last 4,096 to 4,351 entries, and a reader
+    # whose S was trimmed away lists the scope instead. The scope index gains `flagged`
+    # (schema 4), so listing a scope reads no table row; it replaces memories_vector_scope,
+    # its prefix. IF [NOT] EXISTS: the step is also safe on a file that already holds it.
+    """
+    CREATE TABLE IF NOT EXISTS memories_changes (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        memory_rowid INTEGER NOT NULL
+    );
+    CREATE TRIGGER IF NOT EXISTS memories_changes_ai AFTER INSERT ON memories BEGIN
+        INSERT INTO memories_changes (memory_rowid) VALUES (new.rowid);
+    END;
+    CREATE TRIGGER IF NOT EXISTS memories_changes_au AFTER UPDATE ON memories BEGIN
+        INSERT INTO memories_changes (memory_rowid) VALUES (new.rowid);
+        INSERT INTO memories_changes (memory_rowid)
+            SELECT old.rowid WHERE old.rowid <> new.rowid;
+    END;
+    CREATE TRIGGER IF NOT EXISTS memories_changes_ad AFTER DELETE ON memories BEGIN
+        INSERT INTO memories_changes (memory_rowid) VALUES (old.rowid);
+    END;
+    CREATE TRIGGER IF NOT EXISTS memories_changes_trim AFTER INSERT ON memories_changes
+    WHEN new.seq % 256 = 0 BEGIN
+        DELETE FROM memories_changes WHERE seq <= new.seq - 4096;
+    END;
+    CREATE INDEX IF NOT EXISTS memories_visible_scope
+        ON memories (target, project, namespace, superseded_by, flagged, embedding_model, id);
+    DROP INDEX IF EXISTS memories_vector_scope;
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -7,14 +7,16 @@ vector stays. A vector counts as current when `embedding_model` equals the curre
 and the BLOB has `4 * dimension` bytes (when the dimension is known).
 
 `candidates` keeps a small cache of stacked matrices per (scope, model, dimension), and
-`missing` remembers which scopes had nothing missing, both valid while the database is
+`missing` remembers which rows of a scope lacked a vector, both valid while the database is
 unchanged: `PRAGMA data_version` (commits by other connections) and `total_changes()` (this
 connection's writes) together are the change token. So a search without writes in between
-neither rescans the rows nor rebuilds the matrix (cached: well under 1 ms). After a write the
-matrix is refreshed, not rebuilt (ADR 0019, ADR 0040): the rowids come from the covering index
-`memories_vector_scope` and are compared in numpy; a write that left the scope's rows as they
-were keeps the matrix as it is (no copy), otherwise only new rows and rows this store wrote
-since are read.
+neither rescans the rows nor rebuilds the matrix (cached: well under 1 ms). After a write both
+read the change log `memories_changes` (schema 7, ADR 0043) from where they last stood and
+re-read only the rows logged since: a changed row that is still in scope with the same vector
+keeps the matrix as it is (no copy), new rows are appended into spare rows of the matrix's
+buffer (no copy of the rows before), and only a row leaving the scope costs one copy. Where the
+log no longer reaches back (trimmed) or holds too many rows, the scope is listed from the
+covering index and compared in numpy (ADR 0019, ADR 0040).
 """
 
 from __future__ import annotations
@@ -38,6 +40,9 @@ _CACHED_SCOPES: Final = 8
 #: a vector rewritten in place by another process for the same id and model is re-read).
 _FULL_EVERY: Final = 64
 _ID_CHUNK: Final = 500
+#: Spare rows allocated behind a matrix, so that rows added to the scope are appended without
+#: copying the rows before them: a sixteenth of the rows, at least this many.
+_SPARE_ROWS: Final = 64
 
 
 def to_blob(vector: NDArray[Any]) -> bytes:
@@ -55,6 +60,30 @@ def _token(conn: Any) -> tuple[int, int]:
     return int(conn.execute("PRAGMA data_version").get), int(conn.total_changes())
 
 
+def _log_position(conn: Any) -> int:
+    """The newest entry of the change log (0 when it is empty)."""
+    return int(conn.execute("SELECT coalesce(max(seq), 0) FROM memories_changes").get)
+
+
+def _changes_since(conn: Any, position: int) -> tuple[int, list[int]] | None:
+    """The rowids of `memories` rows changed after log entry `position`, and the newest
+    entry; None when the log no longer reaches back to `position` (trimmed) or holds more
+    than `_ID_CHUNK` entries since (listing the scope is cheaper then)."""
+    entries = conn.execute(
+        "SELECT seq, memory_rowid FROM memories_changes WHERE seq > ? ORDER BY seq LIMIT ?",
+        (position, _ID_CHUNK + 1),
+    ).fetchall()
+    if not entries:
+        return position, []
+    if len(entries) > _ID_CHUNK:
+        return None
+    # the trim deletes the oldest entries only, so every entry after `position` is still
+    # there exactly when the oldest one left is at most the next one
+    if int(conn.execute("SELECT min(seq) FROM memories_changes").get) > position + 1:
+        return None
+    return int(entries[-1][0]), sorted({int(rowid) for _, rowid in entries})
+
+
 def _current_sql(dimension: int | None) -> tuple[str, list[Any]]:
     """The predicate "has a current vector" (model id is the first parameter's slot)."""
     sql = "m.embedding IS NOT NULL AND m.embedding_model = ?"
@@ -69,8 +98,9 @@ class SqliteVectorStore:
         self._cache: collections.OrderedDict[tuple[VectorScope, str, int | None], _Cached] = (
             collections.OrderedDict()
         )
-        #: (scope, model, dimension, everything) -> token when nothing was missing
-        self._complete: dict[tuple[VectorScope, str, int | None, bool], tuple[int, int]] = {}
+        #: (scope, model, dimension, everything) -> the rows lacking a vector, when all of
+        #: them were known (at most `_ID_CHUNK`), with the token and the log position
+        self._lacking: dict[tuple[VectorScope, str, int | None, bool], _Lacking] = {}
         #: (scope, model, dimension) -> (token, rowids of the in-scope rows with a current
         #: vector): what `missing` saw, for the `candidates` call that follows it
         self._listed: dict[tuple[VectorScope, str, int | None], tuple[Any, NDArray[np.int64]]] = {}
@@ -99,23 +129,66 @@ class SqliteVectorStore:
         key = (scope, model_id, dimension, everything)
         with self._storage.read() as conn:
             token = _token(conn)
-            if before is None and self._complete.get(key) == token:
+            seen = self._lacking.get(key) if before is None else None
+            if seen is not None and seen.token == token and not seen.rowids:
                 return []  # nothing changed since this scope had nothing missing
             found = None
-            if before is None and not everything:
-                found = self._listing(conn, token, scope, model_id, dimension, limit)
-            if found is None:
+            if seen is not None:
+                found = self._from_log(conn, token, key, seen, where, params, limit)
+            if found is None and before is None:
+                position = _log_position(conn)
+                if not everything:
+                    found = self._listing(conn, token, position, scope, model_id, dimension, limit)
+                if found is None:
+                    found = [(str(i), str(t)) for i, t in conn.execute(sql, (*params, limit))]
+                    if not found:
+                        self._remember(key, _Lacking(token=token, position=position))
+            elif found is None:
                 found = [(str(i), str(t)) for i, t in conn.execute(sql, (*params, limit))]
-        if before is None and not found:
-            if len(self._complete) >= 64:
-                self._complete.clear()
-            self._complete[key] = token
         return found
+
+    def _remember(self, key: tuple[VectorScope, str, int | None, bool], seen: _Lacking) -> None:
+        if key not in self._lacking and len(self._lacking) >= 64:
+            self._lacking.clear()
+        self._lacking[key] = seen
+
+    def _from_log(
+        self,
+        conn: Any,
+        token: tuple[int, int],
+        key: tuple[VectorScope, str, int | None, bool],
+        seen: _Lacking,
+        where: str,
+        params: list[Any],
+        limit: int,
+    ) -> list[tuple[str, str]] | None:
+        """`missing` from the rows that lacked a vector at `seen.position` and the rows
+        changed since (ADR 0043): no other row can lack one now. None when the change log
+        cannot tell (the caller lists the scope)."""
+        changed = _changes_since(conn, seen.position)
+        if changed is None:
+            return None
+        position, rowids = changed
+        wanted = sorted({*seen.rowids, *rowids})
+        if len(wanted) > _ID_CHUNK:
+            return None
+        rows: list[Any] = []
+        if wanted:
+            marks = ", ".join("?" for _ in wanted)
+            rows = conn.execute(
+                f"SELECT m.rowid, m.id, m.text FROM memories AS m NOT INDEXED "
+                f"WHERE m.rowid IN ({marks}) AND {where} ORDER BY m.id DESC",
+                (*wanted, *params),
+            ).fetchall()
+        lacking = tuple(int(rowid) for rowid, _, _ in rows)
+        self._remember(key, _Lacking(token=token, position=position, rowids=lacking))
+        return [(str(i), str(t)) for _, i, t in rows[:limit]]
 
     def _listing(
         self,
         conn: Any,
         token: tuple[int, int],
+        position: int,
         scope: VectorScope,
         model_id: str,
         dimension: int | None,
@@ -138,6 +211,8 @@ class SqliteVectorStore:
         self._listed[scope, model_id, dimension] = (token, np.array(have, dtype=np.int64))
         if len(lacking) > _ID_CHUNK:
             return None
+        seen = _Lacking(token=token, position=position, rowids=tuple(lacking))
+        self._remember((scope, model_id, dimension, False), seen)
         if not lacking:
             return []
         marks = ", ".join("?" for _ in lacking)
@@ -219,23 +294,37 @@ class SqliteVectorStore:
             if cached is not None and cached.token == token:
                 self._cache.move_to_end(key)
                 return cached.ids, cached.matrix
-            if cached is not None and cached.refreshes < _FULL_EVERY:
-                seen = self._listed.get(key)
-                listed = seen[1] if seen is not None and seen[0] == token else None
-                fresh = _refreshed(conn, cached, where, params, model_id, current, more, listed)
-            else:
-                fresh = None
+            fresh = None
+            if cached is not None:
+                changed = _changes_since(conn, cached.position)
+                if changed is not None:
+                    position, rowids = changed
+                    fresh = _patched(
+                        conn, cached, position, rowids, where, params, model_id, current, more
+                    )
+                elif cached.refreshes < _FULL_EVERY:
+                    seen = self._listed.get(key)
+                    listed = seen[1] if seen is not None and seen[0] == token else None
+                    fresh = _refreshed(conn, cached, where, params, model_id, current, more, listed)
             if fresh is None:
+                position = _log_position(conn)
                 # no ORDER BY: sorting the BLOBs would cost more than reading them
                 sql = (
                     f"SELECT m.rowid, m.id, m.embedding FROM memories AS m "
                     f"WHERE {where} AND {current}"
                 )
                 rows: list[Any] = conn.execute(sql, (*params, model_id, *more)).fetchall()
-                rowids, ids, matrix = _stack(rows, dimension)
-                fresh = _Cached(token=token, ids=ids, matrix=matrix, rowids=rowids, refreshes=0)
-        if fresh.matrix.flags.writeable:
-            fresh.matrix.setflags(write=False)
+                rowids_, ids, matrix = _stack(rows, dimension)
+                buffer = _spare(len(ids), matrix.shape[1])
+                buffer[: len(ids)] = matrix
+                fresh = _Cached(
+                    token=token,
+                    position=position,
+                    ids=ids,
+                    buffer=buffer,
+                    rowids=rowids_,
+                    refreshes=0,
+                )
         fresh.token = token
         self._cache[key] = fresh
         self._cache.move_to_end(key)
@@ -245,22 +334,154 @@ class SqliteVectorStore:
 
 
 @attrs.define
-class _Cached:
-    """One scope's stacked matrix, valid for `token`; `rowids`: each row's rowid, in `ids`
-    order; `dirty`: ids this store wrote since."""
+class _Lacking:
+    """What `missing` saw of a scope: the rowids of the rows lacking a vector (all of them),
+    at change token `token` and change log entry `position`."""
 
     token: tuple[int, int]
+    position: int
+    rowids: tuple[int, ...] = ()
+
+
+@attrs.define
+class _Cached:
+    """One scope's stacked matrix, valid for `token` and change log entry `position`.
+
+    `buffer` holds the rows and spare rows after them; `matrix` is a read-only view of its
+    first `len(ids)` rows. Rows are only ever written past the rows of any matrix handed out,
+    so a matrix a caller holds never changes. `rowids`: each row's rowid, in `ids` order;
+    `dirty`: ids this store wrote since (for a refresh by listing; the log has them too)."""
+
+    token: tuple[int, int]
+    position: int
     ids: tuple[str, ...]
-    matrix: NDArray[np.float32]
+    buffer: NDArray[np.float32]
     rowids: NDArray[np.int64]
     refreshes: int
     dirty: set[str] = attrs.Factory(set)
     positions: dict[str, int] | None = None
+    matrix: NDArray[np.float32] = attrs.field(init=False)
 
-    def position(self) -> dict[str, int]:
+    def __attrs_post_init__(self) -> None:
+        self.matrix = self.buffer[: len(self.ids)]
+        self.matrix.setflags(write=False)
+
+    def position_of(self) -> dict[str, int]:
         if self.positions is None:
             self.positions = {entry_id: i for i, entry_id in enumerate(self.ids)}
         return self.positions
+
+    def same(self, position: int, *, refreshes: int | None = None) -> _Cached:
+        """This matrix and these ids, valid at a later log entry (no copy)."""
+        kept = _Cached(
+            token=self.token,
+            position=position,
+            ids=self.ids,
+            buffer=self.buffer,
+            rowids=self.rowids,
+            refreshes=self.refreshes if refreshes is None else refreshes,
+            positions=self.positions,
+        )
+        kept.matrix = self.matrix  # the same object: callers may test identity
+        return kept
+
+
+def _spare(rows: int, width: int) -> NDArray[np.float32]:
+    """A buffer for `rows` rows of `width` floats and spare rows after them."""
+    return np.empty((rows + max(_SPARE_ROWS, rows // 16), width), dtype=np.float32)
+
+
+def _without(
+    cached: _Cached, gone: Sequence[int], added: int
+) -> tuple[tuple[str, ...], NDArray[np.float32], NDArray[np.int64]]:
+    """The ids, a fresh buffer with room for `added` more rows (the kept rows first) and the
+    rowids of `cached` less the rows at positions `gone` (sorted): one copy of the kept rows,
+    block by block between the gone ones."""
+    matrix, ids = cached.matrix, cached.ids
+    buffer = _spare(len(ids) - len(gone) + added, matrix.shape[1])
+    kept_ids: list[str] = []
+    at = start = 0
+    for end in (*gone, len(ids)):
+        buffer[at : at + end - start] = matrix[start:end]
+        kept_ids += ids[start:end]
+        at += end - start
+        start = end + 1
+    return tuple(kept_ids), buffer, np.delete(cached.rowids, gone)
+
+
+def _assembled(
+    cached: _Cached,
+    gone: Sequence[int],
+    added: Sequence[tuple[Any, Any, bytes]],
+    position: int,
+    refreshes: int,
+) -> _Cached | None:
+    """`cached` less the rows at positions `gone` (sorted), plus the `added` rows (rowid,
+    id, BLOB) at the end; None when an added row has another width (rebuild)."""
+    width = cached.matrix.shape[1] if cached.ids else None
+    if not gone and not added:
+        return cached.same(position, refreshes=refreshes)
+    new_rowids, new_ids, new_matrix = _stack(added, width)
+    if len(new_ids) != len(added):
+        return None  # another dimension appeared: rebuild from scratch
+    count = len(cached.ids) - len(gone)
+    if gone:
+        kept_ids, buffer, rowids = _without(cached, gone, len(new_ids))
+    elif width is not None and count + len(new_ids) <= len(cached.buffer):
+        # appended after every row handed out so far: the rows before are not copied
+        kept_ids, buffer, rowids = cached.ids, cached.buffer, cached.rowids
+    else:
+        buffer = _spare(count + len(new_ids), new_matrix.shape[1])
+        if count:
+            buffer[:count] = cached.matrix
+        kept_ids, rowids = cached.ids, cached.rowids
+    buffer[count : count + len(new_ids)] = new_matrix
+    return _Cached(
+        token=cached.token,
+        position=position,
+        ids=kept_ids + new_ids,
+        buffer=buffer,
+        rowids=np.concatenate([rowids, new_rowids]),
+        refreshes=refreshes,
+    )
+
+
+def _patched(
+    conn: Any,
+    cached: _Cached,
+    position: int,
+    changed: list[int],
+    where: str,
+    params: list[Any],
+    model_id: str,
+    current: str,
+    more: list[Any],
+) -> _Cached | None:
+    """The cached matrix brought up to log entry `position` (ADR 0043): only the `changed`
+    rows (rowids, from the change log) are read. A changed row still in scope with the same
+    id and vector stays where it is; one that left the scope, or whose id or vector changed,
+    leaves; changed rows in scope with a current vector that are not (or no longer) in the
+    matrix are appended. None when the matrix must be rebuilt."""
+    if not changed:
+        return cached.same(position)
+    marks = ", ".join("?" for _ in changed)
+    fetched = conn.execute(
+        f"SELECT m.rowid, m.id, m.embedding FROM memories AS m NOT INDEXED "
+        f"WHERE m.rowid IN ({marks}) AND {where} AND {current}",
+        (*changed, *params, model_id, *more),
+    ).fetchall()
+    by_rowid = {int(rowid): (str(entry_id), blob) for rowid, entry_id, blob in fetched}
+    gone = []
+    hits = np.flatnonzero(np.isin(cached.rowids, np.array(changed, dtype=np.int64)))
+    for at in hits.tolist():
+        rowid = int(cached.rowids[at])
+        row = by_rowid.get(rowid)
+        if row is not None and row[0] == cached.ids[at] and row[1] == to_blob(cached.matrix[at]):
+            del by_rowid[rowid]  # still in scope with the same vector
+        else:
+            gone.append(at)
+    added = [(rowid, entry_id, blob) for rowid, (entry_id, blob) in by_rowid.items()]
+    return _assembled(cached, gone, added, position, cached.refreshes)
 
 
 def _refreshed(
@@ -273,16 +494,17 @@ def _refreshed(
     more: list[Any],
     listed: NDArray[np.int64] | None = None,
 ) -> _Cached | None:
-    """The cached matrix brought up to date after a write (ADR 0019, ADR 0040): the rowids
-    of the in-scope rows with a vector of the model are listed from the covering index
-    `memories_vector_scope` (no BLOB read), compared with the cached ones in numpy, and only
-    rows new to the scope (and rows this store wrote since) are read. A write that left the
-    scope's rows as they were (another scope's rows, a `last_referenced` update) keeps the
-    matrix and the ids as they are: no copy. A row keeps its vector while its id and model
-    stay: `put` writes a vector only for the row's current text, and text changes give a new
-    id, or clear the vector (mirror repair). None when most rows changed (a full rebuild is
+    """The cached matrix brought up to date when the change log cannot tell what changed
+    (ADR 0019, ADR 0040): the rowids of the in-scope rows with a vector of the model are
+    listed from the covering index `memories_visible_scope` (no BLOB read), compared with
+    the cached ones in numpy, and only rows new to the scope (and rows this store wrote
+    since) are read. A write that left the scope's rows as they were keeps the matrix and
+    the ids as they are: no copy. A row keeps its vector while its id and model stay: `put`
+    writes a vector only for the row's current text, and text changes give a new id, or
+    clear the vector (mirror repair). None when most rows changed (a full rebuild is
     cheaper). `listed`: the in-scope rowids with a current vector, when `missing` just
     listed them at this token."""
+    position = _log_position(conn)
     if listed is None:
         listed = np.fromiter(
             (
@@ -296,19 +518,10 @@ def _refreshed(
         )
     keep = np.isin(cached.rowids, listed, assume_unique=True)
     if cached.dirty:
-        positions = cached.position()
+        positions = cached.position_of()
         at = [positions[i] for i in cached.dirty if i in positions]
         keep[at] = False
     new = np.setdiff1d(listed, cached.rowids[keep], assume_unique=True)
-    if not len(new) and keep.all():
-        return _Cached(
-            token=cached.token,
-            ids=cached.ids,
-            matrix=cached.matrix,
-            rowids=cached.rowids,
-            refreshes=cached.refreshes + 1,
-            positions=cached.positions,
-        )
     if len(new) > len(listed) // 2:
         return None
     fetched: list[tuple[Any, Any, bytes]] = []
@@ -321,25 +534,8 @@ def _refreshed(
             f"WHERE m.rowid IN ({marks}) AND {current}"
         )
         fetched.extend(conn.execute(sql, (*chunk, model_id, *more)))
-    width = cached.matrix.shape[1] if cached.ids else None
-    new_rowids, new_ids, new_matrix = _stack(fetched, width)
-    if cached.ids and new_ids and new_matrix.shape[1] != width:
-        return None  # another dimension appeared: rebuild from scratch
-    kept_ids = tuple(i for i, k in zip(cached.ids, keep.tolist(), strict=True) if k)
-    if not cached.ids:
-        matrix = new_matrix
-    else:  # one copy: the kept rows gathered straight into the new matrix, then the new rows
-        count = len(kept_ids)
-        matrix = np.empty((count + len(new_ids), cached.matrix.shape[1]), dtype=np.float32)
-        np.compress(keep, cached.matrix, axis=0, out=matrix[:count])
-        matrix[count:] = new_matrix
-    return _Cached(
-        token=cached.token,
-        ids=(*kept_ids, *new_ids),
-        matrix=matrix,
-        rowids=np.concatenate([cached.rowids[keep], new_rowids]),
-        refreshes=cached.refreshes + 1,
-    )
+    gone = np.flatnonzero(~keep).tolist()
+    return _assembled(cached, gone, fetched, position, cached.refreshes + 1)
 
 
 def _stack(
