@@ -22,6 +22,7 @@ covering index and compared in numpy (ADR 0019, ADR 0040).
 from __future__ import annotations
 
 import collections
+import sys
 from collections.abc import Iterable, Sequence
 from typing import Any, Final
 
@@ -409,6 +410,32 @@ def _without(
     return tuple(kept_ids), buffer, np.delete(cached.rowids, gone)
 
 
+def _unshared(cached: _Cached) -> bool:
+    """Whether nothing but `cached` holds its matrix or any view of its buffer (CPython's
+    reference counts, as numpy's `ndarray.resize(refcheck=True)` checks them): then its
+    rows may be rewritten in place, since no caller can see them."""
+    if not hasattr(sys, "getrefcount"):
+        return False
+    # the attribute and getrefcount's argument; for the buffer also the matrix's `base`
+    return sys.getrefcount(cached.matrix) == 2 and sys.getrefcount(cached.buffer) == 3
+
+
+def _moved_in(
+    cached: _Cached, gone: Sequence[int]
+) -> tuple[tuple[str, ...], NDArray[np.float32], NDArray[np.int64]]:
+    """`cached` less the rows at positions `gone` (sorted), in place: each gone row is
+    overwritten by the last row (no copy of the others). Only for an unshared buffer."""
+    buffer, ids, rowids = cached.buffer, list(cached.ids), cached.rowids.copy()
+    count = len(ids)
+    for at in reversed(gone):  # every position after `at` is already settled
+        count -= 1
+        if at != count:
+            buffer[at] = buffer[count]
+            ids[at] = ids[count]
+            rowids[at] = rowids[count]
+    return tuple(ids[:count]), buffer, rowids[:count]
+
+
 def _assembled(
     cached: _Cached,
     gone: Sequence[int],
@@ -425,7 +452,9 @@ def _assembled(
     if len(new_ids) != len(added):
         return None  # another dimension appeared: rebuild from scratch
     count = len(cached.ids) - len(gone)
-    if gone:
+    if gone and count + len(new_ids) <= len(cached.buffer) and _unshared(cached):
+        kept_ids, buffer, rowids = _moved_in(cached, gone)
+    elif gone:
         kept_ids, buffer, rowids = _without(cached, gone, len(new_ids))
     elif width is not None and count + len(new_ids) <= len(cached.buffer):
         # appended after every row handed out so far: the rows before are not copied
