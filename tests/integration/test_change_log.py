@@ -301,3 +301,29 @@ def test_a_reader_whose_place_in_the_log_was_trimmed_lists_the_scope(tmp_path: P
     finally:
         mine_storage.close()
         theirs_storage.close()
+
+
+def test_missing_follows_the_log_and_keeps_the_rows_still_lacking(tmp_path: Path) -> None:
+    path = tmp_path / "sessions.db"
+    mine_storage, theirs_storage = SqliteStorage(path), SqliteStorage(path)
+    try:
+        mine, theirs = SqliteVectorStore(mine_storage), SqliteVectorStore(theirs_storage)
+        writer = EventWriter(theirs_storage)
+        kept = writer.add("embedded")
+        theirs.put([(kept, "embedded")], _vectors(1, 1), MODEL)
+        assert mine.missing(SCOPE, MODEL, limit=10) == []
+        bare = writer.add("bare")
+        assert mine.missing(SCOPE, MODEL, limit=10) == [(bare, "bare")]
+        with theirs_storage.transaction():  # a change to another row only
+            theirs_storage.connection.execute(
+                "UPDATE memories SET last_referenced = '2030-01-01' WHERE id = ?", (kept,)
+            )
+        assert mine.missing(SCOPE, MODEL, limit=10) == [(bare, "bare")]
+        theirs.put([(bare, "bare")], _vectors(1, 2), MODEL)
+        assert mine.missing(SCOPE, MODEL, limit=10) == []
+        later = writer.add("later", entry_id="zz-later")
+        writer.add("elsewhere", Target.PROJECT, project="api", entry_id="zz-elsewhere")
+        assert mine.missing(SCOPE, MODEL, limit=10) == [(later, "later")]
+    finally:
+        mine_storage.close()
+        theirs_storage.close()
