@@ -122,5 +122,6 @@ def test_main_writes_json(
     (hybrid,) = data["hybrid"]
     assert hybrid["rows"] == 300 and hybrid["samples"] == 3 and hybrid["dimension"] == 384
     assert 0 < hybrid["candidates"] < 300 and 0 < hybrid["p50_ms"] <= hybrid["p95_ms"]
+    assert hybrid["after_replace_ms"] > 0
     assert "## Skills at 30 skills" in printed
     assert data["skills"]["skills"] == 30 and data["skills"]["create_statuses"] == {"created": 2}
