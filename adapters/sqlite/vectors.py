@@ -37,9 +37,12 @@ __all__ = ["SqliteVectorStore", "from_blob", "to_blob"]
 
 _LE_FLOAT32: Final = np.dtype("<f4")
 _CACHED_SCOPES: Final = 8
-#: Incremental refreshes of a cached matrix before it is rebuilt from scratch (a safety net:
-#: a vector rewritten in place by another process for the same id and model is re-read).
+#: Refreshes by listing (the change log could not tell) before the matrix is rebuilt from
+#: scratch: a listing cannot see a vector rewritten in place by another process for the same
+#: id and model (the log can: a refresh from it re-reads every changed row).
 _FULL_EVERY: Final = 64
+#: Also the most change log entries a refresh reads; the log keeps at least 4,096 (schema 7),
+#: so a reader that finds at most this many after its position is never missing one.
 _ID_CHUNK: Final = 500
 #: Spare rows allocated behind a matrix, so that rows added to the scope are appended without
 #: copying the rows before them: a sixteenth of the rows, at least this many.
