@@ -98,21 +98,32 @@ def cosine_pairs(
     if n < 2:
         return []
     safe = np.where(norms > 0, norms, 1.0)
-    unit = (matrix / safe[:, None].astype(np.float32)).astype(np.float32)
-    valid = norms > 0
     _, codes = np.unique(np.asarray([str(g) for g in groups], dtype=object), return_inverse=True)
     codes = codes.reshape(-1)
+    # rows sorted by group: a tile whose rows and columns all lie in one group holds only
+    # same-scope pairs and is skipped without a product (one big scope costs nothing)
+    order = np.argsort(codes, kind="stable")
+    unit = (matrix / safe[:, None].astype(np.float32)).astype(np.float32)[order]
+    valid = (norms > 0)[order]
+    codes = codes[order]
     found: list[tuple[int, int, float]] = []
     for lo in range(0, n, block):
         hi = min(lo + block, n)
+        row_codes = codes[lo:hi]
         for co in range(lo, n, block):
             ce = min(co + block, n)
+            col_codes = codes[co:ce]
+            if row_codes[0] == row_codes[-1] == col_codes[0] == col_codes[-1]:
+                continue
             tile = unit[lo:hi] @ unit[co:ce].T
-            hits = np.argwhere(tile >= threshold - _MARGIN)
-            for a, b in hits:
-                i, j = lo + int(a), co + int(b)
-                if j <= i or codes[i] == codes[j] or not (valid[i] and valid[j]):
-                    continue
+            mask = tile >= threshold - _MARGIN
+            mask &= row_codes[:, None] != col_codes[None, :]
+            mask &= valid[lo:hi, None] & valid[None, co:ce]
+            if co == lo:  # the diagonal tile: each pair once
+                mask &= np.triu(np.ones(mask.shape, dtype=bool), k=1)
+            for a, b in np.argwhere(mask):
+                x, y = int(order[lo + int(a)]), int(order[co + int(b)])
+                i, j = (x, y) if x < y else (y, x)
                 score = pair_cosine(matrix, norms, i, j)
                 if score >= threshold:
                     found.append((i, j, score))

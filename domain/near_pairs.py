@@ -19,7 +19,7 @@ on a whole class.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 
 from pi_hermes_memory.domain.similarity import JACCARD_THRESHOLD
 
@@ -57,6 +57,8 @@ def token_pairs(
     """
     if not 0 < threshold <= 1:
         raise ValueError(f"threshold must be in (0, 1]; got {threshold!r}")
+    if groups is not None and len(set(groups)) < 2:
+        return []  # every pair is a same-group pair
     code = {t: c for c, t in enumerate(sorted({t for s in token_sets for t in s}))}
     signatures: dict[tuple[int, int, tuple[int, ...]], list[int]] = {}
     for i, tokens in enumerate(token_sets):
@@ -74,19 +76,40 @@ def token_pairs(
     seen: set[tuple[int, int]] = set()
     found: list[Pair] = []
     for members in signatures.values():
-        for x, i in enumerate(members):
-            for j in members[x + 1 :]:  # members are in increasing order: i < j
-                if (i, j) in seen:
-                    continue
-                seen.add((i, j))
-                if groups is not None and groups[i] == groups[j]:
-                    continue
-                if keep is not None and not keep(i, j):
-                    continue
-                a, b = token_sets[i], token_sets[j]
-                shared = len(a & b)
-                score = shared / (len(a) + len(b) - shared)
-                if score >= threshold:
-                    found.append((i, j, score))
+        if len(members) < 2:
+            continue
+        for i, j in _candidates(members, groups):
+            if (i, j) in seen:
+                continue
+            seen.add((i, j))
+            if keep is not None and not keep(i, j):
+                continue
+            a, b = token_sets[i], token_sets[j]
+            shared = len(a & b)
+            score = shared / (len(a) + len(b) - shared)
+            if score >= threshold:
+                found.append((i, j, score))
     found.sort()
     return found
+
+
+def _candidates(members: list[int], groups: Sequence[Hashable] | None) -> Iterator[tuple[int, int]]:
+    """The (i, j) pairs, i < j, of one signature's members (in increasing order) that lie in
+    different groups. Same-group pairs are never formed, so a signature shared by many rows of
+    one scope costs one pass over them, not their square (nor a `seen` entry each)."""
+    if groups is None:
+        for x, i in enumerate(members):
+            for j in members[x + 1 :]:
+                yield i, j
+        return
+    by_group: dict[Hashable, list[int]] = {}
+    for i in members:
+        by_group.setdefault(groups[i], []).append(i)
+    if len(by_group) < 2:
+        return
+    parts = list(by_group.values())
+    for x, left in enumerate(parts):
+        for right in parts[x + 1 :]:
+            for i in left:
+                for j in right:
+                    yield (i, j) if i < j else (j, i)

@@ -211,3 +211,14 @@ def test_clustering_equals_the_pairwise_rule(rows, pairs) -> None:
     assert cluster(entries, vectors, links=links).clusters == brute_clusters(
         entries, vectors, links
     )
+
+
+def test_one_group_has_no_pairs_and_a_shared_signature_is_not_squared() -> None:
+    # 3,000 identical rows of one scope share every signature: no pair may be formed
+    sets = [token_set("deploys go through the staging cluster first")] * 3_000
+    assert token_pairs(sets, groups=["project:a"] * 3_000) == []
+    # the same rows split over two scopes pair only across them
+    groups = ["project:a"] * 1_500 + ["global"] * 1_500
+    pairs = token_pairs(sets[:60], groups=groups[1_470:1_530])
+    assert len(pairs) == 30 * 30
+    assert all(groups[1_470 + i] != groups[1_470 + j] for i, j, _ in pairs)
