@@ -434,6 +434,24 @@ class StorageContract:
             raise Boom
         assert _quiet(self._rebuild(storage, [_folded(Target.MEMORY, events)]))
 
+    def test_failed_transaction_leaves_committed_rows_as_they_were(self, storage: Any) -> None:
+        """A transaction that changes a committed row in place (a replace supersedes it) and
+        then fails leaves the row, the journal and the next version exactly as committed."""
+
+        class Boom(Exception):
+            pass
+
+        events: list[Event] = [added(1, "a", "a fact that stays")]
+        self._apply(storage, {Target.MEMORY: events})
+        replace = _replaced(2, "a", "b", "a fact that never was")
+        with pytest.raises(Boom), storage.transaction() as uow:
+            uow.journal.append(STREAM, 1, [replace])
+            uow.projection.apply([replace])
+            raise Boom
+        with storage.transaction() as uow:
+            assert uow.journal.version(STREAM) == 1
+        assert _quiet(self._rebuild(storage, [_folded(Target.MEMORY, events)]))
+
 
 class MarkdownStoreContract:
     """Provide a ``markdown`` fixture returning a fresh, empty MarkdownStore."""
