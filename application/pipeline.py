@@ -9,7 +9,9 @@ SKILL.md with its support files. Every write runs the same steps, whatever the d
 under the store-wide file lock (so the file writes of several processes never interleave),
 inside one IMMEDIATE transaction (events, read models and the render ledger commit together),
 and renders the touched files before the lock is released (ADR 0002). A crash anywhere leaves the
-journal authoritative; the next operation converges.
+journal authoritative; the next operation converges. A large replica (`RenderLag`, ADR 0042) may
+lag: a write within the interval after its last render leaves it unread and unrendered, pending,
+until a later write, a read through the write path, `flush` (close) or the next open.
 
 What differs per kind of document — its state and fold, its snapshot codec, the bytes its replica
 renders to and how a hand edit becomes events — is a `DocumentKind`. Appending is done in one

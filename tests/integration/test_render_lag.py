@@ -10,10 +10,13 @@ import os
 import signal
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pi_hermes_memory
+import pytest
 from pi_hermes_memory import Memory
+from pi_hermes_memory.adapters.markdown import store as store_module
 from pi_hermes_memory.adapters.sqlite.storage import SqliteStorage
 from pi_hermes_memory.domain.model import Target
 from pi_hermes_memory.pipeline import RenderLag
@@ -236,3 +239,50 @@ def test_a_killed_writer_with_a_pending_render_converges_at_the_next_open(
     docs = check_store(tmp_path)
     texts = [e.text for e in docs[Target.MEMORY].active]
     assert texts == [f"killed writer entry {i} about the pager rota" for i in range(6)]
+
+
+def test_render_lag_never_renders_every_write(tmp_path: Path) -> None:
+    write_config(tmp_path)
+    with _open(tmp_path, RenderLag.never()) as memory:
+        for i in range(3):
+            memory.add(f"eager note number {i} about the cache")
+            assert memory.pending_renders == ()
+            assert f"eager note number {i}".encode() in _file(tmp_path)
+
+
+def test_a_save_in_the_window_of_a_pending_render_is_put_back_and_merged(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ADR 0034 still holds for a render that lagged: the late save wins the file, the render
+    stays pending, and the next flush merges the save with the pending writes."""
+    memory, _ = _lagging(tmp_path)
+    memory.add("pending entry about the backup window")
+    assert memory.pending_renders == ("memory",)
+    path = markdown_path(tmp_path, Target.MEMORY)
+    saved = path.read_bytes() + "\n§\ntyped by hand about the printer\n".encode()
+    real = store_module.atomic_write
+
+    def racing(
+        target: Path, data: bytes, *, before_replace: Callable[[], None] | None = None
+    ) -> None:
+        def check_then_save() -> None:
+            if before_replace is not None:
+                before_replace()
+            with path.open("r+b") as f:  # the editor saves in place, right after the check
+                f.truncate(0)
+                f.write(saved)
+
+        real(target, data, before_replace=check_then_save)
+
+    monkeypatch.setattr(store_module, "atomic_write", racing)
+    memory.flush()
+    monkeypatch.setattr(store_module, "atomic_write", real)
+    assert path.read_bytes() == saved  # the person's save, not the render
+    assert memory.pending_renders == ("memory",)
+    assert memory.flush() == ()
+    assert memory.pending_renders == ()
+    texts = [e.text for e in memory.entries("memory")]
+    assert "pending entry about the backup window" in texts
+    assert "typed by hand about the printer" in texts
+    memory.close()
+    check_store(tmp_path)
