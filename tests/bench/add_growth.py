@@ -137,7 +137,7 @@ def render(results: dict[str, dict[str, Any]]) -> list[str]:
         for name in names:
             other = results[name]["add"][i]
             row += [f"{other['p50_ms']:.2f}", f"{other['p95_ms']:.2f}"]
-            row += [f"{other.get('p99_ms', 0.0):.2f}", f"{other['max_ms']:.2f}"]
+            row += [f"{other.get('p99_ms', 0.0):.2f}", f"{other.get('max_ms', 0.0):.2f}"]
             row.append(f"{other.get('cpu_p50_ms', 0.0):.2f}")
             row.append(f"{other['first_add_ms']:.1f}")
             row.append(f"{other.get('close_ms', 0.0):.1f}")
