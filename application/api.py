@@ -199,8 +199,9 @@ class Memory:
     def flush(self) -> tuple[str, ...]:
         """Render now every Markdown file whose render lags this process's writes (a file of
         at least 1 MiB is rendered at most once a second while a process writes, ADR 0042);
-        a hand edit made meanwhile is merged first. Returns warnings, empty when all were
-        rendered; `pending_renders` is then empty."""
+        a hand edit made meanwhile is merged first. Returns warnings (a file that could not be
+        written); `pending_renders` names what is still pending (also a file a person saved
+        during the render: their save is kept and merged by the next flush, ADR 0034)."""
         return tuple(self._service.flush())
 
     @property

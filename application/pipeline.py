@@ -540,7 +540,9 @@ class Pipeline(Generic[S]):
             stale.sort(key=lambda item: item[0].stream != publish_first)
             self._states.update(batch.states)
             warnings.extend(self._publish(stale))
-            self._remember_stamps(batch.states)
+            # a lagging replica keeps the stamp of its last sync: a person's save meanwhile is
+            # still `changed`, so a search imports it (and renders) as before (ADR 0042)
+            self._remember_stamps(s for s in batch.states if s not in lagging)
             for step in batch._after:
                 step()
 

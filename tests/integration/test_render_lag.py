@@ -286,3 +286,18 @@ def test_a_save_in_the_window_of_a_pending_render_is_put_back_and_merged(
     assert "typed by hand about the printer" in texts
     memory.close()
     check_store(tmp_path)
+
+
+def test_a_search_in_the_writer_imports_a_save_made_while_pending(tmp_path: Path) -> None:
+    memory, _ = _lagging(tmp_path)
+    memory.add("pending entry about the vpn client")
+    path = markdown_path(tmp_path, Target.MEMORY)
+    path.write_bytes(path.read_bytes() + "\n§\ntyped by hand about the kettle\n".encode())
+    memory.add("another pending entry about the vpn server")  # lags: the save is not read
+    assert memory.pending_renders == ("memory",)
+    hits = memory.search("kettle").hits
+    assert [h.text for h in hits] == ["typed by hand about the kettle"]
+    assert memory.pending_renders == ()  # the import rendered the file
+    assert b"vpn server" in path.read_bytes() and b"kettle" in path.read_bytes()
+    memory.close()
+    check_store(tmp_path)
