@@ -6,6 +6,7 @@ interval injected through `open_memory(render_lag=...)` (a manual clock: no slee
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -301,3 +302,66 @@ def test_a_search_in_the_writer_imports_a_save_made_while_pending(tmp_path: Path
     assert b"vpn server" in path.read_bytes() and b"kettle" in path.read_bytes()
     memory.close()
     check_store(tmp_path)
+
+
+LAGGING_WRITER = r"""
+import json, sys
+import pi_hermes_memory
+from pi_hermes_memory.pipeline import RenderLag
+
+root, writer, count = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+lag = RenderLag(min_bytes=1, interval_s=0.05)
+m = pi_hermes_memory.open(
+    agent_root=root, cwd=root, project="alpha", environ={"HOME": root}, render_lag=lag
+)
+print("ready", flush=True)
+sys.stdin.readline()
+out = []
+for i in range(count):
+    text = f"lagging writer {writer} fact {i} tag w{writer}n{i}"
+    target = ["memory", "user"][(writer + i) % 2]
+    r = m.add(text, target=target)
+    out.append([text, target, r.status])
+pending = m.pending_renders
+m.close()
+print(json.dumps({"results": out, "pending_before_close": list(pending)}), flush=True)
+"""
+
+
+def test_concurrent_lagging_writers_lose_nothing(tmp_path: Path) -> None:
+    """Four processes write with a tiny threshold and a 50 ms interval (renders lag, and every
+    writer's file is also rendered by the others); after their closes journal == files == rows
+    and every acknowledged fact is there exactly once."""
+    write_config(tmp_path)
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", LAGGING_WRITER, str(tmp_path), str(w), "60"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for w in range(4)
+    ]
+    outputs = []
+    try:
+        for p in procs:
+            assert p.stdout is not None and p.stdout.readline() == "ready\n"
+        for p in procs:
+            assert p.stdin is not None
+            p.stdin.write("go\n")
+            p.stdin.flush()
+        for p in procs:
+            out, _ = p.communicate(timeout=300)
+            outputs.append(json.loads(out.strip().splitlines()[-1]))
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+    assert all(p.returncode == 0 for p in procs)
+    assert any(o["pending_before_close"] for o in outputs)  # the renders did lag
+    docs = check_store(tmp_path)
+    for output in outputs:
+        for text, target, status in output["results"]:
+            assert status == "added"
+            texts = [e.text for e in docs[Target(target)].active]
+            assert texts.count(text) == 1, text
