@@ -176,6 +176,7 @@ class Memory:
         if lifecycle is not None and not lifecycle.drain(self):  # loaded only when used
             self._log.warning("review.unfinished_at_close")
         try:
+            self._flush_at_close()
             if self._service.embeddings is not None:
                 self._service.embeddings.close()
             if self._on_close is not None:
@@ -184,6 +185,31 @@ class Memory:
                 self._sessions.close()
         finally:
             self._storage.close()
+
+    def _flush_at_close(self) -> None:
+        """Render the Markdown files this process left pending (ADR 0042). A failure is logged,
+        never raised: the journal holds every write and the next open renders them."""
+        if not self._service.pending_renders:
+            return
+        try:
+            self._service.flush()
+        except (HermesMemoryError, OSError) as exc:
+            self._log.warning("markdown.flush_failed_at_close", error=str(exc))
+
+    def flush(self) -> tuple[str, ...]:
+        """Render now every Markdown file whose render lags this process's writes (a file of
+        at least 1 MiB is rendered at most once a second while a process writes, ADR 0042);
+        a hand edit made meanwhile is merged first. Returns warnings (a file that could not be
+        written); `pending_renders` names what is still pending (also a file a person saved
+        during the render: their save is kept and merged by the next flush, ADR 0034)."""
+        return tuple(self._service.flush())
+
+    @property
+    def pending_renders(self) -> tuple[str, ...]:
+        """The targets whose Markdown file lags the journal by this process's writes (ADR
+        0042): every write is in SQLite (search, list and other processes see it); the file
+        follows within the render interval, at `flush`/`close`, or at the next open."""
+        return tuple(t.value for t in self._service.pending_renders)
 
     def __enter__(self) -> Memory:
         return self

@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from pi_hermes_memory.embedding import EmbeddingService
     from pi_hermes_memory.hybrid import HybridSettings
     from pi_hermes_memory.llm import Completer
+    from pi_hermes_memory.pipeline import RenderLag
     from pi_hermes_memory.recovery import RecoveryReport
     from pi_hermes_memory.retrieval import Reranker
     from pi_hermes_memory.session_history import SessionHistory
@@ -86,6 +87,7 @@ def open_memory(
     session_id: str | None = None,
     child_session: bool = False,
     completer: Completer | None = None,
+    render_lag: RenderLag | None = None,
 ) -> Memory:
     """Open the memory store described by the configuration.
 
@@ -117,6 +119,9 @@ def open_memory(
     session_id / child_session: this agent session's id (recorded with skill usage evidence)
     and whether it is a background child session (review, curation): a child session may
     only view or change project skills.
+    render_lag: when a large Markdown file's render may lag the journal
+    (``pi_hermes_memory.pipeline.RenderLag``; default: files of at least 1 MiB rendered at
+    most once a second while this process writes, ADR 0042).
     """
     from pi_hermes_memory.adapters.config_file import load_config
     from pi_hermes_memory.adapters.markdown.codec import MarkdownFormat
@@ -215,6 +220,7 @@ def open_memory(
             settings=settings,
             logger=logger,
             embeddings=embeddings,
+            render_lag=render_lag,
         )
 
     service = make_service(storage, markdown, embeddings)

@@ -9,7 +9,9 @@ SKILL.md with its support files. Every write runs the same steps, whatever the d
 under the store-wide file lock (so the file writes of several processes never interleave),
 inside one IMMEDIATE transaction (events, read models and the render ledger commit together),
 and renders the touched files before the lock is released (ADR 0002). A crash anywhere leaves the
-journal authoritative; the next operation converges.
+journal authoritative; the next operation converges. A large replica (`RenderLag`, ADR 0042) may
+lag: a write within the interval after its last render leaves it unread and unrendered, pending,
+until a later write, a read through the write path, `flush` (close) or the next open.
 
 What differs per kind of document — its state and fold, its snapshot codec, the bytes its replica
 renders to and how a hand edit becomes events — is a `DocumentKind`. Appending is done in one
@@ -22,6 +24,8 @@ from __future__ import annotations
 import collections
 import contextlib
 import hashlib
+import sys
+import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Generic, Protocol, TypeVar
 
@@ -32,11 +36,14 @@ from pi_hermes_memory.errors import MarkdownChanged, MarkdownUnreadable
 from pi_hermes_memory.ports import UNCHECKED, Storage, UnitOfWork
 
 __all__ = [
+    "DEFER_RENDER_BYTES",
+    "RENDER_INTERVAL_S",
     "SNAPSHOT_EVERY",
     "Batch",
     "DocumentKind",
     "Imported",
     "Pipeline",
+    "RenderLag",
     "Replicas",
     "StreamState",
     "sha256",
@@ -46,6 +53,31 @@ __all__ = [
 SNAPSHOT_EVERY = 500
 #: the replica of a stream could not be read (`MarkdownUnreadable`): never rewritten
 _BLOCKED = "<unreadable>"
+#: the replica of a stream was neither read nor rendered by this write: its render lags (ADR 0042)
+_LAGGING = "<lagging>"
+#: A replica this pipeline last rendered at least this large may lag its journal (ADR 0042).
+DEFER_RENDER_BYTES = 1 << 20
+#: ... by at most this long while a process writes: the first write after it renders again.
+RENDER_INTERVAL_S = 1.0
+
+
+@attrs.frozen(kw_only=True)
+class RenderLag:
+    """When the render of a large replica may lag the journal (ADR 0042).
+
+    A write to a stream whose replica this pipeline last rendered at least `min_bytes` long, less
+    than `interval_s` (by `clock`) ago, commits its events without reading or rendering the
+    file: the stream is pending. The first write `interval_s` after the last render, any read
+    through the write path, `Pipeline.flush` (run by `Memory.close`) and the next open in any
+    process render it. `RenderLag.never()` renders on every write."""
+
+    min_bytes: int = DEFER_RENDER_BYTES
+    interval_s: float = RENDER_INTERVAL_S
+    clock: Callable[[], float] = time.monotonic
+
+    @classmethod
+    def never(cls) -> RenderLag:
+        return cls(min_bytes=sys.maxsize, interval_s=0.0)
 
 
 def sha256(data: bytes) -> str:
@@ -192,6 +224,7 @@ class Pipeline(Generic[S]):
         lock: Callable[[float], contextlib.AbstractContextManager[object]],
         logger: Any,
         lock_timeout: float = 30.0,
+        lag: RenderLag | None = None,
     ) -> None:
         self._storage = storage
         self._kind = kind
@@ -207,6 +240,11 @@ class Pipeline(Generic[S]):
         # read back equal to them has that digest without hashing it again (ADR 0039)
         self._written: dict[str, tuple[bytes, str]] = {}
         self._store: str | None = None  # the journal's identity, read once
+        self._lag = lag if lag is not None else RenderLag()
+        # streams whose replica lags the journal by this pipeline's writes, and when this
+        # pipeline last rendered each replica (its clock): ADR 0042
+        self._pending: set[str] = set()
+        self._rendered_at: dict[str, float] = {}
         self.warnings: collections.deque[str] = collections.deque(maxlen=200)
 
     @property
@@ -364,17 +402,27 @@ class Pipeline(Generic[S]):
         return state, digest
 
     def open(
-        self, uow: UnitOfWork, streams: Iterable[str], warnings: list[str], *, strict: bool = True
+        self,
+        uow: UnitOfWork,
+        streams: Iterable[str],
+        warnings: list[str],
+        *,
+        strict: bool = True,
+        lagging: frozenset[str] = frozenset(),
     ) -> tuple[dict[str, S], dict[str, str | None], dict[str, int]]:
         """Catch up and import hand edits, counting the events each import appended.
         `strict`: a replica that cannot be read raises (a write to it must not proceed);
         otherwise that stream is read from the journal, its replica left untouched, and the
-        others keep working."""
+        others keep working. `lagging` streams are caught up only: their replica is neither
+        read nor rendered by this write (ADR 0042)."""
         states: dict[str, S] = {}
         on_disk: dict[str, str | None] = {}
         imported: dict[str, int] = {}
         for stream in streams:
             caught = self.catch_up(uow, stream)
+            if stream in lagging:
+                states[stream], on_disk[stream], imported[stream] = caught, _LAGGING, 0
+                continue
             try:
                 states[stream], on_disk[stream] = self._import_hand_edits(uow, caught, warnings)
             except MarkdownUnreadable as exc:
@@ -393,6 +441,9 @@ class Pipeline(Generic[S]):
         person must fix first."""
         stale = []
         for stream, state in states.items():
+            if on_disk[stream] == _LAGGING:
+                self._pending.add(stream)
+                continue
             if on_disk[stream] == _BLOCKED:
                 continue
             data = self.render(uow, state)
@@ -401,6 +452,8 @@ class Pipeline(Generic[S]):
                 stream, self._files.replica(stream)
             ) != (state.version, digest):
                 stale.append((state, data, digest))
+            else:
+                self._pending.discard(stream)
         return stale
 
     def _publish(self, stale: Sequence[tuple[S, bytes, str]]) -> list[str]:
@@ -413,6 +466,9 @@ class Pipeline(Generic[S]):
         warnings: list[str] = []
         for state, data, digest in stale:
             stream = state.stream
+            # until it is rendered, the next write of this stream reads and renders it in full
+            # (a stream that lagged stays pending until then)
+            self._rendered_at.pop(stream, None)
             try:
                 self._files.write(stream, data, expected=self._seen.pop(stream, UNCHECKED))
             except MarkdownChanged:
@@ -428,6 +484,8 @@ class Pipeline(Generic[S]):
             else:
                 written.append((state, digest))
                 self._written[stream] = (data, digest)
+                self._rendered_at[stream] = self._lag.clock()
+                self._pending.discard(stream)
         if written:
             try:
                 with self._storage.transaction() as uow:
@@ -454,17 +512,27 @@ class Pipeline(Generic[S]):
         strict: bool = True,
         erasing: bool = False,
         publish_first: str | None = None,
+        defer: bool = False,
     ) -> Iterator[Batch[S]]:
         """Lock, open one transaction, catch up and import the hand edits of `streams`, and
         yield their states; the caller appends through the batch. On leaving: snapshots, commit,
         render the stale replicas (`publish_first`'s first), record them, then the batch's
         `after_publish` steps, all before the lock is released. `erasing`: the transaction is
-        the storage's erasing one (a purge, ADR 0026)."""
+        the storage's erasing one (a purge, ADR 0026). `defer`: a large replica rendered
+        recently (`RenderLag`) is left as it is, its stream pending (ADR 0042); never
+        `publish_first` nor an erasing write."""
         wanted = list(dict.fromkeys(streams))
         with self._lock(self._lock_timeout):
+            lagging = (
+                frozenset(s for s in wanted if s != publish_first and self._may_lag(s))
+                if defer and not erasing
+                else frozenset()
+            )
             begin = self._storage.erasing if erasing else self._storage.transaction
             with begin() as uow:
-                states, on_disk, imported = self.open(uow, wanted, warnings, strict=strict)
+                states, on_disk, imported = self.open(
+                    uow, wanted, warnings, strict=strict, lagging=lagging
+                )
                 batch = Batch(uow, states, self._kind, imported)
                 yield batch
                 self._keep_snapshots(uow, batch.states.values())
@@ -472,7 +540,9 @@ class Pipeline(Generic[S]):
             stale.sort(key=lambda item: item[0].stream != publish_first)
             self._states.update(batch.states)
             warnings.extend(self._publish(stale))
-            self._remember_stamps(batch.states)
+            # a lagging replica keeps the stamp of its last sync: a person's save meanwhile is
+            # still `changed`, so a search imports it (and renders) as before (ADR 0042)
+            self._remember_stamps(s for s in batch.states if s not in lagging)
             for step in batch._after:
                 step()
 
@@ -486,6 +556,33 @@ class Pipeline(Generic[S]):
         with self.writing(streams, warnings, strict=False) as batch:
             states = dict(batch.states)
         return states
+
+    def _may_lag(self, stream: str) -> bool:
+        """Whether a write may leave `stream`'s replica as it is (ADR 0042): this pipeline
+        rendered it, at least `min_bytes` long, less than `interval_s` ago, and nothing it
+        wrote since failed."""
+        written = self._written.get(stream)
+        rendered_at = self._rendered_at.get(stream)
+        if written is None or rendered_at is None or len(written[0]) < self._lag.min_bytes:
+            return False
+        return self._lag.clock() - rendered_at < self._lag.interval_s
+
+    @property
+    def pending(self) -> tuple[str, ...]:
+        """The streams whose replica lags the journal by this pipeline's writes (ADR 0042)."""
+        return tuple(sorted(self._pending))
+
+    def flush(self, warnings: list[str]) -> None:
+        """Render every pending replica now, importing hand edits made meanwhile first (a
+        three-way merge against the version the file names). A replica that cannot be
+        written stays pending and is reported in `warnings`."""
+        pending = self.pending
+        if not pending:
+            return
+        if self.converged(pending):  # another process rendered them meanwhile
+            self._pending.difference_update(pending)
+            return
+        self.read(pending, warnings)
 
     def _remember_stamps(self, streams: Iterable[str]) -> None:
         for stream in streams:
@@ -502,3 +599,4 @@ class Pipeline(Generic[S]):
         self._states.pop(stream, None)
         self._written.pop(stream, None)
         self._stamps.pop(stream, None)
+        self._rendered_at.pop(stream, None)

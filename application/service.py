@@ -45,7 +45,7 @@ from pi_hermes_memory.domain.status import Status
 from pi_hermes_memory.errors import MarkdownUnreadable
 from pi_hermes_memory.log import library_logger
 from pi_hermes_memory.memory_documents import MemoryDocuments
-from pi_hermes_memory.pipeline import Pipeline
+from pi_hermes_memory.pipeline import Pipeline, RenderLag
 from pi_hermes_memory.ports import (
     Clock,
     DocumentFormat,
@@ -95,6 +95,7 @@ class MemoryService:
         logger: Any = None,
         lock_timeout: float = 30.0,
         embeddings: EmbeddingService | None = None,
+        render_lag: RenderLag | None = None,
     ) -> None:
         self._storage = storage
         self._markdown = markdown
@@ -112,6 +113,7 @@ class MemoryService:
             lock=markdown.lock,
             logger=self._log,
             lock_timeout=lock_timeout,
+            lag=render_lag,
         )
         # the most recent warnings (hand-edit imports, …), bounded for long-running hosts
         self.warnings: collections.deque[str] = collections.deque(maxlen=200)
@@ -139,7 +141,7 @@ class MemoryService:
         warnings: list[str] = []
         first = stream_for(publish_first) if publish_first is not None else None
         streams = [stream_for(t) for t in wanted]
-        with self._pipe.writing(streams, warnings, publish_first=first) as batch:
+        with self._pipe.writing(streams, warnings, publish_first=first, defer=True) as batch:
             docs = _by_target(batch.states)
             if read is not None:  # what `plan` needs from the journal, in this transaction
                 read(batch.uow, docs)
@@ -496,6 +498,20 @@ class MemoryService:
         warnings: list[str] = []
         self._pipe.converge(_ALL_STREAMS, warnings)
         self._note(warnings)
+
+    @property
+    def pending_renders(self) -> tuple[Target, ...]:
+        """The documents whose Markdown file lags the journal by this process's writes: large
+        files are rendered at most once per interval while a process writes (ADR 0042)."""
+        return tuple(target_of(s) for s in self._pipe.pending)
+
+    def flush(self) -> list[str]:
+        """Render every pending Markdown file now (hand edits made meanwhile are merged first);
+        returns the warnings (empty when every file was rendered)."""
+        warnings: list[str] = []
+        self._pipe.flush(warnings)
+        self._note(warnings)
+        return warnings
 
     def maintain(
         self, step: Callable[[UnitOfWork, dict[Target, MemoryDocument], dict[Target, int]], _R]

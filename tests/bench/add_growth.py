@@ -127,7 +127,8 @@ def render(results: dict[str, dict[str, Any]]) -> list[str]:
     out = ["## `add` latency by entries in scope (memory target, SQLite + Markdown on disk)", ""]
     header = ["entries in scope"]
     for name in names:
-        header += [f"{name} p50 ms", f"{name} p95 ms", f"{name} CPU p50 ms", f"{name} first add ms"]
+        header += [f"{name} p50 ms", f"{name} p95 ms", f"{name} p99 ms", f"{name} max ms"]
+        header += [f"{name} CPU p50 ms", f"{name} first add ms", f"{name} close ms"]
     if len(names) == 2:
         header.append(f"p50 {names[0]} / {names[1]}")
     rows = []
@@ -136,8 +137,10 @@ def render(results: dict[str, dict[str, Any]]) -> list[str]:
         for name in names:
             other = results[name]["add"][i]
             row += [f"{other['p50_ms']:.2f}", f"{other['p95_ms']:.2f}"]
+            row += [f"{other.get('p99_ms', 0.0):.2f}", f"{other.get('max_ms', 0.0):.2f}"]
             row.append(f"{other.get('cpu_p50_ms', 0.0):.2f}")
             row.append(f"{other['first_add_ms']:.1f}")
+            row.append(f"{other.get('close_ms', 0.0):.1f}")
         if len(names) == 2:
             a, b = (results[n]["add"][i]["p50_ms"] for n in names)
             c, d = (results[n]["add"][i].get("cpu_p50_ms", 0.0) for n in names)

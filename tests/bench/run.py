@@ -283,6 +283,9 @@ class AddLatency:
     #: p50 of the process CPU time per timed add (no fsync or lock waits: the part that
     #: grows with the store, without the disk's noise)
     cpu_p50_ms: float = 0.0
+    #: p99 of the timed adds, and `Memory.close` after them (it renders a pending file, ADR 0042)
+    p99_ms: float = 0.0
+    close_ms: float = 0.0
 
 
 def prefill(root: Path, entries: int, texts: Iterator[str], *, chunk: int = 5_000) -> float:
@@ -355,7 +358,9 @@ def bench_add(
                     cpu.append((time.process_time() - cpu_started) * 1000)
                     statuses[result.status] = statuses.get(result.status, 0) + 1
         finally:
+            started = time.perf_counter()
             memory.close()
+            close_ms = (time.perf_counter() - started) * 1000
     return AddLatency(
         entries=entries,
         samples=len(latencies),
@@ -370,6 +375,8 @@ def bench_add(
         statuses=statuses,
         latencies_ms=tuple(latencies),
         cpu_p50_ms=percentile(cpu, 50),
+        p99_ms=percentile(latencies, 99),
+        close_ms=close_ms,
     )
 
 

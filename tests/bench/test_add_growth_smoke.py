@@ -24,12 +24,23 @@ def test_fill_curve_is_well_formed(tmp_path: Path) -> None:
 def test_side_by_side_table_renders() -> None:
     one = {
         "add": [
-            {"entries": 10, "p50_ms": 4.0, "p95_ms": 5.0, "first_add_ms": 9.0, "cpu_p50_ms": 1.0}
+            {
+                "entries": 10,
+                "p50_ms": 4.0,
+                "p95_ms": 5.0,
+                "p99_ms": 6.0,
+                "max_ms": 7.0,
+                "first_add_ms": 9.0,
+                "cpu_p50_ms": 1.0,
+                "close_ms": 3.0,
+            }
         ],
         "fill": {"checkpoints": [2], "elapsed_s": [0.01]},
         "fill_per_add_ms": [5.0],
     }
     two = {**one, "add": [{**one["add"][0], "p50_ms": 2.0, "cpu_p50_ms": 0.5}]}  # type: ignore[dict-item]
     text = "\n".join(add_growth.render({"main": one, "this": two}))
-    assert "| 10 | 4.00 | 5.00 | 1.00 | 9.0 | 2.00 | 5.00 | 0.50 | 9.0 | 2.0× (CPU 2.0×) |" in text
+    main = "| 4.00 | 5.00 | 6.00 | 7.00 | 1.00 | 9.0 | 3.0 |"
+    this = " 2.00 | 5.00 | 6.00 | 7.00 | 0.50 | 9.0 | 3.0 |"
+    assert "| 10 " + main + this + " 2.0× (CPU 2.0×) |" in text
     assert "| 2 | 0.01 | 5.00 | 0.01 | 5.00 |" in text
