@@ -309,19 +309,8 @@ class Pipeline(Generic[S]):
         when one needs the write path. Readers never wait for writers (ADR 0024)."""
         with self._storage.snapshot() as uow:
             states = {s: self.catch_up(uow, s) for s in streams}
-            for stream, state in states.items():
-                try:
-                    data = self._files.read(stream)
-                except (MarkdownUnreadable, OSError):
-                    return None  # the write path reports it
-                if data is None:
-                    return None
-                replica = self._files.replica(stream)
-                if uow.ledger.rendered(stream, replica) != (
-                    state.version,
-                    self._digest(stream, data),
-                ):
-                    return None
+            if not all(self._replica_is(uow, s, state.version) for s, state in states.items()):
+                return None
         self._states.update(states)
         self._remember_stamps(states)
         return states
@@ -333,17 +322,8 @@ class Pipeline(Generic[S]):
         render, and the stamps are remembered so `changed` is a stat per file until one
         changes; the states are read from the journal only when someone asks for them."""
         with self._storage.snapshot() as uow:
-            for stream in streams:
-                try:
-                    data = self._files.read(stream)
-                except (MarkdownUnreadable, OSError):
-                    return False  # the write path reports it
-                if data is None:
-                    return False
-                head = uow.journal.version(stream)
-                replica = self._files.replica(stream)
-                if uow.ledger.rendered(stream, replica) != (head, sha256(data)):
-                    return False
+            if not all(self._replica_is(uow, s, uow.journal.version(s)) for s in streams):
+                return False
         self._remember_stamps(streams)
         return True
 
@@ -361,6 +341,19 @@ class Pipeline(Generic[S]):
 
     def render(self, uow: UnitOfWork, state: S) -> bytes:
         return self._kind.render(state, self.store_id(uow))
+
+    def _replica_is(self, uow: UnitOfWork, stream: str, version: int) -> bool:
+        """Whether the replica of `stream` holds what the ledger recorded for `version`: no
+        hand edit to import, no render to finish. False also when the file is missing or
+        cannot be read (the write path reports it)."""
+        try:
+            data = self._files.read(stream)
+        except (MarkdownUnreadable, OSError):
+            return False
+        if data is None:
+            return False
+        rendered = uow.ledger.rendered(stream, self._files.replica(stream))
+        return rendered == (version, self._digest(stream, data))
 
     def _digest(self, stream: str, data: bytes) -> str:
         """sha256 of `data`, the replica of `stream` as read: equal bytes, equal digest, so a
