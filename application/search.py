@@ -220,6 +220,8 @@ class SearchService:
         self._clock = clock
         self._hybrid = hybrid
         self._reranker = reranker
+        #: stream -> (the document read, its rows' importance by id): rebuilt when it changes
+        self._weights: dict[Target, tuple[object, dict[str, float]]] = {}
 
     def search(
         self,
@@ -288,7 +290,17 @@ class SearchService:
             now=(self._clock or self._service.clock).now().date(),
             reranker=self._reranker,
             logger=self._log,
+            importance_of=self._importance_of,
         )
+
+    def _importance_of(self, hit: SearchHit) -> float | None:
+        """The stored importance of a hit's row (ADR 0045); None: not set (the default)."""
+        doc = self._service.cached_document(hit.target)
+        cached = self._weights.get(hit.target)
+        if cached is None or cached[0] is not doc:
+            weights = {e.id: e.importance for e in doc.all_entries() if e.importance is not None}
+            cached = self._weights[hit.target] = (doc, weights)
+        return cached[1].get(hit.id)
 
 
 # --- presentation -----------------------------------------------------------------------------

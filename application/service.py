@@ -526,6 +526,12 @@ class MemoryService:
             self._log.warning("memory.warning", detail=warning)
         self.warnings.extend(warnings)
 
+    def cached_document(self, target: Target) -> MemoryDocument:
+        """The document as last read (read now if never): no hand-edit check, for a read path
+        that just called `refresh` (search's importance lookup, ADR 0045)."""
+        doc = self._pipe.cached(stream_for(target))
+        return doc if doc is not None else self.document(target)
+
     def document(self, target: Target) -> MemoryDocument:
         """The current state of one document (after catching up and importing hand edits)."""
         self.entries(target)
@@ -565,6 +571,8 @@ def entry_view(e: MemoryEntry) -> EntryView:
         superseded_at=e.superseded_at,
         scope=e.namespace or GLOBAL_NAMESPACE,
         flagged=e.flagged,
+        importance=e.importance,
+        kind=e.kind.value if e.kind is not None else None,
     )
 
 

@@ -56,7 +56,11 @@ VERSION_LINE_PREFIX = "pi-hermes-memory:"
 _VERSION_FIELDS = re.compile(
     r"\s*(?P<target>[a-z]{1,16}) v(?P<version>[0-9]{1,18}), store (?P<store>[0-9a-f]{1,64})\b"
 )
-_KNOWN_KEYS = frozenset({"created", "last", "project", "project64", "category", "scope"})
+#: `importance` and `kind` (ADR 0045) are written by the store and known here, so they never
+#: count as a person's extra keys; the store keeps their values (a hand edit does not change them)
+_KNOWN_KEYS = frozenset(
+    {"created", "last", "project", "project64", "category", "scope", "importance", "kind"}
+)
 # The TypeScript extension (0.9.x) spells an attribution `project64=<base64url of the UTF-8
 # name>` and reads only `created=…, last=…[, project64=…]` (ADR 0027).
 _BASE64URL = re.compile(r"[A-Za-z0-9_-]+")
@@ -176,6 +180,11 @@ def _metadata_pairs(entry: MemoryEntry, target: Target) -> list[str]:
         pairs.append(f"category={entry.category.value}")
     if entry.namespace is not None:  # agent:/custom:/user: rows (ADR 0014); global has none
         pairs.append(f"scope={entry.namespace}")
+    # the second seed's fields (ADR 0045), only when set: a file without them is unchanged
+    if entry.importance is not None:
+        pairs.append(f"importance={entry.importance!r}")
+    if entry.kind is not None:
+        pairs.append(f"kind={entry.kind.value}")
     return pairs
 
 
