@@ -276,6 +276,8 @@ class _Builder:
                     last_referenced=event.last_referenced,
                     namespace=event.namespace,
                     flagged=event.flagged,
+                    importance=entry.importance if event.importance is None else event.importance,
+                    kind=entry.kind if event.kind is None else event.kind,
                 )
             case MemoryRestored():
                 if event.entry_id not in self.removed or event.entry_id in self.slot_of:

@@ -179,6 +179,9 @@ class MemoryRetagged(Event):
     namespace: str | None
     flagged: str | None = None
     origin: Origin = Origin.MARKDOWN
+    #: ADR 0045: a hand edit of `importance=`/`kind=`; None keeps the entry's value
+    importance: float | None = None
+    kind: MemoryKind | None = None
 
 
 @attrs.frozen(kw_only=True)

@@ -104,3 +104,49 @@ def test_update_through_the_tool_survives_reopen(tmp_path: Path) -> None:
         (view,) = m.entries(Target.MEMORY)
         assert (view.id, view.importance, view.kind) == (out["id"], 0.2, "other")
         assert [h.id for h in m.history(view.id)] == [first, view.id]
+
+
+def test_a_hand_edit_of_importance_and_kind_is_imported(tmp_path: Path) -> None:
+    with _open(tmp_path) as m:
+        m.add("Releases are cut on Thursdays", importance=0.9, kind="decision")
+        m.add("The CI runners use Ubuntu 24.04")
+    path = _memory_md(tmp_path)
+    text = path.read_text()
+    text = text.replace("importance=0.9, kind=decision", "importance=0.5, kind=fact")
+    text = text.replace("24.04 <!-- created=2", "24.04 <!-- importance=1, created=2")
+    path.write_text(text)
+    with _open(tmp_path) as m:
+        views = m.entries(Target.MEMORY)
+        assert [(v.importance, v.kind) for v in views] == [(0.5, "fact"), (1.0, None)]
+        ids = [v.id for v in views]
+    with _open(tmp_path) as m:  # same ids: a retag, not a new version
+        assert [v.id for v in m.entries(Target.MEMORY)] == ids
+    assert "importance=0.5, kind=fact -->" in path.read_text()
+
+
+@pytest.mark.parametrize("bad", ["importance=2", "importance=high", "kind=opinion"])
+def test_an_invalid_hand_edit_is_ignored_with_a_warning(tmp_path: Path, bad: str) -> None:
+    with _open(tmp_path) as m:
+        m.add("Releases are cut on Thursdays", importance=0.9, kind="decision")
+    path = _memory_md(tmp_path)
+    key = bad.split("=")[0]
+    good = "importance=0.9" if key == "importance" else "kind=decision"
+    path.write_text(path.read_text().replace(good, bad))
+    with _open(tmp_path) as m:
+        (view,) = m.entries(Target.MEMORY)
+        assert (view.text, view.importance, view.kind) == (
+            "Releases are cut on Thursdays",
+            0.9,
+            "decision",
+        )
+        assert any(key in w and "keeps its stored value" in w for w in m.warnings)
+
+
+def test_removing_the_keys_by_hand_keeps_the_values(tmp_path: Path) -> None:
+    with _open(tmp_path) as m:
+        m.add("Releases are cut on Thursdays", importance=0.9, kind="decision")
+    path = _memory_md(tmp_path)
+    path.write_text(path.read_text().replace(", importance=0.9, kind=decision", ""))
+    with _open(tmp_path) as m:
+        (view,) = m.entries(Target.MEMORY)
+        assert (view.importance, view.kind) == (0.9, "decision")

@@ -200,3 +200,39 @@ def test_noise_is_refused(text: str) -> None:
 )
 def test_facts_are_not_noise(text: str) -> None:
     assert noise_problem(text) is None
+
+
+@given(
+    st.none() | st.floats(min_value=0, max_value=1),
+    st.none() | st.sampled_from(list(MemoryKind)),
+)
+def test_markdown_renders_the_fields_only_when_set_and_reads_them_back(
+    importance: float | None, kind: MemoryKind | None
+) -> None:
+    from pi_hermes_memory.adapters.markdown.format import parse_document, render_document
+    from pi_hermes_memory.domain.model import MemoryEntry
+
+    plain = MemoryEntry.create(
+        id="a", target=Target.MEMORY, text="Prefers tabs", project=None, category=None,
+        created=date(2026, 7, 1),
+    )  # fmt: skip
+    entry = attrs.evolve(plain, importance=importance, kind=kind)
+    text = render_document([entry], target=Target.MEMORY)
+    if importance is None and kind is None:
+        assert text == render_document([plain], target=Target.MEMORY)
+        assert "importance" not in text and "kind=" not in text
+    (parsed,) = parse_document(text, target=Target.MEMORY).entries
+    assert (parsed.importance, parsed.kind) == (importance, kind and kind.value)
+    assert parse_document(text, target=Target.MEMORY).warnings == ()
+
+
+@pytest.mark.parametrize("bad", ["importance=1.5", "importance=-0", "importance=nan",
+                                 "importance=", "kind=Fact", "kind=opinion"])  # fmt: skip
+def test_markdown_ignores_an_invalid_value_with_a_warning(bad: str) -> None:
+    from pi_hermes_memory.adapters.markdown.format import parse_document
+
+    text = f"Prefers tabs <!-- created=2026-07-01, last=2026-07-01, {bad} -->\n"
+    parsed = parse_document(text, target=Target.MEMORY)
+    (entry,) = parsed.entries
+    assert (entry.text, entry.importance, entry.kind) == ("Prefers tabs", None, None)
+    assert len(parsed.warnings) == 1 and "keeps its stored value" in parsed.warnings[0]
