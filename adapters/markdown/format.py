@@ -405,6 +405,9 @@ def _read_metadata(comment: str) -> _Metadata:
     kind = known.get("kind")
     bad_kind = kind is not None and kind not in _KINDS
     kind = None if bad_kind else kind
+    if (bad_importance or bad_kind) and set(known) <= {"importance", "kind"}:
+        # none of the keys we always write: a person's note such as <!-- kind=reminder -->
+        raise _Unreadable("its importance or kind is not one this store writes")
     return _Metadata(
         created=_read_date(known, "created"),
         last=_read_date(known, "last"),

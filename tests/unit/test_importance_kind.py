@@ -236,3 +236,14 @@ def test_markdown_ignores_an_invalid_value_with_a_warning(bad: str) -> None:
     (entry,) = parsed.entries
     assert (entry.text, entry.importance, entry.kind) == ("Prefers tabs", None, None)
     assert len(parsed.warnings) == 1 and "keeps its stored value" in parsed.warnings[0]
+
+
+def test_a_note_with_only_an_invalid_kind_stays_text() -> None:
+    from pi_hermes_memory.adapters.markdown.format import parse_document
+
+    parsed = parse_document("Call Bob <!-- kind=reminder -->\n", target=Target.MEMORY)
+    (entry,) = parsed.entries
+    assert entry.text == "Call Bob <!-- kind=reminder -->" and entry.kind is None
+    assert "kept it as text" in parsed.warnings[0]
+    valid = parse_document("Call Bob <!-- kind=fact -->\n", target=Target.MEMORY)
+    assert (valid.entries[0].text, valid.entries[0].kind) == ("Call Bob", "fact")
