@@ -220,8 +220,6 @@ class SearchService:
         self._clock = clock
         self._hybrid = hybrid
         self._reranker = reranker
-        #: stream -> (the document read, its rows' importance by id): rebuilt when it changes
-        self._weights: dict[Target, tuple[object, dict[str, float]]] = {}
 
     def search(
         self,
@@ -294,13 +292,11 @@ class SearchService:
         )
 
     def _importance_of(self, hit: SearchHit) -> float | None:
-        """The stored importance of a hit's row (ADR 0045); None: not set (the default)."""
-        doc = self._service.cached_document(hit.target)
-        cached = self._weights.get(hit.target)
-        if cached is None or cached[0] is not doc:
-            weights = {e.id: e.importance for e in doc.all_entries() if e.importance is not None}
-            cached = self._weights[hit.target] = (doc, weights)
-        return cached[1].get(hit.id)
+        """The stored importance of a hit's active row (ADR 0045); None: not set (the
+        default) or not an active row. O(1): the document's index is carried across writes
+        (ADR 0039)."""
+        entry = self._service.cached_document(hit.target).index.entry(hit.id)
+        return None if entry is None else entry.importance
 
 
 # --- presentation -----------------------------------------------------------------------------

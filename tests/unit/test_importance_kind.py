@@ -247,3 +247,13 @@ def test_a_note_with_only_an_invalid_kind_stays_text() -> None:
     assert "kept it as text" in parsed.warnings[0]
     valid = parse_document("Call Bob <!-- kind=fact -->\n", target=Target.MEMORY)
     assert (valid.entries[0].text, valid.entries[0].kind) == ("Call Bob", "fact")
+
+
+def test_the_scope_index_finds_an_active_row_by_id() -> None:
+    doc = _add(MemoryDocument.empty(Target.MEMORY), "Prefers tabs", "a", importance=0.3)
+    doc = _add(doc, "Runs on Linux", "b")
+    replaced = fold(doc, _replace(doc, "a", "Prefers tabs, width 4", "c").events)
+    index = replaced.index
+    assert index.entry("c") is not None and index.entry("c").importance == 0.3  # type: ignore[union-attr]
+    assert index.entry("a") is None and index.entry("nope") is None
+    assert index.entry("b") == replaced.find("b")
