@@ -526,11 +526,14 @@ class MemoryService:
             self._log.warning("memory.warning", detail=warning)
         self.warnings.extend(warnings)
 
-    def cached_document(self, target: Target) -> MemoryDocument:
-        """The document as last read (read now if never): no hand-edit check, for a read path
-        that just called `refresh` (search's importance lookup, ADR 0045)."""
-        doc = self._pipe.cached(stream_for(target))
-        return doc if doc is not None else self.document(target)
+    def current(self, target: Target) -> MemoryDocument:
+        """The current state of one document, caught up with the journal (other processes'
+        writes too), without building entry views: for a read path such as search's
+        importance lookup (ADR 0045)."""
+        warnings: list[str] = []
+        doc = self._pipe.read([stream_for(target)], warnings)[stream_for(target)]
+        self._note(warnings)
+        return doc
 
     def document(self, target: Target) -> MemoryDocument:
         """The current state of one document (after catching up and importing hand edits)."""
