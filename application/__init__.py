@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from pi_hermes_memory.bootstrap import open_memory as open
     from pi_hermes_memory.bootstrap import recover
     from pi_hermes_memory.config import ConfigError
-    from pi_hermes_memory.domain.model import FailureCategory, Target
+    from pi_hermes_memory.domain.model import FailureCategory, MemoryKind, Target
     from pi_hermes_memory.domain.status import Status
     from pi_hermes_memory.errors import (
         CompletionFailed,
@@ -61,6 +61,7 @@ __all__ = [
     "MarkdownTooLarge",
     "MarkdownUnreadable",
     "Memory",
+    "MemoryKind",
     "PurgeResult",
     "SearchHit",
     "SearchResult",
@@ -86,6 +87,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "recover": ("pi_hermes_memory.bootstrap", "recover"),
     "ConfigError": ("pi_hermes_memory.config", "ConfigError"),
     "FailureCategory": ("pi_hermes_memory.domain.model", "FailureCategory"),
+    "MemoryKind": ("pi_hermes_memory.domain.model", "MemoryKind"),
     "Target": ("pi_hermes_memory.domain.model", "Target"),
     "Status": ("pi_hermes_memory.domain.status", "Status"),
     "CompletionFailed": ("pi_hermes_memory.errors", "CompletionFailed"),

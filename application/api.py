@@ -18,7 +18,13 @@ from pi_hermes_memory.domain.commands import (
     ReplaceMemory,
 )
 from pi_hermes_memory.domain.echo import shown
-from pi_hermes_memory.domain.model import GLOBAL_NAMESPACE, FailureCategory, Target
+from pi_hermes_memory.domain.model import (
+    GLOBAL_NAMESPACE,
+    FailureCategory,
+    MemoryKind,
+    Target,
+    importance_problem,
+)
 from pi_hermes_memory.domain.status import Status
 from pi_hermes_memory.errors import HermesMemoryError, InvalidArgument, StorageFailed
 from pi_hermes_memory.insights import Insights, ProjectOverview, insights, project_overview
@@ -101,6 +107,26 @@ def _category(value: FailureCategory | str | None) -> FailureCategory | None:
         raise InvalidArgument(
             f"category must be one of {', '.join(c.value for c in FailureCategory)}; "
             f"got {shown(value)}"
+        ) from None
+
+
+def _importance(value: float | None) -> float | None:
+    if value is None:
+        return None
+    problem = importance_problem(value)
+    if problem is not None:
+        raise InvalidArgument(f"{problem}; got {shown(value)}")
+    return float(value)
+
+
+def _kind(value: MemoryKind | str | None) -> MemoryKind | None:
+    if value is None:
+        return None
+    try:
+        return MemoryKind(value)
+    except ValueError:
+        raise InvalidArgument(
+            f"kind must be one of {', '.join(k.value for k in MemoryKind)}; got {shown(value)}"
         ) from None
 
 
@@ -390,10 +416,18 @@ class Memory:
         category: FailureCategory | str | None = None,
         force: bool = False,
         scope: str | None = None,
+        importance: float | None = None,
+        kind: MemoryKind | str | None = None,
     ) -> WriteResult:
         """Save `content`. `scope`: global (default), agent:<id>, custom:<name> (memory) or
-        user:<id> (user), within this session's access map (ADR 0014)."""
-        command = self._add(content, target, category, force, scope)
+        user:<id> (user), within this session's access map (ADR 0014). `importance` (0..1)
+        and `kind` (preference, fact, decision, entity, other): the second seed's fields
+        (ADR 0045), unset by default."""
+        command = attrs.evolve(
+            self._add(content, target, category, force, scope),
+            importance=_importance(importance),
+            kind=_kind(kind),
+        )
         self._writable(command.target)
         return self._execute(command)
 
@@ -459,17 +493,29 @@ class Memory:
         return by_id.history(self._service, entry_id)
 
     def update(
-        self, entry_id: str, content: str, *, category: FailureCategory | str | None = None
+        self,
+        entry_id: str,
+        content: str,
+        *,
+        category: FailureCategory | str | None = None,
+        importance: float | None = None,
+        kind: MemoryKind | str | None = None,
     ) -> WriteResult:
         """Replace the entry with this id by `content` (the old text is kept as history).
         `not_found`, `gone` (removed) or `superseded` (an old version: `entry_id` of the
-        result is the current one) change nothing."""
+        result is the current one) change nothing. `importance`/`kind` (ADR 0045): None
+        keeps the entry's; a change of them alone is a new version too."""
         found = by_id.locate(self._service, entry_id)
         if found is None:
             return by_id.unknown_id("replace")
         if found.entry is None:
             return by_id.gone_id("replace", found.target)
-        command = attrs.evolve(self._replace("", content, found.target, category), old_id=entry_id)
+        command = attrs.evolve(
+            self._replace("", content, found.target, category),
+            old_id=entry_id,
+            importance=_importance(importance),
+            kind=_kind(kind),
+        )
         self._writable(command.target)
         return self._service.execute(command)
 
@@ -667,9 +713,15 @@ class Memory:
 
     def _tools(self) -> dict[str, tuple[ToolDefinition, Callable[[Any], ToolResult]]]:
         """The tool registry: name -> (definition, handler taking the JSON arguments)."""
-        tools: dict[str, tuple[ToolDefinition, Callable[[Any], ToolResult]]] = {
-            MEMORY_TOOL.name: (MEMORY_TOOL, self._memory_tool)
-        }
+        tools: dict[str, tuple[ToolDefinition, Callable[[Any], ToolResult]]] = {}
+        sets = self.config.tool_sets if self.config is not None else ("hermes",)
+        if "pi-memory" in sets:  # the second seed's tools (ADR 0045)
+            from pi_hermes_memory.pi_memory_tools import pi_memory_handlers
+
+            tools.update(pi_memory_handlers(self))
+        if "hermes" not in sets:
+            return tools
+        tools[MEMORY_TOOL.name] = (MEMORY_TOOL, self._memory_tool)
         if self._search is not None:
             tools[MEMORY_SEARCH_TOOL.name] = (MEMORY_SEARCH_TOOL, self._search_tool)
         history = self._session_history()

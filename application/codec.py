@@ -15,7 +15,7 @@ import json
 from datetime import date, datetime
 from typing import TYPE_CHECKING, Any
 
-from pi_hermes_memory.domain.events import EVENT_TYPES, Event
+from pi_hermes_memory.domain.events import EVENT_TYPES, OPTIONAL_EVENT_FIELDS, Event
 from pi_hermes_memory.domain.skill_events import SKILL_EVENT_TYPES
 from pi_hermes_memory.errors import CorruptData
 from pi_hermes_memory.structure import structure_function
@@ -38,7 +38,15 @@ def _converter() -> JsonConverter:
     converter.register_structure_hook(date, lambda v, _: date.fromisoformat(v))
     for kind in (str, int, bool):
         converter.register_structure_hook(kind, _strict_scalar)
+    converter.register_structure_hook(float, _strict_float)
     return converter
+
+
+def _strict_float(value: object, _: type) -> float:
+    """A JSON number (an integer too: `1` is importance 1.0), never a bool or a string."""
+    if type(value) not in (int, float):
+        raise TypeError(f"expected a number, got {type(value).__name__}")
+    return float(value)  # type: ignore[arg-type]
 
 
 def _strict_scalar(value: object, kind: type) -> object:
@@ -60,6 +68,9 @@ class CorruptEvent(CorruptData):
 def encode(event: Event) -> tuple[str, str]:
     """(tag, JSON payload) for `event`."""
     payload = _converter().unstructure(event)
+    for name in OPTIONAL_EVENT_FIELDS:  # ADR 0045: an event without them encodes as before
+        if name in payload and payload[name] is None:
+            del payload[name]
     return type(event).TAG, json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
 
 

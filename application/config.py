@@ -346,6 +346,9 @@ class Config:
     #: scopes.agentAccess: agent id -> namespaces it may read and write (ADR 0014)
     agent_access: Mapping[str, frozenset[str]] = attrs.field(factory=dict)
     skill_governance: SkillGovernanceConfig
+    #: tools.sets: which tool sets `Memory.tool_definitions()` offers (ADR 0045): "hermes"
+    #: (this library's tools), "pi-memory" (the second seed's memory_recall, memory_store, …)
+    tool_sets: tuple[str, ...] = ("hermes",)
 
     @classmethod
     def default(cls, agent_root: Path, cwd: Path) -> Config:
@@ -1199,6 +1202,25 @@ def _home_from(environ: Mapping[str, str]) -> Path | None:
     return Path(home) if os.path.isabs(home) else None
 
 
+TOOL_SETS: Final = ("hermes", "pi-memory")
+
+
+def _tool_sets(tools: _Section) -> tuple[str, ...]:
+    """tools.sets: a non-empty list of "hermes" and/or "pi-memory" (ADR 0045); anything else
+    is a warning and the default, this library's tools only."""
+    raw = tools.get("sets")
+    if raw is None:
+        return ("hermes",)
+    if (
+        isinstance(raw, list)
+        and raw
+        and all(isinstance(item, str) and item in TOOL_SETS for item in raw)
+    ):
+        return tuple(name for name in TOOL_SETS if name in raw)
+    tools.reject("sets", 'expected a non-empty list of "hermes" and "pi-memory"; using ["hermes"]')
+    return ("hermes",)
+
+
 def parse_config(
     raw: object,
     *,
@@ -1267,6 +1289,7 @@ def parse_config(
         nudge_tool_calls=top.integer("nudgeToolCalls", 15),
         skill_review_tool_calls=top.integer("skillReviewToolCalls", 10),
         consolidation_timeout_ms=consolidation_timeout,
+        tool_sets=_tool_sets(top.section("tools")),
         skill_governance=_skill_governance(
             top,
             agent_root=root,

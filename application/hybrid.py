@@ -24,7 +24,7 @@ The flow (ADR 0018, ADR 0019):
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import date
 from typing import TYPE_CHECKING, Any, Final
 
@@ -157,6 +157,7 @@ def ranked_hits(
     reranker: Reranker | None = None,
     logger: Any = None,
     backfill: int = BACKFILL_LIMIT,
+    importance_of: Callable[[SearchHit], float | None] | None = None,
 ) -> list[SearchHit]:
     """memory_search's ranking with embeddings on: the index's own when the query cannot be
     embedded or no in-scope row has a vector (FTS-only: exactly what search gives with
@@ -178,6 +179,7 @@ def ranked_hits(
         now=now,
         reranker=reranker,
         logger=logger,
+        importance_of=importance_of,
     )
 
 
@@ -192,8 +194,10 @@ def hybrid_hits(
     now: date,
     reranker: Reranker | None = None,
     logger: Any = None,
+    importance_of: Callable[[SearchHit], float | None] | None = None,
 ) -> list[SearchHit]:
-    """The best `query.limit` rows of the fused and scored rankings (see the module)."""
+    """The best `query.limit` rows of the fused and scored rankings (see the module).
+    `importance_of`: a row's stored importance (ADR 0045), None for the default."""
     import numpy as np
 
     scores = np.clip(vectors.cosines(), -1.0, 1.0)  # one pass over the candidate matrix
@@ -222,8 +226,20 @@ def hybrid_hits(
             cosines[item] = float(scores[at])
             row_vectors[item] = vectors.matrix[at]
     pipeline = settings.pipeline_for(model_id)
+    weights: dict[str, float] | None = None
+    if importance_of is not None:
+        weights = {}
+        for item, _ in fused:
+            row = rows.get(item)
+            weight = None if row is None else importance_of(row)
+            if weight is not None:
+                weights[item] = weight
     candidates = build_candidates(
-        fused, rows, cosines=cosines, default_importance=pipeline.default_importance
+        fused,
+        rows,
+        cosines=cosines,
+        importance=weights,
+        default_importance=pipeline.default_importance,
     )
     rerank_scores = None
     if pipeline.enabled(Stage.RERANK):

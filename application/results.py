@@ -55,3 +55,6 @@ class EntryView:
     scope: str = "global"  # memory/user rows: global, agent:<id>, custom:<name>, user:<id>
     #: why a hand-edited entry failed the content scan; it stays out of search until fixed
     flagged: str | None = None
+    #: the second seed's fields (ADR 0045); None: not set (importance then ranks as 0.7)
+    importance: float | None = None
+    kind: str | None = None

@@ -21,7 +21,7 @@ itself, before its LIMIT. Searching writes nothing: no `last_referenced` refresh
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
@@ -51,6 +51,7 @@ from pi_hermes_memory.tools import (
 )
 
 if TYPE_CHECKING:
+    from pi_hermes_memory.domain.document import MemoryDocument
     from pi_hermes_memory.hybrid import HybridSettings
     from pi_hermes_memory.ports import Clock, SearchIndex
     from pi_hermes_memory.retrieval import Reranker
@@ -288,7 +289,23 @@ class SearchService:
             now=(self._clock or self._service.clock).now().date(),
             reranker=self._reranker,
             logger=self._log,
+            importance_of=self._importance_lookup(),
         )
+
+    def _importance_lookup(self) -> Callable[[SearchHit], float | None]:
+        """A hit's stored importance (ADR 0045); None: not set (the default) or not an active
+        row. Each document is read once per search; a lookup is O(1) in its index, which is
+        carried from write to write (ADR 0039)."""
+        docs: dict[Target, MemoryDocument] = {}
+
+        def importance_of(hit: SearchHit) -> float | None:
+            doc = docs.get(hit.target)
+            if doc is None:
+                doc = docs[hit.target] = self._service.current(hit.target)
+            entry = doc.index.entry(hit.id)
+            return None if entry is None else entry.importance
+
+        return importance_of
 
 
 # --- presentation -----------------------------------------------------------------------------

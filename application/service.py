@@ -542,6 +542,15 @@ class MemoryService:
             self._log.warning("memory.warning", detail=warning)
         self.warnings.extend(warnings)
 
+    def current(self, target: Target) -> MemoryDocument:
+        """The current state of one document, caught up with the journal (other processes'
+        writes too), without building entry views: for a read path such as search's
+        importance lookup (ADR 0045)."""
+        warnings: list[str] = []
+        doc = self._pipe.read([stream_for(target)], warnings)[stream_for(target)]
+        self._note(warnings)
+        return doc
+
     def document(self, target: Target) -> MemoryDocument:
         """The current state of one document (after catching up and importing hand edits)."""
         self.entries(target)
@@ -581,6 +590,8 @@ def entry_view(e: MemoryEntry) -> EntryView:
         superseded_at=e.superseded_at,
         scope=e.namespace or GLOBAL_NAMESPACE,
         flagged=e.flagged,
+        importance=e.importance,
+        kind=e.kind.value if e.kind is not None else None,
     )
 
 

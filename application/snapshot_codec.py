@@ -40,7 +40,14 @@ def _converter() -> JsonConverter:
     converter.register_structure_hook(date, lambda v, _: date.fromisoformat(v))
     for kind in (str, int, bool):
         converter.register_structure_hook(kind, _strict_scalar)
+    converter.register_structure_hook(float, _strict_float)
     return converter
+
+
+def _strict_float(value: object, _: type) -> float:
+    if type(value) not in (int, float):
+        raise TypeError(f"expected a number, got {type(value).__name__}")
+    return float(value)  # type: ignore[arg-type]
 
 
 def _strict_scalar(value: object, kind: type) -> object:

@@ -5,6 +5,7 @@ converter each. Decoding a journal or a snapshot of 100,000 entries through catt
 hooks dominated opening a store (issue 17); `structure_function(cls)` generates, once per
 class, a function with the same checks inline (ADR 0038):
 
+- `float`: a JSON number (an int becomes its float; ADR 0045);
 - `str`, `int`, `bool`: exactly that JSON type (`type(v) is str`: no coercion, a bool is not an
   int); an enum: a string that is one of its values; `date` / `datetime`: a string through
   `fromisoformat`; `X | None`; `frozenset[str]` and `tuple[str, ...]` from a list of strings;
@@ -49,6 +50,11 @@ def _check(kind: Any, var: str, helpers: dict[str, Any], indent: str) -> list[st
         return [
             f"{indent}if not isinstance({var}, str): raise TypeError('{var}: not a string')",
             f"{indent}{var} = {name}[{var}]",
+        ]
+    if kind is float:  # a JSON number: an int is accepted as its float, a bool is not
+        return [
+            f"{indent}if type({var}) is int: {var} = float({var})",
+            f"{indent}elif type({var}) is not float: raise TypeError('{var}')",
         ]
     if kind in (str, int, bool):
         return [f"{indent}if type({var}) is not {kind.__name__}: raise TypeError('{var}')"]

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from datetime import datetime
 
 import attrs
-from pi_hermes_memory.domain.model import FailureCategory, Target
+from pi_hermes_memory.domain.model import FailureCategory, MemoryKind, Target
 
 
 class MoveDirection(enum.StrEnum):
@@ -27,6 +27,9 @@ class AddMemory:
     #: cosine of this text's vector with the current vectors of rows of its scope, by entry id,
     #: computed before the write (ADR 0015); None or a missing id: the token rule only
     cosines: Mapping[str, float] | None = attrs.field(default=None, hash=False, repr=False)
+    #: the second seed's fields (ADR 0045); None: not set
+    importance: float | None = None
+    kind: MemoryKind | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -40,6 +43,9 @@ class ReplaceMemory:
     namespace: str | None = None
     #: the entry to replace, by id instead of old_text (ADR 0028)
     old_id: str | None = None
+    #: ADR 0045: None keeps the old version's value
+    importance: float | None = None
+    kind: MemoryKind | None = None
 
 
 @attrs.frozen(kw_only=True)

@@ -33,6 +33,7 @@ from pi_hermes_memory.domain.model import (
     Target,
     clean_entry_text,
     entry_text_problem,
+    importance_problem,
     namespace_problem,
     normalize_text,
 )
@@ -327,7 +328,11 @@ def _own_usage(
 def decide_add(doc: DocumentState, cmd: AddMemory, policy: WritePolicy) -> Decision:
     scope = policy.scope
     text = clean_entry_text(cmd.text)
-    problem = _project_problem(cmd.target, scope) or entry_text_problem(text)
+    problem = (
+        _project_problem(cmd.target, scope)
+        or entry_text_problem(text)
+        or _importance_problem(cmd.importance)
+    )
     if problem:
         return Decision(status=Status.INVALID, message=f"Refused: {problem}.")
     gate = _namespace_gate(cmd.target, cmd.namespace, scope)
@@ -378,6 +383,8 @@ def decide_add(doc: DocumentState, cmd: AddMemory, policy: WritePolicy) -> Decis
         created=cmd.at.date(),
         last_referenced=cmd.at.date(),
         namespace=cmd.namespace,
+        importance=cmd.importance,
+        kind=cmd.kind,
     )
     note = (
         f" Evicted {len(evicted)} oldest entr{'y' if len(evicted) == 1 else 'ies'}."
@@ -402,6 +409,10 @@ def _category(
     return asked or old or FailureCategory.FAILURE
 
 
+def _importance_problem(importance: float | None) -> str | None:
+    return None if importance is None else importance_problem(importance)
+
+
 def _owner_policy(policy: WritePolicy, old: MemoryEntry) -> WritePolicy:
     """The policy a replace of `old` is decided under (ADR 0027).
 
@@ -423,7 +434,11 @@ def _owner_policy(policy: WritePolicy, old: MemoryEntry) -> WritePolicy:
 def decide_replace(doc: DocumentState, cmd: ReplaceMemory, policy: WritePolicy) -> Decision:
     scope = policy.scope
     text = clean_entry_text(cmd.text)
-    problem = _project_problem(cmd.target, scope) or entry_text_problem(text)
+    problem = (
+        _project_problem(cmd.target, scope)
+        or entry_text_problem(text)
+        or _importance_problem(cmd.importance)
+    )
     if problem:
         return Decision(status=Status.INVALID, message=f"Refused: {problem}.")
     gate = _id_gate(cmd, scope)
@@ -437,7 +452,14 @@ def decide_replace(doc: DocumentState, cmd: ReplaceMemory, policy: WritePolicy) 
     owner = _owner_policy(policy, old)
     project = owner.scope.attribution(cmd.target)
     category = _category(cmd.target, cmd.category, old.category)
-    if key == old.key and project == old.project and category == old.category:
+    importance = old.importance if cmd.importance is None else cmd.importance
+    kind = old.kind if cmd.kind is None else cmd.kind
+    if (
+        key == old.key
+        and project == old.project
+        and category == old.category
+        and (importance, kind) == (old.importance, old.kind)
+    ):
         return Decision(
             status=Status.NOOP, message="The entry already has this content.", entry_id=old.id
         )
@@ -477,6 +499,8 @@ def decide_replace(doc: DocumentState, cmd: ReplaceMemory, policy: WritePolicy) 
         category=category,
         created=cmd.at.date(),
         last_referenced=cmd.at.date(),
+        importance=cmd.importance,
+        kind=cmd.kind,
     )
     return Decision(
         status=Status.REPLACED,

@@ -124,6 +124,8 @@ def entry_of(
         last_referenced=event.last_referenced,
         namespace=namespace,
         flagged=event.flagged,
+        importance=event.importance,
+        kind=event.kind,
     )
 
 
@@ -233,6 +235,8 @@ class _Builder:
                     created=event.created,
                     last_referenced=event.last_referenced,
                     flagged=event.flagged,
+                    importance=old.importance if event.importance is None else event.importance,
+                    kind=old.kind if event.kind is None else event.kind,
                 )
                 self.slots[position] = new  # the new version takes the old one's place
                 self.slot_of[new.id] = position
@@ -272,6 +276,8 @@ class _Builder:
                     last_referenced=event.last_referenced,
                     namespace=event.namespace,
                     flagged=event.flagged,
+                    importance=entry.importance if event.importance is None else event.importance,
+                    kind=entry.kind if event.kind is None else event.kind,
                 )
             case MemoryRestored():
                 if event.entry_id not in self.removed or event.entry_id in self.slot_of:

@@ -14,7 +14,7 @@ from typing import ClassVar, TypeAlias, TypeVar, get_args
 
 import attrs
 from pi_hermes_memory.domain.errors import InvariantViolation
-from pi_hermes_memory.domain.model import FailureCategory, Target
+from pi_hermes_memory.domain.model import FailureCategory, MemoryKind, Target
 
 
 class Origin(enum.StrEnum):
@@ -63,6 +63,10 @@ class MemoryAdded(Event):
     #: the content-scan finding of hand-edited text: the row is kept out of search until its
     #: text is fixed (None: clean, or written through the tool, which refuses such text)
     flagged: str | None = None
+    #: the second seed's fields (ADR 0045): absent from older events and from events of entries
+    #: without them (the codec leaves a None out of the payload)
+    importance: float | None = None
+    kind: MemoryKind | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -80,6 +84,9 @@ class MemoryReplaced(Event):
     last_referenced: date
     origin: Origin = Origin.TOOL
     flagged: str | None = None
+    #: ADR 0045: None keeps the old version's value
+    importance: float | None = None
+    kind: MemoryKind | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -139,6 +146,8 @@ class MemoryMovedIn(Event):
     created: date
     last_referenced: date
     flagged: str | None = None
+    importance: float | None = None  # ADR 0045
+    kind: MemoryKind | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -170,6 +179,9 @@ class MemoryRetagged(Event):
     namespace: str | None
     flagged: str | None = None
     origin: Origin = Origin.MARKDOWN
+    #: ADR 0045: a hand edit of `importance=`/`kind=`; None keeps the entry's value
+    importance: float | None = None
+    kind: MemoryKind | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -187,6 +199,8 @@ class MemoryRestored(Event):
     last_referenced: date
     namespace: str | None = None
     flagged: str | None = None
+    importance: float | None = None  # ADR 0045
+    kind: MemoryKind | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -201,6 +215,10 @@ class MemoryPurged(Event):
     entry_ids: tuple[str, ...]
     origin: Origin = Origin.TOOL
 
+
+#: event fields added after their tag's first version: left out of a payload when None, so an
+#: event without them encodes exactly as before they existed (ADR 0045)
+OPTIONAL_EVENT_FIELDS: tuple[str, ...] = ("importance", "kind")
 
 #: every event of a memory stream; a projection or fold over it matches each member and ends
 #: with `case _: assert_never(event)` (style rule 28)

@@ -22,6 +22,9 @@ class ParsedEntry:
     category: str | None = None
     namespace: str | None = None
     extra: tuple[tuple[str, str], ...] = ()
+    #: `importance=` and `kind=` (ADR 0045), when present and valid; None: keep the stored value
+    importance: float | None = None
+    kind: str | None = None
 
 
 @attrs.frozen(kw_only=True)

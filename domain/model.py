@@ -30,6 +30,31 @@ class FailureCategory(enum.StrEnum):
     TOOL_QUIRK = "tool-quirk"
 
 
+class MemoryKind(enum.StrEnum):
+    """The second seed's category of an entry (ADR 0045); any target may carry one. Kept apart
+    from `FailureCategory`, which only failure entries carry: the tools of the second seed
+    show it as `category`, the domain and the Markdown metadata call it `kind`."""
+
+    PREFERENCE = "preference"
+    FACT = "fact"
+    DECISION = "decision"
+    ENTITY = "entity"
+    OTHER = "other"
+
+
+#: the importance a row without one ranks with (the second seed's default)
+DEFAULT_IMPORTANCE = 0.7
+
+
+def importance_problem(importance: object) -> str | None:
+    """Why `importance` cannot be stored (a number from 0 to 1), or None when it can."""
+    if isinstance(importance, bool) or not isinstance(importance, int | float):
+        return "importance must be a number from 0 to 1"
+    if not 0.0 <= importance <= 1.0:  # NaN fails both comparisons
+        return "importance must be a number from 0 to 1"
+    return None
+
+
 @functools.lru_cache(maxsize=65_536)
 def normalize_text(text: str) -> str:
     """The identity of an entry's content: NFC, stripped, inner whitespace collapsed.
@@ -65,6 +90,10 @@ class MemoryEntry:
     #: why hand-edited text failed the content scan; such a row stays out of search results
     #: until a person fixes its text (None: clean)
     flagged: str | None = None
+    #: 0..1, set by the second seed's tools (ADR 0045); None: never set (ranks as 0.7)
+    importance: float | None = None
+    #: the second seed's category (ADR 0045); None: never set
+    kind: MemoryKind | None = None
 
     @classmethod
     def create(

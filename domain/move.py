@@ -163,6 +163,8 @@ def decide_move(
         created=entry.created,
         last_referenced=max(today, entry.last_referenced),
         flagged=entry.flagged,
+        importance=entry.importance,
+        kind=entry.kind,
     )
     status = Status.PROMOTED if cmd.direction is MoveDirection.PROMOTE else Status.DEMOTED
     where = "global memory" if cmd.direction is MoveDirection.PROMOTE else "project memory"

@@ -14,7 +14,7 @@ which may hold writes the editor never saw. So:
   row becomes superseded history. If the agent changed or removed that entry meanwhile, both
   changes are kept (the person's text is added) and a warning says so;
 - an entry whose text is unchanged but whose metadata comment now says another `project=`,
-  `created=`, `scope=` or `category=` is retagged (same id, same text);
+  `created=`, `scope=`, `category=`, `importance=` or `kind=` is retagged (same id, same text);
 - text the person wrote is scanned like a tool write; a finding does not refuse the text (it is
   the person's file) but flags the entry, which keeps it out of search until it is fixed.
 
@@ -52,6 +52,7 @@ from pi_hermes_memory.domain.model import (
     SEPARATOR_LINE,
     FailureCategory,
     MemoryEntry,
+    MemoryKind,
     Target,
     clean_entry_text,
     namespace_problem,
@@ -78,6 +79,11 @@ def _category(
     if raw is not None and raw in FailureCategory._value2member_map_:
         return FailureCategory(raw)
     return fallback or FailureCategory.FAILURE
+
+
+def _kind(raw: str | None) -> MemoryKind | None:
+    """The file's `kind=` (the parser dropped an invalid one); None: keep the stored value."""
+    return MemoryKind(raw) if raw is not None else None
 
 
 def _project(target: Target, raw: str | None) -> str | None:
@@ -169,6 +175,8 @@ class _Merge:
             last_referenced=max(p.last or created, created),
             namespace=namespace,
             flagged=self._flag(text),
+            importance=p.importance,
+            kind=_kind(p.kind),
         )
         self.events.append(
             MemoryAdded(
@@ -184,6 +192,8 @@ class _Merge:
                 origin=Origin.MARKDOWN,
                 namespace=entry.namespace,
                 flagged=entry.flagged,
+                importance=entry.importance,
+                kind=entry.kind,
             )
         )
         self._activate(entry)
@@ -212,6 +222,8 @@ class _Merge:
                 category=_category(self.target, p.category, old.category),
                 last_referenced=p.last or self.today,
                 flagged=self._flag(text),
+                importance=old.importance if p.importance is None else p.importance,
+                kind=_kind(p.kind) or old.kind,
             )
             self.events.append(
                 MemoryReplaced(
@@ -226,6 +238,8 @@ class _Merge:
                     last_referenced=new.last_referenced,
                     origin=Origin.MARKDOWN,
                     flagged=new.flagged,
+                    importance=p.importance,
+                    kind=_kind(p.kind),
                 )
             )
             self._retire(old)
@@ -233,7 +247,8 @@ class _Merge:
         self.counts["revised"] += 1
 
     def retag(self, entry: MemoryEntry, p: ParsedEntry) -> None:
-        """Import a metadata-only edit of an unchanged entry (project, created, scope, category)."""
+        """Import a metadata-only edit of an unchanged entry (project, created, scope, category,
+        importance, kind: ADR 0045)."""
         project = _project(self.target, p.project)
         namespace = p.namespace
         if namespace_problem(namespace, self.target) is not None:
@@ -244,11 +259,15 @@ class _Merge:
             namespace = entry.namespace
         created = p.created or entry.created
         category = _category(self.target, p.category, entry.category)
-        if (project, namespace, created, category) == (
+        importance = entry.importance if p.importance is None else p.importance
+        kind = _kind(p.kind) or entry.kind
+        if (project, namespace, created, category, importance, kind) == (
             entry.project,
             entry.namespace,
             entry.created,
             entry.category,
+            entry.importance,
+            entry.kind,
         ):
             return
         existing = self.holder((entry.key, project, namespace))
@@ -268,7 +287,13 @@ class _Merge:
             self.counts["retagged"] += 1
             return
         retagged = attrs.evolve(
-            entry, project=project, namespace=namespace, created=created, category=category
+            entry,
+            project=project,
+            namespace=namespace,
+            created=created,
+            category=category,
+            importance=importance,
+            kind=kind,
         )
         self.events.append(
             MemoryRetagged(
@@ -282,6 +307,8 @@ class _Merge:
                 last_referenced=entry.last_referenced,
                 namespace=namespace,
                 flagged=entry.flagged,
+                importance=None if importance == entry.importance else importance,
+                kind=None if kind == entry.kind else kind,
             )
         )
         self._retire(entry)

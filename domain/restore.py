@@ -116,6 +116,8 @@ def decide_restore(
         last_referenced=entry.last_referenced,
         namespace=entry.namespace,
         flagged=entry.flagged,
+        importance=entry.importance,
+        kind=entry.kind,
     )
     return Decision(
         status=Status.RESTORED,

@@ -156,6 +156,12 @@ class ScopeIndex:
         same = self._by_key.get((group, key))
         return same[min(same)] if same else None
 
+    def entry(self, entry_id: str) -> MemoryEntry | None:
+        """The active row with this id, in any group (O(1)); None when no active row has it."""
+        if entry_id not in self._groups:
+            return None
+        return self._rows[self._groups[entry_id]].get(entry_id)
+
     def row(self, group: str | None, entry_id: str) -> MemoryEntry:
         return self._rows[group][entry_id]
 

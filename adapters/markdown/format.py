@@ -25,9 +25,11 @@ from pi_hermes_memory.domain.model import (
     SEPARATOR_LINE,
     FailureCategory,
     MemoryEntry,
+    MemoryKind,
     Target,
     clean_entry_text,
     entry_text_problem,
+    importance_problem,
     is_safe_project_name,
     namespace_problem,
 )
@@ -51,12 +53,18 @@ _KEY = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,63}")
 # Only the exact form we write; `date.fromisoformat` alone would also take `20260729`. `[0-9]`,
 # not `\d`, because `\d` matches non-ASCII digits.
 _ISO_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+_DECIMAL = re.compile(r"[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?")
+_KINDS = tuple(k.value for k in MemoryKind)
 
 VERSION_LINE_PREFIX = "pi-hermes-memory:"
 _VERSION_FIELDS = re.compile(
     r"\s*(?P<target>[a-z]{1,16}) v(?P<version>[0-9]{1,18}), store (?P<store>[0-9a-f]{1,64})\b"
 )
-_KNOWN_KEYS = frozenset({"created", "last", "project", "project64", "category", "scope"})
+#: `importance` and `kind` (ADR 0045): an invalid value is ignored with a warning (the entry
+#: keeps its stored value), never a reason to read the comment as text
+_KNOWN_KEYS = frozenset(
+    {"created", "last", "project", "project64", "category", "scope", "importance", "kind"}
+)
 # The TypeScript extension (0.9.x) spells an attribution `project64=<base64url of the UTF-8
 # name>` and reads only `created=…, last=…[, project64=…]` (ADR 0027).
 _BASE64URL = re.compile(r"[A-Za-z0-9_-]+")
@@ -176,6 +184,11 @@ def _metadata_pairs(entry: MemoryEntry, target: Target) -> list[str]:
         pairs.append(f"category={entry.category.value}")
     if entry.namespace is not None:  # agent:/custom:/user: rows (ADR 0014); global has none
         pairs.append(f"scope={entry.namespace}")
+    # the second seed's fields (ADR 0045), only when set: a file without them is unchanged
+    if entry.importance is not None:
+        pairs.append(f"importance={entry.importance!r}")
+    if entry.kind is not None:
+        pairs.append(f"kind={entry.kind.value}")
     return pairs
 
 
@@ -229,6 +242,10 @@ class _Metadata:
     category: str | None = None
     namespace: str | None = None
     extra: tuple[tuple[str, str], ...] = ()
+    importance: float | None = None
+    kind: str | None = None
+    #: the second seed's keys whose value is not valid (ignored)
+    ignored: tuple[str, ...] = ()
 
 
 class _Unreadable(Exception):
@@ -313,8 +330,22 @@ def _parse_chunk(raw: str, target: Target) -> tuple[ParsedEntry | None, str | No
         category=metadata.category,
         namespace=metadata.namespace,
         extra=metadata.extra,
+        importance=metadata.importance,
+        kind=metadata.kind,
     )
-    return entry, _misplaced_metadata(metadata, target) or _unwritable(text)
+    return entry, (
+        _misplaced_metadata(metadata, target) or _ignored_fields(metadata) or _unwritable(text)
+    )
+
+
+def _ignored_fields(metadata: _Metadata) -> str | None:
+    if not metadata.ignored:
+        return None
+    keys = " and ".join(metadata.ignored)
+    return (
+        f"{keys} is not valid (importance: a number from 0 to 1; kind: one of "
+        f"{', '.join(_KINDS)}); the entry keeps its stored value"
+    )
 
 
 def _plain_entry(raw: str) -> ParsedEntry | None:
@@ -370,6 +401,13 @@ def _read_metadata(comment: str) -> _Metadata:
     if not known:
         # Our comments always carry created/last; one with none of our keys is a person's note.
         raise _Unreadable("it holds none of created, last, project, project64, category")
+    importance, bad_importance = _read_importance(known)
+    kind = known.get("kind")
+    bad_kind = kind is not None and kind not in _KINDS
+    kind = None if bad_kind else kind
+    if (bad_importance or bad_kind) and set(known) <= {"importance", "kind"}:
+        # none of the keys we always write: a person's note such as <!-- kind=reminder -->
+        raise _Unreadable("its importance or kind is not one this store writes")
     return _Metadata(
         created=_read_date(known, "created"),
         last=_read_date(known, "last"),
@@ -377,6 +415,9 @@ def _read_metadata(comment: str) -> _Metadata:
         category=_read_category(known),
         namespace=_read_scope(known),
         extra=tuple(extra),
+        importance=importance,
+        kind=kind,
+        ignored=tuple(k for k, bad in (("importance", bad_importance), ("kind", bad_kind)) if bad),
     )
 
 
@@ -387,6 +428,20 @@ def _pairs(comment: str) -> Iterator[tuple[str, str]]:
         if not equals or _KEY.fullmatch(key) is None:
             raise _Unreadable(f"part {number} is not key=value")
         yield key, value
+
+
+def _read_importance(known: dict[str, str]) -> tuple[float | None, bool]:
+    """(the importance, whether a value was given but is not valid)."""
+    value = known.get("importance")
+    if value is None:
+        return None, False
+    try:
+        number = float(value) if _DECIMAL.fullmatch(value) else None
+    except ValueError:
+        number = None
+    if number is None or importance_problem(number) is not None:
+        return None, True
+    return number, False
 
 
 def _read_date(known: dict[str, str], key: str) -> date | None:
