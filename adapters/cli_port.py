@@ -1,10 +1,10 @@
 """CLI commands for the whole store (registered by `pi_hermes_memory.adapters.cli`, ADR 0046).
 
-    stats         counts per target, scope and project; superseded; characters vs limits; vectors
-    delete-bulk   remove the active entries of one or more scopes (--before DATE, --dry-run)
-    export        every entry with its supersede history as JSON Lines (header line first)
-    import        an export file, idempotent by id (--dry-run, --scope)
-    migrate       a second-seed export ({"memories": [...]}) into this store
+stats         counts per target, scope and project; superseded; characters vs limits; vectors
+delete-bulk   remove the active entries of one or more scopes (--before DATE, --dry-run)
+export        every entry with its supersede history as JSON Lines (header line first)
+import        an export file, idempotent by id (--dry-run, --scope)
+migrate       a second-seed export ({"memories": [...]}) into this store
 """
 
 from __future__ import annotations
@@ -104,7 +104,7 @@ def _open(path: str) -> Any:
 
     if path == "-":
         return contextlib.nullcontext(sys.stdin)
-    return open(path, encoding="utf-8")  # noqa: SIM115 - closed by the caller's `with`
+    return open(path, encoding="utf-8")
 
 
 def _stats(data: dict[str, Any], *, as_json: bool) -> int:
@@ -120,7 +120,9 @@ def _stats(data: dict[str, Any], *, as_json: bool) -> int:
     print("scopes: " + (", ".join(f"{k} {v}" for k, v in data["scopes"].items()) or "(none)"))
     print("projects: " + (", ".join(f"{k} {v}" for k, v in data["projects"].items()) or "(none)"))
     v = data["vectors"]
-    print("vectors: off" if v is None else f"vectors: {v['with_vector']}/{v['rows']} ({v['model']})")
+    print(
+        "vectors: off" if v is None else f"vectors: {v['with_vector']}/{v['rows']} ({v['model']})"
+    )
     return EXIT_OK
 
 
@@ -163,9 +165,7 @@ def _export(memory: Any, args: argparse.Namespace) -> int:
     from pi_hermes_memory.domain.model import Target
 
     targets = [Target(args.target)] if args.target else None
-    lines = porting.export_lines(
-        memory, targets=targets, scopes=args.scope, category=args.category
-    )
+    lines = porting.export_lines(memory, targets=targets, scopes=args.scope, category=args.category)
     count = -1  # the header is not an entry
     if args.output:
         temp = f"{args.output}.partial"

@@ -21,8 +21,8 @@ from pi_hermes_memory.domain.errors import InvariantViolation
 from pi_hermes_memory.domain.model import GLOBAL_NAMESPACE, MemoryEntry, Target
 from pi_hermes_memory.domain.porting import (
     ImportPlan,
-    Refusal,
     RecordError,
+    Refusal,
     chains,
     check_header,
     from_record,
@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 
 
 def _service(memory: Memory) -> MemoryService:
-    return memory._service  # noqa: SLF001 - the store-wide operations of this module
+    return memory._service
 
 
 def entry_scope(entry: MemoryEntry) -> str:
@@ -220,7 +220,7 @@ def import_entries(
         if added and service.embeddings is not None:
             try:
                 memory.reembed()
-            except Exception as e:  # noqa: BLE001 - the import stands; vectors can follow
+            except Exception as e:
                 scan_notes.append(f"vectors not computed now ({e}); run reembed")
     return ImportReport(
         dry_run=dry_run,

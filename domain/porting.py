@@ -25,6 +25,7 @@ from typing import Any
 
 import attrs
 from pi_hermes_memory.domain.document import MemoryDocument, fold
+from pi_hermes_memory.domain.echo import shown
 from pi_hermes_memory.domain.errors import InvariantViolation
 from pi_hermes_memory.domain.events import (
     Event,
@@ -34,7 +35,6 @@ from pi_hermes_memory.domain.events import (
     Origin,
     stamp,
 )
-from pi_hermes_memory.domain.echo import shown
 from pi_hermes_memory.domain.model import (
     MemoryEntry,
     Target,
@@ -234,9 +234,7 @@ def chain_events(
     added_fields = {f.name for f in attrs.fields(MemoryAdded)} - {"stream", "version", "at"}
     events: list[Event] = []
     for row in sorted(chain, key=lambda r: (r.created, r.id)):
-        kwargs = {
-            f.name: getattr(row, f.name) for f in entry_fields() if f.name in added_fields
-        }
+        kwargs = {f.name: getattr(row, f.name) for f in entry_fields() if f.name in added_fields}
         events.append(
             MemoryAdded(
                 stream=doc.stream, at=at, entry_id=row.id, origin=Origin.MIGRATION, **kwargs
@@ -285,8 +283,8 @@ def _row_problem(row: MemoryEntry, target: Target) -> str | None:
     return None
 
 
-def _known(doc: MemoryDocument, entry_id: str) -> bool:
-    return doc.find(entry_id) is not None or entry_id in doc.removed or entry_id in doc.purged
+def _known(doc: MemoryDocument, stored: Mapping[str, MemoryEntry], entry_id: str) -> bool:
+    return entry_id in stored or entry_id in doc.removed or entry_id in doc.purged
 
 
 def plan_import(doc: MemoryDocument, rows: Iterable[MemoryEntry], at: datetime) -> ImportPlan:
@@ -296,20 +294,21 @@ def plan_import(doc: MemoryDocument, rows: Iterable[MemoryEntry], at: datetime) 
     unchanged: list[str] = []
     refused: list[Refusal] = []
     actives = {(e.key, e.project, e.namespace): e.id for e in doc.active}
+    stored = {e.id: e for e in doc.all_entries()}  # one pass, not a scan per row
     for chain in chains(list(rows)):
         ids = tuple(r.id for r in chain)
         problem = next((p for r in chain if (p := _row_problem(r, doc.target))), None)
         if problem is not None:
             refused.append(Refusal(ids=ids, reason=problem))
             continue
-        present = [r for r in chain if _known(doc, r.id)]
+        present = [r for r in chain if _known(doc, stored, r.id)]
         outside = next(
             (
                 r.superseded_by
                 for r in chain
                 if r.superseded_by is not None
                 and r.superseded_by not in ids
-                and _known(doc, r.superseded_by)
+                and _known(doc, stored, r.superseded_by)
             ),
             None,
         )
@@ -319,10 +318,10 @@ def plan_import(doc: MemoryDocument, rows: Iterable[MemoryEntry], at: datetime) 
             )
             continue
         if present:
-            if len(present) == len(chain) and all(doc.find(r.id) == r for r in chain):
+            if len(present) == len(chain) and all(stored.get(r.id) == r for r in chain):
                 unchanged.extend(ids)
             else:
-                differ = next(r.id for r in present if doc.find(r.id) != r)
+                differ = next(r.id for r in present if stored.get(r.id) != r)
                 refused.append(
                     Refusal(
                         ids=ids,
@@ -380,7 +379,9 @@ def _lost_fields(check: MemoryDocument, chain: Sequence[MemoryEntry]) -> list[st
 # -- the second seed's export format (`migrate`) -----------------------------------------
 
 #: the second seed's scopes, mapped to this library's targets (ADR 0046)
-SEED_SCOPE_HELP = "global, agent:<id>, custom:<name> -> memory; user:<id> -> user; project:<x> -> project"
+SEED_SCOPE_HELP = (
+    "global, agent:<id>, custom:<name> -> memory; user:<id> -> user; project:<x> -> project"
+)
 
 
 @attrs.frozen(kw_only=True)

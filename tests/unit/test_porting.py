@@ -52,7 +52,7 @@ def test_a_record_round_trips_every_field_through_json(entry: MemoryEntry) -> No
 def test_an_unknown_key_is_refused_not_dropped() -> None:
     record = to_record(_entry("a", "x"))
     record["importance"] = 0.9
-    with pytest.raises(RecordError, match="unknown field.*importance"):
+    with pytest.raises(RecordError, match=r"unknown field.*importance"):
         from_record(record)
 
 
@@ -125,9 +125,7 @@ CHAIN = [
 ]
 
 
-def test_a_chain_is_recreated_with_its_ids_and_dates_and_a_second_import_changes_nothing() -> (
-    None
-):
+def test_a_chain_is_recreated_with_its_ids_and_dates_and_a_second_import_changes_nothing() -> None:
     empty = MemoryDocument.empty(Target.MEMORY)
     plan = plan_import(empty, CHAIN, AT)
     assert sorted(plan.added) == ["v1", "v2", "v3"] and not plan.refused
@@ -182,12 +180,17 @@ def test_a_seed_record_maps_scope_to_target_and_keeps_a_fitting_id() -> None:
     e = migrated.entry
     assert (e.id, e.target, e.project, e.text) == (record["id"], Target.PROJECT, "web", "Uses pnpm")
     assert e.created == date(2026, 1, 1)
-    user = from_seed({"id": "bad id!", "text": "x", "scope": "user:ann"}, new_id="N", today=AT.date())
-    assert (user.entry.id, user.entry.target, user.entry.namespace) == ("N", Target.USER, "user:ann")
+    user = from_seed(
+        {"id": "bad id!", "text": "x", "scope": "user:ann"}, new_id="N", today=AT.date()
+    )
+    assert (user.entry.id, user.entry.target, user.entry.namespace) == (
+        "N",
+        Target.USER,
+        "user:ann",
+    )
     assert "dated today" in user.notes[0]
     names = {f.name for f in entry_fields()}
     if "importance" not in names:  # a field this version lacks is reported, not dropped silently
         assert any("importance" in n for n in migrated.notes)
     with pytest.raises(RecordError, match="scope"):
         from_seed({"text": "x", "scope": "team:a"}, new_id="N", today=AT.date())
-
