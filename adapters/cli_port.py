@@ -81,8 +81,10 @@ def run(memory: Any, args: argparse.Namespace) -> int:
         return _export(memory, args)
     if args.command == "import":
         with _open(args.file) as lines:
-            rows = porting.read_export(lines)
-        report = porting.import_entries(memory, rows, scopes=args.scope, dry_run=args.dry_run)
+            read = porting.read_export(lines)
+        report = porting.import_entries(
+            memory, read.rows, scopes=args.scope, dry_run=args.dry_run, removed=read.removed
+        )
         return _report(report, {}, as_json=args.json)
     from pi_hermes_memory.adapters.system import UlidFactory
 

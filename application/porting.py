@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +23,7 @@ from pi_hermes_memory.domain.porting import (
     ImportPlan,
     RecordError,
     Refusal,
+    Removal,
     chains,
     check_header,
     from_record,
@@ -32,11 +33,13 @@ from pi_hermes_memory.domain.porting import (
     seed_records,
     to_record,
 )
+from pi_hermes_memory.domain.restore import restorable
 from pi_hermes_memory.domain.status import Status
 from pi_hermes_memory.errors import InvalidArgument
 
 if TYPE_CHECKING:
     from pi_hermes_memory.api import Memory
+    from pi_hermes_memory.ports import UnitOfWork
     from pi_hermes_memory.service import MemoryService
 
 
@@ -78,12 +81,36 @@ def export_lines(
         if category is not None and (entry.category is None or entry.category.value != category):
             continue
         yield json.dumps(to_record(entry), ensure_ascii=False)
+    for target in targets or list(Target):  # removed entries: `restore` can bring them back
+        for gone in reversed(service.removed(target, every_scope=True)):
+            entry = gone.entry
+            if scopes and entry_scope(entry) not in scopes:
+                continue
+            if category is not None and (
+                entry.category is None or entry.category.value != category
+            ):
+                continue
+            removal = Removal(reason=gone.reason, at=gone.removed_at)
+            record = {**to_record(entry), REMOVED_KEY: removal.to_json()}
+            yield json.dumps(record, ensure_ascii=False)
 
 
-def read_export(lines: Iterable[str]) -> list[MemoryEntry]:
+#: the key of an export line that marks a removed (restorable) entry; not an entry field
+REMOVED_KEY = "removed"
+
+
+@attrs.frozen(kw_only=True)
+class ExportFile:
+    rows: list[MemoryEntry]
+    #: the ids of rows that were removed (restorable) in the exported store
+    removed: dict[str, Removal]
+
+
+def read_export(lines: Iterable[str]) -> ExportFile:
     """The entries of an export file; InvalidArgument names the first bad line (nothing is
     written before the whole file was read)."""
     rows: list[MemoryEntry] = []
+    removed: dict[str, Removal] = {}
     seen: set[str] = set()
     first = True
     for number, line in enumerate(lines, start=1):
@@ -97,7 +124,10 @@ def read_export(lines: Iterable[str]) -> list[MemoryEntry]:
                 continue
             if not isinstance(data, dict):
                 raise RecordError("an entry line must be a JSON object")
+            removal = Removal.from_json(data.pop(REMOVED_KEY)) if REMOVED_KEY in data else None
             entry = from_record(data)
+            if removal is not None:
+                removed[entry.id] = removal
         except (json.JSONDecodeError, RecordError) as e:
             raise InvalidArgument(f"line {number}: {e}; nothing was imported") from None
         except (TypeError, ValueError) as e:  # an attrs validator of a newer field
@@ -108,7 +138,7 @@ def read_export(lines: Iterable[str]) -> list[MemoryEntry]:
         rows.append(entry)
     if first:
         raise InvalidArgument("the file is empty: no export header; nothing was imported")
-    return rows
+    return ExportFile(rows=rows, removed=removed)
 
 
 @attrs.frozen(kw_only=True)
@@ -183,6 +213,7 @@ def import_entries(
     scopes: Sequence[str] = (),
     dry_run: bool = False,
     notes: Sequence[str] = (),
+    removed: Mapping[str, Removal] | None = None,
 ) -> ImportReport:
     """Import `rows` (only those of `scopes` when given) with their ids, dates and history.
 
@@ -200,22 +231,43 @@ def import_entries(
         by_target.setdefault(row.target, []).append(row)
     now = service.clock.now()
     plans: dict[Target, ImportPlan] = {}
+    stored_removed: dict[Target, dict[str, MemoryEntry]] = {}
     if dry_run:
         for target, group in by_target.items():
-            plans[target] = plan_import(service.document(target), group, now)
+            gone = service.removed(target, every_scope=True)
+            stored_removed[target] = {r.entry.id: r.entry for r in gone}
+            plans[target] = plan_import(
+                service.document(target),
+                group,
+                now,
+                removed=removed,
+                stored_removed=stored_removed[target],
+            )
     elif by_target:
+
+        def read(uow: UnitOfWork, docs: dict[Target, Any]) -> None:
+            for target in by_target:
+                events = uow.journal.read(docs[target].stream, upto=docs[target].version)
+                gone = restorable(target, events)
+                stored_removed[target] = {r.entry.id: r.entry for r in gone}
 
         def plan(docs: dict[Target, Any]) -> list[tuple[Target, Decision]]:
             out: list[tuple[Target, Decision]] = []
             for target, group in by_target.items():
-                plans[target] = plan_import(docs[target], group, now)
+                plans[target] = plan_import(
+                    docs[target],
+                    group,
+                    now,
+                    removed=removed,
+                    stored_removed=stored_removed[target],
+                )
                 status = Status.ADDED if plans[target].events else Status.NOOP
                 out.append(
                     (target, Decision(status=status, message="import", events=plans[target].events))
                 )
             return out
 
-        service.run(list(by_target), plan)
+        service.run(list(by_target), plan, read=read)
         added = [i for p in plans.values() for i in p.added]
         if added and service.embeddings is not None:
             try:

@@ -24,15 +24,17 @@ from datetime import UTC, date, datetime
 from typing import Any
 
 import attrs
-from pi_hermes_memory.domain.document import MemoryDocument, fold
+from pi_hermes_memory.domain.document import MemoryDocument, fold, removals
 from pi_hermes_memory.domain.echo import shown
-from pi_hermes_memory.domain.errors import InvariantViolation
+from pi_hermes_memory.domain.errors import DomainError, InvariantViolation
 from pi_hermes_memory.domain.events import (
     Event,
     MemoryAdded,
     MemoryMergedInto,
+    MemoryRemoved,
     MemorySuperseded,
     Origin,
+    RemovalReason,
     stamp,
 )
 from pi_hermes_memory.domain.model import (
@@ -51,7 +53,7 @@ EXPORT_VERSION = 1
 ENTRY_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
 
 
-class RecordError(ValueError):
+class RecordError(DomainError, ValueError):
     """A record (or a header) that cannot be read; the message names the field."""
 
 
@@ -178,6 +180,26 @@ def check_header(data: Any) -> None:
         )
 
 
+@attrs.frozen(kw_only=True)
+class Removal:
+    """How a removed (restorable) entry left its document: the export line's `removed`."""
+
+    reason: RemovalReason
+    at: datetime
+
+    def to_json(self) -> dict[str, str]:
+        return {"reason": self.reason.value, "at": self.at.isoformat()}
+
+    @classmethod
+    def from_json(cls, data: Any) -> Removal:
+        if not isinstance(data, dict) or set(data) != {"reason", "at"}:
+            raise RecordError('removed must be {"reason": ..., "at": ...}')
+        return cls(
+            reason=_decode(RemovalReason, data["reason"], "removed.reason"),
+            at=_decode(datetime, data["at"], "removed.at"),
+        )
+
+
 # -- the import plan ----------------------------------------------------------------------
 
 
@@ -228,9 +250,13 @@ def _depth(row: MemoryEntry, by_id: Mapping[str, MemoryEntry]) -> int:
 
 
 def chain_events(
-    doc: MemoryDocument, chain: Sequence[MemoryEntry], at: datetime
+    doc: MemoryDocument,
+    chain: Sequence[MemoryEntry],
+    at: datetime,
+    removed: Mapping[str, Removal] | None = None,
 ) -> tuple[Event, ...]:
-    """Unstamped events that recreate `chain` (none of whose ids is in `doc`) in `doc`."""
+    """Unstamped events that recreate `chain` (none of whose ids is in `doc`) in `doc`; the
+    rows named in `removed` end removed (restorable), as they were in the exported store."""
     added_fields = {f.name for f in attrs.fields(MemoryAdded)} - {"stream", "version", "at"}
     events: list[Event] = []
     for row in sorted(chain, key=lambda r: (r.created, r.id)):
@@ -262,6 +288,12 @@ def chain_events(
                     on=on,
                 )
             )
+    for row in chain:
+        gone = (removed or {}).get(row.id)
+        if gone is not None:
+            events.append(
+                MemoryRemoved(stream=doc.stream, at=gone.at, entry_id=row.id, reason=gone.reason)
+            )
     return tuple(events)
 
 
@@ -287,14 +319,28 @@ def _known(doc: MemoryDocument, stored: Mapping[str, MemoryEntry], entry_id: str
     return entry_id in stored or entry_id in doc.removed or entry_id in doc.purged
 
 
-def plan_import(doc: MemoryDocument, rows: Iterable[MemoryEntry], at: datetime) -> ImportPlan:
-    """The events that import `rows` (all of `doc`'s target) into `doc`, chain by chain."""
+def plan_import(
+    doc: MemoryDocument,
+    rows: Iterable[MemoryEntry],
+    at: datetime,
+    *,
+    removed: Mapping[str, Removal] | None = None,
+    stored_removed: Mapping[str, MemoryEntry] | None = None,
+) -> ImportPlan:
+    """The events that import `rows` (all of `doc`'s target) into `doc`, chain by chain.
+
+    `removed`: the rows that were removed (restorable) in the exported store; they come back
+    removed. `stored_removed`: the entries `doc` holds as removed (from its journal), so a
+    second import of a removed row is `unchanged`."""
+    removed = removed or {}
+    gone = stored_removed or {}
     events: list[Event] = []
     added: list[str] = []
     unchanged: list[str] = []
     refused: list[Refusal] = []
     actives = {(e.key, e.project, e.namespace): e.id for e in doc.active}
     stored = {e.id: e for e in doc.all_entries()}  # one pass, not a scan per row
+    stored.update(gone)
     for chain in chains(list(rows)):
         ids = tuple(r.id for r in chain)
         problem = next((p for r in chain if (p := _row_problem(r, doc.target))), None)
@@ -318,15 +364,25 @@ def plan_import(doc: MemoryDocument, rows: Iterable[MemoryEntry], at: datetime) 
             )
             continue
         if present:
-            if len(present) == len(chain) and all(stored.get(r.id) == r for r in chain):
+            same = all(
+                stored.get(r.id) == r and ((r.id in removed) == (r.id in gone)) for r in chain
+            )
+            if len(present) == len(chain) and same:
                 unchanged.extend(ids)
             else:
-                differ = next(r.id for r in present if stored.get(r.id) != r)
+                differ = next(
+                    (
+                        r.id
+                        for r in present
+                        if stored.get(r.id) != r or (r.id in removed) != (r.id in gone)
+                    ),
+                    present[0].id,
+                )
                 refused.append(
                     Refusal(
                         ids=ids,
-                        reason=f"id {differ} is already in the store with other content or "
-                        "history; the stored version is kept",
+                        reason=f"id {differ} is already in the store with other content, history "
+                        "or state (active/removed); the stored version is kept",
                     )
                 )
             continue
@@ -334,7 +390,7 @@ def plan_import(doc: MemoryDocument, rows: Iterable[MemoryEntry], at: datetime) 
             (
                 actives[(r.key, r.project, r.namespace)]
                 for r in chain
-                if r.active and (r.key, r.project, r.namespace) in actives
+                if r.active and r.id not in removed and (r.key, r.project, r.namespace) in actives
             ),
             None,
         )
@@ -342,12 +398,14 @@ def plan_import(doc: MemoryDocument, rows: Iterable[MemoryEntry], at: datetime) 
             refused.append(Refusal(ids=ids, reason=f"the same text is already stored as {dup}"))
             continue
         try:
-            planned = chain_events(doc, chain, at)
-            check = fold(MemoryDocument.empty(doc.target), stamp(doc.stream, 0, planned))
+            planned = chain_events(doc, chain, at, removed)
+            numbered = stamp(doc.stream, 0, planned)
+            check = fold(MemoryDocument.empty(doc.target), numbered)
+            left = {i: entry for i, (entry, _) in removals(doc.target, numbered).items()}
         except InvariantViolation as e:
             refused.append(Refusal(ids=ids, reason=f"cannot recreate this history: {e}"))
             continue
-        lost = _lost_fields(check, chain)
+        lost = _lost_fields(check, left, chain)
         if lost:
             refused.append(
                 Refusal(ids=ids, reason=f"this version cannot store field(s) {', '.join(lost)}")
@@ -356,7 +414,7 @@ def plan_import(doc: MemoryDocument, rows: Iterable[MemoryEntry], at: datetime) 
         events.extend(planned)
         added.extend(ids)
         for r in chain:
-            if r.active:
+            if r.active and r.id not in removed:
                 actives[(r.key, r.project, r.namespace)] = r.id
     return ImportPlan(
         events=tuple(events),
@@ -366,10 +424,12 @@ def plan_import(doc: MemoryDocument, rows: Iterable[MemoryEntry], at: datetime) 
     )
 
 
-def _lost_fields(check: MemoryDocument, chain: Sequence[MemoryEntry]) -> list[str]:
+def _lost_fields(
+    check: MemoryDocument, left: Mapping[str, MemoryEntry], chain: Sequence[MemoryEntry]
+) -> list[str]:
     lost: set[str] = set()
     for r in chain:
-        got = check.find(r.id)
+        got = check.find(r.id) or left.get(r.id)
         for f in entry_fields():
             if got is None or getattr(got, f.name) != getattr(r, f.name):
                 lost.add(f.name)

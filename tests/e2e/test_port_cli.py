@@ -32,6 +32,8 @@ def _store(root: Path) -> Path:
     proj.mkdir(exist_ok=True)
     assert cli(root, "--cwd", str(proj), "add", "Uses pnpm", "--target", "project").returncode == 0
     assert cli(root, "--agent", "bob", "add", "Bob owns CI", "--scope", "agent:bob").returncode == 0
+    gone = json.loads(cli(root, "add", "A note deleted later", "--json").stdout)["entry_id"]
+    assert cli(root, "delete", gone).returncode == 0
     out = root.parent / "export.jsonl"
     done = cli(root, "export", "--output", str(out))
     assert done.returncode == 0, done.stderr
@@ -62,11 +64,11 @@ def test_export_then_import_into_an_empty_store_round_trips_everything(tmp_path:
     export = _store(source)
     lines = export.read_text().splitlines()
     assert json.loads(lines[0])["format"] == "pi-hermes-memory.export"
-    assert len(lines) == 1 + 6  # three versions of one chain, user, project, agent:bob
+    assert len(lines) == 1 + 7  # 3 versions of a chain, user, project, agent:bob, removed
     target = _root(tmp_path, "b")
     done = cli(target, "import", str(export))
     assert done.returncode == 0, done.stderr
-    assert "Imported 6 entries" in done.stdout
+    assert "Imported 7 entries" in done.stdout
     again = target.parent / "again.jsonl"
     assert cli(target, "export", "--output", str(again)).returncode == 0
     assert sorted(again.read_text().splitlines()[1:]) == sorted(lines[1:])
@@ -80,6 +82,10 @@ def test_export_then_import_into_an_empty_store_round_trips_everything(tmp_path:
     ]
     assert "make ci" in (target / "pi-hermes-memory" / "MEMORY.md").read_text()
     assert json.loads(cli(target, "search", "pnpm", "--json", "--project", "web").stdout)
+    removed = cli(target, "restore", "--json")
+    assert removed.stdout == cli(source, "restore", "--json").stdout
+    assert [e["text"] for e in json.loads(removed.stdout)] == ["A note deleted later"]
+    assert cli(target, "restore", "A note deleted later").returncode == 0
 
 
 def test_a_second_import_changes_nothing_and_says_so(tmp_path: Path) -> None:
@@ -90,7 +96,7 @@ def test_a_second_import_changes_nothing_and_says_so(tmp_path: Path) -> None:
     done = cli(target, "import", str(export), "--json")
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
-    assert report["status"] == "noop" and len(report["unchanged"]) == 6 and not report["added"]
+    assert report["status"] == "noop" and len(report["unchanged"]) == 7 and not report["added"]
     assert _digest(target) == before
 
 
@@ -117,7 +123,7 @@ def test_dry_runs_write_nothing(tmp_path: Path) -> None:
     assert cli(target, "add", "Already here").returncode == 0
     before = _digest(target)
     done = cli(target, "import", str(export), "--dry-run")
-    assert done.returncode == 0 and "Would import 6 entries" in done.stdout
+    assert done.returncode == 0 and "Would import 7 entries" in done.stdout
     assert _digest(target) == before
     before = _digest(source)
     done = cli(source, "delete-bulk", "--scope", "global", "--dry-run")
@@ -154,7 +160,7 @@ def test_import_scans_text_and_reports_a_refused_row(tmp_path: Path) -> None:
     done = cli(target, "import", str(hostile), "--json")
     assert done.returncode == 1
     report = json.loads(done.stdout)
-    assert len(report["added"]) == 6
+    assert len(report["added"]) == 7
     assert report["refused"][0]["ids"] == ["hostile1"]
     assert cli(target, "get", "hostile1").returncode == 1
 
@@ -209,3 +215,27 @@ def test_migrate_reads_the_second_seeds_export(tmp_path: Path) -> None:
     got = json.loads(cli(root, "get", "0b6f3c1e-1111-4000-8000-000000000001", "--json").stdout)
     assert got["text"] == "User prefers dark mode" and got["created"] == "2026-01-01"
     assert cli(root, "migrate", str(path)).stdout.startswith("Imported 0 entries")
+
+
+def test_list_pages_and_filters(tmp_path: Path) -> None:
+    root = _root(tmp_path, "s")
+    for n in range(5):
+        assert cli(root, "add", f"Fact number {n} about the build").returncode == 0
+    every = _ids(root, "--target", "memory")
+    assert len(every) == 5
+    assert _ids(root, "--target", "memory", "--limit", "2", "--offset", "1") == every[1:3]
+    assert _ids(root, "--target", "memory", "--offset", "4") == every[4:]
+    assert _ids(root, "--target", "memory", "--limit", "0") == []
+    bad = cli(root, "list", "--limit", "-1")
+    assert bad.returncode == 2 and "0 or more" in bad.stderr
+    proj = root.parent / "web"
+    proj.mkdir()
+    assert cli(root, "--cwd", str(proj), "add", "Uses pnpm", "--target", "project").returncode == 0
+    assert (
+        cli(root, "add", "Flaky test", "--target", "failure", "--category", "insight").returncode
+        == 0
+    )
+    only = cli(root, "--project", "web", "list", "--of-project", "web", "--json")
+    assert [e["text"] for e in json.loads(only.stdout)] == ["Uses pnpm"]
+    insight = cli(root, "list", "--category", "insight", "--json")
+    assert [e["text"] for e in json.loads(insight.stdout)] == ["Flaky test"]

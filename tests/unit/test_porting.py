@@ -194,3 +194,25 @@ def test_a_seed_record_maps_scope_to_target_and_keeps_a_fitting_id() -> None:
         assert any("importance" in n for n in migrated.notes)
     with pytest.raises(RecordError, match="scope"):
         from_seed({"text": "x", "scope": "team:a"}, new_id="N", today=AT.date())
+
+
+def test_a_removed_row_comes_back_removed_and_restorable_and_a_second_import_changes_nothing() -> (
+    None
+):
+    from pi_hermes_memory.domain.events import RemovalReason
+    from pi_hermes_memory.domain.porting import Removal
+    from pi_hermes_memory.domain.restore import restorable
+
+    row = _entry("r", "deleted text")
+    removal = Removal(reason=RemovalReason.TOOL, at=AT)
+    empty = MemoryDocument.empty(Target.MEMORY)
+    plan = plan_import(empty, [row], AT, removed={"r": removal})
+    events = stamp(empty.stream, 0, plan.events)
+    doc = fold(empty, events)
+    assert doc.find("r") is None and "r" in doc.removed
+    (gone,) = restorable(Target.MEMORY, events)
+    assert (gone.entry, gone.reason, gone.removed_at) == (row, RemovalReason.TOOL, AT)
+    again = plan_import(doc, [row], AT, removed={"r": removal}, stored_removed={"r": gone.entry})
+    assert again.events == () and again.unchanged == ("r",)
+    active = plan_import(doc, [row], AT, stored_removed={"r": gone.entry})
+    assert active.events == () and active.refused  # the file says active, the store removed
