@@ -38,6 +38,7 @@ from pi_hermes_memory.domain.events import (
     stamp,
 )
 from pi_hermes_memory.domain.model import (
+    FailureCategory,
     MemoryEntry,
     Target,
     clean_entry_text,
@@ -531,7 +532,10 @@ def from_seed(record: Any, *, new_id: str, today: date) -> Migrated:
         try:
             if key not in names:
                 raise RecordError("this version's entries have no such field")
-            values[key] = _decode(hints[key], record[key], key)
+            value = _decode(hints[key], record[key], key)
+            if isinstance(value, FailureCategory) and target is not Target.FAILURE:
+                raise RecordError("this version keeps it on failure entries only")
+            values[key] = value
         except RecordError as e:
             notes.append(f"{key} {shown(str(record[key]))} not kept: {e}")
     return Migrated(entry=MemoryEntry(**values), source_id=source_id, notes=tuple(notes))

@@ -214,6 +214,7 @@ def test_migrate_reads_the_second_seeds_export(tmp_path: Path) -> None:
     assert len(report["added"]) == 3 and list(report["id_mapping"]) == ["x y"]
     got = json.loads(cli(root, "get", "0b6f3c1e-1111-4000-8000-000000000001", "--json").stdout)
     assert got["text"] == "User prefers dark mode" and got["created"] == "2026-01-01"
+    assert any("category" in n for n in report["notes"])
     assert cli(root, "migrate", str(path)).stdout.startswith("Imported 0 entries")
 
 

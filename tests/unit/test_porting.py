@@ -180,6 +180,7 @@ def test_a_seed_record_maps_scope_to_target_and_keeps_a_fitting_id() -> None:
     e = migrated.entry
     assert (e.id, e.target, e.project, e.text) == (record["id"], Target.PROJECT, "web", "Uses pnpm")
     assert e.created == date(2026, 1, 1)
+    assert e.category is None and any("category" in n for n in migrated.notes)
     user = from_seed(
         {"id": "bad id!", "text": "x", "scope": "user:ann"}, new_id="N", today=AT.date()
     )
