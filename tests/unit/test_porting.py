@@ -217,3 +217,44 @@ def test_a_removed_row_comes_back_removed_and_restorable_and_a_second_import_cha
     assert again.events == () and again.unchanged == ("r",)
     active = plan_import(doc, [row], AT, stored_removed={"r": gone.entry})
     assert active.events == () and active.refused  # the file says active, the store removed
+
+
+@st.composite
+def stores(draw: st.DrawFn) -> list[MemoryEntry]:
+    """Rows of one memory document: chains of 1-4 versions with distinct ids and texts."""
+    rows: list[MemoryEntry] = []
+    for c in range(draw(st.integers(0, 5))):
+        length = draw(st.integers(1, 4))
+        day = draw(dates.filter(lambda d: d < date(2099, 1, 1)))
+        scope = draw(st.sampled_from([None, "agent:a", "custom:x"]))
+        for v in range(length):
+            newest = v == length - 1
+            created = day.fromordinal(day.toordinal() + v)
+            rows.append(
+                _entry(
+                    f"c{c}v{v}",
+                    f"chain {c} version {v} " + draw(st.text("abc xyz", max_size=8)).strip(),
+                    created=created,
+                    last_referenced=created.fromordinal(
+                        created.toordinal() + draw(st.integers(0, 3))
+                    )
+                    if newest
+                    else created,
+                    superseded_by=None if newest else f"c{c}v{v + 1}",
+                    superseded_at=None if newest else created.fromordinal(created.toordinal() + 1),
+                    namespace=scope,
+                )
+            )
+    return draw(st.permutations(rows))
+
+
+@given(stores())
+def test_any_store_of_chains_is_recreated_exactly_and_a_second_plan_is_empty(
+    rows: list[MemoryEntry],
+) -> None:
+    empty = MemoryDocument.empty(Target.MEMORY)
+    plan = plan_import(empty, rows, AT)
+    assert not plan.refused
+    doc = _apply(empty, plan.events)
+    assert {e.id: e for e in doc.all_entries()} == {e.id: e for e in rows}
+    assert plan_import(doc, rows, AT).events == ()
