@@ -21,6 +21,7 @@ from pi_hermes_memory.adapters import (
     cli_doctor,
     cli_governance,
     cli_learn,
+    cli_port,
     cli_review,
     cli_skills,
 )
@@ -99,6 +100,14 @@ def _parser() -> argparse.ArgumentParser:
     lst.add_argument("--target", choices=["user", "memory", "project", "failure"])
     lst.add_argument("--history", action="store_true", help="include superseded history")
     lst.add_argument("--scope", help="only entries of this scope (global, agent:<id>, …)")
+    lst.add_argument("--of-project", help="only entries attributed to this project")
+    lst.add_argument(
+        "--category",
+        choices=["failure", "correction", "insight", "preference", "convention", "tool-quirk"],
+        help="only entries of this category",
+    )
+    lst.add_argument("--limit", type=_count, help="at most this many entries")
+    lst.add_argument("--offset", type=_count, default=0, help="skip this many entries first")
     restore = sub.add_parser(
         "restore",
         parents=[common],
@@ -298,6 +307,17 @@ def _shown(value: str) -> str:
     return shown(value)
 
 
+def _count(value: str) -> int:
+    """A count option (`list --limit/--offset`): a whole number, 0 or more."""
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, not {_shown(value)}") from None
+    if number < 0:
+        raise argparse.ArgumentTypeError("expected 0 or more")
+    return number
+
+
 def _limit(value: str) -> int:
     try:
         number = int(value)
@@ -422,6 +442,7 @@ _EXTRA = (
     cli_review,
     cli_context,
     cli_doctor,
+    cli_port,
 )
 #: commands that write (in a read-only store their refusal says why; no warning first)
 _WRITES = frozenset(
@@ -728,6 +749,12 @@ def _run(memory: Any, args: argparse.Namespace, arguments: Any, request: str | N
     if args.command == "insights":
         return _insights(memory.insights(), as_json=args.json)
     entries = memory.entries(args.target, include_history=args.history, scope=args.scope)
+    if args.of_project is not None:
+        entries = [e for e in entries if e.project == args.of_project]
+    if args.category is not None:
+        entries = [e for e in entries if e.category == args.category]
+    end = None if args.limit is None else args.offset + args.limit
+    entries = entries[args.offset : end]
     if args.json:
         _print_json(entries)
     else:

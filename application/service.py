@@ -257,14 +257,15 @@ class MemoryService:
             warnings=tuple(warnings),
         )
 
-    def removed(self, target: Target) -> list[RemovedEntry]:
-        """The removed entries of `target` this session may see and `restore` can bring back,
-        most recently removed first (read from the journal)."""
+    def removed(self, target: Target, *, every_scope: bool = False) -> list[RemovedEntry]:
+        """The removed entries of `target` this session may see (`every_scope`: all of them,
+        for export) and `restore` can bring back, most recently removed first (read from the
+        journal)."""
         doc = self.document(target)
         with self._storage.transaction() as uow:
             events = uow.journal.read(doc.stream, upto=doc.version)
         scope = self.settings.scope
-        return [r for r in restorable(target, events) if scope.visible(r.entry)]
+        return [r for r in restorable(target, events) if every_scope or scope.visible(r.entry)]
 
     def restore(self, target: Target, query: str) -> WriteResult:
         """Bring back a removed entry (by id, or a unique part of its text) with its old id."""
