@@ -12,7 +12,7 @@ $(BIN)/python:
 	$(BIN)/pip install -q --upgrade pip setuptools wheel
 
 dev: $(BIN)/python
-	$(BIN)/pip install -q -e '.[dev,local]' --config-settings editable_mode=strict
+	$(BIN)/pip install -q -e '.[dev,local,server]' --config-settings editable_mode=strict
 
 test: dev
 	$(BIN)/python -m pytest -q
@@ -43,7 +43,7 @@ wheel-test: dev
 	rm -rf dist build/wheel-venv
 	$(BIN)/python -m build --wheel --outdir dist . > /dev/null
 	$(PYTHON) -m venv build/wheel-venv
-	build/wheel-venv/bin/pip install -q "$$(ls dist/*.whl)[local]" pytest hypothesis mypy
+	build/wheel-venv/bin/pip install -q "$$(ls dist/*.whl)[local,server]" pytest hypothesis mypy
 	cd build && wheel-venv/bin/python -c "import pi_hermes_memory, sys; assert 'build/wheel-venv' in pi_hermes_memory.__file__, pi_hermes_memory.__file__"
 	build/wheel-venv/bin/python -m pytest -q -p no:cacheprovider --import-mode=importlib -o pythonpath=. tests
 

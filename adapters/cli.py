@@ -22,6 +22,7 @@ from pi_hermes_memory.adapters import (
     cli_governance,
     cli_learn,
     cli_review,
+    cli_server,
     cli_skills,
 )
 from pi_hermes_memory.domain.status import Status
@@ -422,6 +423,7 @@ _EXTRA = (
     cli_review,
     cli_context,
     cli_doctor,
+    cli_server,
 )
 #: commands that write (in a read-only store their refusal says why; no warning first)
 _WRITES = frozenset(

@@ -40,6 +40,8 @@ COMMANDS = {
     "skill-visibility",
     "skills",
     "switch-project",
+    "serve",
+    "mcp",
     "sync-markdown",
     "tool",
     "tools",
@@ -55,6 +57,10 @@ HEAVY = (
     "pi_hermes_memory.bootstrap",
     "pi_hermes_memory.service",
     "pi_hermes_memory.domain.scanning",
+    "mcp",
+    "starlette",
+    "uvicorn",
+    "pi_hermes_memory.adapters.server",
 )
 
 
