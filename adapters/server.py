@@ -330,8 +330,9 @@ def _check_keys(body: Mapping[str, Any], allowed: set[str]) -> None:
     extra = sorted(set(body) - allowed)
     if extra:
         raise ApiError(
-            400, f"unknown field(s): {', '.join(e[:40] for e in extra[:5])}; allowed: "
-            f"{', '.join(sorted(allowed))}"
+            400,
+            f"unknown field(s): {', '.join(e[:40] for e in extra[:5])}; allowed: "
+            f"{', '.join(sorted(allowed))}",
         )
 
 
@@ -621,7 +622,9 @@ class App:
             await _send_json(
                 send,
                 401,
-                envelope(False, error="an API key is required (Authorization: Bearer or X-API-Key)"),
+                envelope(
+                    False, error="an API key is required (Authorization: Bearer or X-API-Key)"
+                ),
                 [(b"www-authenticate", b"Bearer"), *cors],
             )
             return
@@ -690,8 +693,8 @@ class App:
             await _send_json(send, status, envelope(False, error=error), cors)
             return
         ok = 200 <= status < 300
-        error = None if ok else str(data.get("message", "")) if isinstance(data, dict) else None
-        await _send_json(send, status, envelope(ok, data, error), cors)
+        message = None if ok or not isinstance(data, dict) else str(data.get("message", ""))
+        await _send_json(send, status, envelope(ok, data, message), cors)
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         async with contextlib.AsyncExitStack() as stack:

@@ -50,7 +50,9 @@ def document() -> dict[str, Any]:
         },
         "security": [{"bearer": []}, {"apiKey": []}],
         "paths": {
-            "/health": {"get": {"summary": "status, version, memory use", "responses": _answers(200)}},
+            "/health": {
+                "get": {"summary": "status, version, memory use", "responses": _answers(200)}
+            },
             "/api/memory/search": {
                 "post": {
                     "summary": "full-text search (the memory_search tool's arguments)",

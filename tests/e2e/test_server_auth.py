@@ -108,7 +108,9 @@ def test_allowlisted_origin_gets_cors(tmp_path: Path) -> None:
         assert r.status_code == 200 and r.headers["access-control-allow-origin"] == origin
         pre = httpx.options(f"{s.url}/api/memory/search", headers={"origin": origin})
         assert pre.status_code == 204
-        assert httpx.get(f"{s.url}/health", headers={"origin": "https://x.example"}).status_code == 403
+        assert (
+            httpx.get(f"{s.url}/health", headers={"origin": "https://x.example"}).status_code == 403
+        )
 
 
 def test_no_mcp_and_no_http(tmp_path: Path) -> None:

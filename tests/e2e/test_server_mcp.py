@@ -42,7 +42,7 @@ async def _exercise(session: ClientSession) -> dict[str, Any]:
     assert not added.is_error, added.content
     found = await session.call_tool("memory_search", {"query": "zmcp"})
     assert not found.is_error
-    result = json.loads(found.content[0].text)  # type: ignore[union-attr]
+    result: dict[str, Any] = json.loads(found.content[0].text)  # type: ignore[union-attr]
     assert any("zmcp" in hit["text"] for hit in result["results"])
     bad = await session.call_tool("memory_search", {"query": 5})
     assert bad.is_error
@@ -57,8 +57,12 @@ def test_streamable_http(srv: RunningServer) -> None:
         ):
             await _exercise(session)
             # tenancy: a project chosen by the tool arguments
-            args = {"action": "add", "target": "project", "content": "mcp gamma fact",
-                    "project": "gamma"}
+            args = {
+                "action": "add",
+                "target": "project",
+                "content": "mcp gamma fact",
+                "project": "gamma",
+            }
             assert not (await session.call_tool("memory", args)).is_error
 
     anyio.run(main)

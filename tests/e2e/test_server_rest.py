@@ -28,7 +28,7 @@ def client(srv: RunningServer) -> Iterator[httpx.Client]:
 
 def _envelope(response: httpx.Response, status: int) -> dict[str, Any]:
     assert response.status_code == status, response.text
-    body = response.json()
+    body: dict[str, Any] = response.json()
     assert set(body) == {"success", "data", "error"}
     assert body["success"] is (200 <= status < 300)
     if not body["success"]:
@@ -161,8 +161,11 @@ def test_tenancy_by_header_and_query(client: httpx.Client) -> None:
     _envelope(client.post("/api/memory/store", json=body, headers={"X-Project": "alpha"}), 201)
 
     def project_texts(**kw: Any) -> list[str]:
-        page = client.get("/api/memory/list", params={"target": "project", **kw.get("q", {})},
-                          headers=kw.get("h", {}))
+        page = client.get(
+            "/api/memory/list",
+            params={"target": "project", **kw.get("q", {})},
+            headers=kw.get("h", {}),
+        )
         return [e["text"] for e in _envelope(page, 200)["data"]["entries"]]
 
     assert "alpha project uses tabs" in project_texts(h={"X-Project": "alpha"})
@@ -195,12 +198,18 @@ def test_eight_concurrent_clients_lose_and_duplicate_nothing(srv: RunningServer)
         with httpx.Client(base_url=srv.url, timeout=60) as c:
             for s in range(per_writer):
                 text = f"concurrency writer {w} step {s} token cw{w}x{s}"
-                r = c.post("/api/memory/store", json={"content": text, "force": True},
-                           headers={"X-Project": "conc"})
+                r = c.post(
+                    "/api/memory/store",
+                    json={"content": text, "force": True},
+                    headers={"X-Project": "conc"},
+                )
                 if r.status_code != 201:
                     failures.append(r.text)
-                hit = c.post("/api/memory/search", json={"query": f"cw{w}x{s}"},
-                             headers={"X-Project": "conc"})
+                hit = c.post(
+                    "/api/memory/search",
+                    json={"query": f"cw{w}x{s}"},
+                    headers={"X-Project": "conc"},
+                )
                 if hit.status_code != 200:
                     failures.append(hit.text)
 
