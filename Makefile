@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 FUZZ_SECONDS ?= 60
 DATA ?= ../shared/data/locomo-dev.json
 
-.PHONY: dev test lint typecheck fuzz bench bench-sessions bench-retrieval bench-scanner wheel-test clean
+.PHONY: dev test lint typecheck fuzz bench bench-sessions bench-retrieval bench-scanner bench-server wheel-test clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -38,6 +38,9 @@ bench-retrieval: dev
 
 bench-scanner: dev
 	$(BIN)/python -m tests.bench.scanner $(SCANNER_ARGS)
+
+bench-server: dev
+	$(BIN)/python -m tests.bench.server $(SERVER_ARGS)
 
 wheel-test: dev
 	rm -rf dist build/wheel-venv

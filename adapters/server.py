@@ -28,6 +28,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import attrs
+from pi_hermes_memory.errors import HermesMemoryError
 
 Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
@@ -44,7 +45,7 @@ LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
 log = logging.getLogger("pi-hermes-memory.http")
 
 
-class UnsafeBind(Exception):
+class UnsafeBind(HermesMemoryError):
     """A non-loopback bind without an API key."""
 
 
@@ -85,7 +86,7 @@ def check_bind(settings: ServerSettings) -> None:
 # -- stores ------------------------------------------------------------------------------
 
 
-class ApiError(Exception):
+class ApiError(HermesMemoryError):
     """An error answered with the envelope and `status`."""
 
     def __init__(self, status: int, message: str) -> None:
@@ -260,7 +261,6 @@ def error_status(exc: BaseException) -> int:
     from pi_hermes_memory.config import ConfigError
     from pi_hermes_memory.errors import (
         DomainError,
-        HermesMemoryError,
         InvalidArgument,
         StorageFailed,
     )
