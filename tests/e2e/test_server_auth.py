@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -119,3 +120,34 @@ def test_no_mcp_and_no_http(tmp_path: Path) -> None:
     with running(tmp_path / "b", "--no-http") as s:
         assert httpx.get(f"{s.url}/api/memory/list").status_code == 404
         assert httpx.get(f"{s.url}/health").status_code == 200
+
+
+def test_mcp_client_with_the_key(keyed: RunningServer) -> None:
+    import anyio
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    async def main() -> list[str]:
+        client = create_mcp_http_client(headers={"Authorization": f"Bearer {KEY}"})
+        async with (
+            client,
+            streamable_http_client(f"{keyed.url}/mcp", http_client=client) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            return [t.name for t in (await session.list_tools()).tools]
+
+    assert "memory_search" in anyio.run(main)
+
+
+def test_pi_memory_server_script_is_serve(tmp_path: Path) -> None:
+    script = "import sys; from pi_hermes_memory.adapters.cli_server import main; sys.exit(main())"
+    result = subprocess.run(
+        [sys.executable, "-c", script, "--host", "0.0.0.0"],
+        env=environment(tmp_path / "agent"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 2 and "refusing" in result.stderr
