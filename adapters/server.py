@@ -477,8 +477,8 @@ def route(method: str, path: str) -> tuple[Handler | None, str | None, bool]:
 # -- the guard and the ASGI app --------------------------------------------------------------
 
 
-class _TooLarge(Exception):
-    pass
+class _TooLarge(HermesMemoryError):
+    """A streamed body went over the limit (answered 413)."""
 
 
 def _host_ok(host: str, settings: ServerSettings) -> bool:
