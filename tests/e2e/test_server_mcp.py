@@ -11,6 +11,7 @@ from typing import Any
 
 import anyio
 import httpx
+import pi_hermes_memory
 import pytest
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
@@ -68,6 +69,31 @@ def test_streamable_http(srv: RunningServer) -> None:
     anyio.run(main)
     page = httpx.get(f"{srv.url}/api/memory/list", params={"project": "gamma", "target": "project"})
     assert [e["text"] for e in page.json()["data"]["entries"]] == ["mcp gamma fact"]
+
+
+def test_every_library_tool_is_an_mcp_tool_with_its_annotations(srv: RunningServer) -> None:
+    async def listed() -> list[Any]:
+        async with (
+            streamable_http_client(f"{srv.url}/mcp") as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            return list((await session.list_tools()).tools)
+
+    tools = {t.name: t for t in anyio.run(listed)}
+    with pi_hermes_memory.open(agent_root=srv.root, cwd=srv.root.parent / "work") as memory:
+        definitions = memory.tool_definitions()
+    assert set(tools) == {d.name for d in definitions}
+    for d in definitions:
+        hints = tools[d.name].annotations
+        assert hints is not None
+        assert (hints.read_only_hint, hints.destructive_hint, hints.idempotent_hint) == (
+            d.read_only,
+            d.destructive,
+            d.idempotent,
+        )
+        schema = tools[d.name].input_schema
+        assert set(schema["properties"]) == {*d.parameters["properties"], "project", "agent"}
 
 
 def test_stdio(tmp_path: Path) -> None:

@@ -64,9 +64,11 @@ def test_writes_survive_eviction_churn(cache: StoreCache) -> None:
             for s in range(8):
                 project = f"p{(w + s) % 4}"
                 text = f"churn writer {w} step {s}"
-                result = cache.run(
-                    project, None, lambda m, t=text: m.add(t, target="project", force=True)
-                )
+
+                def add(memory: Any, text: str = text) -> Any:
+                    return memory.add(text, target="project", force=True)
+
+                result = cache.run(project, None, add)
                 assert result.success, result.message
         except BaseException as exc:
             errors.append(exc)
