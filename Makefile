@@ -5,14 +5,14 @@ BIN := $(VENV)/bin
 FUZZ_SECONDS ?= 60
 DATA ?= ../shared/data/locomo-dev.json
 
-.PHONY: dev test lint typecheck fuzz bench bench-sessions bench-retrieval bench-scanner wheel-test clean
+.PHONY: dev test lint typecheck fuzz bench bench-sessions bench-retrieval bench-scanner bench-server wheel-test clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip setuptools wheel
 
 dev: $(BIN)/python
-	$(BIN)/pip install -q -e '.[dev,local]' --config-settings editable_mode=strict
+	$(BIN)/pip install -q -e '.[dev,local,server]' --config-settings editable_mode=strict
 
 test: dev
 	$(BIN)/python -m pytest -q
@@ -39,11 +39,14 @@ bench-retrieval: dev
 bench-scanner: dev
 	$(BIN)/python -m tests.bench.scanner $(SCANNER_ARGS)
 
+bench-server: dev
+	$(BIN)/python -m tests.bench.server $(SERVER_ARGS)
+
 wheel-test: dev
 	rm -rf dist build/wheel-venv
 	$(BIN)/python -m build --wheel --outdir dist . > /dev/null
 	$(PYTHON) -m venv build/wheel-venv
-	build/wheel-venv/bin/pip install -q "$$(ls dist/*.whl)[local]" pytest hypothesis mypy
+	build/wheel-venv/bin/pip install -q "$$(ls dist/*.whl)[local,server]" pytest hypothesis mypy
 	cd build && wheel-venv/bin/python -c "import pi_hermes_memory, sys; assert 'build/wheel-venv' in pi_hermes_memory.__file__, pi_hermes_memory.__file__"
 	build/wheel-venv/bin/python -m pytest -q -p no:cacheprovider --import-mode=importlib -o pythonpath=. tests
 

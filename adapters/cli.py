@@ -23,6 +23,7 @@ from pi_hermes_memory.adapters import (
     cli_learn,
     cli_port,
     cli_review,
+    cli_server,
     cli_skills,
 )
 from pi_hermes_memory.domain.status import Status
@@ -443,6 +444,7 @@ _EXTRA = (
     cli_context,
     cli_doctor,
     cli_port,
+    cli_server,
 )
 #: commands that write (in a read-only store their refusal says why; no warning first)
 _WRITES = frozenset(

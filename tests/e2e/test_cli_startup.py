@@ -45,6 +45,8 @@ COMMANDS = {
     "skills",
     "stats",
     "switch-project",
+    "serve",
+    "mcp",
     "sync-markdown",
     "tool",
     "tools",
@@ -60,6 +62,10 @@ HEAVY = (
     "pi_hermes_memory.bootstrap",
     "pi_hermes_memory.service",
     "pi_hermes_memory.domain.scanning",
+    "mcp",
+    "starlette",
+    "uvicorn",
+    "pi_hermes_memory.adapters.server",
 )
 
 

@@ -1,0 +1,152 @@
+"""CLI commands for the server (registered by `pi_hermes_memory.adapters.cli`, ADR 0044).
+
+    serve [--host H] [--port P] [--api-key K] [--no-http] [--no-mcp] [--allow-origin O ...]
+          [--max-body BYTES]     REST (/api/memory, /health, /openapi.json) + MCP (/mcp)
+    mcp                          MCP over stdio, for desktop clients
+
+Also the `pi-memory-server` console script (`main`), the second seed's name for `serve`.
+Precedence: command line > environment (PI_MEMORY_API_KEY, PI_MEMORY_HTTP_HOST,
+PI_MEMORY_HTTP_PORT, PI_MEMORY_ALLOWED_ORIGINS) > defaults. The server's modules (mcp,
+starlette, uvicorn: the optional `[server]` extra) load only here, when serving.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+COMMANDS: frozenset[str] = frozenset({"serve", "mcp"})
+WRITES: frozenset[str] = frozenset()
+#: the server opens its stores itself, per (project, agent)
+NO_STORE: frozenset[str] = frozenset({"serve", "mcp"})
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 9873
+DEFAULT_MAX_BODY = 1024 * 1024
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+def _serve_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--host", help=f"address to bind (default {DEFAULT_HOST})")
+    parser.add_argument("--port", type=int, help=f"port (default {DEFAULT_PORT})")
+    parser.add_argument(
+        "--api-key",
+        help="require this key (Authorization: Bearer or X-API-Key) on every route; "
+        "prefer PI_MEMORY_API_KEY: a command line is visible to other users",
+    )
+    parser.add_argument("--no-http", action="store_true", help="serve MCP only (no REST)")
+    parser.add_argument("--no-mcp", action="store_true", help="serve REST only (no /mcp)")
+    parser.add_argument(
+        "--allow-origin",
+        action="append",
+        help="a browser Origin allowed besides loopback ones (repeatable; also enables CORS "
+        "for exactly these origins)",
+    )
+    parser.add_argument(
+        "--max-body",
+        type=int,
+        help=f"largest request body in bytes (default {DEFAULT_MAX_BODY}); larger gets 413",
+    )
+
+
+def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
+    """Add this module's subcommands to the `pi-hermes-memory` parser."""
+    serve = sub.add_parser(
+        "serve",
+        parents=[common],
+        help="serve REST and MCP (streamable HTTP at /mcp) on one port",
+        description="Serve the store over HTTP: REST under /api/memory, /health, "
+        "/openapi.json, and MCP (streamable HTTP, stateless) at /mcp. Loopback only unless an "
+        "API key is set. Project and agent per request: X-Project/X-Agent headers or "
+        "project/agent query parameters (REST), project/agent tool arguments (MCP).",
+    )
+    _serve_options(serve)
+    sub.add_parser(
+        "mcp",
+        parents=[common],
+        help="serve MCP over stdio (for Claude Desktop, Claude Code, Cursor)",
+    )
+
+
+def _origins(values: Sequence[str] | None, environ: Mapping[str, str]) -> tuple[str, ...]:
+    if values:
+        return tuple(values)
+    raw = environ.get("PI_MEMORY_ALLOWED_ORIGINS", "")
+    return tuple(o.strip() for o in raw.split(",") if o.strip())
+
+
+def resolve_settings(args: argparse.Namespace, environ: Mapping[str, str]) -> Any:
+    """Command line > environment > defaults; raises ValueError with a usage message."""
+    from pi_hermes_memory.adapters.server import ServerSettings
+
+    host = args.host or environ.get("PI_MEMORY_HTTP_HOST") or DEFAULT_HOST
+    port: Any = args.port
+    if port is None:
+        raw = environ.get("PI_MEMORY_HTTP_PORT")
+        try:
+            port = int(raw) if raw else DEFAULT_PORT
+        except ValueError:
+            raise ValueError(f"PI_MEMORY_HTTP_PORT must be a port number, got {raw!r}") from None
+    if not 0 <= port <= 65535:
+        raise ValueError(f"the port must be between 0 and 65535, got {port}")
+    key = args.api_key if args.api_key is not None else environ.get("PI_MEMORY_API_KEY")
+    max_body = args.max_body if args.max_body is not None else DEFAULT_MAX_BODY
+    if max_body <= 0:
+        raise ValueError("--max-body must be a positive number of bytes")
+    if args.no_http and args.no_mcp:
+        raise ValueError("--no-http and --no-mcp together leave nothing to serve")
+    return ServerSettings(
+        host=host,
+        port=port,
+        api_key=key or None,
+        http=not args.no_http,
+        mcp=not args.no_mcp,
+        allowed_origins=_origins(args.allow_origin, environ),
+        max_body=max_body,
+        project=args.project,
+        agent=args.agent,
+        cwd=args.cwd,
+    )
+
+
+def run(memory: Any, args: argparse.Namespace) -> int:  # pragma: no cover - NO_STORE
+    raise AssertionError("serve and mcp open their own stores")
+
+
+def run_unopened(args: argparse.Namespace) -> int:
+    """Start the server (or the stdio MCP server); returns when it stops."""
+    try:
+        if args.command == "mcp":
+            from pi_hermes_memory.adapters.server_mcp import serve_stdio
+
+            serve_stdio(project=args.project, agent=args.agent, cwd=args.cwd)
+            return EXIT_OK
+        settings = resolve_settings(args, os.environ)
+    except ImportError as exc:
+        print(
+            f"pi-hermes-memory: the server needs the optional extra: "
+            f"pip install 'pi-hermes-memory[server]' ({exc})",
+            file=sys.stderr,
+        )
+        return EXIT_FAILED
+    except ValueError as exc:
+        print(f"pi-hermes-memory: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    from pi_hermes_memory.adapters.server import UnsafeBind, serve
+
+    try:
+        serve(settings)
+    except UnsafeBind as exc:
+        print(f"pi-hermes-memory: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    return EXIT_OK
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The `pi-memory-server` console script: `pi-hermes-memory serve` with its options."""
+    from pi_hermes_memory.adapters import cli
+
+    return cli.main(["serve", *(sys.argv[1:] if argv is None else argv)])

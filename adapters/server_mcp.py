@@ -1,0 +1,115 @@
+"""MCP over the official SDK (ADR 0044): every tool of `Memory.tool_definitions()` becomes an
+MCP tool (rendered by `tool_schemas(fmt="mcp")`, annotations included), so tools added to the
+library appear here without a change. Calls go to `Memory.call_tool(name, arguments)`.
+
+Tenancy: every tool takes two optional arguments more, `project` and `agent`, which choose
+the store (removed before the library sees the arguments). Served over streamable HTTP at
+/mcp (stateless, by `pi-hermes-memory serve`) and over stdio (`pi-hermes-memory mcp`).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pi_hermes_memory.adapters.server import ServerSettings, StoreCache
+
+#: the arguments the server takes for itself
+TENANT_PROPERTIES = {
+    "project": {
+        "type": "string",
+        "description": "The project whose memory to use (default: the server's project).",
+    },
+    "agent": {
+        "type": "string",
+        "description": "The agent id: selects the scopes this call may read and write.",
+    },
+}
+
+
+def mcp_tools(memory: Any) -> list[Any]:
+    """The store's tools as MCP `Tool`s, with the tenancy arguments added."""
+    from mcp import types
+
+    tools = []
+    for schema in memory.tool_schemas("mcp"):
+        schema = dict(schema)
+        params = dict(schema["inputSchema"])
+        params["properties"] = {**params.get("properties", {}), **TENANT_PROPERTIES}
+        schema["inputSchema"] = params
+        tools.append(types.Tool.model_validate(schema))
+    return tools
+
+
+def build_server(stores: StoreCache) -> Any:
+    """The SDK's low-level server, answering tools/list and tools/call from the stores."""
+    from mcp import types
+    from mcp.server.lowlevel import Server
+    from pi_hermes_memory import __version__
+
+    async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+        tools = await stores.call(None, None, mcp_tools)
+        return types.ListToolsResult(tools=tools)
+
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        arguments = dict(params.arguments or {})
+        project, agent = arguments.pop("project", None), arguments.pop("agent", None)
+        if not all(isinstance(v, str | None) for v in (project, agent)):
+            result: dict[str, Any] = {
+                "success": False,
+                "status": "invalid_arguments",
+                "message": "project and agent must be strings",
+            }
+        else:
+            try:
+                result = dict(
+                    await stores.call(project, agent, lambda m: m.call_tool(params.name, arguments))
+                )
+            except Exception as exc:  # opening the store failed: a result, not a crash
+                result = {"success": False, "status": "error", "message": str(exc)}
+        text = json.dumps(result, ensure_ascii=False, default=str)
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=text)],
+            structured_content=json.loads(text),
+            is_error=not result.get("success", False),
+        )
+
+    return Server(
+        "pi-hermes-memory",
+        version=__version__,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+
+
+def session_manager(stores: StoreCache, *, max_body: int) -> Any:
+    """Streamable HTTP, stateless, JSON answers. Host and Origin are checked for every route
+    by the server's guard (adapters/server.py), so the SDK's own check is not repeated."""
+    from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    return StreamableHTTPSessionManager(
+        app=build_server(stores),
+        stateless=True,
+        json_response=True,
+        security_settings=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+        max_request_body_size=max_body,
+    )
+
+
+def serve_stdio(*, project: str | None, agent: str | None, cwd: str | None) -> None:
+    """MCP over stdin/stdout until the client closes it."""
+    import anyio
+    from mcp.server.stdio import stdio_server
+
+    stores = StoreCache(ServerSettings(project=project, agent=agent, cwd=cwd))
+    server = build_server(stores)
+
+    async def main() -> None:
+        async with stdio_server() as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+
+    try:
+        anyio.run(main)
+    finally:
+        stores.close()

@@ -1,0 +1,144 @@
+"""The OpenAPI 3.1 document of the REST API (served at /openapi.json, ADR 0044)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+_ENVELOPE = {
+    "type": "object",
+    "required": ["success", "data", "error"],
+    "properties": {
+        "success": {"type": "boolean"},
+        "data": {},
+        "error": {"type": ["string", "null"]},
+    },
+}
+_TENANT = [
+    {"name": "X-Project", "in": "header", "required": False, "schema": {"type": "string"}},
+    {"name": "X-Agent", "in": "header", "required": False, "schema": {"type": "string"}},
+    {"name": "project", "in": "query", "required": False, "schema": {"type": "string"}},
+    {"name": "agent", "in": "query", "required": False, "schema": {"type": "string"}},
+]
+_ID = {"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}
+
+
+def _answers(*codes: int) -> dict[str, Any]:
+    ref = {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/Envelope"}}}}
+    out = {str(c): {"description": "the envelope", **ref} for c in codes}
+    for c in (401, 403, 413):
+        out[str(c)] = {"description": "refused by the guard", **ref}
+    return out
+
+
+def _body(schema: dict[str, Any]) -> dict[str, Any]:
+    return {"required": True, "content": {"application/json": {"schema": schema}}}
+
+
+def document() -> dict[str, Any]:
+    from pi_hermes_memory import __version__
+
+    strings = {"type": "string"}
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "pi-hermes-memory", "version": __version__},
+        "components": {
+            "schemas": {"Envelope": _ENVELOPE},
+            "securitySchemes": {
+                "bearer": {"type": "http", "scheme": "bearer"},
+                "apiKey": {"type": "apiKey", "in": "header", "name": "X-API-Key"},
+            },
+        },
+        "security": [{"bearer": []}, {"apiKey": []}],
+        "paths": {
+            "/health": {
+                "get": {"summary": "status, version, memory use", "responses": _answers(200)}
+            },
+            "/api/memory/search": {
+                "post": {
+                    "summary": "full-text search (the memory_search tool's arguments)",
+                    "parameters": _TENANT,
+                    "requestBody": _body(
+                        {
+                            "type": "object",
+                            "required": ["query"],
+                            "properties": {
+                                "query": strings,
+                                "target": strings,
+                                "category": strings,
+                                "limit": {"type": "integer", "minimum": 1},
+                                "include_superseded": {"type": "boolean"},
+                            },
+                        }
+                    ),
+                    "responses": _answers(200, 400, 503),
+                }
+            },
+            "/api/memory/store": {
+                "post": {
+                    "summary": "add an entry",
+                    "parameters": _TENANT,
+                    "requestBody": _body(
+                        {
+                            "type": "object",
+                            "required": ["content"],
+                            "additionalProperties": False,
+                            "properties": {
+                                "content": strings,
+                                "target": strings,
+                                "category": strings,
+                                "scope": strings,
+                                "force": {"type": "boolean"},
+                            },
+                        }
+                    ),
+                    "responses": _answers(201, 200, 400, 409, 503),
+                }
+            },
+            "/api/memory/list": {
+                "get": {
+                    "summary": "active entries, paginated",
+                    "parameters": [
+                        *_TENANT,
+                        {"name": "limit", "in": "query", "schema": {"type": "integer"}},
+                        {"name": "offset", "in": "query", "schema": {"type": "integer"}},
+                        {"name": "target", "in": "query", "schema": strings},
+                        {"name": "scope", "in": "query", "schema": strings},
+                        {"name": "history", "in": "query", "schema": {"type": "boolean"}},
+                    ],
+                    "responses": _answers(200, 400),
+                }
+            },
+            "/api/memory/stats": {
+                "get": {
+                    "summary": "counts and capacity per target",
+                    "parameters": _TENANT,
+                    "responses": _answers(200),
+                }
+            },
+            "/api/memory/{id}": {
+                "get": {
+                    "summary": "one entry",
+                    "parameters": [_ID, *_TENANT],
+                    "responses": _answers(200, 404),
+                },
+                "delete": {
+                    "summary": "remove an entry (restorable)",
+                    "parameters": [_ID, *_TENANT],
+                    "responses": _answers(200, 404),
+                },
+                "patch": {
+                    "summary": "replace an entry's text (the old text stays as history)",
+                    "parameters": [_ID, *_TENANT],
+                    "requestBody": _body(
+                        {
+                            "type": "object",
+                            "required": ["content"],
+                            "additionalProperties": False,
+                            "properties": {"content": strings, "category": strings},
+                        }
+                    ),
+                    "responses": _answers(200, 400, 404, 409),
+                },
+            },
+        },
+    }

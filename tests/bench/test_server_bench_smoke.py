@@ -1,0 +1,17 @@
+"""Smoke test of the server benchmark: a tiny run reports every figure (the figures themselves
+are measured by `make bench-server`, not asserted here)."""
+
+from __future__ import annotations
+
+from tests.bench import server
+
+
+def test_tiny_run_reports_every_figure() -> None:
+    figures = server.run(clients=2, requests=3, mcp_calls=2, seed_entries=5)
+    for kind in ("rest_store", "rest_search"):
+        assert figures[kind]["n"] == 6
+        assert 0 < figures[kind]["p50_ms"] <= figures[kind]["p99_ms"]
+        assert figures[kind]["req_per_s"] > 0
+    assert figures["mcp"]["tools_call_p50_ms"] > 0
+    assert set(figures["overhead_ratio"]) == {"search", "store"}
+    assert all(v > 0 for v in figures["overhead_ratio"].values())

@@ -1,0 +1,153 @@
+"""API keys, the bind refusal and the configuration precedence of `serve` (ADR 0044)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.support.memory_server import RunningServer, command, environment, free_port, running
+
+KEY = "k-" + "s3cr3t" * 6
+
+
+@pytest.fixture(scope="module")
+def keyed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
+    tmp = tmp_path_factory.mktemp("auth")
+    with running(tmp, env={"PI_MEMORY_API_KEY": KEY}, headers={"x-api-key": KEY}) as s:
+        yield s
+
+
+ROUTES = [
+    ("GET", "/health"),
+    ("GET", "/openapi.json"),
+    ("GET", "/api/memory/list"),
+    ("GET", "/api/memory/stats"),
+    ("POST", "/api/memory/search"),
+    ("POST", "/api/memory/store"),
+    ("DELETE", "/api/memory/01ABC"),
+    ("PATCH", "/api/memory/01ABC"),
+    ("POST", "/mcp"),
+    ("GET", "/nowhere"),
+]
+BAD = [
+    {},
+    {"authorization": ""},
+    {"authorization": "Bearer"},
+    {"authorization": "Bearer wrong"},
+    {"authorization": f"Basic {KEY}"},
+    {"x-api-key": KEY[:-1]},
+    {"x-api-key": KEY + "x"},
+    {"x-api-key": "x" * 10_000},
+]
+
+
+@pytest.mark.parametrize(("method", "path"), ROUTES)
+def test_every_route_needs_the_key(keyed: RunningServer, method: str, path: str) -> None:
+    with httpx.Client(base_url=keyed.url, timeout=30) as c:
+        for headers in BAD:
+            r = c.request(method, path, headers=headers, json={"query": "x"})
+            assert r.status_code == 401, (headers, r.text)
+            assert r.json()["success"] is False
+        # a non-ASCII key is a 401 too, never a 500 (compare_digest on bytes)
+        r = c.request(method, path, headers=[(b"x-api-key", "ключ".encode())])
+        assert r.status_code == 401
+        # a key in the query string is not accepted
+        assert c.request(method, path, params={"api_key": KEY}).status_code == 401
+
+
+def test_bearer_and_x_api_key_are_accepted(keyed: RunningServer) -> None:
+    with httpx.Client(base_url=keyed.url, timeout=30) as c:
+        assert c.get("/health", headers={"authorization": f"Bearer {KEY}"}).status_code == 200
+        assert c.get("/health", headers={"authorization": f"bearer {KEY}"}).status_code == 200
+        assert c.get("/health", headers={"x-api-key": KEY}).status_code == 200
+    assert KEY not in Path(keyed.log).read_text()
+
+
+def test_non_loopback_bind_without_key_refuses_to_start(tmp_path: Path) -> None:
+    result = subprocess.run(
+        command("serve", "--host", "0.0.0.0", "--port", str(free_port())),
+        env=environment(tmp_path / "agent"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 2
+    assert "PI_MEMORY_API_KEY" in result.stderr and "refusing" in result.stderr
+
+
+def test_bad_port_in_environment_is_a_usage_error(tmp_path: Path) -> None:
+    result = subprocess.run(
+        command("serve"),
+        env=environment(tmp_path / "agent", {"PI_MEMORY_HTTP_PORT": "eighty"}),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 2 and "PI_MEMORY_HTTP_PORT" in result.stderr
+
+
+def test_port_from_environment_and_command_line_wins(tmp_path: Path) -> None:
+    env_port = free_port()
+    with running(
+        tmp_path / "a", env={"PI_MEMORY_HTTP_PORT": str(env_port)}, port=env_port, pass_port=False
+    ) as s:
+        assert httpx.get(f"{s.url}/health").json()["success"] is True
+    cli_port = free_port()
+    with running(tmp_path / "b", env={"PI_MEMORY_HTTP_PORT": str(env_port)}, port=cli_port) as s:
+        assert s.port == cli_port and httpx.get(f"{s.url}/health").status_code == 200
+
+
+def test_allowlisted_origin_gets_cors(tmp_path: Path) -> None:
+    origin = "https://ui.example"
+    with running(tmp_path, "--allow-origin", origin) as s:
+        r = httpx.get(f"{s.url}/health", headers={"origin": origin})
+        assert r.status_code == 200 and r.headers["access-control-allow-origin"] == origin
+        pre = httpx.options(f"{s.url}/api/memory/search", headers={"origin": origin})
+        assert pre.status_code == 204
+        assert (
+            httpx.get(f"{s.url}/health", headers={"origin": "https://x.example"}).status_code == 403
+        )
+
+
+def test_no_mcp_and_no_http(tmp_path: Path) -> None:
+    with running(tmp_path / "a", "--no-mcp") as s:
+        assert httpx.post(f"{s.url}/mcp", json={}).status_code == 404
+    with running(tmp_path / "b", "--no-http") as s:
+        assert httpx.get(f"{s.url}/api/memory/list").status_code == 404
+        assert httpx.get(f"{s.url}/health").status_code == 200
+
+
+def test_mcp_client_with_the_key(keyed: RunningServer) -> None:
+    import anyio
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    async def main() -> list[str]:
+        client = create_mcp_http_client(headers={"Authorization": f"Bearer {KEY}"})
+        async with (
+            client,
+            streamable_http_client(f"{keyed.url}/mcp", http_client=client) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            return [t.name for t in (await session.list_tools()).tools]
+
+    assert "memory_search" in anyio.run(main)
+
+
+def test_pi_memory_server_script_is_serve(tmp_path: Path) -> None:
+    script = "import sys; from pi_hermes_memory.adapters.cli_server import main; sys.exit(main())"
+    result = subprocess.run(
+        [sys.executable, "-c", script, "--host", "0.0.0.0"],
+        env=environment(tmp_path / "agent"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 2 and "refusing" in result.stderr

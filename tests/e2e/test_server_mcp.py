@@ -1,0 +1,112 @@
+"""MCP with the official SDK's client: streamable HTTP at /mcp of a real server process, and
+stdio (`pi-hermes-memory mcp`) (ADR 0044)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+import pi_hermes_memory
+import pytest
+from mcp import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+
+from tests.support.memory_server import RunningServer, environment, running
+
+
+@pytest.fixture(scope="module")
+def srv(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
+    with running(tmp_path_factory.mktemp("mcp")) as s:
+        yield s
+
+
+async def _exercise(session: ClientSession) -> dict[str, Any]:
+    await session.initialize()
+    listed = await session.list_tools()
+    tools = {t.name: t for t in listed.tools}
+    assert {"memory", "memory_search"} <= set(tools)
+    assert tools["memory_search"].annotations is not None
+    assert tools["memory_search"].annotations.read_only_hint is True
+    assert tools["memory"].annotations is not None
+    assert tools["memory"].annotations.read_only_hint is False
+    assert "project" in tools["memory"].input_schema["properties"]
+    added = await session.call_tool(
+        "memory",
+        {"action": "add", "target": "memory", "content": "MCP clients reach the store zmcp"},
+    )
+    assert not added.is_error, added.content
+    found = await session.call_tool("memory_search", {"query": "zmcp"})
+    assert not found.is_error
+    result: dict[str, Any] = json.loads(found.content[0].text)  # type: ignore[union-attr]
+    assert any("zmcp" in hit["text"] for hit in result["results"])
+    bad = await session.call_tool("memory_search", {"query": 5})
+    assert bad.is_error
+    return result
+
+
+def test_streamable_http(srv: RunningServer) -> None:
+    async def main() -> None:
+        async with (
+            streamable_http_client(f"{srv.url}/mcp") as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await _exercise(session)
+            # tenancy: a project chosen by the tool arguments
+            args = {
+                "action": "add",
+                "target": "project",
+                "content": "mcp gamma fact",
+                "project": "gamma",
+            }
+            assert not (await session.call_tool("memory", args)).is_error
+
+    anyio.run(main)
+    page = httpx.get(f"{srv.url}/api/memory/list", params={"project": "gamma", "target": "project"})
+    assert [e["text"] for e in page.json()["data"]["entries"]] == ["mcp gamma fact"]
+
+
+def test_every_library_tool_is_an_mcp_tool_with_its_annotations(srv: RunningServer) -> None:
+    async def listed() -> list[Any]:
+        async with (
+            streamable_http_client(f"{srv.url}/mcp") as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            return list((await session.list_tools()).tools)
+
+    tools = {t.name: t for t in anyio.run(listed)}
+    with pi_hermes_memory.open(agent_root=srv.root, cwd=srv.root.parent / "work") as memory:
+        definitions = memory.tool_definitions()
+    assert set(tools) == {d.name for d in definitions}
+    for d in definitions:
+        hints = tools[d.name].annotations
+        assert hints is not None
+        assert (hints.read_only_hint, hints.destructive_hint, hints.idempotent_hint) == (
+            d.read_only,
+            d.destructive,
+            d.idempotent,
+        )
+        schema = tools[d.name].input_schema
+        assert set(schema["properties"]) == {*d.parameters["properties"], "project", "agent"}
+
+
+def test_stdio(tmp_path: Path) -> None:
+    (tmp_path / "work").mkdir()
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "pi_hermes_memory.adapters.cli", "mcp"],
+        env=environment(tmp_path / "agent"),
+        cwd=str(tmp_path / "work"),
+    )
+
+    async def main() -> None:
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await _exercise(session)
+
+    anyio.run(main)

@@ -1,0 +1,234 @@
+"""The REST API against a real `pi-hermes-memory serve` process (ADR 0044): the envelope on
+every answer, hostile bodies, Origin/Host checks, tenancy, concurrent clients."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.support.memory_server import RunningServer, running
+
+
+@pytest.fixture(scope="module")
+def srv(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
+    with running(tmp_path_factory.mktemp("rest")) as s:
+        yield s
+
+
+@pytest.fixture
+def client(srv: RunningServer) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=srv.url, timeout=30) as c:
+        yield c
+
+
+def _envelope(response: httpx.Response, status: int) -> dict[str, Any]:
+    assert response.status_code == status, response.text
+    body: dict[str, Any] = response.json()
+    assert set(body) == {"success", "data", "error"}
+    assert body["success"] is (200 <= status < 300)
+    if not body["success"]:
+        assert isinstance(body["error"], str) and body["error"]
+        assert "Traceback" not in body["error"]
+    return body
+
+
+def test_health_reports_version_and_memory_but_no_content(client: httpx.Client) -> None:
+    _envelope(client.post("/api/memory/store", json={"content": "health secretless fact"}), 201)
+    data = _envelope(client.get("/health"), 200)["data"]
+    assert data["status"] == "ok" and data["version"]
+    assert data["rss_bytes"] > 0
+    assert data["stores"] and "fact" not in str(data)
+
+
+def test_store_search_list_get_patch_delete(client: httpx.Client) -> None:
+    added = _envelope(
+        client.post("/api/memory/store", json={"content": "The deploy script is bin/ship"}), 201
+    )["data"]
+    entry_id = added["entry_id"]
+    hits = _envelope(client.post("/api/memory/search", json={"query": "deploy script"}), 200)
+    assert entry_id in [h["id"] for h in hits["data"]["results"]]
+    page = _envelope(client.get("/api/memory/list", params={"limit": 500}), 200)["data"]
+    assert entry_id in [e["id"] for e in page["entries"]]
+    assert page["total"] >= 1 and page["offset"] == 0
+    assert _envelope(client.get(f"/api/memory/{entry_id}"), 200)["data"]["id"] == entry_id
+    patched = _envelope(
+        client.patch(f"/api/memory/{entry_id}", json={"content": "The deploy script is bin/go"}),
+        200,
+    )["data"]
+    assert patched["status"] == "replaced"
+    new_id = patched["entry_id"]
+    # the old id is history now: deleting it is a conflict naming the current version
+    _envelope(client.delete(f"/api/memory/{entry_id}"), 409)
+    assert _envelope(client.delete(f"/api/memory/{new_id}"), 200)["data"]["status"] == "removed"
+    _envelope(client.delete(f"/api/memory/{new_id}"), 404)
+    _envelope(client.get("/api/memory/01NOSUCHENTRY0000000000000"), 404)
+    stats = _envelope(client.get("/api/memory/stats"), 200)["data"]
+    assert {t["target"] for t in stats["insights"]["targets"]} >= {"memory", "user"}
+
+
+def test_list_pagination(client: httpx.Client) -> None:
+    for i in range(5):
+        text = f"pagination fact number {i} with marker qpage"
+        _envelope(client.post("/api/memory/store", json={"content": text, "force": True}), 201)
+    everything = _envelope(client.get("/api/memory/list", params={"limit": 1000}), 200)["data"]
+    ids = [e["id"] for e in everything["entries"]]
+    pages = []
+    for offset in range(0, len(ids), 2):
+        page = client.get("/api/memory/list", params={"limit": 2, "offset": offset})
+        pages += [e["id"] for e in _envelope(page, 200)["data"]["entries"]]
+    assert pages == ids
+    _envelope(client.get("/api/memory/list", params={"limit": "many"}), 400)
+    _envelope(client.get("/api/memory/list", params={"limit": 0}), 400)
+
+
+@pytest.mark.parametrize(
+    ("body", "needle"),
+    [
+        (b"{not json", "not valid JSON"),
+        (b"[1, 2]", "JSON object"),
+        (b"", "JSON object"),
+        (b"\xff\xfe", "not valid JSON"),
+        (b"[" * 200_000 + b"]" * 200_000, "nested too deeply"),
+        (b'{"a":' * 50 + b"1" + b"}" * 50, "nested too deeply"),
+        (b'{"content": 5}', "content must be a string"),
+        (b'{"content": "x", "force": "yes"}', "force must be a boolean"),
+        (b'{"text": "x"}', "unknown field"),
+        (b'{"content": "x", "target": "nowhere"}', "target must be one of"),
+    ],
+)
+def test_bad_store_bodies_get_400(client: httpx.Client, body: bytes, needle: str) -> None:
+    response = client.post(
+        "/api/memory/store", content=body, headers={"content-type": "application/json"}
+    )
+    assert needle in _envelope(response, 400)["error"]
+
+
+def test_bad_search_arguments_get_400(client: httpx.Client) -> None:
+    _envelope(client.post("/api/memory/search", json={"query": 5}), 400)
+    _envelope(client.post("/api/memory/search", json={"query": "x", "limit": "ten"}), 400)
+    _envelope(client.post("/api/memory/search", json={}), 400)
+
+
+def test_bodies_over_the_limit_get_413(client: httpx.Client) -> None:
+    big = b'{"content": "' + b"a" * (10 * 1024 * 1024) + b'"}'
+    _envelope(client.post("/api/memory/store", content=big), 413)
+
+    def chunks() -> Iterator[bytes]:  # no Content-Length: counted as it streams
+        yield b'{"content": "'
+        for _ in range(40):
+            yield b"b" * 65536
+        yield b'"}'
+
+    _envelope(client.post("/api/memory/store", content=chunks()), 413)
+    _envelope(client.post("/mcp", content=big, headers={"accept": "application/json"}), 413)
+
+
+def test_unknown_routes_and_methods(client: httpx.Client) -> None:
+    assert "no route" in _envelope(client.get("/nowhere"), 404)["error"]
+    _envelope(client.get("/api/memory/a/b"), 404)
+    _envelope(client.put("/api/memory/store"), 405)
+    _envelope(client.get("/api/memory/search"), 405)
+
+
+def test_foreign_origin_and_host_are_refused(client: httpx.Client) -> None:
+    for origin in ("http://attacker.example", "null", "http://127.0.0.1.attacker.example"):
+        headers = {"origin": origin}
+        _envelope(client.get("/health", headers=headers), 403)
+        _envelope(client.post("/api/memory/search", json={"query": "x"}, headers=headers), 403)
+        _envelope(client.post("/mcp", json={}, headers=headers), 403)
+    _envelope(client.get("/health", headers={"host": "attacker.example"}), 403)
+    _envelope(client.get("/health", headers={"origin": "http://localhost:3000"}), 200)
+    # no CORS headers unless an allowlist is configured
+    answer = client.get("/health", headers={"origin": "http://localhost:3000"})
+    assert not any(k.lower().startswith("access-control-") for k in answer.headers)
+
+
+def test_openapi_document(client: httpx.Client) -> None:
+    doc = client.get("/openapi.json").json()["data"]
+    assert doc["openapi"].startswith("3.")
+    assert {"/health", "/api/memory/search", "/api/memory/store", "/api/memory/{id}"} <= set(
+        doc["paths"]
+    )
+
+
+def test_tenancy_by_header_and_query(client: httpx.Client) -> None:
+    body = {"content": "alpha project uses tabs", "target": "project"}
+    _envelope(client.post("/api/memory/store", json=body, headers={"X-Project": "alpha"}), 201)
+
+    def project_texts(**kw: Any) -> list[str]:
+        page = client.get(
+            "/api/memory/list",
+            params={"target": "project", **kw.get("q", {})},
+            headers=kw.get("h", {}),
+        )
+        return [e["text"] for e in _envelope(page, 200)["data"]["entries"]]
+
+    assert "alpha project uses tabs" in project_texts(h={"X-Project": "alpha"})
+    assert "alpha project uses tabs" in project_texts(q={"project": "alpha"})
+    assert "alpha project uses tabs" not in project_texts(h={"X-Project": "beta"})
+    # an unsafe project name is the library's InvalidArgument: 400, not 500
+    _envelope(client.get("/api/memory/list", headers={"X-Project": "../etc"}), 400)
+
+
+def test_agent_scopes_apply(client: httpx.Client) -> None:
+    own = {"content": "agent a1 private note zq", "scope": "agent:a1"}
+    _envelope(client.post("/api/memory/store", json=own, headers={"X-Agent": "a1"}), 201)
+    other = {"content": "agent a2 writing into a1 zq", "scope": "agent:a1"}
+    refused = client.post("/api/memory/store", json=other, headers={"X-Agent": "a2"})
+    assert refused.status_code in (400, 403), refused.text
+
+    def texts(agent: str) -> list[str]:
+        page = client.get("/api/memory/list", params={"limit": 1000}, headers={"X-Agent": agent})
+        return [e["text"] for e in _envelope(page, 200)["data"]["entries"]]
+
+    assert "agent a1 private note zq" in texts("a1")
+    assert "agent a1 private note zq" not in texts("a2")
+
+
+def test_eight_concurrent_clients_lose_and_duplicate_nothing(srv: RunningServer) -> None:
+    writers, per_writer = 8, 12
+    failures: list[str] = []
+
+    def work(w: int) -> None:
+        with httpx.Client(base_url=srv.url, timeout=60) as c:
+            for s in range(per_writer):
+                text = f"concurrency writer {w} step {s} token cw{w}x{s}"
+                r = c.post(
+                    "/api/memory/store",
+                    json={"content": text, "force": True},
+                    headers={"X-Project": "conc"},
+                )
+                if r.status_code != 201:
+                    failures.append(r.text)
+                hit = c.post(
+                    "/api/memory/search",
+                    json={"query": f"cw{w}x{s}"},
+                    headers={"X-Project": "conc"},
+                )
+                if hit.status_code != 200:
+                    failures.append(hit.text)
+
+    threads = [threading.Thread(target=work, args=(w,)) for w in range(writers)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert failures == []
+    with httpx.Client(base_url=srv.url, timeout=60) as c:
+        page = c.get("/api/memory/list", params={"limit": 1000}, headers={"X-Project": "conc"})
+        texts = [e["text"] for e in _envelope(page, 200)["data"]["entries"]]
+    mine = [t for t in texts if t.startswith("concurrency writer")]
+    assert len(mine) == writers * per_writer
+    assert len(set(mine)) == len(mine)
+
+
+def test_request_log_has_no_bodies_or_keys(srv: RunningServer, client: httpx.Client) -> None:
+    client.post("/api/memory/search", json={"query": "logcanary7781"})
+    log = Path(srv.log).read_text()
+    assert '"event": "request"' in log and '"path": "/api/memory/search"' in log
+    assert "logcanary7781" not in log
