@@ -788,6 +788,10 @@ def serve(settings: ServerSettings) -> None:
     import uvicorn
 
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
+    # httpx logs every request's full URL at INFO: an embedding base URL may hold a tenant or
+    # a token in its path (ADR 0047)
+    for name in ("httpx", "httpcore"):
+        logging.getLogger(name).setLevel(logging.WARNING)
     app = build_app(settings)
     for warning in settings.warnings:
         print(f"pi-hermes-memory: warning: {warning}", file=sys.stderr, flush=True)
