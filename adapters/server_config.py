@@ -286,4 +286,8 @@ def resolve_store_options(
     if options.embedding is not None and not options.embedding.enabled:
         reason = options.embedding.disabled_reason
         warnings.append(f"embedding is configured but off ({reason}); search is lexical only")
+    if options.rerank is not None and not options.rerank.enabled:
+        warnings.append("the reranker is configured but its key variable is unset; it is off")
+    if options.rerank is not None and options.embedding is None:
+        warnings.append("the reranker is used only with embeddings; set the embedding too")
     return options, tuple(warnings)

@@ -270,3 +270,11 @@ def test_run_exits_2_on_a_literal_key(
     assert cli_server.run_unopened(args) == 2
     err = capsys.readouterr().err
     assert "${ENV_NAME}" in err and KEY not in err
+
+
+def test_a_reranker_without_its_key_or_without_embeddings_warns(tmp_path: Path) -> None:
+    file = {"rerank": {"apiKey": "${RERANK_KEY}", "model": "r"}}
+    options, warnings = resolve_store_options(file, {}, cwd=tmp_path)
+    assert options.rerank is not None and not options.rerank.enabled
+    assert any("key variable is unset" in w for w in warnings)
+    assert any("only with embeddings" in w for w in warnings)
