@@ -24,6 +24,7 @@ from typing import Any, Final
 
 import attrs
 from pi_hermes_memory.config import (
+    ConfigError,
     EmbeddingConfig,
     EmbeddingProvider,
     RerankConfig,
@@ -52,7 +53,7 @@ _TOP_KEYS: Final = frozenset({"embedding", "rerank", "dbPath", "knowledgePaths"}
 _RERANK_PROVIDERS: Final = frozenset({"jina", "jina-compatible"})
 
 
-class ServerConfigError(ValueError):
+class ServerConfigError(ConfigError):
     """A configuration the server refuses to start with (the CLI exits 2)."""
 
 
