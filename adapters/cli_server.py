@@ -1,13 +1,16 @@
 """CLI commands for the server (registered by `pi_hermes_memory.adapters.cli`, ADR 0044).
 
     serve [--host H] [--port P] [--api-key K] [--no-http] [--no-mcp] [--allow-origin O ...]
-          [--max-body BYTES]     REST (/api/memory, /health, /openapi.json) + MCP (/mcp)
+          [--max-body BYTES] [--config openclaw.json]
+                                 REST (/api/memory, /health, /openapi.json) + MCP (/mcp)
     mcp                          MCP over stdio, for desktop clients
 
 Also the `pi-memory-server` console script (`main`), the second seed's name for `serve`.
 Precedence: command line > environment (PI_MEMORY_API_KEY, PI_MEMORY_HTTP_HOST,
-PI_MEMORY_HTTP_PORT, PI_MEMORY_ALLOWED_ORIGINS) > defaults. The server's modules (mcp,
-starlette, uvicorn: the optional `[server]` extra) load only here, when serving.
+PI_MEMORY_HTTP_PORT, PI_MEMORY_ALLOWED_ORIGINS, PI_MEMORY_EMBED_*, PI_MEMORY_RERANK_*,
+PI_MEMORY_DB_PATH, PI_MEMORY_KNOWLEDGE_PATHS) > openclaw.json (`--config` / PI_MEMORY_CONFIG /
+~/.openclaw/openclaw.json, ADR 0047; see adapters/server_config.py) > defaults. The server's
+modules (mcp, starlette, uvicorn: the optional `[server]` extra) load only here, when serving.
 """
 
 from __future__ import annotations
@@ -50,6 +53,13 @@ def _serve_options(parser: argparse.ArgumentParser) -> None:
         type=int,
         help=f"largest request body in bytes (default {DEFAULT_MAX_BODY}); larger gets 413",
     )
+    parser.add_argument(
+        "--config",
+        metavar="FILE",
+        help="an openclaw.json whose plugins.entries['pi-memory'].config sets the embedding, "
+        "reranker and dbPath (default: PI_MEMORY_CONFIG, else ~/.openclaw/openclaw.json "
+        "when it exists)",
+    )
 
 
 def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -78,8 +88,30 @@ def _origins(values: Sequence[str] | None, environ: Mapping[str, str]) -> tuple[
     return tuple(o.strip() for o in raw.split(",") if o.strip())
 
 
+def _store_options(args: argparse.Namespace, environ: Mapping[str, str]) -> tuple[Any, Any]:
+    from pathlib import Path
+
+    from pi_hermes_memory.adapters.server_config import (
+        CONFIG_ENV,
+        default_config_path,
+        read_plugin_config,
+        resolve_store_options,
+    )
+
+    named = getattr(args, "config", None) or environ.get(CONFIG_ENV, "").strip()
+    path = Path(named).expanduser() if named else default_config_path(environ)
+    file: Mapping[str, Any] = {}
+    read_warnings: tuple[str, ...] = ()
+    if path is not None:
+        file, read_warnings = read_plugin_config(path)
+    cwd = Path(args.cwd) if args.cwd else Path.cwd()
+    options, warnings = resolve_store_options(file, environ, cwd=cwd)
+    return options, read_warnings + warnings
+
+
 def resolve_settings(args: argparse.Namespace, environ: Mapping[str, str]) -> Any:
-    """Command line > environment > defaults; raises ValueError with a usage message."""
+    """Command line > environment > openclaw.json > defaults; raises ValueError (a
+    `ServerConfigError` for the store settings) with a usage message."""
     from pi_hermes_memory.adapters.server import ServerSettings
 
     host = args.host or environ.get("PI_MEMORY_HTTP_HOST") or DEFAULT_HOST
@@ -98,6 +130,7 @@ def resolve_settings(args: argparse.Namespace, environ: Mapping[str, str]) -> An
         raise ValueError("--max-body must be a positive number of bytes")
     if args.no_http and args.no_mcp:
         raise ValueError("--no-http and --no-mcp together leave nothing to serve")
+    store, warnings = _store_options(args, environ)
     return ServerSettings(
         host=host,
         port=port,
@@ -109,6 +142,8 @@ def resolve_settings(args: argparse.Namespace, environ: Mapping[str, str]) -> An
         project=args.project,
         agent=args.agent,
         cwd=args.cwd,
+        store=store,
+        warnings=warnings,
     )
 
 

@@ -28,6 +28,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import attrs
+from pi_hermes_memory.adapters.server_config import StoreOptions
 from pi_hermes_memory.errors import HermesMemoryError
 
 Scope = dict[str, Any]
@@ -62,6 +63,10 @@ class ServerSettings:
     agent: str | None = None
     cwd: str | None = None
     cache_size: int = CACHE_SIZE
+    #: embedding, reranker, agent root from openclaw.json and the environment (ADR 0047)
+    store: StoreOptions = attrs.field(factory=StoreOptions)
+    #: configuration warnings, printed at start
+    warnings: tuple[str, ...] = ()
 
 
 def is_loopback(host: str) -> bool:
@@ -116,11 +121,44 @@ class StoreCache:
         self._settings = settings
         self._stores: OrderedDict[tuple[str | None, str | None], _Store] = OrderedDict()
         self._guard = threading.Lock()
+        self._shared: dict[str, Any] = {}  # the embedder and reranker, built on first use
+        self._closers: list[Callable[[], None]] = []
+
+    def _providers(self) -> dict[str, Any]:
+        """The embedder and reranker of `settings.store`, shared by every store (called
+        under the guard)."""
+        options = self._settings.store
+        if options.embedding is not None and options.embedding.enabled and not self._shared:
+            from pi_hermes_memory.adapters.embedder_openai import OpenAICompatibleEmbedder
+
+            embedder = OpenAICompatibleEmbedder(options.embedding, logger=log)
+            self._shared["embedder"] = embedder
+            self._closers.append(embedder.close)
+            if options.rerank is not None and options.rerank.enabled:
+                from pi_hermes_memory.adapters.reranker_jina import JinaReranker
+
+                rerank = options.rerank
+                reranker = JinaReranker(
+                    base_url=rerank.base_url,
+                    model=rerank.model,
+                    api_key=rerank.api_key,
+                    timeout_s=rerank.timeout_ms / 1000,
+                    logger=log,
+                )
+                self._shared["reranker"] = reranker
+                self._closers.append(reranker.close)
+        return self._shared
 
     def _open(self, project: str | None, agent: str | None) -> _Store:
         import pi_hermes_memory
 
-        memory = pi_hermes_memory.open(project=project, agent_id=agent, cwd=self._settings.cwd)
+        memory = pi_hermes_memory.open(
+            project=project,
+            agent_id=agent,
+            cwd=self._settings.cwd,
+            agent_root=self._settings.store.agent_root,
+            **self._providers(),
+        )
         for warning in memory.warnings:
             log.warning(json.dumps({"event": "store.warning", "warning": warning}))
         return _Store(memory)
@@ -176,8 +214,12 @@ class StoreCache:
         with self._guard:
             stores = list(self._stores.values())
             self._stores.clear()
+            closers, self._closers = self._closers, []
+            self._shared = {}
         for store in stores:
             self._close(store)
+        for close in closers:
+            close()
 
 
 # -- JSON --------------------------------------------------------------------------------
@@ -746,7 +788,13 @@ def serve(settings: ServerSettings) -> None:
     import uvicorn
 
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
+    # httpx logs every request's full URL at INFO: an embedding base URL may hold a tenant or
+    # a token in its path (ADR 0047)
+    for name in ("httpx", "httpcore"):
+        logging.getLogger(name).setLevel(logging.WARNING)
     app = build_app(settings)
+    for warning in settings.warnings:
+        print(f"pi-hermes-memory: warning: {warning}", file=sys.stderr, flush=True)
     print(
         f"pi-hermes-memory: serving on http://{settings.host}:{settings.port} "
         f"(REST {'on' if settings.http else 'off'}, MCP {'on' if settings.mcp else 'off'})",
