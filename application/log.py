@@ -12,10 +12,9 @@ to ``open(logger=...)``.
 from __future__ import annotations
 
 import logging
+import sys
 from collections.abc import MutableMapping
 from typing import Any
-
-import structlog
 
 __all__ = ["LOGGER_NAME", "library_logger", "plain_line"]
 
@@ -37,6 +36,8 @@ def _value(value: object) -> str:
 
 
 def _render(logger: Any, method_name: str, event_dict: MutableMapping[str, Any]) -> Any:
+    import structlog
+
     if structlog.is_configured():  # the host chose its processors: use them
         result: Any = event_dict
         for processor in structlog.get_config()["processors"]:
@@ -51,10 +52,56 @@ def _render(logger: Any, method_name: str, event_dict: MutableMapping[str, Any])
     return (plain_line(event_dict),), kwargs
 
 
+class _LibraryLogger:
+    """What `library_logger` returns: structlog's stdlib logger with `_render` when structlog
+    is loaded (a host that configured it has imported it), else the same plain line straight
+    to the stdlib logger, so that a process that never uses structlog (every CLI call) does not
+    pay for importing it (and asyncio with it)."""
+
+    __slots__ = ("_name", "_structured")
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+        self._structured: Any = None
+
+    def _emit(self, method: str, event: str, fields: dict[str, Any]) -> None:
+        if "structlog" in sys.modules:
+            if self._structured is None:
+                import structlog
+
+                self._structured = structlog.wrap_logger(
+                    logging.getLogger(self._name),
+                    processors=[_render],
+                    wrapper_class=structlog.stdlib.BoundLogger,
+                )
+            getattr(self._structured, method)(event, **fields)
+            return
+        logger = logging.getLogger(self._name)
+        level = logging.ERROR if method == "exception" else logging.getLevelName(method.upper())
+        if not isinstance(level, int) or not logger.isEnabledFor(level):
+            return
+        exc_info = fields.pop("exc_info", None) or (method == "exception")
+        logger.log(level, plain_line({"event": event, **fields}), exc_info=exc_info or None)
+
+    def debug(self, event: str, **fields: Any) -> None:
+        self._emit("debug", event, fields)
+
+    def info(self, event: str, **fields: Any) -> None:
+        self._emit("info", event, fields)
+
+    def warning(self, event: str, **fields: Any) -> None:
+        self._emit("warning", event, fields)
+
+    def error(self, event: str, **fields: Any) -> None:
+        self._emit("error", event, fields)
+
+    def exception(self, event: str, **fields: Any) -> None:
+        self._emit("exception", event, fields)
+
+    def critical(self, event: str, **fields: Any) -> None:
+        self._emit("critical", event, fields)
+
+
 def library_logger(name: str = LOGGER_NAME) -> Any:
     """The default logger of every service: see the module docstring."""
-    return structlog.wrap_logger(
-        logging.getLogger(name),
-        processors=[_render],
-        wrapper_class=structlog.stdlib.BoundLogger,
-    )
+    return _LibraryLogger(name)

@@ -63,3 +63,44 @@ def test_a_host_that_configured_structlog_gets_the_events_through_its_processors
     with structlog.testing.capture_logs() as logs:
         library_logger().warning("memory.warning", detail="x")
     assert logs == [{"event": "memory.warning", "detail": "x", "log_level": "warning"}]
+
+
+_WITHOUT_STRUCTLOG = """
+import logging, sys
+records = []
+class Keep(logging.Handler):
+    def emit(self, record):
+        records.append((record.levelno, record.getMessage(), bool(record.exc_info)))
+logging.getLogger("pi_hermes_memory").addHandler(Keep())
+logging.getLogger("pi_hermes_memory").setLevel(logging.INFO)
+from pi_hermes_memory.log import library_logger
+log = library_logger()
+log.debug("dropped", n=1)
+log.info("sessions.indexed", files=3)
+log.warning("embedding.failed", reason="timeout", detail="took 2 s")
+try:
+    raise RuntimeError("boom")
+except RuntimeError:
+    log.error("tool.failed", tool="memory", exc_info=True)
+assert "structlog" not in sys.modules, "structlog was imported"
+print(records)
+"""
+
+
+def test_without_structlog_loaded_the_same_plain_lines_reach_the_stdlib_logger() -> None:
+    """A process that never imports structlog (every CLI call) gets the same lines without
+    paying for the import (ADR 0038: start-up time)."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", _WITHOUT_STRUCTLOG], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == repr(
+        [
+            (logging.INFO, "sessions.indexed files=3", False),
+            (logging.WARNING, 'embedding.failed reason=timeout detail="took 2 s"', False),
+            (logging.ERROR, "tool.failed tool=memory", True),
+        ]
+    )
