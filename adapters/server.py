@@ -549,7 +549,7 @@ def key_ok(headers: Mapping[str, str], key: str) -> bool:
     auth = headers.get("authorization")
     if given is None and auth is not None and auth[:7].lower() == "bearer ":
         given = auth[7:].strip()
-    if given is None:
+    if not given or not key:  # an empty key never matches, whatever was configured
         return False
     return hmac.compare_digest(
         given.encode("utf-8", "surrogateescape"), key.encode("utf-8", "surrogateescape")
