@@ -27,8 +27,10 @@ _BY_TAG: dict[str, type[Event]] = {cls.TAG: cls for cls in (*EVENT_TYPES, *SKILL
 
 
 @functools.cache
-def _converter() -> JsonConverter:
-    """The wire format's converter: cattrs loads with the first write (a read never needs it)."""
+def strict_converter() -> JsonConverter:
+    """The converter of the stored JSON formats (events here, document snapshots in
+    `snapshot_codec`): ISO dates and times, no key the class lacks, no coercion between JSON
+    types. cattrs loads with the first write (a read never needs it)."""
     from cattrs.preconf.json import make_converter
 
     converter = make_converter(forbid_extra_keys=True)
@@ -67,7 +69,7 @@ class CorruptEvent(CorruptData):
 
 def encode(event: Event) -> tuple[str, str]:
     """(tag, JSON payload) for `event`."""
-    payload = _converter().unstructure(event)
+    payload = strict_converter().unstructure(event)
     for name in OPTIONAL_EVENT_FIELDS:  # ADR 0045: an event without them encodes as before
         if name in payload and payload[name] is None:
             del payload[name]
@@ -98,6 +100,6 @@ def _structure(payload: dict[str, Any], cls: type[Event]) -> Event:
     import cattrs
 
     try:
-        return _converter().structure(payload, cls)
+        return strict_converter().structure(payload, cls)
     except cattrs.BaseValidationError as exc:
         raise TypeError(str(exc)) from exc

@@ -10,18 +10,12 @@ Decoding goes through a structure function generated from the attrs fields
 
 from __future__ import annotations
 
-import enum
-import functools
 import json
-from datetime import date
-from typing import TYPE_CHECKING
 
+from pi_hermes_memory.codec import strict_converter
 from pi_hermes_memory.domain.document import MemoryDocument
 from pi_hermes_memory.errors import CorruptData
 from pi_hermes_memory.structure import structure_function
-
-if TYPE_CHECKING:
-    from cattrs.preconf.json import JsonConverter
 
 __all__ = ["FORMAT", "CorruptSnapshot", "decode_document", "encode_document"]
 
@@ -30,44 +24,12 @@ __all__ = ["FORMAT", "CorruptSnapshot", "decode_document", "encode_document"]
 FORMAT = 1
 
 
-@functools.cache
-def _converter() -> JsonConverter:
-    """The snapshot format's converter: cattrs loads with the first snapshot written."""
-    from cattrs.preconf.json import make_converter
-
-    converter = make_converter(forbid_extra_keys=True)
-    converter.register_unstructure_hook(date, lambda d: d.isoformat())
-    converter.register_structure_hook(date, lambda v, _: date.fromisoformat(v))
-    for kind in (str, int, bool):
-        converter.register_structure_hook(kind, _strict_scalar)
-    converter.register_structure_hook(float, _strict_float)
-    return converter
-
-
-def _strict_float(value: object, _: type) -> float:
-    if type(value) not in (int, float):
-        raise TypeError(f"expected a number, got {type(value).__name__}")
-    return float(value)  # type: ignore[arg-type]
-
-
-def _strict_scalar(value: object, kind: type) -> object:
-    """cattrs would coerce 1 -> "1"; a snapshot of the wrong JSON type is corrupt instead."""
-    if issubclass(kind, enum.Enum):
-        if not isinstance(value, str):
-            raise TypeError(f"expected a {kind.__name__} string")
-        return kind(value)
-    base = next(b for b in (bool, int, str) if issubclass(kind, b))
-    if type(value) is not base:
-        raise TypeError(f"expected {base.__name__}, got {type(value).__name__}")
-    return value
-
-
 class CorruptSnapshot(CorruptData):
     """A stored snapshot cannot be decoded; fold the stream from its events instead."""
 
 
 def encode_document(doc: MemoryDocument) -> str:
-    payload = {"format": FORMAT, "document": _converter().unstructure(doc)}
+    payload = {"format": FORMAT, "document": strict_converter().unstructure(doc)}
     return json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
 
 
@@ -91,6 +53,6 @@ def _by_converter(data: object) -> MemoryDocument:
     import cattrs
 
     try:
-        return _converter().structure(data, MemoryDocument)
+        return strict_converter().structure(data, MemoryDocument)
     except cattrs.BaseValidationError as exc:
         raise TypeError(str(exc)) from exc

@@ -12,7 +12,7 @@ import cattrs
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from pi_hermes_memory import codec, snapshot_codec
+from pi_hermes_memory import codec
 from pi_hermes_memory.domain.document import MemoryDocument, fold
 from pi_hermes_memory.domain.model import MemoryEntry, Target
 from pi_hermes_memory.structure import structure_function
@@ -20,7 +20,7 @@ from pi_hermes_memory.structure import structure_function
 from tests.unit.test_codec import events
 from tests.unit.test_snapshots import event_history
 
-_CONVERTER = snapshot_codec._converter()
+_CONVERTER = codec.strict_converter()
 _ERRORS = (KeyError, ValueError, TypeError, cattrs.BaseValidationError)
 _ODD_VALUES = (None, 1, True, "x", "2026-13-01", "memory", [], ["a"], [1], {}, 1.5, "2026-07-01")
 
@@ -78,7 +78,7 @@ def test_the_generated_decoder_agrees_with_the_converter(
 def test_the_generated_event_decoder_agrees_with_the_converter(
     event: Any, data: st.DataObject
 ) -> None:
-    converter = codec._converter()
+    converter = codec.strict_converter()
     raw = converter.unstructure(event)
     cls = type(event)
     fast, slow = _both(raw, cls, converter)
