@@ -346,14 +346,7 @@ class FileLock:
         return self._fd is not None
 
     def acquire(self) -> None:
-        if self._fd is not None:
-            raise RuntimeError(f"the lock {self.path} is already held by this FileLock")
-        fd = self._open()
-        try:
-            got = self._try(fd)
-        except BaseException:
-            os.close(fd)
-            raise
+        fd, got = self._open_and_try()
         if not got:
             if _block_lock is not None:
                 self._wait_blocking(fd)  # owns fd: closes it on failure
@@ -367,19 +360,24 @@ class FileLock:
 
     def try_acquire(self) -> bool:
         """Take the lock if it is free now, without waiting; False when another holds it."""
-        if self._fd is not None:
-            raise RuntimeError(f"the lock {self.path} is already held by this FileLock")
-        fd = self._open()
-        try:
-            got = self._try(fd)
-        except BaseException:
-            os.close(fd)
-            raise
+        fd, got = self._open_and_try()
         if not got:
             os.close(fd)
             return False
         self._fd = fd
         return True
+
+    def _open_and_try(self) -> tuple[int, bool]:
+        """Open the lock file and try the lock once without waiting: (descriptor, got it).
+        The descriptor is closed if the attempt raises."""
+        if self._fd is not None:
+            raise RuntimeError(f"the lock {self.path} is already held by this FileLock")
+        fd = self._open()
+        try:
+            return fd, self._try(fd)
+        except BaseException:
+            os.close(fd)
+            raise
 
     def release(self) -> None:
         fd, self._fd = self._fd, None
