@@ -135,6 +135,18 @@ class GovernanceBase:
             )
         return None
 
+    def _admitted(self, action: str, skill_id: str) -> GovernanceResult | None:
+        """The refusal of `action` on `skill_id` before any scope rule (`_refused`, or an id
+        that does not parse); None when it may go ahead."""
+        refused = self._refused(action, skill_id)
+        if refused is not None:
+            return refused
+        try:
+            parse_skill_id(skill_id)
+        except InvalidSkillId as exc:
+            return self._result(action, skill_id, Status.INVALID, str(exc))
+        return None
+
     def _parsed(
         self, action: str, skill_id: str, scope: SkillScope
     ) -> tuple[str, GovernanceResult | None]:

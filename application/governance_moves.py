@@ -16,9 +16,7 @@ import attrs
 from pi_hermes_memory.domain.events import Origin
 from pi_hermes_memory.domain.promotion import ConflictStrategy
 from pi_hermes_memory.domain.skill import (
-    InvalidSkillId,
     SkillState,
-    parse_skill_id,
     skill_id_for,
     skill_stream,
 )
@@ -229,13 +227,9 @@ class GovernanceMoves(GovernanceBase):
         replaced (or is deleted). Refused when the destination changed since the move or the
         source exists again, unless `force` (those changes are then discarded)."""
         action = "restore"
-        refused = self._refused(action, skill_id)
+        refused = self._admitted(action, skill_id)
         if refused is not None:
             return refused
-        try:
-            parse_skill_id(skill_id)
-        except InvalidSkillId as exc:
-            return self._result(action, skill_id, Status.INVALID, str(exc))
         record = self._move_record(skill_id)
         if record is None or record.backup is None:
             return self._result(

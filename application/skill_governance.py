@@ -171,13 +171,9 @@ class SkillGovernance(GovernanceMoves, GovernanceCuration):
     def clear(self, skill_id: str) -> GovernanceResult:
         """Forget the governance record of `skill_id` (its restore backup too)."""
         action = "clear"
-        refused = self._refused(action, skill_id)
+        refused = self._admitted(action, skill_id)
         if refused is not None:
             return refused
-        try:
-            parse_skill_id(skill_id)
-        except InvalidSkillId as exc:
-            return self._result(action, skill_id, Status.INVALID, str(exc))
         self._guard()
         assert self._telemetry is not None
         if self._telemetry.clear_governance(skill_id):
