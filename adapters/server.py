@@ -124,6 +124,10 @@ class StoreCache:
         self._shared: dict[str, Any] = {}  # the embedder and reranker, built on first use
         self._closers: list[Callable[[], None]] = []
 
+    @property
+    def settings(self) -> ServerSettings:
+        return self._settings
+
     def _providers(self) -> dict[str, Any]:
         """The embedder and reranker of `settings.store`, shared by every store (called
         under the guard)."""
@@ -206,9 +210,30 @@ class StoreCache:
                 "project": project,
                 "agent": agent,
                 "read_only": s.memory.read_only is not None,
+                "embeddings": _embedding_state(s.memory.embeddings),
             }
             for (project, agent), s in items
         ]
+
+    def provider_state(self) -> dict[str, Any]:
+        """The embedding and rerank settings the server passes to every store (no key, no
+        URL): None for a section neither the config file nor the environment sets."""
+        options = self._settings.store
+        embedding = options.embedding
+        rerank = options.rerank
+        return {
+            "embedding": None
+            if embedding is None
+            else {
+                "enabled": embedding.enabled,
+                "model": embedding.model,
+                "dimensions": embedding.dimensions,
+                "disabled_reason": _name(embedding.disabled_reason),
+            },
+            "rerank": None
+            if rerank is None
+            else {"enabled": rerank.enabled, "model": rerank.model},
+        }
 
     def close(self) -> None:
         with self._guard:
@@ -220,6 +245,18 @@ class StoreCache:
             self._close(store)
         for close in closers:
             close()
+
+
+def _embedding_state(service: Any) -> dict[str, Any] | None:
+    """An open store's embedding state: the model and dimension it embeds with, or None
+    (embeddings off)."""
+    if service is None:
+        return None
+    return {"model": service.model_id, "dimension": service.dimension}
+
+
+def _name(value: Enum | None) -> str | None:
+    return None if value is None else str(value.value)
 
 
 # -- JSON --------------------------------------------------------------------------------
@@ -401,6 +438,7 @@ class Rest:
             "http": self.settings.http,
             "mcp": self.settings.mcp,
             "stores": self.stores.states(),
+            **self.stores.provider_state(),
         }
 
     async def search(self, request: Request, _: str | None) -> tuple[int, Any]:

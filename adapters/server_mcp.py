@@ -5,14 +5,26 @@ library appear here without a change. Calls go to `Memory.call_tool(name, argume
 Tenancy: every tool takes two optional arguments more, `project` and `agent`, which choose
 the store (removed before the library sees the arguments). Served over streamable HTTP at
 /mcp (stateless, by `pi-hermes-memory serve`) and over stdio (`pi-hermes-memory mcp`).
+
+Over stdio, a call without a `project` argument, on a server started without `--project`,
+takes its project from the client's declared roots (`roots/list`, asked once per connection
+and again after `notifications/roots/list_changed`): the name of the first `file://` root,
+as the library derives a project from a working directory. A client that declares no roots,
+or whose roots name no usable folder, falls back to the server's working directory. Stateless
+HTTP has no channel for the server to ask, so there the arguments and the server's own
+project decide (ADR 0044 amendment in docs/server.md).
 """
 
 from __future__ import annotations
 
 import json
+import warnings
+from pathlib import PurePosixPath
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
-from pi_hermes_memory.adapters.server import ServerSettings, StoreCache
+from pi_hermes_memory.adapters.server import ServerSettings, StoreCache, log
+from pi_hermes_memory.domain.model import is_safe_project_name
 
 #: the arguments the server takes for itself
 TENANT_PROPERTIES = {
@@ -41,11 +53,61 @@ def mcp_tools(memory: Any) -> list[Any]:
     return tools
 
 
-def build_server(stores: StoreCache) -> Any:
-    """The SDK's low-level server, answering tools/list and tools/call from the stores."""
+def root_project(uris: list[str]) -> str | None:
+    """The project a client's roots name: the last path segment of the first `file://` root
+    that is a safe project name (None when no root qualifies)."""
+    for uri in uris:
+        parts = urlsplit(uri)
+        if parts.scheme != "file":
+            continue
+        name = PurePosixPath(unquote(parts.path).rstrip("/")).name.strip()
+        if is_safe_project_name(name):
+            return name
+    return None
+
+
+class ClientRoots:
+    """The project named by one connection's client roots, asked for once and again after
+    the client says its roots changed."""
+
+    def __init__(self) -> None:
+        self._known = False
+        self._project: str | None = None
+
+    def forget(self) -> None:
+        self._known = False
+
+    async def project(self, ctx: Any) -> str | None:
+        if self._known:
+            return self._project
+        from mcp import types
+
+        with warnings.catch_warnings():  # roots are deprecated from protocol 2026-07-28 on
+            warnings.simplefilter("ignore")
+            declared = ctx.session.check_client_capability(
+                types.ClientCapabilities(roots=types.RootsCapability())
+            )
+            project = None
+            if declared:
+                try:
+                    listed = await ctx.session.list_roots()
+                    project = root_project([str(root.uri) for root in listed.roots])
+                except Exception as exc:  # a client that fails to answer: fall back
+                    log.warning(json.dumps({"event": "mcp.roots_failed", "error": str(exc)}))
+        self._project, self._known = project, True
+        return project
+
+
+def build_server(stores: StoreCache, *, roots: ClientRoots | None = None) -> Any:
+    """The SDK's low-level server, answering tools/list and tools/call from the stores.
+    With `roots`, a call without a project argument takes the client's roots' project."""
     from mcp import types
     from mcp.server.lowlevel import Server
     from pi_hermes_memory import __version__
+
+    async def roots_changed(ctx: Any, params: Any) -> None:
+        if roots is not None:
+            roots.forget()
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
         tools = await stores.call(None, None, mcp_tools)
@@ -61,6 +123,8 @@ def build_server(stores: StoreCache) -> Any:
                 "message": "project and agent must be strings",
             }
         else:
+            if project is None and roots is not None and stores.settings.project is None:
+                project = await roots.project(ctx)
             try:
                 result = dict(
                     await stores.call(project, agent, lambda m: m.call_tool(params.name, arguments))
@@ -74,12 +138,15 @@ def build_server(stores: StoreCache) -> Any:
             is_error=not result.get("success", False),
         )
 
-    return Server(
-        "pi-hermes-memory",
-        version=__version__,
-        on_list_tools=list_tools,
-        on_call_tool=call_tool,
-    )
+    with warnings.catch_warnings():  # the roots notification is deprecated from 2026-07-28 on
+        warnings.simplefilter("ignore")
+        return Server(
+            "pi-hermes-memory",
+            version=__version__,
+            on_list_tools=list_tools,
+            on_call_tool=call_tool,
+            on_roots_list_changed=roots_changed if roots is not None else None,
+        )
 
 
 def session_manager(stores: StoreCache, *, max_body: int) -> Any:
@@ -103,7 +170,7 @@ def serve_stdio(*, project: str | None, agent: str | None, cwd: str | None) -> N
     from mcp.server.stdio import stdio_server
 
     stores = StoreCache(ServerSettings(project=project, agent=agent, cwd=cwd))
-    server = build_server(stores)
+    server = build_server(stores, roots=ClientRoots())
 
     async def main() -> None:
         async with stdio_server() as (read, write):

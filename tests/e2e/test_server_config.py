@@ -48,6 +48,17 @@ def test_openclaw_json_and_environment_configure_the_server(
             assert DEPLOY in server.embedded_texts()  # the stored memory got its vector
             found = _data(client.post("/api/memory/search", json={"query": QUESTION}), 200)
             assert [r["text"] for r in found["results"]][:1] == [DEPLOY]
+            health = _data(client.get("/health"), 200)
+            assert health["embedding"] == {
+                "enabled": True,
+                "model": "fixture",
+                "dimensions": None,
+                "disabled_reason": None,
+            }
+            assert health["rerank"]["enabled"] is True
+            models = [s["embeddings"]["model"] for s in health["stores"]]
+            assert models == ["openai-compatible/fixture"]
+            assert FIXTURE_KEY not in json.dumps(health) and server.url not in json.dumps(health)
             server.rerank_scores = {ROLLBACK: 1.0, DEPLOY: 0.0}
             found = _data(client.post("/api/memory/search", json={"query": "deploy script"}), 200)
             assert found["results"][0]["text"] == ROLLBACK

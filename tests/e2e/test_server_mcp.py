@@ -110,3 +110,79 @@ def test_stdio(tmp_path: Path) -> None:
             await _exercise(session)
 
     anyio.run(main)
+
+
+def _project_entries(agent_root: Path, project: str) -> list[str]:
+    with pi_hermes_memory.open(project=project, agent_root=agent_root) as memory:
+        return [view.text for view in memory.entries("project")]
+
+
+def test_stdio_takes_the_project_from_the_client_roots(tmp_path: Path) -> None:
+    """A desktop client runs the server in some folder of its own; the repository the user
+    works in is the client's root, and a call without a project argument lands there; after
+    the client announces new roots, the next call follows them."""
+    import warnings
+
+    from mcp import types
+
+    (tmp_path / "work").mkdir()
+    roots = [tmp_path / "repos" / "alpha-repo"]
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "pi_hermes_memory.adapters.cli", "mcp"],
+        env=environment(tmp_path / "agent"),
+        cwd=str(tmp_path / "work"),
+    )
+
+    async def list_roots(context: Any) -> types.ListRootsResult:
+        return types.ListRootsResult(
+            roots=[types.Root(uri=root.as_uri()) for root in roots]  # type: ignore[arg-type]
+        )
+
+    async def add(session: ClientSession, text: str, **more: str) -> None:
+        done = await session.call_tool(
+            "memory", {"action": "add", "target": "project", "content": text, **more}
+        )
+        assert not done.is_error, done.content
+
+    async def main() -> None:
+        async with (
+            stdio_client(params) as (read, write),
+            ClientSession(read, write, list_roots_callback=list_roots) as session,
+        ):
+            await session.initialize()
+            await add(session, "Alpha builds with make release")
+            await add(session, "Explicit argument wins over roots", project="named")
+            roots[0] = tmp_path / "repos" / "beta-repo"
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                await session.send_roots_list_changed()
+            await add(session, "Beta builds with cargo")
+
+    anyio.run(main)
+    agent = tmp_path / "agent"
+    assert _project_entries(agent, "alpha-repo") == ["Alpha builds with make release"]
+    assert _project_entries(agent, "beta-repo") == ["Beta builds with cargo"]
+    assert _project_entries(agent, "named") == ["Explicit argument wins over roots"]
+    assert _project_entries(agent, "work") == []
+
+
+def test_stdio_without_client_roots_uses_the_working_directory(tmp_path: Path) -> None:
+    (tmp_path / "work").mkdir()
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "pi_hermes_memory.adapters.cli", "mcp"],
+        env=environment(tmp_path / "agent"),
+        cwd=str(tmp_path / "work"),
+    )
+
+    async def main() -> None:
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            done = await session.call_tool(
+                "memory", {"action": "add", "target": "project", "content": "Work uses tox"}
+            )
+            assert not done.is_error, done.content
+
+    anyio.run(main)
+    assert _project_entries(tmp_path / "agent", "work") == ["Work uses tox"]

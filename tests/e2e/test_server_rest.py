@@ -43,6 +43,9 @@ def test_health_reports_version_and_memory_but_no_content(client: httpx.Client) 
     assert data["status"] == "ok" and data["version"]
     assert data["rss_bytes"] > 0
     assert data["stores"] and "fact" not in str(data)
+    # no embedding section configured: each store's own config decides, here off
+    assert data["embedding"] is None and data["rerank"] is None
+    assert all(store["embeddings"] is None for store in data["stores"])
 
 
 def test_store_search_list_get_patch_delete(client: httpx.Client) -> None:
