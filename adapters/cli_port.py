@@ -135,8 +135,7 @@ def _delete_bulk(memory: Any, args: argparse.Namespace) -> int:
     removed: list[str] = []
     failed: list[dict[str, str]] = []
     if not args.dry_run:
-        for e in rows:
-            outcome = memory.delete(e.id)
+        for e, outcome in porting.remove_rows(memory, rows):
             if outcome.success:
                 removed.append(e.id)
             else:

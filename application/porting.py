@@ -40,6 +40,7 @@ from pi_hermes_memory.errors import InvalidArgument
 if TYPE_CHECKING:
     from pi_hermes_memory.api import Memory
     from pi_hermes_memory.ports import UnitOfWork
+    from pi_hermes_memory.results import WriteResult
     from pi_hermes_memory.service import MemoryService
 
 
@@ -343,6 +344,29 @@ def stats(memory: Memory) -> dict[str, Any]:
         "projects": dict(sorted(projects.items())),
         "vectors": vectors,
     }
+
+
+def remove_rows(
+    memory: Memory, rows: Sequence[MemoryEntry]
+) -> list[tuple[MemoryEntry, WriteResult]]:
+    """Remove `rows` by id as batches (one transaction and one Markdown write per document
+    and batch, instead of one per entry; project rows and memory/user rows in batches of
+    their own, as a batch requires); each row paired with its own outcome, in `rows` order."""
+    from pi_hermes_memory.tools import MAX_BATCH_OPERATIONS
+
+    outcome: dict[int, WriteResult] = {}
+    for project in (False, True):
+        group = [i for i, e in enumerate(rows) if (e.target is Target.PROJECT) is project]
+        for start in range(0, len(group), MAX_BATCH_OPERATIONS):
+            chunk = group[start : start + MAX_BATCH_OPERATIONS]
+            done = memory.batch(
+                [
+                    {"action": "remove", "target": rows[i].target.value, "id": rows[i].id}
+                    for i in chunk
+                ]
+            )
+            outcome.update(zip(chunk, done.results, strict=True))
+    return [(e, outcome[i]) for i, e in enumerate(rows)]
 
 
 def bulk_candidates(
