@@ -92,6 +92,30 @@ def _search(client: httpx.Client, c: int, i: int) -> None:
     assert r.status_code == 200, r.text
 
 
+#: the "different stores" phase: client c works in project p<c % PROJECTS> (one open store
+#: each, within the server's cache of 8)
+PROJECTS = 8
+
+
+def _project_store(client: httpx.Client, c: int, i: int) -> None:
+    n = next(_SEQ)
+    r = client.post(
+        "/api/memory/store",
+        json={"content": f"project rule {n} for topic{i % 7} qp{n}", "target": "project"},
+        headers={"X-Project": f"p{c % PROJECTS}"},
+    )
+    assert r.status_code == 201, r.text
+
+
+def _project_search(client: httpx.Client, c: int, i: int) -> None:
+    r = client.post(
+        "/api/memory/search",
+        json={"query": f"topic{i % 7} rule"},
+        headers={"X-Project": f"p{c % PROJECTS}"},
+    )
+    assert r.status_code == 200, r.text
+
+
 def _seed(n: int) -> list[str]:
     return [f"seed entry {i} on subject{i % 13} with detail d{i}" for i in range(n)]
 
@@ -179,10 +203,13 @@ def _served(
         store = _concurrent(srv.url, clients, requests, _store)
         search = _concurrent(srv.url, clients, requests, _search)
         mcp = _mcp(srv.url, mcp_calls)
+        spread_store = _concurrent(srv.url, clients, requests, _project_store)
+        spread_search = _concurrent(srv.url, clients, requests, _project_search)
     return {
         "clients": clients,
         "rest_store": store,
         "rest_search": search,
+        f"across_{PROJECTS}_projects": {"store": spread_store, "search": spread_search},
         "one_client": {"store": single_store, "search": single_search},
         "mcp": mcp,
     }
