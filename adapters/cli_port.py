@@ -10,6 +10,7 @@ migrate       a second-seed export ({"memories": [...]}) into this store
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import sys
 from datetime import date
@@ -58,7 +59,12 @@ def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
         "import", parents=[common], help="import an export file (idempotent by id)"
     )
     imp.add_argument("file", help="an export file (JSON Lines), or - for stdin")
-    imp.add_argument("--scope", nargs="+", default=(), help="only entries of these scopes")
+    imp.add_argument(
+        "--scope",
+        nargs="+",
+        default=(),
+        help="only entries of these scopes (a second-seed JSON export: import into this scope)",
+    )
     imp.add_argument("--dry-run", action="store_true", help="only show what would be imported")
     mig = sub.add_parser(
         "migrate",
@@ -66,12 +72,18 @@ def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
         help='import a second-seed export ({"memories": [...]}: id, text, scope, timestamp, …)',
     )
     mig.add_argument("file", help="the JSON export file, or - for stdin")
+    mig.add_argument(
+        "--scope",
+        help="import every memory into this scope (global, agent:<id>, custom:<name>,"
+        " user:<id>, project:<name>) instead of its own",
+    )
     mig.add_argument("--dry-run", action="store_true", help="only show what would be imported")
 
 
 def run(memory: Any, args: argparse.Namespace) -> int:
     """Run one of COMMANDS on an open store; returns the exit code."""
     from pi_hermes_memory import porting
+    from pi_hermes_memory.errors import InvalidArgument
 
     if args.command == "stats":
         return _stats(porting.stats(memory), as_json=args.json)
@@ -80,25 +92,69 @@ def run(memory: Any, args: argparse.Namespace) -> int:
     if args.command == "export":
         return _export(memory, args)
     if args.command == "import":
-        with _open(args.file) as lines:
-            read = porting.read_export(lines)
+        with _open(args.file) as handle:
+            first, rest = _first_line(handle)
+            seed = _seed_document(first, rest)
+            if seed is None:
+                read = porting.read_export(itertools.chain([first], rest))
+        if seed is not None:  # a second-seed export: imported as `migrate` does
+            if len(args.scope) > 1:
+                raise InvalidArgument(
+                    "a second-seed export (memories: [...]) is imported into one --scope;"
+                    " nothing was imported"
+                )
+            return _migrate(memory, seed, args, into=args.scope[0] if args.scope else None)
         report = porting.import_entries(
             memory, read.rows, scopes=args.scope, dry_run=args.dry_run, removed=read.removed
         )
         return _report(report, {}, as_json=args.json)
-    from pi_hermes_memory.adapters.system import UlidFactory
-
     with _open(args.file) as handle:
         try:
             data = json.load(handle)
         except json.JSONDecodeError as e:
-            from pi_hermes_memory.errors import InvalidArgument
-
             raise InvalidArgument(f"{args.file}: not JSON ({e}); nothing was imported") from None
+    return _migrate(memory, data, args, into=args.scope)
+
+
+def _migrate(memory: Any, data: Any, args: argparse.Namespace, *, into: str | None) -> int:
+    from pi_hermes_memory import porting
+    from pi_hermes_memory.adapters.system import UlidFactory
+
     report, mapping = porting.migrate_seed(
-        memory, data, new_id=UlidFactory().new_id, dry_run=args.dry_run
+        memory, data, new_id=UlidFactory().new_id, dry_run=args.dry_run, into_scope=into
     )
     return _report(report, mapping, as_json=args.json)
+
+
+def _first_line(handle: Any) -> tuple[str, Any]:
+    """The first non-blank line of `handle` ("" when none) and the iterator of the rest."""
+    lines = iter(handle)
+    for line in lines:
+        if line.strip():
+            return line, lines
+    return "", lines
+
+
+def _seed_document(first: str, rest: Any) -> Any:
+    """The parsed second-seed export when the file is one (a JSON document whose first line
+    is not this library's export header), else None (the lines are left to `read_export`,
+    whose errors name the line)."""
+    try:
+        header = json.loads(first)
+    except json.JSONDecodeError:
+        header = None
+    if isinstance(header, dict) and "format" in header:
+        return None  # this library's JSON Lines export
+    if isinstance(header, dict) and "memories" not in header:
+        return None
+    text = first + "".join(rest)
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError:
+        return None
+    if isinstance(data, list) or (isinstance(data, dict) and "memories" in data):
+        return data
+    return None
 
 
 def _open(path: str) -> Any:

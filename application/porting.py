@@ -285,10 +285,16 @@ def import_entries(
 
 
 def migrate_seed(
-    memory: Memory, data: Any, *, new_id: Callable[[], str], dry_run: bool = False
+    memory: Memory,
+    data: Any,
+    *,
+    new_id: Callable[[], str],
+    dry_run: bool = False,
+    into_scope: str | None = None,
 ) -> tuple[ImportReport, dict[str, str]]:
     """Import a second-seed export (`{"memories": [...]}`); returns the report and the id
-    mapping (seed id -> entry id) for the records that got a new id."""
+    mapping (seed id -> entry id) for the records that got a new id. `into_scope`: every
+    record goes to this scope instead of its own (the second seed's `import --scope`)."""
     service = _service(memory)
     today = service.clock.now().date()
     rows: list[MemoryEntry] = []
@@ -299,6 +305,8 @@ def migrate_seed(
     except RecordError as e:
         raise InvalidArgument(f"{e}; nothing was imported") from None
     for number, record in enumerate(records, start=1):
+        if into_scope is not None and isinstance(record, dict):
+            record = {**record, "scope": into_scope}
         try:
             migrated = from_seed(record, new_id=new_id(), today=today)
         except (RecordError, InvariantViolation, ValueError) as e:

@@ -218,6 +218,48 @@ def test_migrate_reads_the_second_seeds_export(tmp_path: Path) -> None:
     assert cli(root, "migrate", str(path)).stdout.startswith("Imported 0 entries")
 
 
+def test_import_takes_the_second_seeds_export_into_one_scope(tmp_path: Path) -> None:
+    """The second seed's `import FILE --scope S` puts every memory of its JSON export (written
+    pretty-printed, as its `export` does) into scope S; `migrate --scope` does the same."""
+    seed = {
+        "version": "1.0",
+        "exportedAt": "2026-02-01T00:00:00Z",
+        "count": 2,
+        "filters": {"scope": None, "category": None},
+        "memories": [
+            {"id": "m1", "text": "Deploys run on Fridays", "scope": "global", "timestamp": 1},
+            {"id": "m2", "text": "Alice owns billing", "scope": "agent:x", "category": "entity"},
+        ],
+    }
+    path = tmp_path / "seed.json"
+    path.write_text(json.dumps(seed, indent=2))
+    root = _root(tmp_path, "s")
+    dry = cli(root, "import", str(path), "--scope", "custom:team", "--dry-run", "--json")
+    assert dry.returncode == 0, dry.stderr
+    assert sorted(json.loads(dry.stdout)["added"]) == ["m1", "m2"]
+    assert _ids(root, "--target", "memory") == []
+    done = cli(root, "import", str(path), "--scope", "custom:team", "--json")
+    assert done.returncode == 0, done.stderr
+    exported = cli(root, "export").stdout.splitlines()[1:]  # every scope, header skipped
+    rows = {r["id"]: r for r in map(json.loads, exported)}
+    assert sorted(rows) == ["m1", "m2"]
+    assert {r["namespace"] for r in rows.values()} == {"custom:team"}, rows
+    two = cli(root, "import", str(path), "--scope", "global", "custom:team")
+    assert two.returncode == 1 and "one --scope" in two.stderr
+    bad = cli(root, "migrate", str(path), "--scope", "nowhere:x")
+    assert bad.returncode == 1 and "nothing was imported" in bad.stderr
+    other = _root(tmp_path, "o")
+    moved = cli(other, "migrate", str(path), "--scope", "project:web", "--json")
+    assert moved.returncode == 0, moved.stderr
+    got = json.loads(cli(other, "--project", "web", "get", "m1", "--json").stdout)
+    assert got["target"] == "project" and got["project"] == "web"
+    broken = tmp_path / "broken.json"
+    broken.write_text('{\n  "memories": [\n    {"id": "m9", "text": "cut off"\n')
+    refused = cli(other, "import", str(broken))
+    assert refused.returncode == 1 and "line 1" in refused.stderr, refused.stderr
+    assert "nothing was imported" in refused.stderr and "Traceback" not in refused.stderr
+
+
 def test_list_pages_and_filters(tmp_path: Path) -> None:
     root = _root(tmp_path, "s")
     for n in range(5):
