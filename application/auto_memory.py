@@ -116,7 +116,9 @@ class _Search:
         self.items: list[RecalledItem] = []
         self.error: BaseException | None = None
         self._run = run
-        self.thread = threading.Thread(target=self._main, name="pi-hermes-memory-recall", daemon=True)
+        self.thread = threading.Thread(
+            target=self._main, name="pi-hermes-memory-recall", daemon=True
+        )
 
     def _main(self) -> None:
         try:

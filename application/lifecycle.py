@@ -106,7 +106,7 @@ class LifecycleSettings:
     #: None: correction detection is off
     corrections: CorrectionRules | None = attrs.field(factory=CorrectionRules.build)
     #: auto-recall, auto-capture and the session summary (ADR 0049)
-    auto: AutoMemoryConfig = AutoMemoryConfig()
+    auto: AutoMemoryConfig = attrs.field(factory=AutoMemoryConfig)
 
     @classmethod
     def from_config(cls, config: Any) -> LifecycleSettings:
@@ -483,6 +483,8 @@ class AgentSession:
     def _save_auto_status(self) -> None:
         path = status_path(self._memory)
         if path is None or getattr(self._memory, "read_only", None) is not None:
+            return
+        if not path.parent.is_dir():  # a store without a memory directory (in-memory)
             return
         try:
             write_auto_status(path, self._auto.status().to_json())

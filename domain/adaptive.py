@@ -79,10 +79,11 @@ _SHELL_START: Final = re.compile(rf"^(?:{_SHELL_WORDS})(?:\s|$)")
 #: tools whose name with a few bare words is a command line (`git push origin main`); other
 #: command words (make, go, cat, head, source …) also start English sentences, so they count
 #: only with a flag, a path or a shell operator
-_TOOLS: Final = frozenset(
-    "git npm npx pnpm yarn pip pip3 uv docker kubectl cargo pytest ruff mypy terraform helm "
-    "systemctl ls cd rm mkdir brew apt apt-get sudo".split()
-)
+_TOOLS: Final = frozenset({
+    "git", "npm", "npx", "pnpm", "yarn", "pip", "pip3", "uv", "docker", "kubectl", "cargo",
+    "pytest", "ruff", "mypy", "terraform", "helm", "systemctl", "ls", "cd", "rm", "mkdir",
+    "brew", "apt", "apt-get", "sudo",
+})  # fmt: skip
 _SHELL_OPERATOR: Final = re.compile(r"\s(?:\||&&|\|\||>>?|<|;)\s|[|;]\s*\w")
 _SHELL_ARGUMENT: Final = re.compile(r"^(?:--?[\w-]+(?:=\S*)?|\S*[/.=]\S*|\$\w+|\S+)$")
 _SYSTEM: Final = re.compile(

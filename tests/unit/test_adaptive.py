@@ -110,7 +110,13 @@ def test_a_memory_reference_beats_the_length_floor() -> None:
 
 @pytest.mark.parametrize(
     ("text", "question"),
-    [("why?", True), ("what is it", True), ("是不是这样", False), ("它是什么", True), ("hi", False)],
+    [
+        ("why?", True),
+        ("what is it", True),
+        ("是不是这样", False),
+        ("它是什么", True),
+        ("hi", False),
+    ],
 )
 def test_asks_question(text: str, question: bool) -> None:
     assert asks_question(text) is question
@@ -120,6 +126,4 @@ def test_asks_question(text: str, question: bool) -> None:
 def test_total_on_any_text(text: str) -> None:
     decision = should_retrieve(text)
     assert isinstance(decision.retrieve, bool)
-    assert decision.retrieve == (
-        decision.reason in (R.MEMORY_REFERENCE, R.QUESTION, R.DEFAULT)
-    )
+    assert decision.retrieve == (decision.reason in (R.MEMORY_REFERENCE, R.QUESTION, R.DEFAULT))

@@ -175,7 +175,13 @@ def test_the_same_statement_twice_is_one_candidate() -> None:
 
 
 def test_split_statements() -> None:
-    assert split_statements("One. Two!\nThree? 四。五！") == ["One.", "Two!", "Three?", "四。", "五！"]
+    assert split_statements("One. Two!\nThree? 四。五！") == [
+        "One.",
+        "Two!",
+        "Three?",
+        "四。",
+        "五！",
+    ]
     assert split_statements("v1.2 is out") == ["v1.2 is out"]
 
 
