@@ -294,6 +294,12 @@ class AutoMemory:
 
     # -- status ---------------------------------------------------------------------------
 
+    @property
+    def active(self) -> bool:
+        """Whether this session recalled or captured anything (or tried to)."""
+        with self._lock:
+            return bool(self._recall or self._capture)
+
     def status(self) -> AutoMemoryStatus:
         with self._lock:
             return AutoMemoryStatus(

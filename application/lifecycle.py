@@ -293,6 +293,7 @@ class AgentSession:
             self._closed = True
             if self.settings.auto.session_summary:
                 self._auto.summarize(self._snapshot(0))
+            if self._auto.active:
                 self._save_auto_status()
             if self.settings.flush_on_shutdown:
                 self._flush()

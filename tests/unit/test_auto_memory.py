@@ -321,3 +321,16 @@ def test_a_bad_value_is_a_warning_and_the_default(key: str, value: object) -> No
     config, warnings = _parse({key: value})
     assert warnings == [key]
     assert config.auto_memory == AutoMemoryConfig()
+
+
+def test_shutdown_saves_the_recall_counters(tmp_path: Path) -> None:
+    (tmp_path / "pi-hermes-memory").mkdir()
+    status_file = tmp_path / "pi-hermes-memory" / "review-status.json"
+    with _open(tmp_path, {}) as memory:
+        memory.session("quiet").shutdown(timeout=1)
+        assert not status_file.exists()
+        session = memory.session("s2")
+        session.before_turn("👍")
+        session.shutdown(timeout=1)
+    saved = json.loads(status_file.read_text())["auto_memory"]
+    assert (saved["session_id"], saved["skip_reasons"]) == ("s2", {"emoji": 1})
