@@ -35,6 +35,8 @@ from typing import Any
 import attrs
 import numpy as np
 
+from tests.bench.run import _COMPONENTS as _EN_COMPONENTS
+from tests.bench.run import _THINGS as _EN_THINGS
 from tests.bench.run import (
     _ZH_COMPONENTS,
     _ZH_THINGS,
@@ -46,8 +48,6 @@ from tests.bench.run import (
     machine_context,
     percentile,
 )
-from tests.bench.run import _COMPONENTS as _EN_COMPONENTS
-from tests.bench.run import _THINGS as _EN_THINGS
 
 SKIPPED_MESSAGES = ("ok", "继续", "/new", "thanks!", "👍", "好的")
 
