@@ -127,3 +127,17 @@ def test_total_on_any_text(text: str) -> None:
     decision = should_retrieve(text)
     assert isinstance(decision.retrieve, bool)
     assert decision.retrieve == (decision.reason in (R.MEMORY_REFERENCE, R.QUESTION, R.DEFAULT))
+
+
+@pytest.mark.parametrize(
+    ("text", "command"),
+    [
+        ("ls -la", True),
+        ("ls -la is what I use to check the permissions of the deploy folder", False),
+        ("docker compose up -d", True),
+        ("echo $PATH | tr : '\\n'", True),
+        ("source of the memory leak is the cache", False),
+    ],
+)
+def test_shell_like_lines(text: str, command: bool) -> None:
+    assert (should_retrieve(text).reason is R.COMMAND) is command
