@@ -204,7 +204,7 @@ class AutoMemory:
         for hit in result.hits:
             if hit.target is Target.FAILURE or noise_problem(hit.text) is not None:
                 continue
-            view = self._memory.get(hit.id)
+            view = self._memory.active_entry(hit.id, hit.target)
             if view is None:
                 continue
             category = view.kind or MemoryKind.OTHER.value
