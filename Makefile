@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 FUZZ_SECONDS ?= 60
 DATA ?= ../shared/data/locomo-dev.json
 
-.PHONY: dev test lint typecheck fuzz bench bench-sessions bench-retrieval bench-scanner bench-server wheel-test clean
+.PHONY: dev test lint typecheck fuzz bench bench-sessions bench-retrieval bench-scanner bench-server bench-recall wheel-test clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -41,6 +41,9 @@ bench-scanner: dev
 
 bench-server: dev
 	$(BIN)/python -m tests.bench.server $(SERVER_ARGS)
+
+bench-recall: dev
+	$(BIN)/python -m tests.bench.recall $(RECALL_ARGS)
 
 wheel-test: dev
 	rm -rf dist build/wheel-venv

@@ -487,6 +487,15 @@ class Memory:
         session may see it; None otherwise (also for a removed entry: see `removed`)."""
         return by_id.get(self._service, entry_id)
 
+    def active_entry(self, entry_id: str, target: Target | str) -> EntryView | None:
+        """The active entry with this id in `target`, if this session may see it: one O(1)
+        lookup in the current document (`get` builds every view of every document; this is
+        for per-hit reads such as auto-recall's categories, ADR 0049)."""
+        entry = self._service.current(_target(target)).index.entry(entry_id)
+        if entry is None or not self._service.settings.scope.visible(entry):
+            return None
+        return entry_view(entry)
+
     def history(self, entry_id: str) -> list[EntryView]:
         """The supersede chain `entry_id` belongs to, oldest first, the current version last
         (absent when it was removed), from the id of any version; [] for an unknown id."""

@@ -300,6 +300,30 @@ class SkillGovernanceConfig:
 
 
 @attrs.frozen(kw_only=True)
+class AutoMemoryConfig:
+    """Auto-recall, auto-capture and adaptive retrieval on the session API (ADR 0049)."""
+
+    #: autoRecall: AgentSession.before_turn may inject a <relevant-memories> block
+    recall: bool = True
+    #: autoRecallMaxItems: memories in the block (1..20)
+    recall_max_items: int = 3
+    #: autoRecallTimeoutMs: the turn waits at most this long for the recall search
+    recall_timeout_ms: int = 500
+    #: autoCapture: AgentSession.after_turn may store the user's statements
+    capture: bool = True
+    #: autoCaptureMaxPerTurn: statements stored per turn at most (1..10)
+    capture_max_per_turn: int = 3
+    #: adaptiveMinLength / adaptiveMinLengthCjk: shorter messages skip recall (unless they
+    #: ask a question or refer to the past)
+    min_length: int = 15
+    min_length_cjk: int = 6
+    #: sessionSummary: at shutdown, store a summary of the session's last messages (off)
+    session_summary: bool = False
+    #: sessionSummaryMessages: how many of the last messages the summary reads
+    session_summary_messages: int = 15
+
+
+@attrs.frozen(kw_only=True)
 class Config:
     """The effective configuration. Paths are absolute and lexically normalised.
 
@@ -349,6 +373,7 @@ class Config:
     #: tools.sets: which tool sets `Memory.tool_definitions()` offers (ADR 0045): "hermes"
     #: (this library's tools), "pi-memory" (the second seed's memory_recall, memory_store, …)
     tool_sets: tuple[str, ...] = ("hermes",)
+    auto_memory: AutoMemoryConfig = AutoMemoryConfig()
 
     @classmethod
     def default(cls, agent_root: Path, cwd: Path) -> Config:
@@ -1221,6 +1246,23 @@ def _tool_sets(tools: _Section) -> tuple[str, ...]:
     return ("hermes",)
 
 
+def _auto_memory(top: _Section) -> AutoMemoryConfig:
+    """The flat auto-memory keys (ADR 0049); a bad value is a warning and the default."""
+    return AutoMemoryConfig(
+        recall=top.boolean("autoRecall", True),
+        recall_max_items=top.integer("autoRecallMaxItems", 3, minimum=1, maximum=20),
+        recall_timeout_ms=top.integer("autoRecallTimeoutMs", 500, minimum=1, maximum=60_000),
+        capture=top.boolean("autoCapture", True),
+        capture_max_per_turn=top.integer("autoCaptureMaxPerTurn", 3, minimum=1, maximum=10),
+        min_length=top.integer("adaptiveMinLength", 15, minimum=0, maximum=1_000),
+        min_length_cjk=top.integer("adaptiveMinLengthCjk", 6, minimum=0, maximum=1_000),
+        session_summary=top.boolean("sessionSummary", False),
+        session_summary_messages=top.integer(
+            "sessionSummaryMessages", 15, minimum=1, maximum=1_000
+        ),
+    )
+
+
 def parse_config(
     raw: object,
     *,
@@ -1290,6 +1332,7 @@ def parse_config(
         skill_review_tool_calls=top.integer("skillReviewToolCalls", 10),
         consolidation_timeout_ms=consolidation_timeout,
         tool_sets=_tool_sets(top.section("tools")),
+        auto_memory=_auto_memory(top),
         skill_governance=_skill_governance(
             top,
             agent_root=root,

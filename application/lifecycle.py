@@ -12,7 +12,10 @@ and fires, on a background worker:
   after `flushMinTurns` user turns since the last flush;
 - **correction capture**: a user message that corrects the agent (the `correction*` rules)
   stores a `failure` entry of category `correction` at once, then asks the LLM for further
-  operations in the background; at most one capture per 3 user turns.
+  operations in the background; at most one capture per 3 user turns;
+- **auto-recall** (`before_turn`) and **auto-capture** (`after_turn`), with adaptive
+  retrieval and the noise filter, and the optional session summary at shutdown
+  (`pi_hermes_memory.auto_memory`, ADR 0049).
 
 Each job shows the LLM the last `reviewRecentMessages` / `flushRecentMessages` messages
 (0: all kept) and a brief of the current memory, parses the reply (docs/llm-protocol.md) and
@@ -41,6 +44,8 @@ from datetime import UTC, datetime
 from typing import Any, Final
 
 import attrs
+from pi_hermes_memory.auto_memory import AutoMemory, AutoMemoryStatus, CaptureOutcome
+from pi_hermes_memory.config import AutoMemoryConfig
 from pi_hermes_memory.corrections import rules_from_config
 from pi_hermes_memory.domain.corrections import CAPTURE_EVERY_TURNS, CorrectionRules, detect
 from pi_hermes_memory.domain.model import FailureCategory, Target
@@ -58,6 +63,7 @@ from pi_hermes_memory.review import (
     recent,
     run_review,
     status_path,
+    write_auto_status,
     write_summary,
 )
 
@@ -66,6 +72,8 @@ __all__ = [
     "MAX_PENDING",
     "STATUS_FILE",
     "AgentSession",
+    "AutoMemoryStatus",
+    "CaptureOutcome",
     "LifecycleSettings",
     "ReviewKind",
     "ReviewStatus",
@@ -97,6 +105,8 @@ class LifecycleSettings:
     timeout_s: float = 60.0
     #: None: correction detection is off
     corrections: CorrectionRules | None = attrs.field(factory=CorrectionRules.build)
+    #: auto-recall, auto-capture and the session summary (ADR 0049)
+    auto: AutoMemoryConfig = attrs.field(factory=AutoMemoryConfig)
 
     @classmethod
     def from_config(cls, config: Any) -> LifecycleSettings:
@@ -120,6 +130,7 @@ class LifecycleSettings:
             flush_recent_messages=getattr(config, "flush_recent_messages", 0),
             timeout_s=timeout_ms / 1000 if isinstance(timeout_ms, int) and timeout_ms > 0 else 60.0,
             corrections=rules_from_config(config),
+            auto=getattr(config, "auto_memory", None) or AutoMemoryConfig(),
         )
 
 
@@ -141,10 +152,13 @@ class ReviewStatus:
     #: the LLM's status line when it is off, else ""
     llm_off: str
     last: ReviewSummary | None
+    #: auto-recall and auto-capture of this session (ADR 0049)
+    auto: AutoMemoryStatus | None = None
 
     def to_json(self) -> dict[str, Any]:
         data = {f.name: getattr(self, f.name) for f in attrs.fields(ReviewStatus)}
         data["last"] = None if self.last is None else self.last.to_json()
+        data["auto"] = None if self.auto is None else self.auto.to_json()
         return data
 
 
@@ -202,6 +216,13 @@ class AgentSession:
         self._coalesced = 0
         self._last: ReviewSummary | None = None
         self._closed = False
+        self._auto = AutoMemory(
+            memory,
+            self.settings.auto,
+            session_id=self.session_id,
+            now=self._now,
+            logger=self._log,
+        )
 
     # -- the conversation ---------------------------------------------------------------
 
@@ -228,6 +249,32 @@ class AgentSession:
         except Exception:
             self._log.error("lifecycle.tool_call_failed", exc_info=True)
 
+    def before_turn(self, user_text: str) -> str | None:
+        """Auto-recall before the agent starts a turn: the `<relevant-memories>` block to
+        put in front of the turn, or None (off, adaptive retrieval said no, nothing found,
+        or the search took longer than `autoRecallTimeoutMs`: the turn never waits longer).
+        Never raises."""
+        try:
+            return self._auto.before_turn(_text(user_text))
+        except Exception:
+            self._log.error("lifecycle.before_turn_failed", exc_info=True)
+            return None
+
+    def after_turn(
+        self, user_text: str, assistant_text: str = "", *, success: bool = True
+    ) -> tuple[CaptureOutcome, ...]:
+        """Auto-capture after a turn: up to `autoCaptureMaxPerTurn` statements of the user's
+        message stored (nothing when `success` is False); what each write did. The session's
+        auto-memory status is then saved in review-status.json. Never raises. The turn's
+        messages are not counted here: `user_message`/`assistant_message` do that."""
+        try:
+            outcomes = self._auto.after_turn(_text(user_text), success=success)
+            self._save_auto_status()
+            return outcomes
+        except Exception:
+            self._log.error("lifecycle.after_turn_failed", exc_info=True)
+            return ()
+
     def before_compact(self) -> bool:
         """The host is about to compact the context: flush (when on and enough turns);
         True when a flush was queued."""
@@ -244,6 +291,10 @@ class AgentSession:
             if self._closed:
                 return self._worker.wait_idle(timeout)
             self._closed = True
+            if self.settings.auto.session_summary:
+                self._auto.summarize(self._snapshot(0))
+            if self._auto.active:
+                self._save_auto_status()
             if self.settings.flush_on_shutdown:
                 self._flush()
             return self._worker.wait_idle(timeout)
@@ -305,6 +356,7 @@ class AgentSession:
             running=self._worker.running,
             llm_off=getattr(off, "message", "") if off is not None else "",
             last=last,
+            auto=self._auto.status(),
         )
 
     # -- triggers -----------------------------------------------------------------------
@@ -428,6 +480,17 @@ class AgentSession:
             self._memory.skill_governance.maybe_auto_curate()
         except Exception:  # background work never reaches the caller
             self._log.warning("curation.auto_failed", exc_info=True)
+
+    def _save_auto_status(self) -> None:
+        path = status_path(self._memory)
+        if path is None or getattr(self._memory, "read_only", None) is not None:
+            return
+        if not path.parent.is_dir():  # a store without a memory directory (in-memory)
+            return
+        try:
+            write_auto_status(path, self._auto.status().to_json())
+        except OSError:
+            self._log.warning("auto_memory.status_not_saved", exc_info=True)
 
     def _record(self, summary: ReviewSummary) -> None:
         with self._lock:

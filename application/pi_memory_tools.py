@@ -57,6 +57,7 @@ __all__ = [
     "SeedScope",
     "parse_scope",
     "pi_memory_handlers",
+    "scope_name",
 ]
 
 _KINDS: Final = [k.value for k in MemoryKind]
@@ -313,7 +314,9 @@ def _scope(args: Mapping[str, Any], memory: Memory) -> SeedScope | None:
 # --- results ----------------------------------------------------------------------------------
 
 
-def _scope_name(view: EntryView) -> str:
+def scope_name(view: EntryView) -> str:
+    """The seed scope string of a row (global, agent:<id>, custom:<name>, user, user:<id>,
+    project)."""
     if view.target == Target.PROJECT.value:
         return "project"
     if view.target == Target.USER.value and view.scope == GLOBAL_NAMESPACE:
@@ -325,7 +328,7 @@ def _memory_json(view: EntryView) -> dict[str, Any]:
     return {
         "id": view.id,
         "text": view.text,
-        "scope": _scope_name(view),
+        "scope": scope_name(view),
         "category": view.kind,
         "importance": DEFAULT_IMPORTANCE if view.importance is None else view.importance,
         "created": view.created.isoformat(),
@@ -481,7 +484,7 @@ def _stats(memory: Memory, arguments: Any) -> ToolResult:
     by_scope: dict[str, int] = {}
     by_category: dict[str, int] = {}
     for view in views:
-        name = _scope_name(view)
+        name = scope_name(view)
         by_scope[name] = by_scope.get(name, 0) + 1
         category = view.kind or "unset"
         by_category[category] = by_category.get(category, 0) + 1

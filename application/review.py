@@ -34,6 +34,7 @@ from pi_hermes_memory.errors import CompletionFailed, CompletionFailure
 from pi_hermes_memory.log import library_logger
 
 __all__ = [
+    "AUTO_MEMORY_KEY",
     "MAX_PENDING",
     "STATUS_FILE",
     "ReviewKind",
@@ -43,9 +44,11 @@ __all__ = [
     "child_problem",
     "note",
     "read_last_summary",
+    "read_status_file",
     "recent",
     "run_review",
     "status_path",
+    "write_auto_status",
     "write_summary",
 ]
 
@@ -197,18 +200,50 @@ def read_last_summary(memory_dir: str | os.PathLike[str]) -> ReviewSummary | Non
         return None
 
 
-def write_summary(path: Path, summary: ReviewSummary) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=".review-status.", suffix=".tmp", dir=path.parent)
+#: the key of review-status.json that holds the last auto-memory status (ADR 0049); the
+#: rest of the file is the last review summary
+AUTO_MEMORY_KEY: Final = "auto_memory"
+_FILE_LOCK = threading.Lock()
+
+
+def read_status_file(memory_dir: str | os.PathLike[str]) -> dict[str, Any]:
+    """The whole review-status.json ({} when there is none or it cannot be read)."""
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            json.dump(summary.to_json(), out, ensure_ascii=False, indent=2)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+        data = json.loads((Path(memory_dir) / STATUS_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _write_status(path: Path, update: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
+    """Rewrite the file atomically with `update(current)`: a review summary and the
+    auto-memory status share it, and each writer keeps the other's part."""
+    with _FILE_LOCK:
+        data = update(read_status_file(path.parent))
+        fd, tmp = tempfile.mkstemp(prefix=".review-status.", suffix=".tmp", dir=path.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as out:
+                json.dump(data, out, ensure_ascii=False, indent=2)
+                out.flush()
+                os.fsync(out.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+
+
+def write_summary(path: Path, summary: ReviewSummary) -> None:
+    def update(current: dict[str, Any]) -> dict[str, Any]:
+        kept = {AUTO_MEMORY_KEY: current[AUTO_MEMORY_KEY]} if AUTO_MEMORY_KEY in current else {}
+        return {**summary.to_json(), **kept}
+
+    _write_status(path, update)
+
+
+def write_auto_status(path: Path, status: Mapping[str, Any]) -> None:
+    """Save the auto-memory status of a session under `auto_memory`, keeping the summary."""
+    _write_status(path, lambda current: {**current, AUTO_MEMORY_KEY: dict(status)})
 
 
 # --- prompts -------------------------------------------------------------------------------------
