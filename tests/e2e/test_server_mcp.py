@@ -96,14 +96,19 @@ def test_every_library_tool_is_an_mcp_tool_with_its_annotations(srv: RunningServ
         assert set(schema["properties"]) == {*d.parameters["properties"], "project", "agent"}
 
 
-def test_stdio(tmp_path: Path) -> None:
+def _stdio_server(tmp_path: Path) -> StdioServerParameters:
+    """`pi-hermes-memory mcp` as a desktop client starts it, in an empty working directory."""
     (tmp_path / "work").mkdir()
-    params = StdioServerParameters(
+    return StdioServerParameters(
         command=sys.executable,
         args=["-m", "pi_hermes_memory.adapters.cli", "mcp"],
         env=environment(tmp_path / "agent"),
         cwd=str(tmp_path / "work"),
     )
+
+
+def test_stdio(tmp_path: Path) -> None:
+    params = _stdio_server(tmp_path)
 
     async def main() -> None:
         async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
@@ -125,14 +130,8 @@ def test_stdio_takes_the_project_from_the_client_roots(tmp_path: Path) -> None:
 
     from mcp import types
 
-    (tmp_path / "work").mkdir()
     roots = [tmp_path / "repos" / "alpha-repo"]
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "pi_hermes_memory.adapters.cli", "mcp"],
-        env=environment(tmp_path / "agent"),
-        cwd=str(tmp_path / "work"),
-    )
+    params = _stdio_server(tmp_path)
 
     async def list_roots(context: Any) -> types.ListRootsResult:
         return types.ListRootsResult(
@@ -168,13 +167,7 @@ def test_stdio_takes_the_project_from_the_client_roots(tmp_path: Path) -> None:
 
 
 def test_stdio_without_client_roots_uses_the_working_directory(tmp_path: Path) -> None:
-    (tmp_path / "work").mkdir()
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "pi_hermes_memory.adapters.cli", "mcp"],
-        env=environment(tmp_path / "agent"),
-        cwd=str(tmp_path / "work"),
-    )
+    params = _stdio_server(tmp_path)
 
     async def main() -> None:
         async with stdio_client(params) as (read, write), ClientSession(read, write) as session:

@@ -87,10 +87,18 @@ class LagMachine(DiskMachine):
         before = self.markdown.read(target) or b""
         line = f"hand {text}"
         self.markdown.write(target, before + f"\n§\n{line}\n".encode())
-        self.flush(project)
         bucket = self.model.setdefault((target, None), [])
         key = normalize_text(line)
-        if key not in bucket:
+        svc = self.services[project]
+        warnings = svc.flush()
+        assert svc.pending_renders == ()
+        if key in bucket:  # the person repeated an active entry: imported once, and said so
+            assert warnings == [
+                f"{target.value}: an entry in the file repeats an active entry of the same "
+                "scope; it is kept once"
+            ]
+        else:
+            assert warnings == []
             bucket.append(key)
 
     @rule()

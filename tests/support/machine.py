@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import attrs
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 from pi_hermes_memory.domain.chain import check_chains
@@ -25,6 +24,7 @@ from pi_hermes_memory.domain.commands import (
 )
 from pi_hermes_memory.domain.document import MemoryDocument, fold, stream_for
 from pi_hermes_memory.domain.model import Target, normalize_text
+from pi_hermes_memory.domain.move import decide_move
 from pi_hermes_memory.ports import UNCHECKED, MarkdownStore, Storage
 from pi_hermes_memory.results import WriteResult
 from pi_hermes_memory.service import MemoryService
@@ -224,14 +224,28 @@ class MemoryMachine(RuleBasedStateMachine):
             try:
                 result = self.services[project].move(command)
             except SimulatedCrash:
-                # the crash came after COMMIT: the move happened; reopen and read it back
+                # renders run after COMMIT, so whatever the move decided is durable: reopen and
+                # read it back
                 self.crash_and_reopen()
-                reopened = self.services[project].document(command.source)
+                service = self.services[project]
+                reopened = service.document(command.source)
                 owner = project if promote else None
-                assert old not in [e.key for e in reopened.active if e.project == owner]
-                moved = command.direction.value + "d"
-                status = "merged" if old in destination else moved
-                result = attrs.evolve(WriteResult(success=True, status=status, message=""))
+                if old in [e.key for e in reopened.active if e.project == owner]:
+                    # nothing moved: only a refusal may leave it there (the renders it still
+                    # owed, a lagging replica or a first render, ran into the crash). The
+                    # documents are the ones it decided on, so the domain refuses again.
+                    again = decide_move(
+                        reopened,
+                        service.document(command.destination),
+                        command,
+                        service.settings.policy(command.destination),
+                    )
+                    assert not again.decision.success and not again.source_events, again
+                    status, success = again.decision.status, False
+                else:
+                    moved = command.direction.value + "d"
+                    status, success = ("merged" if old in destination else moved), True
+                result = WriteResult(success=success, status=status, message="")
             finally:
                 self.crashing.crash_on_write = None
         else:
