@@ -64,6 +64,7 @@ if TYPE_CHECKING:  # imports numpy: loaded only when embeddings are on
     from pi_hermes_memory.doctor import DoctorReport
     from pi_hermes_memory.embedding import EmbeddingService
     from pi_hermes_memory.hybrid import HybridSettings
+    from pi_hermes_memory.knowledge import KnowledgeBase
     from pi_hermes_memory.lifecycle import AgentSession
     from pi_hermes_memory.llm import Completer, LlmStatus
     from pi_hermes_memory.prompt_context import ContextPreview
@@ -153,7 +154,11 @@ class Memory:
         sessions: SessionHistory | Callable[[], SessionHistory] | None = None,
         read_only: StorageFailed | None = None,
         write_guard: Callable[[Iterable[Target]], None] | None = None,
+        knowledge: Callable[[], KnowledgeBase] | None = None,
     ) -> None:
+        #: builds the knowledge base on first use (ADR 0048)
+        self._make_knowledge = knowledge
+        self._knowledge: KnowledgeBase | None = None
         #: session history, or a function that builds it on first use (ADR 0038)
         self._sessions: SessionHistory | None = None
         self._make_sessions: Callable[[], SessionHistory] | None = None
@@ -209,6 +214,8 @@ class Memory:
                 self._on_close()
             if self._sessions is not None:
                 self._sessions.close()
+            if self._knowledge is not None:
+                self._knowledge.close()
         finally:
             self._storage.close()
 
@@ -718,6 +725,20 @@ class Memory:
         """The anchors session_search: a Markdown request in, JSONL source ranges out."""
         return self._history().anchors(request)
 
+    # -- knowledge base (ADR 0048) ----------------------------------------------------------
+
+    @property
+    def knowledge(self) -> KnowledgeBase:
+        """The knowledge base over the configured folders (`knowledge.paths`): `index()`,
+        `search()`, `stats()`. Without folders its calls raise KnowledgeNotConfigured."""
+        if self._knowledge is None:
+            if self._make_knowledge is None:
+                raise HermesMemoryError(
+                    "the knowledge base is not available: open() builds it from the config"
+                )
+            self._knowledge = self._make_knowledge()
+        return self._knowledge
+
     # -- tool API -------------------------------------------------------------------------
 
     def _tools(self) -> dict[str, tuple[ToolDefinition, Callable[[Any], ToolResult]]]:
@@ -751,6 +772,10 @@ class Memory:
                     SKILL_STATS_TOOL,
                     lambda args: run_skill_stats_tool(self.skill_stats, skills.project, args),
                 )
+        if self._make_knowledge is not None and self.config.knowledge.paths:
+            from pi_hermes_memory.knowledge_tool import knowledge_handlers
+
+            tools.update(knowledge_handlers(lambda: self.knowledge))
         governance = self._skill_governance()
         if governance is not None and governance.child:
             from pi_hermes_memory.governance_tool import CURATE_TOOL, run_curate_tool
