@@ -139,7 +139,11 @@ class KnowledgeFiles:
             return None
         seen.add(target)
         return SourceFile(
-            path=target, root=root, rel=child, size=info.st_size, mtime_ns=info.st_mtime_ns,
+            path=target,
+            root=root,
+            rel=child,
+            size=info.st_size,
+            mtime_ns=info.st_mtime_ns,
             kind=kind,
         )
 

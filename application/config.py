@@ -24,13 +24,13 @@ from typing import Final, TypeVar
 from urllib.parse import urlsplit
 
 import attrs
+from pi_hermes_memory.domain.knowledge import DEFAULT_CHUNK_CHARS, DEFAULT_FILE_BYTES
 from pi_hermes_memory.domain.model import (
     GLOBAL_NAMESPACE,
     Target,
     is_safe_project_name,
     namespace_problem,
 )
-from pi_hermes_memory.domain.knowledge import DEFAULT_CHUNK_CHARS, DEFAULT_FILE_BYTES
 from pi_hermes_memory.domain.sessions import normalize_cwd
 from pi_hermes_memory.errors import HermesMemoryError
 

@@ -176,8 +176,10 @@ class KnowledgeStats:
 def check_knowledge_query(query: str, limit: int, path: str | None) -> None:
     if not isinstance(query, str):
         raise InvalidArgument(f"query must be a string; got {type(query).__name__}")
-    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= (
-        MAX_KNOWLEDGE_LIMIT
+    if (
+        isinstance(limit, bool)
+        or not isinstance(limit, int)
+        or not 1 <= limit <= (MAX_KNOWLEDGE_LIMIT)
     ):
         raise InvalidArgument(
             f"limit must be an integer from 1 to {MAX_KNOWLEDGE_LIMIT}; got {limit!r}"
@@ -408,6 +410,7 @@ class KnowledgeBase:
     # -- stats ----------------------------------------------------------------------------
 
     def stats(self) -> KnowledgeStats:
+        self._check_configured()
         counts = self._index.counts(self._embeddings.model_id if self._embeddings else None)
         return KnowledgeStats(
             roots=self.roots,

@@ -112,7 +112,9 @@ def parse_knowledge_search(arguments: object) -> tuple[str, int, str | None]:
     if isinstance(limit, bool) or not isinstance(limit, int):
         raise ArgumentError(f"limit must be an integer, got {_json_type(limit)}")
     if not 1 <= limit <= MAX_KNOWLEDGE_LIMIT:
-        raise ArgumentError(f"limit must be between 1 and {MAX_KNOWLEDGE_LIMIT}, got {shown(limit)}")
+        raise ArgumentError(
+            f"limit must be between 1 and {MAX_KNOWLEDGE_LIMIT}, got {shown(limit)}"
+        )
     path = _string(args, "path", "")
     if path is not None and (not path.strip() or "\x00" in path):
         raise ArgumentError("path must be a non-empty path prefix or glob")

@@ -267,7 +267,12 @@ class SqliteKnowledgeIndex:
             if model_id is None
             else conn.execute("SELECT COUNT(*) FROM chunks WHERE model = ?", (model_id,)).get
         )
-        return {"files": files, "chunks": int(str(chunks)), "bytes": size, "vectors": int(str(vectors))}
+        return {
+            "files": int(str(files)),
+            "chunks": int(str(chunks)),
+            "bytes": int(str(size)),
+            "vectors": int(str(vectors)),
+        }
 
     def hits(self, ids: Sequence[int], query: KnowledgeQuery) -> list[KnowledgeHit]:
         where, params = path_filter(query.path)
