@@ -157,11 +157,15 @@ class KnowledgeFiles:
             return ()
         return parse_gitignore(data.decode("utf-8", "replace"), rel)
 
+    @staticmethod
+    def _read_bytes(path: str, limit: int) -> bytes:
+        with open(path, "rb") as handle:
+            return handle.read(limit)
+
     def read(self, file: SourceFile, max_bytes: int) -> tuple[SourceFile | None, bytes] | None:
         try:
             before = os.stat(file.path)
-            with open(file.path, "rb") as handle:
-                data = handle.read(max_bytes + 1)
+            data = self._read_bytes(file.path, max_bytes + 1)
             after = os.stat(file.path)
         except OSError:
             return None
