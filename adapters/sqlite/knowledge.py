@@ -64,16 +64,17 @@ _GLOB_CHARS: Final = frozenset("*?[")
 
 
 def path_filter(path: str | None) -> tuple[str, list[Any]]:
-    """SQL over `f` for a path filter: a glob over the absolute or the root-relative path when
-    it holds `*`, `?` or `[`, else a prefix of either."""
+    """SQL over `f` for a path filter: an absolute filter (leading "/") is matched against the
+    file's real path, any other against its path below its root; a filter holding `*`, `?` or
+    `[` is a GLOB (`*` also matches "/"), any other a prefix."""
     if path is None:
         return "", []
     wanted = path.strip()
     wanted = wanted[2:] if wanted.startswith("./") else wanted
+    column = "f.path" if wanted.startswith("/") else "f.rel"
     if _GLOB_CHARS & set(wanted):
-        return " AND (f.path GLOB ? OR f.rel GLOB ?)", [wanted, wanted]
-    n = len(wanted)
-    return " AND (substr(f.path, 1, ?) = ? OR substr(f.rel, 1, ?) = ?)", [n, wanted, n, wanted]
+        return f" AND {column} GLOB ?", [wanted]
+    return f" AND substr({column}, 1, ?) = ?", [len(wanted), wanted]
 
 
 class SqliteKnowledgeIndex:
