@@ -158,7 +158,7 @@ def test_search_cjk_english_and_path_filters(tmp_path: Path, docs: Path) -> None
 def test_no_folders_is_a_clear_error(tmp_path: Path) -> None:
     kb = _kb(tmp_path, [])
     for call in (kb.index, kb.stats, lambda: kb.search("x")):
-        with pytest.raises(KnowledgeNotConfigured, match="knowledge.paths"):
+        with pytest.raises(KnowledgeNotConfigured, match=r"knowledge\.paths"):
             call()
 
 

@@ -76,7 +76,7 @@ def test_markdown_chunks_follow_headings_with_line_ranges() -> None:
 def test_small_cap_splits_sections_into_paragraphs() -> None:
     chunks = chunk_text(DOC, MARKDOWN, max_chars=25)
     assert all(len(c.text) <= 25 for c in chunks)
-    assert (1, 1, "Guide") == (chunks[0].start_line, chunks[0].end_line, chunks[0].heading)
+    assert (chunks[0].start_line, chunks[0].end_line, chunks[0].heading) == (1, 1, "Guide")
 
 
 def test_code_is_cut_along_blank_lines_and_text_along_paragraphs() -> None:
