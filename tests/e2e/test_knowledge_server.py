@@ -66,7 +66,7 @@ def test_index_search_stats_over_rest(srv: RunningServer, docs: Path) -> None:
             _envelope(c.post("/api/knowledge/search", json=bad), 400)
         _envelope(c.post("/api/knowledge/index", json={"force": True}), 400)
         _envelope(c.get("/api/knowledge/search"), 405)
-        spec = c.get("/openapi.json").json()
+        spec = c.get("/openapi.json").json()["data"]
         assert {"/api/knowledge/search", "/api/knowledge/index", "/api/knowledge/stats"} <= set(
             spec["paths"]
         )
