@@ -40,6 +40,8 @@ from pi_hermes_memory.knowledge import (
 APPLICATION_ID: Final = 0x50484B31  # "PHK1"
 SCHEMA_VERSION: Final = 1
 _CHUNK: Final = 500
+#: rows a path-filtered tier ranks before filtering (at least; eight times the limit)
+_FIRST_PASS: Final = 64
 _SCHEMA: Final = (
     "CREATE TABLE files (id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, root TEXT NOT NULL,"
     " rel TEXT NOT NULL, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,"
@@ -291,26 +293,52 @@ class SqliteKnowledgeIndex:
         if not terms or query.limit < 1:
             return []
         tiers = [e for e in dict.fromkeys((match_all(terms), match_any(terms, terms.weak))) if e]
-        where, params = path_filter(query.path)
         scored: dict[int, float] = {}
-        conn = self._db()
         for expression in tiers:
             if len(scored) >= query.limit:
                 break
-            skip = list(scored)
-            exclude = f" AND c.id NOT IN ({', '.join('?' for _ in skip)})" if skip else ""
-            rows = conn.execute(
-                "SELECT c.id, -bm25(chunks_fts) AS score FROM chunks_fts "
-                "JOIN chunks AS c ON c.id = chunks_fts.rowid JOIN files AS f ON f.id = c.file "
-                f"WHERE chunks_fts MATCH ?{where}{exclude} ORDER BY score DESC, c.id LIMIT ?",
-                (expression, *params, *skip, query.limit - len(scored)),
-            )
-            for cid, score in rows:
-                scored[int(cid)] = float(score)
+            for cid, score in self._tier(expression, query, scored):
+                scored[cid] = score
         if not scored:
             return []
         by_id = {h.chunk_id: h for h in self.hits(list(scored), KnowledgeQuery(text=""))}
         return [attrs.evolve(by_id[cid], score=s) for cid, s in scored.items() if cid in by_id]
+
+    def _tier(
+        self, expression: str, query: KnowledgeQuery, seen: dict[int, float]
+    ) -> list[tuple[int, float]]:
+        """The best `limit - len(seen)` chunks of one tier not in `seen`, by bm25 (ties: the
+        lower id). FTS5 ranks alone first (no join: the cost of ranking is bm25 over the
+        matches); a path filter is then applied to the best `_FIRST_PASS` rows, and only
+        when they do not fill the tier is it ranked again with the filter in its WHERE."""
+        conn = self._db()
+        wanted = query.limit - len(seen)
+        first = wanted + len(seen) if query.path is None else max(_FIRST_PASS, wanted * 8)
+        ranked = [
+            (int(cid), float(score))
+            for cid, score in conn.execute(
+                "SELECT rowid, -bm25(chunks_fts) AS score FROM chunks_fts WHERE chunks_fts "
+                "MATCH ? ORDER BY bm25(chunks_fts), rowid LIMIT ?",
+                (expression, first),
+            )
+        ]
+        fresh = [(cid, score) for cid, score in ranked if cid not in seen]
+        if query.path is None or not fresh:
+            return fresh[:wanted]
+        allowed = {h.chunk_id for h in self.hits([cid for cid, _ in fresh], query)}
+        kept = [(cid, score) for cid, score in fresh if cid in allowed]
+        if len(kept) >= wanted or len(ranked) < first:
+            return kept[:wanted]
+        where, params = path_filter(query.path)
+        skip = list(seen)
+        exclude = f" AND c.id NOT IN ({', '.join('?' for _ in skip)})" if skip else ""
+        rows = conn.execute(
+            "SELECT c.id, -bm25(chunks_fts) AS score FROM chunks_fts "
+            "JOIN chunks AS c ON c.id = chunks_fts.rowid JOIN files AS f ON f.id = c.file "
+            f"WHERE chunks_fts MATCH ?{where}{exclude} ORDER BY score DESC, c.id LIMIT ?",
+            (expression, *params, *skip, wanted),
+        )
+        return [(int(cid), float(score)) for cid, score in rows]
 
 
 def _hit(row: Sequence[Any], score: float) -> KnowledgeHit:

@@ -15,7 +15,8 @@ def test_knowledge_bench_runs_and_reports(
 ) -> None:
     out = tmp_path / "kb.json"
     assert knowledge.main(["--mb", "0.3", "--samples", "10", "--out", str(out)]) == 0
-    assert "unchanged re-index s" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "unchanged re-index s" in printed and "| common |" in printed
     result = json.loads(out.read_text())
     assert result["tree"]["files"] == result["reindex_unchanged"]["files_unchanged"] > 10
     assert result["reindex_unchanged"]["bytes_read"] == 0
