@@ -742,7 +742,17 @@ class Memory:
     # -- tool API -------------------------------------------------------------------------
 
     def _tools(self) -> dict[str, tuple[ToolDefinition, Callable[[Any], ToolResult]]]:
-        """The tool registry: name -> (definition, handler taking the JSON arguments)."""
+        """The tool registry: name -> (definition, handler taking the JSON arguments); the
+        knowledge tools come last, with either tool set, when folders are configured
+        (ADR 0048)."""
+        tools = self._memory_tools()
+        if self._make_knowledge is not None and self.config.knowledge.paths:
+            from pi_hermes_memory.knowledge_tool import knowledge_handlers
+
+            tools.update(knowledge_handlers(lambda: self.knowledge))
+        return tools
+
+    def _memory_tools(self) -> dict[str, tuple[ToolDefinition, Callable[[Any], ToolResult]]]:
         tools: dict[str, tuple[ToolDefinition, Callable[[Any], ToolResult]]] = {}
         sets = self.config.tool_sets if self.config is not None else ("hermes",)
         if "pi-memory" in sets:  # the second seed's tools (ADR 0045)
@@ -772,10 +782,6 @@ class Memory:
                     SKILL_STATS_TOOL,
                     lambda args: run_skill_stats_tool(self.skill_stats, skills.project, args),
                 )
-        if self._make_knowledge is not None and self.config.knowledge.paths:
-            from pi_hermes_memory.knowledge_tool import knowledge_handlers
-
-            tools.update(knowledge_handlers(lambda: self.knowledge))
         governance = self._skill_governance()
         if governance is not None and governance.child:
             from pi_hermes_memory.governance_tool import CURATE_TOOL, run_curate_tool

@@ -349,3 +349,21 @@ def test_the_knowledge_tools_render_in_every_format_and_strictly(tmp_path: Path)
         # null is absent for these tools too (strict schemas send every optional as null)
         result = memory.call_tool("knowledge_search", {"query": "x", "limit": None, "path": None})
         assert result["status"] == "no_results"  # nothing indexed yet
+
+
+def test_the_knowledge_tools_come_with_the_second_seeds_tool_set_too(tmp_path: Path) -> None:
+    (tmp_path / "hermes-memory-config.json").write_text(
+        json.dumps({"tools": {"sets": ["pi-memory"]}, "knowledge": {"paths": ["docs"]}})
+    )
+    storage = InMemoryStorage()
+    with pi_hermes_memory.open(
+        agent_root=tmp_path,
+        cwd=tmp_path / "web",
+        environ={},
+        storage=storage,
+        markdown=InMemoryMarkdown(),
+        search_index=InMemorySearchIndex(storage),
+    ) as memory:
+        names = [t.name for t in memory.tool_definitions()]
+    assert "memory" not in names and "memory_recall" in names
+    assert names[-3:] == ["knowledge_search", "knowledge_index", "knowledge_stats"]
