@@ -291,3 +291,51 @@ def test_hybrid_search_fuses_the_cosine_ranking(tmp_path: Path, docs: Path) -> N
         assert _paths(kb, "webhook", path="src/") == ["src/app.py"]
     finally:
         storage.close()
+
+
+_CHILD = """
+import sys, time
+from pathlib import Path
+from pi_hermes_memory.adapters.knowledge_files import KnowledgeFiles
+from pi_hermes_memory.adapters.sqlite.knowledge import SqliteKnowledgeIndex
+from pi_hermes_memory.knowledge import KnowledgeBase
+
+class Slow(KnowledgeFiles):
+    def _read_bytes(self, path, limit):
+        time.sleep(0.005)
+        return super()._read_bytes(path, limit)
+
+kb = KnowledgeBase(roots=[sys.argv[1]], source=Slow(), index=SqliteKnowledgeIndex(Path(sys.argv[2])))
+kb.index(lambda p: print(p.files_indexed, flush=True))
+"""
+
+
+def test_a_killed_indexer_leaves_whole_batches_and_the_next_run_resumes(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import sys
+
+    root = tmp_path / "many"
+    count = BATCH_FILES * 6
+    for i in range(count):
+        _write(root / f"d{i % 7}" / f"f{i:04d}.md", f"# File {i}\n\nkillmarker{i} text\n")
+    db = tmp_path / "state" / "knowledge.db"
+    child = subprocess.Popen(
+        [sys.executable, "-c", _CHILD, str(root), str(db)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert child.stdout is not None
+    for line in child.stdout:  # kill it inside the third batch
+        if int(line) >= BATCH_FILES * 2 + BATCH_FILES // 2:
+            break
+    child.send_signal(signal.SIGKILL)
+    child.wait(10)
+    kb = _kb(tmp_path, [root])
+    done = kb.stats().files
+    # whole batches only (the third one unless the kill came late)
+    assert done % BATCH_FILES == 0 and BATCH_FILES * 2 <= done < count
+    report = kb.index()
+    assert (report.files_unchanged, report.files_new) == (done, count - done)
+    assert kb.stats().files == count
+    assert _paths(kb, f"killmarker{count - 1}") == [f"d{(count - 1) % 7}/f{count - 1:04d}.md"]
