@@ -305,7 +305,8 @@ class Slow(KnowledgeFiles):
         time.sleep(0.005)
         return super()._read_bytes(path, limit)
 
-kb = KnowledgeBase(roots=[sys.argv[1]], source=Slow(), index=SqliteKnowledgeIndex(Path(sys.argv[2])))
+index = SqliteKnowledgeIndex(Path(sys.argv[2]))
+kb = KnowledgeBase(roots=[sys.argv[1]], source=Slow(), index=index)
 kb.index(lambda p: print(p.files_indexed, flush=True))
 """
 
