@@ -13,6 +13,7 @@ reported once, by its real path. Nothing here follows a symlink out of a root.
 from __future__ import annotations
 
 import os
+import stat
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -118,7 +119,7 @@ class KnowledgeFiles:
         except OSError:
             skipped["unreadable"] += 1
             return None
-        is_dir = os.path.isdir(target)
+        is_dir = stat.S_ISDIR(info.st_mode)
         if is_ignored(rules, child, is_dir=is_dir):
             skipped["gitignored"] += 1
             return None
@@ -127,7 +128,7 @@ class KnowledgeFiles:
                 skipped["state_dir"] += 1
                 return None
             return target, child
-        if not os.path.isfile(target):
+        if not stat.S_ISREG(info.st_mode):
             skipped["special"] += 1
             return None
         kind = file_kind(name)
