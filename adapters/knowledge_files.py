@@ -41,6 +41,9 @@ class KnowledgeFiles:
     def is_dir(self, path: str) -> bool:
         return os.path.isdir(path)
 
+    def real_path(self, path: str) -> str:
+        return os.path.realpath(path)
+
     def scan(self, roots: Sequence[str], skipped: Counter[str]) -> Iterator[SourceFile]:
         real_roots: list[str] = []
         for root in roots:

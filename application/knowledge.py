@@ -71,6 +71,7 @@ class KnownFile:
     size: int
     mtime_ns: int
     sha256: str
+    root: str = ""
 
 
 @attrs.frozen(kw_only=True)
@@ -319,7 +320,9 @@ class KnowledgeBase:
                     )
                 )
         batch.flush()
-        gone = [path for path in known if path not in kept]
+        # a configured folder that is missing now (an unmounted disk) keeps its chunks
+        missing = {self._source.real_path(r) for r in self.roots if not self._source.is_dir(r)}
+        gone = [p for p, f in known.items() if p not in kept and f.root not in missing]
         removed = self._index.remove(gone) if gone else 0
         vectors = self._embed_missing()
         deferred = skipped.pop("changing", 0)

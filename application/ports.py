@@ -380,6 +380,8 @@ class KnowledgeSource(Protocol):
 
     def is_dir(self, path: str) -> bool: ...
 
+    def real_path(self, path: str) -> str: ...
+
 
 class KnowledgeIndex(Protocol):
     """The derived, rebuildable index of the knowledge chunks (ADR 0048)."""

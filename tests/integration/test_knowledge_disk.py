@@ -340,3 +340,19 @@ def test_a_killed_indexer_leaves_whole_batches_and_the_next_run_resumes(tmp_path
     assert (report.files_unchanged, report.files_new) == (done, count - done)
     assert kb.stats().files == count
     assert _paths(kb, f"killmarker{count - 1}") == [f"d{(count - 1) % 7}/f{count - 1:04d}.md"]
+
+
+def test_a_missing_folder_keeps_its_chunks_until_it_is_no_longer_configured(
+    tmp_path: Path, docs: Path
+) -> None:
+    other = _write(tmp_path / "other" / "o.md", "other folder words\n").parent
+    _kb(tmp_path, [docs, other]).index()
+    docs.rename(tmp_path / "unmounted")
+    kb = _kb(tmp_path, [docs, other])
+    report = kb.index()
+    assert (report.skipped, report.files_removed) == ({"missing_root": 1}, 0)
+    assert kb.stats().missing_roots == (str(docs),) and _paths(kb, "flock") == ["guide.md"]
+    (tmp_path / "unmounted").rename(docs)
+    assert _kb(tmp_path, [docs, other]).index().files_unchanged == 4
+    kb = _kb(tmp_path, [other])  # the folder is no longer configured: its files go
+    assert kb.index().files_removed == 3 and _paths(kb, "flock") == []
