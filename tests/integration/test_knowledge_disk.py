@@ -283,12 +283,14 @@ def test_hybrid_search_fuses_the_cosine_ranking(tmp_path: Path, docs: Path) -> N
         assert report.vectors_written == 4 and kb.stats().vectors == 4  # guide.md: 2 chunks
         assert {kind for kind, _ in embedder.calls} == {"passage"}
         assert kb.index().vectors_written == 0  # vectors are kept
-        hits = kb.search("flock")
+        hits = kb.search("flock", limit=10)
         assert hits[0].rel == "guide.md"
+        # the cosine ranking adds chunks no word matched, the path filter still applies
+        assert {h.rel for h in hits} == {"guide.md", "notes.txt", "src/app.py"}
+        assert _paths(kb, "flock", path="src/", limit=10) == ["src/app.py"]
         # a failing provider degrades to the FTS ranking
         embedder.fail = True
         assert [h.rel for h in kb.search("flock")] == ["guide.md"]
-        assert _paths(kb, "webhook", path="src/") == ["src/app.py"]
     finally:
         storage.close()
 
