@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 FUZZ_SECONDS ?= 60
 DATA ?= ../shared/data/locomo-dev.json
 
-.PHONY: dev test lint typecheck fuzz bench bench-sessions bench-retrieval bench-scanner bench-server bench-recall wheel-test clean
+.PHONY: dev test lint typecheck fuzz bench bench-sessions bench-retrieval bench-scanner bench-server bench-recall bench-knowledge wheel-test clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -44,6 +44,9 @@ bench-server: dev
 
 bench-recall: dev
 	$(BIN)/python -m tests.bench.recall $(RECALL_ARGS)
+
+bench-knowledge: dev
+	$(BIN)/python -m tests.bench.knowledge $(KNOWLEDGE_ARGS)
 
 wheel-test: dev
 	rm -rf dist build/wheel-venv

@@ -20,6 +20,7 @@ from pi_hermes_memory.adapters import (
     cli_context,
     cli_doctor,
     cli_governance,
+    cli_knowledge,
     cli_learn,
     cli_port,
     cli_review,
@@ -445,6 +446,7 @@ _EXTRA = (
     cli_doctor,
     cli_port,
     cli_server,
+    cli_knowledge,
 )
 #: commands that write (in a read-only store their refusal says why; no warning first)
 _WRITES = frozenset(

@@ -28,7 +28,9 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import attrs
+from pi_hermes_memory.adapters import server_knowledge
 from pi_hermes_memory.adapters.server_config import StoreOptions
+from pi_hermes_memory.config import KNOWLEDGE_PATHS_ENV
 from pi_hermes_memory.errors import HermesMemoryError
 
 Scope = dict[str, Any]
@@ -156,11 +158,16 @@ class StoreCache:
     def _open(self, project: str | None, agent: str | None) -> _Store:
         import pi_hermes_memory
 
+        environ = None
+        if self._settings.store.knowledge_paths:  # ADR 0048: the server's folders win
+            environ = dict(os.environ)
+            environ[KNOWLEDGE_PATHS_ENV] = json.dumps(list(self._settings.store.knowledge_paths))
         memory = pi_hermes_memory.open(
             project=project,
             agent_id=agent,
             cwd=self._settings.cwd,
             agent_root=self._settings.store.agent_root,
+            environ=environ,
             **self._providers(),
         )
         for warning in memory.warnings:
@@ -438,6 +445,7 @@ class Rest:
             "http": self.settings.http,
             "mcp": self.settings.mcp,
             "stores": self.stores.states(),
+            "knowledge": {"folders": len(self.settings.store.knowledge_paths)},
             **self.stores.provider_state(),
         }
 
@@ -519,6 +527,8 @@ class Rest:
         project, agent = request.tenant()
         return await self.stores.call(project, agent, work)
 
+    call = _call  # for the routes of other modules (server_knowledge)
+
 
 def _current_rss() -> int | None:
     try:
@@ -535,6 +545,9 @@ _ROUTES: dict[tuple[str, str], Handler] = {
     ("POST", "/api/memory/store"): Rest.store,
     ("GET", "/api/memory/list"): Rest.list,
     ("GET", "/api/memory/stats"): Rest.stats,
+    ("POST", "/api/knowledge/search"): server_knowledge.search,
+    ("POST", "/api/knowledge/index"): server_knowledge.index,
+    ("GET", "/api/knowledge/stats"): server_knowledge.stats,
 }
 _BY_ID: dict[str, Handler] = {"GET": Rest.get, "DELETE": Rest.delete, "PATCH": Rest.patch}
 _PREFIX = "/api/memory/"

@@ -64,7 +64,8 @@ class StoreOptions:
     `agent_root`: from `dbPath` / `PI_MEMORY_DB_PATH` (None: `PI_CODING_AGENT_DIR` or
     `~/.pi/agent`). `embedding` / `rerank`: None when neither the file nor the environment
     sets them (then each store's own `hermes-memory-config.json` decides).
-    `knowledge_paths`: kept for the knowledge base, not used yet."""
+    `knowledge_paths`: the knowledge folders of every store (ADR 0048; empty: each store's
+    own `knowledge.paths`)."""
 
     agent_root: str | None = None
     embedding: EmbeddingConfig | None = None

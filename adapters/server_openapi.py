@@ -115,6 +115,39 @@ def document() -> dict[str, Any]:
                     "responses": _answers(200),
                 }
             },
+            "/api/knowledge/search": {
+                "post": {
+                    "summary": "search the knowledge base (the knowledge_search tool's arguments)",
+                    "parameters": _TENANT,
+                    "requestBody": _body(
+                        {
+                            "type": "object",
+                            "required": ["query"],
+                            "additionalProperties": False,
+                            "properties": {
+                                "query": {"type": "string", "minLength": 1},
+                                "limit": {"type": "integer", "minimum": 1, "maximum": 20},
+                                "path": {"type": "string", "minLength": 1},
+                            },
+                        }
+                    ),
+                    "responses": _answers(200, 400, 503),
+                }
+            },
+            "/api/knowledge/index": {
+                "post": {
+                    "summary": "index new and changed files of the knowledge folders",
+                    "parameters": _TENANT,
+                    "responses": _answers(200, 400, 503),
+                }
+            },
+            "/api/knowledge/stats": {
+                "get": {
+                    "summary": "knowledge folders, files, chunks and the last run",
+                    "parameters": _TENANT,
+                    "responses": _answers(200, 503),
+                }
+            },
             "/api/memory/{id}": {
                 "get": {
                     "summary": "one entry",

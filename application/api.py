@@ -64,6 +64,7 @@ if TYPE_CHECKING:  # imports numpy: loaded only when embeddings are on
     from pi_hermes_memory.doctor import DoctorReport
     from pi_hermes_memory.embedding import EmbeddingService
     from pi_hermes_memory.hybrid import HybridSettings
+    from pi_hermes_memory.knowledge import KnowledgeBase
     from pi_hermes_memory.lifecycle import AgentSession
     from pi_hermes_memory.llm import Completer, LlmStatus
     from pi_hermes_memory.prompt_context import ContextPreview
@@ -153,7 +154,11 @@ class Memory:
         sessions: SessionHistory | Callable[[], SessionHistory] | None = None,
         read_only: StorageFailed | None = None,
         write_guard: Callable[[Iterable[Target]], None] | None = None,
+        knowledge: Callable[[], KnowledgeBase] | None = None,
     ) -> None:
+        #: builds the knowledge base on first use (ADR 0048)
+        self._make_knowledge = knowledge
+        self._knowledge: KnowledgeBase | None = None
         #: session history, or a function that builds it on first use (ADR 0038)
         self._sessions: SessionHistory | None = None
         self._make_sessions: Callable[[], SessionHistory] | None = None
@@ -209,6 +214,8 @@ class Memory:
                 self._on_close()
             if self._sessions is not None:
                 self._sessions.close()
+            if self._knowledge is not None:
+                self._knowledge.close()
         finally:
             self._storage.close()
 
@@ -718,10 +725,34 @@ class Memory:
         """The anchors session_search: a Markdown request in, JSONL source ranges out."""
         return self._history().anchors(request)
 
+    # -- knowledge base (ADR 0048) ----------------------------------------------------------
+
+    @property
+    def knowledge(self) -> KnowledgeBase:
+        """The knowledge base over the configured folders (`knowledge.paths`): `index()`,
+        `search()`, `stats()`. Without folders its calls raise KnowledgeNotConfigured."""
+        if self._knowledge is None:
+            if self._make_knowledge is None:
+                raise HermesMemoryError(
+                    "the knowledge base is not available: open() builds it from the config"
+                )
+            self._knowledge = self._make_knowledge()
+        return self._knowledge
+
     # -- tool API -------------------------------------------------------------------------
 
     def _tools(self) -> dict[str, tuple[ToolDefinition, Callable[[Any], ToolResult]]]:
-        """The tool registry: name -> (definition, handler taking the JSON arguments)."""
+        """The tool registry: name -> (definition, handler taking the JSON arguments); the
+        knowledge tools come last, with either tool set, when folders are configured
+        (ADR 0048)."""
+        tools = self._memory_tools()
+        if self._make_knowledge is not None and self.config.knowledge.paths:
+            from pi_hermes_memory.knowledge_tool import knowledge_handlers
+
+            tools.update(knowledge_handlers(lambda: self.knowledge))
+        return tools
+
+    def _memory_tools(self) -> dict[str, tuple[ToolDefinition, Callable[[Any], ToolResult]]]:
         tools: dict[str, tuple[ToolDefinition, Callable[[Any], ToolResult]]] = {}
         sets = self.config.tool_sets if self.config is not None else ("hermes",)
         if "pi-memory" in sets:  # the second seed's tools (ADR 0045)

@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from pi_hermes_memory.adapters.legacy_layout import MigrationReport
     from pi_hermes_memory.embedding import EmbeddingService
     from pi_hermes_memory.hybrid import HybridSettings
+    from pi_hermes_memory.knowledge import KnowledgeBase
     from pi_hermes_memory.llm import Completer
     from pi_hermes_memory.pipeline import RenderLag
     from pi_hermes_memory.recovery import RecoveryReport
@@ -296,6 +297,7 @@ def open_memory(
         on_close=close_reranker,
         read_only=read_only,
         write_guard=_read_only_files(markdown),
+        knowledge=_knowledge_factory(config, embeddings, logger),
     )
     from pi_hermes_memory.adapters.llm import completer_from_config
     from pi_hermes_memory.llm import OffCompleter, llm_status
@@ -536,6 +538,33 @@ def _layout_notes(config: Config) -> list[str]:
         "roots that name the same memoryDir share one journal (each keeps its own Markdown "
         "replicas)"
     ]
+
+
+def _knowledge_factory(
+    config: Config, embeddings: EmbeddingService | None, logger: Any
+) -> Callable[[], KnowledgeBase]:
+    """Builds the knowledge base on first use (ADR 0048): the configured folders, the index
+    `knowledge.db` beside `sessions.db` (the store's folders are never walked), the store's
+    embeddings when they are on."""
+
+    def make() -> KnowledgeBase:
+        from pi_hermes_memory.adapters.knowledge_files import KnowledgeFiles, knowledge_db_path
+        from pi_hermes_memory.adapters.sqlite.knowledge import SqliteKnowledgeIndex
+        from pi_hermes_memory.knowledge import KnowledgeBase
+
+        settings = config.knowledge
+        return KnowledgeBase(
+            roots=[str(p) for p in settings.paths],
+            source=KnowledgeFiles(exclude=[config.memory_dir, config.projects_memory_dir]),
+            index=SqliteKnowledgeIndex(knowledge_db_path(config.memory_dir)),
+            embeddings=embeddings,
+            hybrid=hybrid_settings(config) if embeddings is not None else None,
+            max_file_bytes=settings.max_file_bytes,
+            max_chunk_chars=settings.max_chunk_chars,
+            logger=logger,
+        )
+
+    return make
 
 
 def hybrid_settings(config: Config) -> HybridSettings:

@@ -14,6 +14,7 @@ Warning texts name fields and the expected shape, never the rejected value: a mi
 from __future__ import annotations
 
 import enum
+import json
 import math
 import os.path
 import re
@@ -23,6 +24,7 @@ from typing import Final, TypeVar
 from urllib.parse import urlsplit
 
 import attrs
+from pi_hermes_memory.domain.knowledge import DEFAULT_CHUNK_CHARS, DEFAULT_FILE_BYTES
 from pi_hermes_memory.domain.model import (
     GLOBAL_NAMESPACE,
     Target,
@@ -324,6 +326,18 @@ class AutoMemoryConfig:
 
 
 @attrs.frozen(kw_only=True)
+class KnowledgeConfig:
+    """The knowledge base (ADR 0048): the folders to index, absolute and normalised."""
+
+    #: knowledge.paths / PI_MEMORY_KNOWLEDGE_PATHS (a JSON array; wins over the file)
+    paths: tuple[Path, ...] = ()
+    #: knowledge.maxFileBytes: larger files are skipped (and counted)
+    max_file_bytes: int = DEFAULT_FILE_BYTES
+    #: knowledge.maxChunkChars: the cap on one chunk's characters
+    max_chunk_chars: int = DEFAULT_CHUNK_CHARS
+
+
+@attrs.frozen(kw_only=True)
 class Config:
     """The effective configuration. Paths are absolute and lexically normalised.
 
@@ -374,6 +388,7 @@ class Config:
     #: (this library's tools), "pi-memory" (the second seed's memory_recall, memory_store, …)
     tool_sets: tuple[str, ...] = ("hermes",)
     auto_memory: AutoMemoryConfig = AutoMemoryConfig()
+    knowledge: KnowledgeConfig = KnowledgeConfig()
 
     @classmethod
     def default(cls, agent_root: Path, cwd: Path) -> Config:
@@ -527,6 +542,11 @@ class _Section:
 
     def get(self, key: str) -> object:
         return self._raw.get(key)
+
+    def warn_field(self, field: str, message: str) -> None:
+        """A warning about a setting outside the file (an environment variable)."""
+        self.rejected.append(field)
+        self._sink.append(ConfigWarning(field=field, message=message))
 
     def warn(self, key: str, message: str) -> None:
         self._sink.append(ConfigWarning(field=self.field(key), message=message))
@@ -1263,6 +1283,63 @@ def _auto_memory(top: _Section) -> AutoMemoryConfig:
     )
 
 
+KNOWLEDGE_PATHS_ENV: Final = "PI_MEMORY_KNOWLEDGE_PATHS"
+_KNOWLEDGE_PATHS_MESSAGE: Final = (
+    "expected a JSON array of non-empty folder paths (of '~' forms only '~' and '~/...' are "
+    "expanded); the knowledge base is off"
+)
+
+
+def _knowledge_paths(
+    section: _Section, environ: Mapping[str, str], *, cwd: Path, home: Path | None
+) -> tuple[Path, ...]:
+    raw = environ.get(KNOWLEDGE_PATHS_ENV, "")
+    value: object
+    if raw.strip():
+        try:
+            value = json.loads(raw)
+        except (ValueError, RecursionError):
+            value = None
+        where = KNOWLEDGE_PATHS_ENV
+    else:
+        value, where = section.get("paths"), ""
+        if value is None:
+            return ()
+    paths: list[Path] = []
+    if isinstance(value, list) and all(
+        isinstance(item, str) and item.strip() and "\x00" not in item for item in value
+    ):
+        for item in value:
+            expanded = _expand_home(item.strip(), home)
+            if expanded is None:
+                break
+            path = _lexical(expanded, cwd)
+            if path not in paths:
+                paths.append(path)
+        else:
+            return tuple(paths)
+    if where:
+        section.warn_field(where, _KNOWLEDGE_PATHS_MESSAGE)
+    else:
+        section.reject("paths", _KNOWLEDGE_PATHS_MESSAGE)
+    return ()
+
+
+def _knowledge(
+    top: _Section, environ: Mapping[str, str], *, cwd: Path, home: Path | None
+) -> KnowledgeConfig:
+    section = top.section("knowledge")
+    return KnowledgeConfig(
+        paths=_knowledge_paths(section, environ, cwd=cwd, home=home),
+        max_file_bytes=section.integer(
+            "maxFileBytes", DEFAULT_FILE_BYTES, minimum=1, maximum=1 << 30
+        ),
+        max_chunk_chars=section.integer(
+            "maxChunkChars", DEFAULT_CHUNK_CHARS, minimum=100, maximum=100_000
+        ),
+    )
+
+
 def parse_config(
     raw: object,
     *,
@@ -1333,6 +1410,7 @@ def parse_config(
         consolidation_timeout_ms=consolidation_timeout,
         tool_sets=_tool_sets(top.section("tools")),
         auto_memory=_auto_memory(top),
+        knowledge=_knowledge(top, environ, cwd=cwd, home=home),
         skill_governance=_skill_governance(
             top,
             agent_root=root,

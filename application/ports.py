@@ -2,16 +2,24 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pi_hermes_memory.domain.document import MemoryDocument
 from pi_hermes_memory.domain.events import Event
 from pi_hermes_memory.domain.markdown_doc import ParsedDocument, VersionLine
 from pi_hermes_memory.domain.model import MemoryEntry, Target
 from pi_hermes_memory.domain.sessions import FileProgress, MessageLine, SessionChunk, SessionFile
+from pi_hermes_memory.knowledge import (
+    FileChunks,
+    KnowledgeHit,
+    KnowledgeQuery,
+    KnownFile,
+    SourceFile,
+)
 from pi_hermes_memory.mirror import RebuildReport
 from pi_hermes_memory.purging import ScrubReport
 from pi_hermes_memory.search import SearchHit, SearchQuery
@@ -354,3 +362,68 @@ class SessionIndex(Protocol):
     def anchor_lines(self, query: AnchorQuery) -> list[AnchorLine]: ...
 
     def counts(self) -> IndexCounts: ...
+
+
+class KnowledgeSource(Protocol):
+    """The knowledge folders on disk (ADR 0048)."""
+
+    def scan(self, roots: Sequence[str], skipped: Counter[str]) -> Iterator[SourceFile]:
+        """Every document below `roots` (real paths, each once), counting what was left out
+        by reason in `skipped` (hidden, gitignored, unsupported, symlink_outside, …)."""
+        ...
+
+    def read(self, file: SourceFile, max_bytes: int) -> tuple[SourceFile | None, bytes] | None:
+        """At most `max_bytes + 1` bytes of the file with its size and mtime after the read
+        (None in place of the file when they differ from before it: it changed while read);
+        None when it cannot be read (gone, no permission)."""
+        ...
+
+    def is_dir(self, path: str) -> bool: ...
+
+    def real_path(self, path: str) -> str: ...
+
+
+class KnowledgeIndex(Protocol):
+    """The derived, rebuildable index of the knowledge chunks (ADR 0048)."""
+
+    def run_lock(self) -> AbstractContextManager[bool]:
+        """Taken without waiting; yields whether it was taken (one indexer at a time)."""
+        ...
+
+    def known(self) -> dict[str, KnownFile]:
+        """Every indexed file by real path."""
+        ...
+
+    def write(self, items: Sequence[FileChunks]) -> int:
+        """Replace the chunks of these files (or only their size/mtime where `chunks` is
+        None), in one transaction; returns the chunks written."""
+        ...
+
+    def remove(self, paths: Sequence[str]) -> int:
+        """Drop these files and their chunks; returns how many were indexed."""
+        ...
+
+    def search(self, query: KnowledgeQuery) -> list[KnowledgeHit]:
+        """Chunks matching every required term first, then any informative term, each tier
+        by bm25; the path filter applies before the limit."""
+        ...
+
+    def hits(self, ids: Sequence[int], query: KnowledgeQuery) -> list[KnowledgeHit]:
+        """These chunks (score 0), those passing the query's path filter."""
+        ...
+
+    def missing_vectors(self, model_id: str, limit: int) -> list[tuple[int, str]]: ...
+
+    def put_vectors(
+        self, model_id: str, ids: Sequence[int], matrix: NDArray[np.float32]
+    ) -> int: ...
+
+    def vectors(self, model_id: str) -> tuple[tuple[int, ...], NDArray[np.float32]]: ...
+
+    def counts(self, model_id: str | None) -> dict[str, int]: ...
+
+    def record_run(self, report: dict[str, Any]) -> None: ...
+
+    def last_run(self) -> dict[str, Any] | None: ...
+
+    def close(self) -> None: ...

@@ -26,6 +26,7 @@ COMMANDS = {
     "index-sessions",
     "insights",
     "interview",
+    "knowledge",
     "learn",
     "learn-skill",
     "list",

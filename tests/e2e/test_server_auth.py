@@ -31,6 +31,9 @@ ROUTES = [
     ("POST", "/api/memory/store"),
     ("DELETE", "/api/memory/01ABC"),
     ("PATCH", "/api/memory/01ABC"),
+    ("POST", "/api/knowledge/search"),
+    ("POST", "/api/knowledge/index"),
+    ("GET", "/api/knowledge/stats"),
     ("POST", "/mcp"),
     ("GET", "/nowhere"),
 ]

@@ -322,3 +322,48 @@ def test_null_is_absent_for_any_memory_arguments(args: dict[str, Any], nulls: se
 def test_null_is_absent_for_any_search_arguments(args: dict[str, Any], nulls: set[str]) -> None:
     padded = {**dict.fromkeys(nulls), **args}
     assert _outcome(parse_search_arguments, padded) == _outcome(parse_search_arguments, args)
+
+
+def test_the_knowledge_tools_render_in_every_format_and_strictly(tmp_path: Path) -> None:
+    (tmp_path / "hermes-memory-config.json").write_text(
+        json.dumps({"knowledge": {"paths": [str(tmp_path / "docs")]}})
+    )
+    storage = InMemoryStorage()
+    with pi_hermes_memory.open(
+        agent_root=tmp_path,
+        cwd=tmp_path / "web",
+        environ={},
+        storage=storage,
+        markdown=InMemoryMarkdown(),
+        search_index=InMemorySearchIndex(storage),
+    ) as memory:
+        names = [t.name for t in memory.tool_definitions()]
+        assert names[-3:] == ["knowledge_search", "knowledge_index", "knowledge_stats"]
+        for fmt in FORMATS:
+            rendered = memory.tool_schemas(fmt, strict=True)
+            assert len(rendered) == len(names)
+            for out in rendered:
+                schema = out.get("function", out).get("parameters") or out.get("input_schema")
+                schema = schema or out["inputSchema"]
+                assert strict_problems(schema) == [], out.get("name")
+        # null is absent for these tools too (strict schemas send every optional as null)
+        result = memory.call_tool("knowledge_search", {"query": "x", "limit": None, "path": None})
+        assert result["status"] == "no_results"  # nothing indexed yet
+
+
+def test_the_knowledge_tools_come_with_the_second_seeds_tool_set_too(tmp_path: Path) -> None:
+    (tmp_path / "hermes-memory-config.json").write_text(
+        json.dumps({"tools": {"sets": ["pi-memory"]}, "knowledge": {"paths": ["docs"]}})
+    )
+    storage = InMemoryStorage()
+    with pi_hermes_memory.open(
+        agent_root=tmp_path,
+        cwd=tmp_path / "web",
+        environ={},
+        storage=storage,
+        markdown=InMemoryMarkdown(),
+        search_index=InMemorySearchIndex(storage),
+    ) as memory:
+        names = [t.name for t in memory.tool_definitions()]
+    assert "memory" not in names and "memory_recall" in names
+    assert names[-3:] == ["knowledge_search", "knowledge_index", "knowledge_stats"]
