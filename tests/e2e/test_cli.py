@@ -207,6 +207,23 @@ def test_version_and_a_bad_project_name_are_one_line_each(root: Path) -> None:
     assert "invalid project name" in bad.stderr and "Traceback" not in bad.stderr
 
 
+def _wait_until_reading_stdin(pid: int, timeout_s: float = 30.0) -> None:
+    """Until the process blocks in read(0, ...) (Linux: /proc/PID/syscall), so the signal
+    reaches the command, not an interpreter still starting; elsewhere, a fixed second."""
+    read_syscall = {"x86_64": "0", "aarch64": "63"}.get(os.uname().machine)
+    where = Path(f"/proc/{pid}/syscall")
+    if read_syscall is None or not where.exists():
+        time.sleep(1.0)
+        return
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        fields = where.read_text().split()
+        if fields[:2] == [read_syscall, "0x0"]:
+            return
+        time.sleep(0.02)
+    raise AssertionError("the command never waited on stdin")
+
+
 def test_ctrl_c_exits_130_quietly(root: Path) -> None:
     """SIGINT while the command waits for its JSON on stdin."""
     import signal
@@ -221,7 +238,7 @@ def test_ctrl_c_exits_130_quietly(root: Path) -> None:
         env=env,
     )
     try:
-        time.sleep(1.0)  # the interpreter is up and blocked on stdin
+        _wait_until_reading_stdin(proc.pid)
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=30)
     finally:

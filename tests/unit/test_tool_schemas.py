@@ -241,9 +241,9 @@ def test_strict_schemas_of_random_objects_pass_the_checker(data: st.DataObject) 
         },
     )
 
-    def objects(children: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    def object_of(children: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
         props = st.dictionaries(st.from_regex(r"[a-z]{1,6}", fullmatch=True), children, max_size=4)
-        obj = props.flatmap(
+        return props.flatmap(
             lambda p: st.fixed_dictionaries(
                 {
                     "type": st.just("object"),
@@ -254,12 +254,14 @@ def test_strict_schemas_of_random_objects_pass_the_checker(data: st.DataObject) 
                 }
             )
         )
-        arr = children.map(lambda c: {"type": "array", "items": c, "minItems": 1})
-        return obj | arr
 
-    schema = data.draw(
-        st.recursive(leaf, objects, max_leaves=12).filter(lambda s: s["type"] == "object")
-    )
+    def nested(children: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+        arr = children.map(lambda c: {"type": "array", "items": c, "minItems": 1})
+        return object_of(children) | arr
+
+    # a tool's parameters are always an object (drawn as one: a filter on the recursive
+    # strategy rejects most draws and trips Hypothesis' filter health check on some seeds)
+    schema = data.draw(object_of(st.recursive(leaf, nested, max_leaves=12)))
     strict = strict_schema(schema)
     assert strict_problems(strict) == []
     assert not {k for k in strict if k not in STRICT_KEYWORDS}
