@@ -12,7 +12,7 @@ $(BIN)/python:
 	$(BIN)/pip install -q --upgrade pip setuptools wheel
 
 dev: $(BIN)/python
-	$(BIN)/pip install -q -e '.[dev,local,server]' --config-settings editable_mode=strict
+	$(BIN)/pip install -q -e '.[dev,local,server,postgres]' --config-settings editable_mode=strict
 
 test: dev
 	$(BIN)/python -m pytest -q

@@ -1,0 +1,117 @@
+"""The PostgreSQL schema: ordered migration steps, recorded in `store_meta.schema_version`.
+
+The same tables as the SQLite store (adapters/sqlite/schema.py) for the journal and its read
+models, less the session history (it stays in each host's local sessions.db, ADR 0050).
+Dates stay ISO text, as there, so both stores compare and order them alike. Full-text keys
+are a `tsvector` of the words and CJK bigrams cut in Python (adapters/postgres/search.py),
+never PostgreSQL's own parser. Migrations run under a session advisory lock, so hosts that
+open a fresh database at once migrate it once.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pi_hermes_memory.errors import StorageFailed
+
+SCHEMA_VERSION = 1
+#: pg_advisory_lock key held while migrating (an arbitrary constant: "phm-schema")
+_MIGRATION_LOCK = 0x70686D2D736368
+
+MIGRATIONS: tuple[str, ...] = (
+    """
+    CREATE TABLE events (
+        seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        stream TEXT NOT NULL,
+        version INTEGER NOT NULL CHECK (version > 0),
+        tag TEXT NOT NULL,
+        at TEXT NOT NULL,
+        data TEXT NOT NULL,
+        UNIQUE (stream, version)
+    );
+    CREATE SEQUENCE memories_changed;
+    CREATE TABLE memories (
+        id TEXT COLLATE "C" PRIMARY KEY,
+        target TEXT NOT NULL CHECK (target IN ('user', 'memory', 'project', 'failure')),
+        project TEXT,
+        category TEXT,
+        namespace TEXT,
+        text TEXT NOT NULL,
+        keys TSVECTOR NOT NULL,
+        nkeys INTEGER NOT NULL,
+        created TEXT NOT NULL,
+        last_referenced TEXT NOT NULL,
+        superseded_by TEXT,
+        superseded_at TEXT,
+        flagged TEXT,
+        embedding_model TEXT,
+        embedding BYTEA,
+        -- bumped by every insert or update: the vector cache's change detector
+        changed BIGINT NOT NULL DEFAULT nextval('memories_changed')
+    );
+    CREATE INDEX memories_keys ON memories USING gin (keys);
+    CREATE INDEX memories_scope
+        ON memories (target, project, namespace, superseded_by, flagged, embedding_model);
+    CREATE FUNCTION memories_touch() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        NEW.changed := nextval('memories_changed');
+        RETURN NEW;
+    END $$;
+    CREATE TRIGGER memories_touch BEFORE UPDATE ON memories
+        FOR EACH ROW EXECUTE FUNCTION memories_touch();
+    CREATE TABLE markdown_replicas (
+        stream TEXT NOT NULL,
+        replica TEXT NOT NULL,
+        version INTEGER NOT NULL,
+        sha256 TEXT NOT NULL,
+        PRIMARY KEY (stream, replica)
+    );
+    CREATE TABLE snapshots (
+        stream TEXT PRIMARY KEY,
+        version INTEGER NOT NULL,
+        data TEXT NOT NULL
+    );
+    CREATE TABLE store_meta (
+        key TEXT PRIMARY KEY,
+        value TEXT NOT NULL
+    );
+    INSERT INTO store_meta (key, value)
+        VALUES ('store_id', substr(md5(gen_random_uuid()::text), 1, 16));
+    """,
+)
+
+
+def migrate(conn: Any, where: str) -> None:
+    """Bring the database to SCHEMA_VERSION (autocommit connection); refuse a newer one."""
+    conn.execute("SELECT pg_advisory_lock(%s)", (_MIGRATION_LOCK,))
+    try:
+        version = _version(conn)
+        if version > SCHEMA_VERSION:
+            raise StorageFailed(
+                f"{where} holds schema version {version}, newer than this version of "
+                f"pi-hermes-memory understands ({SCHEMA_VERSION}); upgrade the library."
+            )
+        for step in range(version, SCHEMA_VERSION):
+            with conn.transaction():
+                conn.execute(MIGRATIONS[step])
+                conn.execute(
+                    "INSERT INTO store_meta (key, value) VALUES ('schema_version', %s) "
+                    "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                    (str(step + 1),),
+                )
+    finally:
+        conn.execute("SELECT pg_advisory_unlock(%s)", (_MIGRATION_LOCK,))
+
+
+def _version(conn: Any) -> int:
+    exists = conn.execute("SELECT to_regclass('store_meta') IS NOT NULL").fetchone()[0]
+    if not exists:
+        return 0
+    row = conn.execute("SELECT value FROM store_meta WHERE key = 'schema_version'").fetchone()
+    if row is None:
+        raise StorageFailed(f"{where_of(conn)} has a store_meta table that is not ours")
+    return int(row[0])
+
+
+def where_of(conn: Any) -> str:
+    return f"PostgreSQL database {conn.info.dbname}"
