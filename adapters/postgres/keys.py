@@ -25,7 +25,14 @@ def row_keys(text: str) -> tuple[list[str], int]:
     return keys, len(words) + len(grams)
 
 
+#: stands for a query key longer than any indexed one: no row's keys hold a space
+_NEVER = "' too long'"
+
+
 def lexeme(key: str, *, prefix: bool = False) -> str:
-    """One quoted tsquery operand (backslashes and quotes escaped), `:*` for a prefix."""
+    """One quoted tsquery operand (backslashes and quotes escaped), `:*` for a prefix; a key
+    too long to be a lexeme matches nothing (no row holds it)."""
+    if len(key.encode()) > _MAX_LEXEME_BYTES:
+        return _NEVER
     quoted = "'" + key.replace("\\", "\\\\").replace("'", "''") + "'"
     return quoted + (":*" if prefix else "")
