@@ -56,7 +56,7 @@ class _Plan:
 
     def score_sql(self) -> tuple[str, list[Any]]:
         matched = " + ".join("(m.keys @@ %s::tsquery)::int" for _ in self.every)
-        return f"({matched}) + 1.0 / (1 + m.nkeys)", [self.operand[t] for t in self.every]
+        return f"({matched}) + 1.0::float8 / (1 + m.nkeys)", [self.operand[t] for t in self.every]
 
 
 class PgSearchIndex:
