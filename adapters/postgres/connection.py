@@ -7,9 +7,9 @@ appears in a message: errors name the server by host and database only.
 from __future__ import annotations
 
 import psycopg
+from pi_hermes_memory.errors import StorageFailed
 from psycopg.conninfo import conninfo_to_dict
 from psycopg_pool import ConnectionPool
-from pi_hermes_memory.errors import StorageFailed
 
 #: application_name of our connections (seen in pg_stat_activity)
 APPLICATION = "pi-hermes-memory"
@@ -28,6 +28,10 @@ def describe(dsn: str) -> str:
 def open_pool(dsn: str, *, max_size: int = 4, timeout: float = 30.0) -> ConnectionPool:
     """A pool of autocommit connections (transactions are opened explicitly); raises
     StorageFailed when the server cannot be reached within `timeout`."""
+    try:  # fail fast with the server's own reason (a pool would retry until `timeout`)
+        psycopg.connect(dsn, connect_timeout=max(1, int(timeout))).close()
+    except psycopg.Error as exc:
+        raise StorageFailed(f"cannot connect to {describe(dsn)}: {_reason(exc)}") from exc
     pool = ConnectionPool(
         dsn,
         min_size=1,

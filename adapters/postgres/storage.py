@@ -94,8 +94,8 @@ class PgJournal:
         return [
             str(row[0])
             for row in self._conn.execute(
-                "SELECT DISTINCT stream FROM events WHERE stream COLLATE \"C\" >= %s "
-                "AND stream COLLATE \"C\" < %s ORDER BY 1",
+                'SELECT DISTINCT stream FROM events WHERE stream COLLATE "C" >= %s '
+                'AND stream COLLATE "C" < %s ORDER BY 1',
                 (prefix, prefix + "\U0010ffff"),
             )
         ]

@@ -72,8 +72,7 @@ class PgVectorStore:
             params.append(before)
         with self._storage.read() as conn:
             rows = conn.execute(
-                f"SELECT m.id, m.text FROM memories AS m WHERE {where} ORDER BY m.id DESC "
-                "LIMIT %s",
+                f"SELECT m.id, m.text FROM memories AS m WHERE {where} ORDER BY m.id DESC LIMIT %s",
                 (*params, limit),
             ).fetchall()
         return [(str(i), str(t)) for i, t in rows]
@@ -99,16 +98,15 @@ class PgVectorStore:
         if len(rows) != len(vectors):
             raise ValueError(f"{len(rows)} rows but {len(vectors)} vectors")
         stored = 0
-        with self._storage.transaction():
-            with self._storage.read() as conn:
-                for (entry_id, text), vector in zip(rows, vectors, strict=True):
-                    # text = %s: a row rewritten since it was embedded keeps no stale vector
-                    cur = conn.execute(
-                        "UPDATE memories SET embedding = %s, embedding_model = %s "
-                        "WHERE id = %s AND text = %s",
-                        (to_blob(vector), model_id, entry_id, text),
-                    )
-                    stored += cur.rowcount
+        with self._storage.transaction(), self._storage.read() as conn:
+            for (entry_id, text), vector in zip(rows, vectors, strict=True):
+                # text = %s: a row rewritten since it was embedded keeps no stale vector
+                cur = conn.execute(
+                    "UPDATE memories SET embedding = %s, embedding_model = %s "
+                    "WHERE id = %s AND text = %s",
+                    (to_blob(vector), model_id, entry_id, text),
+                )
+                stored += cur.rowcount
         return stored
 
     def vectors(
