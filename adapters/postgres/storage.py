@@ -251,6 +251,10 @@ class PgLedger:
         row = self._conn.execute("SELECT value FROM store_meta WHERE key = 'store_id'").fetchone()
         return str(row[0]) if row else ""
 
+    def adopt_store_id(self, store_id: str) -> None:
+        """Take another store's identity (`migrate --to postgres` into an empty store)."""
+        self._conn.execute("UPDATE store_meta SET value = %s WHERE key = 'store_id'", (store_id,))
+
 
 @attrs.frozen
 class PgUnitOfWork:
