@@ -38,9 +38,12 @@ def copy_store(source: SqliteStorage, target: PgStorage) -> CopyReport:
         streams = list(local.journal.streams(""))
         histories = {s: list(local.journal.read(s)) for s in streams}
         store_id = local.ledger.store_id()
-    ledger = source.connection.execute(
-        "SELECT stream, replica, version, sha256 FROM markdown_replicas WHERE replica != ''"
-    ).fetchall()
+    ledger: list[tuple[str, str, int, str]] = [
+        (str(stream), str(replica), int(version), str(sha256))
+        for stream, replica, version, sha256 in source.connection.execute(
+            "SELECT stream, replica, version, sha256 FROM markdown_replicas WHERE replica != ''"
+        )
+    ]
     copied = events = already = 0
     refused: list[str] = []
     adopted = False
@@ -66,7 +69,7 @@ def copy_store(source: SqliteStorage, target: PgStorage) -> CopyReport:
     with target.transaction() as uow:
         for stream, replica, version, sha256 in ledger:
             if stream not in refused:
-                uow.ledger.record(str(stream), str(replica), int(version), str(sha256))
+                uow.ledger.record(stream, replica, version, sha256)
     return CopyReport(
         streams=len(histories),
         copied_streams=copied,
