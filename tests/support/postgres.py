@@ -159,7 +159,8 @@ def main() -> None:
     """`make pg`: start a cluster that outlives this command and print its DSN line."""
     cluster = start_cluster(durable=True)
     print(f"export {DSN_ENV}='{cluster.dsn()}'")
-    print(f"# stop it with: {cluster.bin_dir}/pg_ctl -D {cluster.data} stop", flush=True)
+    runner = f"runuser -u {cluster.user} -- " if cluster.user else ""
+    print(f"# stop it: {runner}{cluster.bin_dir}/pg_ctl -D {cluster.data} stop", flush=True)
 
 
 if __name__ == "__main__":
