@@ -70,6 +70,8 @@ def copy_store(source: SqliteStorage, target: PgStorage) -> CopyReport:
         for stream, replica, version, sha256 in ledger:
             if stream not in refused:
                 uow.ledger.record(stream, replica, version, sha256)
+    if events:
+        target.analyze()
     return CopyReport(
         streams=len(histories),
         copied_streams=copied,

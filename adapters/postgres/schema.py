@@ -46,12 +46,17 @@ MIGRATIONS: tuple[str, ...] = (
         flagged TEXT,
         embedding_model TEXT,
         embedding BYTEA,
+        dims INTEGER GENERATED ALWAYS AS (octet_length(embedding) / 4) STORED,
         -- bumped by every insert or update: the vector cache's change detector
-        changed BIGINT NOT NULL DEFAULT nextval('memories_changed')
+        changed BIGINT NOT NULL DEFAULT nextval('memories_changed'),
+        CHECK ((embedding IS NULL) = (embedding_model IS NULL))
     );
     CREATE INDEX memories_keys ON memories USING gin (keys);
+    -- the scope columns first; with the vector columns included, listing a scope's vectors
+    -- state (the cache check, the rows lacking a vector) is an index-only scan
     CREATE INDEX memories_scope
-        ON memories (target, project, namespace, superseded_by, flagged, embedding_model);
+        ON memories (target, project, namespace, superseded_by, flagged, embedding_model)
+        INCLUDE (dims, changed, id);
     CREATE FUNCTION memories_touch() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN
         NEW.changed := nextval('memories_changed');
@@ -59,6 +64,27 @@ MIGRATIONS: tuple[str, ...] = (
     END $$;
     CREATE TRIGGER memories_touch BEFORE UPDATE ON memories
         FOR EACH ROW EXECUTE FUNCTION memories_touch();
+    -- the transactions that changed `memories` (one row each): a reader that saw every
+    -- transaction below its snapshot's xmin knows nothing changed while no row at or above
+    -- it appears (the vector store's cache check, one index probe); rows older than an hour
+    -- are trimmed, skipping locked ones, so writers never wait for each other here
+    CREATE TABLE memories_log (
+        xid XID8 PRIMARY KEY,
+        at TIMESTAMPTZ NOT NULL DEFAULT now()
+    );
+    CREATE INDEX memories_log_at ON memories_log (at);
+    CREATE FUNCTION memories_logged() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        INSERT INTO memories_log (xid) VALUES (pg_current_xact_id()) ON CONFLICT DO NOTHING;
+        IF random() < 0.01 THEN
+            DELETE FROM memories_log WHERE xid IN (
+                SELECT xid FROM memories_log WHERE at < now() - interval '1 hour'
+                FOR UPDATE SKIP LOCKED);
+        END IF;
+        RETURN NULL;
+    END $$;
+    CREATE TRIGGER memories_logged AFTER INSERT OR UPDATE OR DELETE ON memories
+        FOR EACH STATEMENT EXECUTE FUNCTION memories_logged();
     CREATE TABLE markdown_replicas (
         stream TEXT NOT NULL,
         replica TEXT NOT NULL,

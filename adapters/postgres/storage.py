@@ -359,6 +359,16 @@ class PgStorage:
             )
         )
 
+    def analyze(self) -> None:
+        """VACUUM ANALYZE the read model after a bulk load (`migrate --to postgres`): fresh
+        planner statistics and visibility map, as autovacuum would leave them a while later."""
+        with self._lock, self._pool.connection() as conn:
+            try:
+                conn.execute("VACUUM ANALYZE memories")
+                conn.execute("ANALYZE events")
+            except psycopg.Error as exc:
+                raise mapped(exc, self.where) from exc
+
     def close(self) -> None:
         with self._lock:
             self._pool.close()

@@ -3,10 +3,13 @@ ADR 0050), ranked in numpy over the scope-filtered candidates.
 
 pgvector is not used: it is no Debian package of the PostgreSQL we test on, and an untested
 path is not shipped. The scope predicate is the search index's, in the WHERE of every query.
-`candidates` keeps the matrix per (scope, model, dimension) and checks it with one aggregate
-over the in-scope rows: their count and the sum of their `changed` stamps (a sequence value
-every insert and update draws, so any change by any host moves one of the two); a changed
-scope re-reads only the rows whose stamp differs.
+`candidates` keeps the matrix per (scope, model, dimension). While no transaction of any host
+changed `memories` since the snapshot it was read on (`memories_log`: one index probe, see
+adapters/postgres/schema.py) it is served as it is, and so is an empty `missing` answer;
+otherwise, and at least every few minutes, one aggregate over the in-scope rows checks it:
+their count and the sum of their `changed` stamps (a sequence value every insert and update
+draws, so any change moves one of the two); a changed scope re-reads only the rows whose
+stamp differs.
 """
 
 from __future__ import annotations
@@ -24,18 +27,46 @@ from pi_hermes_memory.adapters.sqlite.vectors import from_blob, to_blob
 from pi_hermes_memory.vectors import VectorScope
 
 _CACHED_SCOPES = 8
+#: a mark older than this (server time) is not trusted: the log keeps an hour
+_MARK_SECONDS = 300
+
+#: (xmin of the snapshot, its start time as epoch seconds)
+_Mark = tuple[int, float]
+
+
+def _mark(conn: Any) -> _Mark:
+    row = conn.execute(
+        "SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint, "
+        "extract(epoch FROM now())::float8"
+    ).fetchone()
+    return int(row[0]), float(row[1])
+
+
+def _unchanged(conn: Any, mark: _Mark | None) -> bool:
+    """Whether no transaction changed `memories` since the snapshot of `mark`."""
+    if mark is None:
+        return False
+    row = conn.execute(
+        "SELECT extract(epoch FROM now())::float8 - %s < %s AND NOT EXISTS "
+        "(SELECT 1 FROM memories_log WHERE xid >= %s::text::xid8)",
+        (mark[1], _MARK_SECONDS, str(mark[0])),
+    ).fetchone()
+    return bool(row and row[0])
 
 
 def _current_sql(dimension: int | None) -> tuple[str, list[Any]]:
     """The predicate "has a current vector" (the model id is the first parameter)."""
-    sql = "m.embedding IS NOT NULL AND m.embedding_model = %s"
+    # a model id is stored exactly with a vector (a CHECK constraint), so the indexed columns
+    # answer this without reading the row
+    sql = "m.embedding_model IS NOT NULL AND m.embedding_model = %s"
     if dimension is None:
         return sql, []
-    return sql + " AND octet_length(m.embedding) = %s", [4 * dimension]
+    return sql + " AND m.dims = %s", [dimension]
 
 
 @attrs.frozen
 class _Cached:
+    mark: _Mark
     token: tuple[int, int]
     stamps: dict[str, int]
     vectors: dict[str, NDArray[np.float32]]
@@ -49,6 +80,8 @@ class PgVectorStore:
         self._cache: collections.OrderedDict[tuple[VectorScope, str, int | None], _Cached] = (
             collections.OrderedDict()
         )
+        #: (scope, model, dimension) -> the mark of a `missing` that found no row lacking one
+        self._complete: dict[tuple[VectorScope, str, int | None], _Mark] = {}
 
     def missing(
         self,
@@ -70,11 +103,20 @@ class PgVectorStore:
         if before is not None:
             where += " AND m.id < %s"
             params.append(before)
+        key = (scope, model_id, dimension)
+        plain = not everything and before is None
         with self._storage.read() as conn:
+            if plain and _unchanged(conn, self._complete.get(key)):
+                return []
+            mark = _mark(conn)
             rows = conn.execute(
                 f"SELECT m.id, m.text FROM memories AS m WHERE {where} ORDER BY m.id DESC LIMIT %s",
                 (*params, limit),
             ).fetchall()
+        if plain and not rows:
+            if len(self._complete) >= _CACHED_SCOPES:
+                self._complete.clear()
+            self._complete[key] = mark
         return [(str(i), str(t)) for i, t in rows]
 
     def count(
@@ -135,13 +177,18 @@ class PgVectorStore:
         where = f"{where} AND {current}"
         params = [*params, model_id, *more]
         with self._storage.read() as conn:
+            cached = self._cache.get(key)
+            if cached is not None and _unchanged(conn, cached.mark):
+                self._cache.move_to_end(key)
+                return cached.ids, cached.matrix
+            mark = _mark(conn)
             row = conn.execute(
                 f"SELECT count(*), coalesce(sum(m.changed), 0) FROM memories AS m WHERE {where}",
                 params,
             ).fetchone()
             token = (int(row[0]), int(row[1])) if row else (0, 0)
-            cached = self._cache.get(key)
             if cached is not None and cached.token == token:
+                self._cache[key] = attrs.evolve(cached, mark=mark)
                 self._cache.move_to_end(key)
                 return cached.ids, cached.matrix
             stamps = {
@@ -168,7 +215,7 @@ class PgVectorStore:
         matrix.flags.writeable = False
         if len(self._cache) >= _CACHED_SCOPES:
             self._cache.popitem(last=False)
-        self._cache[key] = _Cached(token, stamps, vectors, ids, matrix)
+        self._cache[key] = _Cached(mark, token, stamps, vectors, ids, matrix)
         return ids, matrix
 
 

@@ -173,6 +173,8 @@ def bench_backend(
         run.build_search_store(None, rows, storage=storage)
         build_s = time.perf_counter() - started
         _embed_all(vectors, embedder)
+        if dsn is not None:  # as `migrate --to postgres` (and autovacuum, a while later)
+            storage.analyze()
     finally:
         storage.close()
     figures: dict[str, Any] = {"backend": name, "rows": rows, "build_s": round(build_s, 1)}
