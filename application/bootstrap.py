@@ -166,6 +166,8 @@ def open_memory(
     skill_tables_of: Any = None  # the SQLite storage whose skill tables hold the statistics
     if storage is None and config.storage.backend is StorageBackend.POSTGRES:
         storage, search_index, vectors = _postgres_store(config, logger, search_index, vectors)
+        if skill_telemetry is None:  # PgSkillTables, built by the first skill call
+            skill_tables_of = storage
         if session_index is None:  # the session history stays local to each host (ADR 0050)
             from pi_hermes_memory.adapters.sqlite.sessions import SqliteSessionIndex
 
@@ -326,9 +328,7 @@ def open_memory(
         if not built:
             tables = skill_telemetry
             if tables is None and skill_tables_of is not None:
-                from pi_hermes_memory.adapters.sqlite.skill_tables import SqliteSkillTables
-
-                tables = SqliteSkillTables(skill_tables_of)
+                tables = _skill_tables(config, skill_tables_of)
             built.append(tables)
         return built[0]
 
@@ -363,6 +363,17 @@ def open_memory(
     memory.attach_skills(skills)
     memory.attach_governance(governance)
     return memory
+
+
+def _skill_tables(config: Config, storage: Any) -> SkillTelemetry:
+    """The skill tables of the default storage: SQLite, or PostgreSQL (ADR 0050)."""
+    if config.storage.backend is StorageBackend.POSTGRES:
+        from pi_hermes_memory.adapters.postgres.skill_tables import PgSkillTables
+
+        return PgSkillTables(storage)
+    from pi_hermes_memory.adapters.sqlite.skill_tables import SqliteSkillTables
+
+    return SqliteSkillTables(storage)
 
 
 def _skill_service(

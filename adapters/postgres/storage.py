@@ -337,6 +337,12 @@ class PgStorage:
             yield uow
 
     @contextlib.contextmanager
+    def writing(self) -> Iterator[psycopg.Connection[Any]]:
+        """The connection of a write transaction (for the vector and skill tables)."""
+        with self._scope(writing=True) as uow:
+            yield uow.projection._conn
+
+    @contextlib.contextmanager
     def read(self) -> Iterator[psycopg.Connection[Any]]:
         """A consistent read snapshot's connection (for the search index and vectors)."""
         with self._scope(writing=False) as uow:

@@ -140,7 +140,7 @@ class PgVectorStore:
         if len(rows) != len(vectors):
             raise ValueError(f"{len(rows)} rows but {len(vectors)} vectors")
         stored = 0
-        with self._storage.transaction(), self._storage.read() as conn:
+        with self._storage.writing() as conn:
             for (entry_id, text), vector in zip(rows, vectors, strict=True):
                 # text = %s: a row rewritten since it was embedded keeps no stale vector
                 cur = conn.execute(

@@ -80,3 +80,15 @@ def test_doctor_and_recover_say_they_are_sqlite_only(tmp_path: Path, pg_dsn: str
             agent_root=tmp_path / "a" / "agent",
             environ={"HOME": str(tmp_path / "a"), "TEAM_MEMORY_DSN": pg_dsn},
         )
+
+
+def test_skill_statistics_are_shared_by_the_hosts(tmp_path: Path, pg_dsn: str) -> None:
+    from datetime import UTC, datetime
+
+    with host(tmp_path, "a", pg_dsn) as a, host(tmp_path, "b", pg_dsn) as b:
+        telemetry_a = a.skills.telemetry
+        assert telemetry_a is not None
+        telemetry_a.record_loads(["deploy-web"], "web", datetime.now(UTC).date())
+        telemetry_b = b.skills.telemetry
+        assert telemetry_b is not None
+        assert telemetry_b.load_counts(None) == {"deploy-web": 1}

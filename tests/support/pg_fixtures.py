@@ -60,10 +60,15 @@ def pg_admin_dsn() -> Iterator[str]:
             cluster.stop()
 
 
-@pytest.fixture
-def pg_dsn(pg_admin_dsn: str) -> str:
-    """A DSN of a fresh database holding the current schema (and nothing else)."""
+def fresh_database(pg_admin_dsn: str) -> str:
+    """A DSN of a new database holding the current schema (and nothing else)."""
     admin, template = pg_admin_dsn.split("\x00")
     name = f"phm_{os.getpid()}_{next(_numbers)}"
     create_database(admin, name, template)
     return with_dbname(admin, name)
+
+
+@pytest.fixture
+def pg_dsn(pg_admin_dsn: str) -> str:
+    """A DSN of a fresh database holding the current schema (and nothing else)."""
+    return fresh_database(pg_admin_dsn)
