@@ -94,7 +94,8 @@ class PgJournal:
         return [
             str(row[0])
             for row in self._conn.execute(
-                'SELECT DISTINCT stream FROM events WHERE stream COLLATE "C" >= %s '
+                # byte order, as SQLite's and Python's, whatever the database's collation
+                'SELECT DISTINCT stream COLLATE "C" FROM events WHERE stream COLLATE "C" >= %s '
                 'AND stream COLLATE "C" < %s ORDER BY 1',
                 (prefix, prefix + "\U0010ffff"),
             )
