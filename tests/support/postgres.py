@@ -26,10 +26,14 @@ class ClusterUnavailable(RuntimeError):
 
 
 def server_bin() -> Path:
-    """The folder of initdb/pg_ctl: $PG_BIN, else the newest /usr/lib/postgresql/*/bin."""
+    """The folder of initdb/pg_ctl: $PG_BIN (only it, when set), else the newest
+    /usr/lib/postgresql/*/bin, else the folder of `initdb` on PATH."""
     configured = os.environ.get("PG_BIN")
-    candidates = [configured] if configured else []
-    candidates += sorted(
+    if configured:
+        if (Path(configured) / "initdb").exists() and (Path(configured) / "pg_ctl").exists():
+            return Path(configured)
+        raise ClusterUnavailable(f"PG_BIN={configured} holds no initdb and pg_ctl")
+    candidates = sorted(
         glob.glob("/usr/lib/postgresql/*/bin"), key=lambda p: int(p.split("/")[-2])
     )[::-1]
     for folder in candidates:
