@@ -92,3 +92,42 @@ def test_skill_statistics_are_shared_by_the_hosts(tmp_path: Path, pg_dsn: str) -
         telemetry_b = b.skills.telemetry
         assert telemetry_b is not None
         assert telemetry_b.load_counts(None) == {"deploy-web": 1}
+
+
+def test_opposite_moves_on_two_hosts_never_deadlock(tmp_path: Path, pg_dsn: str) -> None:
+    """A promote (project → global) and a demote (global → project) each write both
+    streams; two hosts doing them at once take the stream locks in one order (ADR 0051):
+    every move lands, none fails."""
+    import threading
+
+    from tests.bench.run import TextGenerator
+
+    texts = TextGenerator(3)
+    ups, downs = [next(texts) for _ in range(12)], [next(texts) for _ in range(12)]
+    with host(tmp_path, "a", pg_dsn) as a, host(tmp_path, "b", pg_dsn) as b:
+        for up, down in zip(ups, downs, strict=True):
+            assert a.add(up, target="project").status == "added"
+            assert b.add(down, target="memory").status == "added"
+        failures: list[BaseException] = []
+        statuses: list[str] = []
+
+        def moves(memory: Memory, kind: str) -> None:
+            try:
+                for text in ups if kind == "promote" else downs:
+                    move = memory.promote if kind == "promote" else memory.demote
+                    statuses.append(move(text).status)
+            except BaseException as exc:
+                failures.append(exc)
+
+        threads = [
+            threading.Thread(target=moves, args=(a, "promote")),
+            threading.Thread(target=moves, args=(b, "demote")),
+        ]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert failures == []
+        assert sorted(e.text for e in a.entries("memory")) == sorted(ups)
+        assert sorted(e.text for e in b.entries("project")) == sorted(downs)
+        assert len(statuses) == 24
