@@ -5,14 +5,22 @@ BIN := $(VENV)/bin
 FUZZ_SECONDS ?= 60
 DATA ?= ../shared/data/locomo-dev.json
 
-.PHONY: dev test lint typecheck fuzz bench bench-sessions bench-retrieval bench-scanner bench-server bench-recall bench-knowledge wheel-test clean
+.PHONY: dev dev-postgres pg bench-postgres test lint typecheck fuzz bench bench-sessions bench-retrieval bench-scanner bench-server bench-recall bench-knowledge wheel-test clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip setuptools wheel
 
 dev: $(BIN)/python
-	$(BIN)/pip install -q -e '.[dev,local,server]' --config-settings editable_mode=strict
+	$(BIN)/pip install -q -e '.[dev,local,server,postgres]' --config-settings editable_mode=strict
+
+# the OS PostgreSQL server binaries (installed when missing, as root) for the PostgreSQL tests
+dev-postgres: dev
+	bash .ci/install-postgres
+
+# a throwaway PostgreSQL cluster (Unix socket in a temp dir); prints the DSN line to export
+pg: dev-postgres
+	$(BIN)/python -m tests.support.postgres
 
 test: dev
 	$(BIN)/python -m pytest -q
@@ -48,11 +56,14 @@ bench-recall: dev
 bench-knowledge: dev
 	$(BIN)/python -m tests.bench.knowledge $(KNOWLEDGE_ARGS)
 
+bench-postgres: dev-postgres
+	$(BIN)/python -m tests.bench.postgres $(PG_BENCH_ARGS)
+
 wheel-test: dev
 	rm -rf dist build/wheel-venv
 	$(BIN)/python -m build --wheel --outdir dist . > /dev/null
 	$(PYTHON) -m venv build/wheel-venv
-	build/wheel-venv/bin/pip install -q "$$(ls dist/*.whl)[local,server]" pytest hypothesis mypy
+	build/wheel-venv/bin/pip install -q "$$(ls dist/*.whl)[local,server,postgres]" pytest hypothesis mypy
 	cd build && wheel-venv/bin/python -c "import pi_hermes_memory, sys; assert 'build/wheel-venv' in pi_hermes_memory.__file__, pi_hermes_memory.__file__"
 	build/wheel-venv/bin/python -m pytest -q -p no:cacheprovider --import-mode=importlib -o pythonpath=. tests
 

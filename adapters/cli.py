@@ -666,7 +666,8 @@ def _main(argv: Sequence[str] | None) -> int:
         return _recover(as_json=args.json)
 
     for module in _EXTRA:  # commands that must not open the store (the read-only doctor)
-        if args.command in getattr(module, "NO_STORE", ()):
+        unopened = getattr(module, "unopened", None)
+        if args.command in getattr(module, "NO_STORE", ()) or (unopened and unopened(args)):
             return int(module.run_unopened(args))
 
     import pi_hermes_memory

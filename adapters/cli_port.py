@@ -4,7 +4,8 @@ stats         counts per target, scope and project; superseded; characters vs li
 delete-bulk   remove the active entries of one or more scopes (--before DATE, --dry-run)
 export        every entry with its supersede history as JSON Lines (header line first)
 import        an export file, idempotent by id (--dry-run, --scope)
-migrate       a second-seed export ({"memories": [...]}) into this store
+migrate       a second-seed export ({"memories": [...]}) into this store; with --to postgres:
+              copy the local SQLite store into the PostgreSQL one (ADR 0050)
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from typing import Any
 
 COMMANDS: frozenset[str] = frozenset({"stats", "delete-bulk", "export", "import", "migrate"})
 WRITES: frozenset[str] = frozenset({"delete-bulk", "import", "migrate"})
+#: `migrate --to postgres` runs without opening the store (see `unopened`)
+NO_STORE: frozenset[str] = frozenset()
 
 EXIT_OK, EXIT_FAILED = 0, 1
 _TARGETS = ["user", "memory", "project", "failure"]
@@ -71,13 +74,35 @@ def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
         parents=[common],
         help='import a second-seed export ({"memories": [...]}: id, text, scope, timestamp, …)',
     )
-    mig.add_argument("file", help="the JSON export file, or - for stdin")
+    mig.add_argument("file", nargs="?", help="the JSON export file, or - for stdin")
+    mig.add_argument(
+        "--to",
+        choices=["postgres"],
+        help="instead: copy the local SQLite store (sessions.db) into the PostgreSQL store "
+        "(idempotent; the Markdown files are left as they are)",
+    )
+    mig.add_argument(
+        "--dsn-env",
+        help="with --to postgres: the environment variable holding the DSN "
+        "(default: storage.dsnEnv of the configuration)",
+    )
     mig.add_argument(
         "--scope",
         help="import every memory into this scope (global, agent:<id>, custom:<name>,"
         " user:<id>, project:<name>) instead of its own",
     )
     mig.add_argument("--dry-run", action="store_true", help="only show what would be imported")
+
+
+def unopened(args: argparse.Namespace) -> bool:
+    """Whether `args` is a command that must run before (without) opening the store."""
+    return args.command == "migrate" and getattr(args, "to", None) is not None
+
+
+def run_unopened(args: argparse.Namespace) -> int:
+    from pi_hermes_memory.adapters.cli_store_copy import migrate_to_postgres
+
+    return migrate_to_postgres(args)
 
 
 def run(memory: Any, args: argparse.Namespace) -> int:
@@ -108,6 +133,8 @@ def run(memory: Any, args: argparse.Namespace) -> int:
             memory, read.rows, scopes=args.scope, dry_run=args.dry_run, removed=read.removed
         )
         return _report(report, {}, as_json=args.json)
+    if args.file is None:
+        raise InvalidArgument("migrate takes an export FILE (or --to postgres)")
     with _open(args.file) as handle:
         try:
             data = json.load(handle)

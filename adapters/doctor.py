@@ -34,6 +34,7 @@ from pi_hermes_memory.doctor import (
 from pi_hermes_memory.domain.document import MemoryDocument, fold, stream_for
 from pi_hermes_memory.domain.model import Target
 from pi_hermes_memory.errors import HermesMemoryError
+from pi_hermes_memory.storage_config import StorageBackend
 
 __all__ = ["current_model", "diagnose", "diagnose_config"]
 
@@ -80,6 +81,11 @@ def current_model(config: Config) -> str | None:
 def diagnose_config(config: Config, warnings: list[str] | tuple[str, ...]) -> DoctorReport:
     """The report for an already loaded configuration (`Memory.doctor()`)."""
     started = time.perf_counter()
+    if config.storage.backend is StorageBackend.POSTGRES:  # ADR 0050
+        raise DoctorFailed(
+            "doctor checks the local SQLite store; this store is on PostgreSQL "
+            "(storage.backend), whose server has its own checks (pg_amcheck, backups)"
+        )
     _check_readable(config)
     problems: list[str] = []
     notes: list[str] = []

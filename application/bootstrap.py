@@ -38,6 +38,7 @@ from pi_hermes_memory.ports import (
     VectorStore,
 )
 from pi_hermes_memory.service import MemoryService, MemorySettings
+from pi_hermes_memory.storage_config import StorageBackend
 
 if TYPE_CHECKING:
     from pi_hermes_memory.adapters.legacy_layout import MigrationReport
@@ -158,12 +159,21 @@ def open_memory(
     # the old layout moves before the storage opens (ADR 0013)
     migration = migrate() if migrate is not None else None
     close_sessions: Callable[[], None] | None = None
-    vectors: VectorStore | _LazySqliteVectors | None = vector_store
+    vectors: VectorStore | _LazyVectors | None = vector_store
     logger = logger or library_logger()
     # set when sessions.db cannot be used: the store then works read-only (ADR 0023)
     read_only: StorageFailed | None = None
     own_storage = storage is None
     skill_tables_of: Any = None  # the SQLite storage whose skill tables hold the statistics
+    if storage is None and config.storage.backend is StorageBackend.POSTGRES:
+        storage, search_index, vectors = _postgres_store(config, logger, search_index, vectors)
+        if skill_telemetry is None:  # PgSkillTables, built by the first skill call
+            skill_tables_of = storage
+        if session_index is None:  # the session history stays local to each host (ADR 0050)
+            from pi_hermes_memory.adapters.sqlite.sessions import SqliteSessionIndex
+
+            local_sessions = SqliteSessionIndex(config.db_path)  # connects on first use
+            session_index, close_sessions = local_sessions, local_sessions.close
     if storage is None:
         from pi_hermes_memory.adapters.sqlite.search import SqliteSearchIndex
         from pi_hermes_memory.adapters.sqlite.storage import SqliteStorage
@@ -183,7 +193,7 @@ def open_memory(
                 sqlite_sessions = SqliteSessionIndex(config.db_path)  # connects on first use
                 session_index, close_sessions = sqlite_sessions, sqlite_sessions.close
             if vectors is None:
-                vectors = _LazySqliteVectors(sqlite)
+                vectors = _LazyVectors(sqlite, "sqlite")
             if skill_telemetry is None:  # SqliteSkillTables, built by the first skill call
                 skill_tables_of = sqlite
     clock = clock or SystemClock()
@@ -320,9 +330,7 @@ def open_memory(
         if not built:
             tables = skill_telemetry
             if tables is None and skill_tables_of is not None:
-                from pi_hermes_memory.adapters.sqlite.skill_tables import SqliteSkillTables
-
-                tables = SqliteSkillTables(skill_tables_of)
+                tables = _skill_tables(config, skill_tables_of)
             built.append(tables)
         return built[0]
 
@@ -357,6 +365,17 @@ def open_memory(
     memory.attach_skills(skills)
     memory.attach_governance(governance)
     return memory
+
+
+def _skill_tables(config: Config, storage: Any) -> SkillTelemetry:
+    """The skill tables of the default storage: SQLite, or PostgreSQL (ADR 0050)."""
+    if config.storage.backend is StorageBackend.POSTGRES:
+        from pi_hermes_memory.adapters.postgres.skill_tables import PgSkillTables
+
+        return PgSkillTables(storage)
+    from pi_hermes_memory.adapters.sqlite.skill_tables import SqliteSkillTables
+
+    return SqliteSkillTables(storage)
 
 
 def _skill_service(
@@ -484,6 +503,11 @@ def recover(
     if agent_root is not None:
         env["PI_CODING_AGENT_DIR"] = os.fspath(agent_root)
     config, _ = load_config(environ=env, cwd=Path(os.getcwd()), project_override=None)
+    if config.storage.backend is StorageBackend.POSTGRES:  # ADR 0050
+        raise StorageFailed(
+            "recover repairs the local SQLite store; this store is on PostgreSQL "
+            "(storage.backend): restore the server from its backups instead"
+        )
     db = config.db_path
     log = EventLog(default_log_path(db))
     files = MarkdownFiles(config.memory_dir, config.projects_memory_dir)
@@ -642,23 +666,57 @@ def _session_history(
     )
 
 
-class _LazySqliteVectors:
-    """Stands for the SQLite vector store until embeddings turn out to be on (numpy loads
+class _LazyVectors:
+    """Stands for the storage's vector store until embeddings turn out to be on (numpy loads
     only then)."""
 
-    def __init__(self, storage: Any) -> None:
-        self._storage = storage
+    def __init__(self, storage: Any, backend: str) -> None:
+        self._storage, self._backend = storage, backend
 
     def build(self) -> VectorStore:
+        if self._backend == "postgres":
+            from pi_hermes_memory.adapters.postgres.vectors import PgVectorStore
+
+            return PgVectorStore(self._storage)
         from pi_hermes_memory.adapters.sqlite.vectors import SqliteVectorStore
 
         return SqliteVectorStore(self._storage)
 
 
+def _postgres_store(
+    config: Config,
+    logger: Any,
+    search_index: SearchIndex | None,
+    vectors: VectorStore | _LazyVectors | None,
+) -> tuple[Storage, SearchIndex, VectorStore | _LazyVectors]:
+    """The shared PostgreSQL store of `config.storage` (ADR 0050), its search index and its
+    vectors; a missing DSN is a ConfigError (falling back to a local store would split the
+    team's memory), an unreachable server a StorageFailed naming it (never the DSN)."""
+    from pi_hermes_memory.config import ConfigError
+
+    settings = config.storage
+    if settings.problem is not None or settings.dsn is None:
+        raise ConfigError(settings.problem or "storage.dsnEnv names no DSN")
+    try:
+        from pi_hermes_memory.adapters.postgres.search import PgSearchIndex
+        from pi_hermes_memory.adapters.postgres.storage import PgStorage
+    except ImportError as exc:
+        raise ConfigError(
+            "storage.backend is 'postgres' but psycopg is not installed: "
+            "pip install 'pi-hermes-memory[postgres]'"
+        ) from exc
+    storage = PgStorage(settings.dsn, max_connections=settings.max_connections, logger=logger)
+    return (
+        storage,
+        search_index or PgSearchIndex(storage),
+        vectors if vectors is not None else _LazyVectors(storage, "postgres"),
+    )
+
+
 def _embeddings(
     config: Config,
     embedder: Embedder | None,
-    store: VectorStore | _LazySqliteVectors | None,
+    store: VectorStore | _LazyVectors | None,
     logger: Any,
     warnings: list[str],
 ) -> EmbeddingService | None:
@@ -681,7 +739,7 @@ def _embeddings(
         except LocalEmbedderUnavailable as exc:
             warnings.append(f"embedding.provider: {exc}; embeddings are off")
             return None
-    if isinstance(store, _LazySqliteVectors):
+    if isinstance(store, _LazyVectors):
         store = store.build()
     if embedder is None:
         from pi_hermes_memory.adapters.embedder_openai import OpenAICompatibleEmbedder

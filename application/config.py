@@ -33,6 +33,7 @@ from pi_hermes_memory.domain.model import (
 )
 from pi_hermes_memory.domain.sessions import normalize_cwd
 from pi_hermes_memory.errors import HermesMemoryError
+from pi_hermes_memory.storage_config import StorageConfig, parse_storage
 
 CONFIG_FILE_NAME: Final = "hermes-memory-config.json"
 DEFAULT_MEMORY_DIR_NAME: Final = "pi-hermes-memory"
@@ -389,6 +390,8 @@ class Config:
     tool_sets: tuple[str, ...] = ("hermes",)
     auto_memory: AutoMemoryConfig = AutoMemoryConfig()
     knowledge: KnowledgeConfig = KnowledgeConfig()
+    #: storage: the local SQLite store or a shared PostgreSQL one (ADR 0050)
+    storage: StorageConfig = attrs.field(factory=StorageConfig)
 
     @classmethod
     def default(cls, agent_root: Path, cwd: Path) -> Config:
@@ -1411,6 +1414,7 @@ def parse_config(
         tool_sets=_tool_sets(top.section("tools")),
         auto_memory=_auto_memory(top),
         knowledge=_knowledge(top, environ, cwd=cwd, home=home),
+        storage=parse_storage(top, environ),
         skill_governance=_skill_governance(
             top,
             agent_root=root,

@@ -411,7 +411,9 @@ class Pipeline(Generic[S]):
         states: dict[str, S] = {}
         on_disk: dict[str, str | None] = {}
         imported: dict[str, int] = {}
-        for stream in streams:
+        # in one order (sorted): a storage that locks each stream at its first read (the
+        # PostgreSQL one, ADR 0051) then never deadlocks two writers of the same streams
+        for stream in sorted(streams):
             caught = self.catch_up(uow, stream)
             if stream in lagging:
                 states[stream], on_disk[stream], imported[stream] = caught, _LAGGING, 0

@@ -11,6 +11,8 @@ import os
 
 from hypothesis import HealthCheck, settings
 
+pytest_plugins = ["tests.support.pg_fixtures"]  # PostgreSQL: one cluster per session
+
 settings.register_profile(
     "ci",
     derandomize=True,

@@ -114,40 +114,43 @@ def match_any(terms: QueryTerms, skip: Collection[str] = ()) -> str:
     return " OR ".join(_distinct(parts))
 
 
-def scope_sql(query: SearchQuery) -> tuple[str, list[Any]]:
-    """The WHERE predicate of `query`'s scope, with its parameters."""
+def scope_sql(query: SearchQuery, *, mark: str = "?", false: str = "0") -> tuple[str, list[Any]]:
+    """The WHERE predicate of `query`'s scope, with its parameters; `mark` is the driver's
+    parameter placeholder and `false` its false literal (the PostgreSQL index shares it)."""
     ors: list[str] = []
     params: list[Any] = []
     for clause in query.clauses:
-        sql, clause_params = _clause_sql(clause)
+        sql, clause_params = _clause_sql(clause, mark, false)
         ors.append(sql)
         params += clause_params
     # a hand-edited row that failed the content scan never leaves the store (ADR 0022)
     where = [f"({' OR '.join(ors)})", "m.flagged IS NULL"]
     if query.category is not None:
-        where.append("m.category = ?")
+        where.append(f"m.category = {mark}")
         params.append(query.category.value)
     if not query.include_superseded:
         where.append("m.superseded_by IS NULL")
     return " AND ".join(where), params
 
 
-def _in(column: str, values: tuple[str | None, ...]) -> tuple[str, list[Any]]:
+def _in(
+    column: str, values: tuple[str | None, ...], mark: str, false: str
+) -> tuple[str, list[Any]]:
     """`column` is one of `values` (None = NULL)."""
     named = [v for v in values if v is not None]
     alternatives = []
     if named:
-        alternatives.append(f"{column} IN ({', '.join('?' for _ in named)})")
+        alternatives.append(f"{column} IN ({', '.join(mark for _ in named)})")
     if None in values:
         alternatives.append(f"{column} IS NULL")
-    return f"({' OR '.join(alternatives) or '0'})", named
+    return f"({' OR '.join(alternatives) or false})", named
 
 
-def _clause_sql(clause: ScopeClause) -> tuple[str, list[Any]]:
-    parts, params = ["m.target = ?"], [clause.target.value]
+def _clause_sql(clause: ScopeClause, mark: str, false: str) -> tuple[str, list[Any]]:
+    parts, params = [f"m.target = {mark}"], [clause.target.value]
     for column, values in (("m.project", clause.projects), ("m.namespace", clause.namespaces)):
         if values is not None:
-            sql, more = _in(column, values)
+            sql, more = _in(column, values, mark, false)
             parts.append(sql)
             params += more
     return f"({' AND '.join(parts)})", params
@@ -157,7 +160,8 @@ def _day(value: object) -> date:
     return date.fromisoformat(str(value)[:10])
 
 
-def _hit(row: Sequence[Any]) -> SearchHit:
+def hit_of(row: Sequence[Any]) -> SearchHit:
+    """A hit from a row of `_ROW`'s columns (the PostgreSQL index reads the same)."""
     id_, target, project, category, text, created, last, by, at, score, namespace = row
     return SearchHit(
         id=str(id_),
@@ -215,7 +219,7 @@ class SqliteSearchIndex:
                     tier(conn, informative, small)
             if len(rows) < query.limit and anything:
                 tier(conn, anything, small)
-        return [_hit(row) for row in rows]
+        return [hit_of(row) for row in rows]
 
     def rows(self, ids: Iterable[str], query: SearchQuery) -> list[SearchHit]:
         wanted = list(dict.fromkeys(ids))
@@ -233,7 +237,7 @@ class SqliteSearchIndex:
                     f"SELECT {_ROW.format(score='0.0')} FROM memories AS m WHERE m.id IN ({marks})"
                 )
                 for row in conn.execute(sql, chunk):
-                    hit = _hit(row)
+                    hit = hit_of(row)
                     if query.admits(
                         hit.target,
                         hit.project,

@@ -4,6 +4,10 @@ It shares the store's connection, lock and transactions (`SqliteStorage.read()` 
 `transaction()`), like `SqliteVectorStore`: every write is one short BEGIN IMMEDIATE, every
 read a deferred snapshot, and driver errors leave as the library's `StorageFailed` family.
 
+The SQL is portable (ON CONFLICT, RETURNING, TRUE): the PostgreSQL adapter runs this class
+through a connection shim (adapters/postgres/skill_tables.py); `_plumbing` and `_BY_AT` are its
+hooks.
+
 `skill_load_events` is read-only history: this adapter only reads it and deletes expired
 rows from it. Its `at` is read as UTC text (`YYYY-MM-DD...`): its day is the first ten
 characters. The cleanup deletes `LIMIT budget` rows per table by rowid over the day/at
@@ -19,7 +23,6 @@ from typing import Any, Final
 
 import apsw
 from pi_hermes_memory.adapters.sqlite.failures import map_error
-from pi_hermes_memory.adapters.sqlite.storage import SqliteStorage
 from pi_hermes_memory.skill_curation import LeaseFacts, is_stale, refusal
 from pi_hermes_memory.skill_ports import (
     CLEANUP_INTERVAL,
@@ -107,11 +110,14 @@ def _governance(row: Sequence[Any]) -> GovernanceRecord:
 
 
 class SqliteSkillTables:
-    def __init__(self, storage: SqliteStorage) -> None:
+    #: the index hint of the windowed stats query (SQLite only)
+    _BY_AT: str = " INDEXED BY skill_usage_events_by_at"
+
+    def __init__(self, storage: Any) -> None:
         self._storage = storage
 
     @property
-    def storage(self) -> SqliteStorage:
+    def storage(self) -> Any:
         return self._storage
 
     # -- plumbing ------------------------------------------------------------------------------
@@ -146,7 +152,8 @@ class SqliteSkillTables:
         with self._write() as conn:
             conn.executemany(
                 "INSERT INTO skill_load_daily (skill_id, project, day, count) VALUES (?, ?, ?, 1) "
-                "ON CONFLICT (skill_id, project, day) DO UPDATE SET count = count + 1",
+                "ON CONFLICT (skill_id, project, day) DO UPDATE SET "
+                "count = skill_load_daily.count + 1",
                 [(skill_id, where, on) for skill_id in ids],
             )
 
@@ -231,7 +238,7 @@ class SqliteSkillTables:
             "NOT EXISTS (SELECT 1 FROM skill_load_daily AS x WHERE x.skill_id = e.skill_id "
             "AND x.project = coalesce(e.project, '') AND x.day = substr(e.at, 1, 10))"
         )
-        where_d = " AND ".join(daily) or "1"
+        where_d = " AND ".join(daily) or "TRUE"
         where_e = " AND ".join(events)
         sql = (
             "SELECT skill_id, sum(n) FROM ("
@@ -240,7 +247,7 @@ class SqliteSkillTables:
             "UNION ALL "
             f"SELECT e.skill_id, count(*) FROM skill_load_events AS e WHERE {where_e} "
             "GROUP BY e.skill_id"
-            ") GROUP BY skill_id"
+            ") AS loads GROUP BY skill_id"
         )
         return {str(s): int(n) for s, n in conn.execute(sql, (*params_d, *params_e))}
 
@@ -253,13 +260,13 @@ class SqliteSkillTables:
             params.append(first.isoformat())
         # without INDEXED BY the planner walks the (skill_id, at) index whole to save the
         # GROUP BY sort: every use ever recorded would be read for a one-day window
-        table = "skill_usage_events" + (" INDEXED BY skill_usage_events_by_at" if where else "")
+        table = "skill_usage_events" + (self._BY_AT if where else "")
         if project is not None:
             where.append("project = ?")
             params.append(project)
         sql = (
             "SELECT skill_id, count(*), count(DISTINCT session_id), count(DISTINCT project) "
-            f"FROM {table} WHERE {' AND '.join(where) or '1'} GROUP BY skill_id"
+            f"FROM {table} WHERE {' AND '.join(where) or 'TRUE'} GROUP BY skill_id"
         )
         with self._read() as conn:
             loads = self._load_counts(conn, first, project)
@@ -292,7 +299,7 @@ class SqliteSkillTables:
                     u.project,
                     u.task_domain,
                     utc_text(u.at),
-                    u.main_session,
+                    int(u.main_session),
                 ),
             )
 
@@ -367,8 +374,12 @@ class SqliteSkillTables:
         r = checked_governance(record)
         with self._write() as conn:
             conn.execute(
-                "INSERT OR REPLACE INTO skill_governance (skill_id, state, task_domain, reason, "
-                "updated_at, promoted_to, promoted_from, backup) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO skill_governance (skill_id, state, task_domain, reason, "
+                "updated_at, promoted_to, promoted_from, backup) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (skill_id) DO UPDATE SET state = excluded.state, "
+                "task_domain = excluded.task_domain, reason = excluded.reason, "
+                "updated_at = excluded.updated_at, promoted_to = excluded.promoted_to, "
+                "promoted_from = excluded.promoted_from, backup = excluded.backup",
                 (
                     r.skill_id,
                     r.state,
@@ -401,8 +412,9 @@ class SqliteSkillTables:
         r = checked_overrides(record)
         with self._write() as conn:
             conn.execute(
-                "INSERT OR REPLACE INTO skill_policy_overrides (project, data, updated_at) "
-                "VALUES (?, ?, ?)",
+                "INSERT INTO skill_policy_overrides (project, data, updated_at) VALUES (?, ?, ?) "
+                "ON CONFLICT (project) DO UPDATE SET data = excluded.data, "
+                "updated_at = excluded.updated_at",
                 (r.project, r.data, utc_text(r.updated_at)),
             )
 
@@ -444,7 +456,7 @@ class SqliteSkillTables:
                 conn.execute(
                     "INSERT INTO skill_curation_skips (project, reason, count, last_at) "
                     "VALUES (?, ?, 1, ?) ON CONFLICT (project, reason) DO UPDATE SET "
-                    "count = count + 1, last_at = excluded.last_at",
+                    "count = skill_curation_skips.count + 1, last_at = excluded.last_at",
                     (project, reason.value, stamp),
                 )
                 return CurationRefusal(
@@ -455,12 +467,13 @@ class SqliteSkillTables:
                     cleared_stale=len(stale),
                 )
             state = JobState.QUEUED if queued else JobState.RUNNING
-            conn.execute(
-                "INSERT INTO skill_curation_jobs (project, kind, state, created_at, updated_at) "
-                "VALUES (?, ?, ?, ?, ?)",
-                (project, job_kind.value, state.value, stamp, stamp),
+            job_id = int(
+                conn.execute(
+                    "INSERT INTO skill_curation_jobs (project, kind, state, created_at, "
+                    "updated_at) VALUES (?, ?, ?, ?, ?) RETURNING id",
+                    (project, job_kind.value, state.value, stamp, stamp),
+                ).get
             )
-            job_id = conn.last_insert_rowid()
         return JobLease(
             job_id=job_id,
             project=project,

@@ -633,9 +633,10 @@ def search_queries(kind: str, count: int, seed: int = 11) -> list[str]:
 
 
 def build_search_store(
-    db_path: Path, rows: int, *, seed: int = 5, chunk: int = 5_000
+    db_path: Path | None, rows: int, *, seed: int = 5, chunk: int = 5_000, storage: Any = None
 ) -> dict[str, int]:
-    """Append events through SqliteStorage until the `memories` table holds `rows` rows.
+    """Append events through SqliteStorage (or `storage`, left open) until the `memories`
+    table holds `rows` rows.
 
     ~20% of the operations are replaces (the old row stays as superseded history), the rest
     adds; 30% of the texts are Chinese; project and failure rows spread over five projects
@@ -652,7 +653,10 @@ def build_search_store(
     version = dict.fromkeys(targets, 0)
     pending: dict[Target, list[Event]] = {t: [] for t in targets}
     history = 0
-    storage = SqliteStorage(db_path)
+    owned = storage is None
+    if storage is None:
+        assert db_path is not None
+        storage = SqliteStorage(db_path)
 
     def flush(uow: Any, target: Target) -> None:
         batch = pending[target]
@@ -718,7 +722,8 @@ def build_search_store(
             for target in targets:
                 flush(uow, target)
     finally:
-        storage.close()
+        if owned:
+            storage.close()
     return {"active": sum(len(v) for v in live.values()), "history": history}
 
 

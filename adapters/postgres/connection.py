@@ -1,0 +1,59 @@
+"""The connection pool and the mapping of driver errors (ADR 0050).
+
+The DSN, password included, comes only from the environment (`storage.dsnEnv`); it never
+appears in a message: errors name the server by host and database only.
+"""
+
+from __future__ import annotations
+
+import psycopg
+from pi_hermes_memory.errors import StorageFailed
+from psycopg.conninfo import conninfo_to_dict
+from psycopg_pool import ConnectionPool
+
+#: application_name of our connections (seen in pg_stat_activity)
+APPLICATION = "pi-hermes-memory"
+
+
+def describe(dsn: str) -> str:
+    """The server and database of `dsn`, without user or password."""
+    try:
+        params = conninfo_to_dict(dsn)
+    except psycopg.ProgrammingError:
+        return "PostgreSQL (unparsable DSN)"
+    host = params.get("host") or "localhost"
+    return f"PostgreSQL {host}/{params.get('dbname') or params.get('user') or ''}"
+
+
+def open_pool(dsn: str, *, max_size: int = 4, timeout: float = 30.0) -> ConnectionPool:
+    """A pool of autocommit connections (transactions are opened explicitly); raises
+    StorageFailed when the server cannot be reached within `timeout`."""
+    try:  # fail fast with the server's own reason (a pool would retry until `timeout`)
+        psycopg.connect(dsn, connect_timeout=max(1, int(timeout))).close()
+    except psycopg.Error as exc:
+        raise StorageFailed(f"cannot connect to {describe(dsn)}: {_reason(exc)}") from exc
+    pool = ConnectionPool(
+        dsn,
+        min_size=1,
+        max_size=max_size,
+        kwargs={"autocommit": True, "application_name": APPLICATION},
+        timeout=timeout,
+        open=False,
+        name="pi-hermes-memory",
+    )
+    try:
+        pool.open(wait=True, timeout=timeout)
+    except Exception as exc:  # PoolTimeout, OperationalError: the server is not there
+        pool.close()
+        raise StorageFailed(f"cannot connect to {describe(dsn)}: {_reason(exc)}") from exc
+    return pool
+
+
+def _reason(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__
+
+
+def mapped(exc: psycopg.Error, where: str) -> StorageFailed:
+    """One StorageFailed for a driver error (ADR 0023: driver exceptions never cross a port)."""
+    return StorageFailed(f"{where}: {_reason(exc)}")

@@ -1,0 +1,72 @@
+"""`migrate --to postgres` and export/import between the local and the shared store, through
+the CLI as a subprocess (issue 16)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+CONFIG = {"storage": {"backend": "postgres", "dsnEnv": "TEAM_DSN"}}
+
+
+def cli(root: Path, dsn: str, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PI_CODING_AGENT_DIR": str(root), "HOME": str(root.parent)}
+    env["TEAM_DSN"] = dsn
+    return subprocess.run(
+        [sys.executable, "-m", "pi_hermes_memory.adapters.cli", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=root.parent,
+        timeout=120,
+    )
+
+
+def texts(root: Path, dsn: str) -> list[str]:
+    done = cli(root, dsn, "list", "--json")
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    return sorted(e["text"] for e in data)
+
+
+def test_migrate_to_postgres_copies_the_journal_once(tmp_path: Path, pg_dsn: str) -> None:
+    root = tmp_path / "agent"
+    for text in ("Deploys need the VPN", "The build server is ci-3", "Prefers short answers"):
+        assert cli(root, pg_dsn, "add", text).returncode == 0
+    local = texts(root, pg_dsn)
+    done = cli(root, pg_dsn, "migrate", "--to", "postgres", "--dsn-env", "TEAM_DSN", "--json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["events"] >= 3 and report["refused"] == [] and report["store_id_adopted"]
+    again = json.loads(
+        cli(root, pg_dsn, "migrate", "--to", "postgres", "--dsn-env", "TEAM_DSN", "--json").stdout
+    )
+    assert again["events"] == 0 and again["already_there"] == report["events"]  # idempotent
+    before = (root / "pi-hermes-memory" / "MEMORY.md").read_bytes()
+    (root / "hermes-memory-config.json").write_text(json.dumps(CONFIG))
+    assert texts(root, pg_dsn) == local  # the same entries, none imported twice
+    assert (root / "pi-hermes-memory" / "MEMORY.md").read_bytes() == before
+    # another host joins with an empty root: it renders the shared entries
+    other = tmp_path / "other" / "agent"
+    other.mkdir(parents=True)
+    (other / "hermes-memory-config.json").write_text(json.dumps(CONFIG))
+    assert texts(other, pg_dsn) == local
+    # and export from the shared store imports into a fresh local one
+    exported = tmp_path / "team.jsonl"
+    assert cli(other, pg_dsn, "export", "-o", str(exported)).returncode == 0
+    fresh = tmp_path / "fresh" / "agent"
+    fresh.mkdir(parents=True)
+    done = cli(fresh, pg_dsn, "import", str(exported))
+    assert done.returncode == 0, done.stderr
+    assert texts(fresh, pg_dsn) == local
+
+
+def test_migrate_to_postgres_without_a_dsn_is_a_usage_error(tmp_path: Path) -> None:
+    root = tmp_path / "agent"
+    done = cli(root, "", "migrate", "--to", "postgres", "--dsn-env", "TEAM_DSN")
+    assert done.returncode == 2 and "TEAM_DSN" in done.stderr and "not set" in done.stderr
+    done = cli(root, "", "migrate")
+    assert done.returncode != 0 and "FILE" in done.stderr
