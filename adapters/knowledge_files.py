@@ -4,10 +4,14 @@ The walk visits each root (its real path) depth first, in name order, and skips,
 each by reason: hidden names (a leading dot: `.git`, `.venv`, `.env`…), paths the
 `.gitignore` files on the way ignore (the subset in `pi_hermes_memory.domain.gitignore`),
 names that are no document (`domain.knowledge.file_kind`), special files, symlinks whose real
-path is outside every root (`symlink_outside`), directories already visited (by device and
-inode: a symlink loop or a second way in, `already_seen`) and the folders holding this
-library's own state (`state_dir`: the index is never inside what it indexes). Every file is
-reported once, by its real path. Nothing here follows a symlink out of a root.
+path is outside every root (`symlink_outside`), symlinks to a file or folder inside a root and
+directories already visited (by device and inode: a symlink loop or a second way in,
+`already_seen`) and the folders holding this library's own state (`state_dir`: the index is
+never inside what it indexes). Every file is reported once, by its real path and its path
+below its root. No symlink is followed: one leading inside the roots is a second name for
+something the walk reaches under its own name (where the hidden and `.gitignore` rules see
+its real path, so a link cannot expose an ignored or hidden folder), one leading out is never
+followed.
 """
 
 from __future__ import annotations
@@ -116,8 +120,12 @@ class KnowledgeFiles:
                 if not any(_inside(target, r) for r in roots):
                     skipped["symlink_outside"] += 1
                     return None
-            else:
-                target = entry.path
+                os.stat(target)
+                # a second name for something inside the folders: the walk reaches it under
+                # its own name, where the hidden and .gitignore rules apply to its real path
+                skipped["already_seen"] += 1
+                return None
+            target = entry.path
             info = os.stat(target)
         except OSError:
             skipped["unreadable"] += 1

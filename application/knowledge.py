@@ -72,6 +72,7 @@ class KnownFile:
     mtime_ns: int
     sha256: str
     root: str = ""
+    rel: str = ""
 
 
 @attrs.frozen(kw_only=True)
@@ -292,6 +293,9 @@ class KnowledgeBase:
             ):
                 kept.add(file.path)
                 counts["unchanged"] += 1
+                if (previous.root, previous.rel) != (file.root, file.rel):
+                    # the same file under another configured folder: its path below it changed
+                    batch.add(FileChunks(file=file, sha256=previous.sha256, chunks=None), 0)
                 continue
             outcome = self._read(file)
             if isinstance(outcome, str):

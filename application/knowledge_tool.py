@@ -138,7 +138,7 @@ def search_json(query: str, hits: list[KnowledgeHit]) -> ToolResult:
         return {
             "success": True,
             "status": Status.NO_RESULTS,
-            "message": f'No knowledge-base chunks match "{shown(query, 80)}".',
+            "message": f"No knowledge-base chunks match {shown(query, 80)}.",
             "results": [],
         }
     lines = [f"<{KNOWLEDGE_TAG}>", KNOWLEDGE_FRAMING]

@@ -135,8 +135,11 @@ class SqliteKnowledgeIndex:
     # -- writes ---------------------------------------------------------------------------
 
     def known(self) -> dict[str, KnownFile]:
-        rows = self._db().execute("SELECT path, size, mtime_ns, sha256, root FROM files")
-        return {p: KnownFile(size=s, mtime_ns=m, sha256=h, root=r) for p, s, m, h, r in rows}
+        rows = self._db().execute("SELECT path, size, mtime_ns, sha256, root, rel FROM files")
+        return {
+            p: KnownFile(size=s, mtime_ns=m, sha256=h, root=r, rel=rel)
+            for p, s, m, h, r, rel in rows
+        }
 
     def write(self, items: Sequence[FileChunks]) -> int:
         conn = self._db()

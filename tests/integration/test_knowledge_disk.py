@@ -358,3 +358,47 @@ def test_a_missing_folder_keeps_its_chunks_until_it_is_no_longer_configured(
     assert _kb(tmp_path, [docs, other]).index().files_unchanged == 4
     kb = _kb(tmp_path, [other])  # the folder is no longer configured: its files go
     assert kb.index().files_removed == 3 and _paths(kb, "flock") == []
+
+
+def test_symlinks_inside_the_folders_are_second_names_never_a_way_around_the_rules(
+    tmp_path: Path, docs: Path
+) -> None:
+    # qa15: a symlink sorting before its target was indexed under the link's name (a path
+    # filter on the real folder missed it), and a link to a hidden or ignored folder exposed it
+    _write(docs / ".gitignore", "private/\n")
+    _write(docs / "private" / "p.md", "private gnu\n")
+    _write(docs / ".secrets" / "s.md", "hidden gnu\n")
+    _write(docs / "manual" / "m.md", "manual gnu\n")
+    os.symlink(docs / "private", docs / "notes")
+    os.symlink(docs / ".secrets", docs / "s")
+    os.symlink(docs / ".secrets" / "s.md", docs / "visible.md")
+    os.symlink(docs / "manual", docs / "a-manual")  # sorts before its target
+    os.symlink(docs / "guide.md", docs / "alias.md")  # likewise
+    kb = _kb(tmp_path, [docs])
+    report = kb.index()
+    hits = kb.search("gnu", limit=20)
+    assert [(h.rel, h.path) for h in hits] == [
+        ("manual/m.md", str((docs / "manual" / "m.md").resolve()))
+    ]
+    assert _paths(kb, "gnu", path="manual/") == ["manual/m.md"]
+    assert _paths(kb, "flock") == ["guide.md"]
+    assert _paths(kb, "flock", path="guide*") == ["guide.md"]
+    assert report.skipped["already_seen"] == 5
+    assert report.files_new == 4  # guide, notes.txt, app.py, manual/m.md
+
+
+def test_a_file_under_another_configured_folder_gets_its_new_relative_path(
+    tmp_path: Path, docs: Path
+) -> None:
+    # qa15: an unchanged file kept the root and relative path of the folder it was first
+    # indexed under, so path filters and `root` answered for a folder no longer configured
+    kb = _kb(tmp_path, [docs])
+    kb.index()
+    assert _paths(kb, "webhook", path="src/") == ["src/app.py"]
+    kb.close()
+    narrower = _kb(tmp_path, [docs / "src"])
+    report = narrower.index()
+    assert (report.files_unchanged, report.bytes_read, report.files_removed) == (1, 0, 2)
+    assert _paths(narrower, "webhook", path="app*") == ["app.py"]
+    (hit,) = narrower.search("webhook")
+    assert (hit.root, hit.rel) == (str((docs / "src").resolve()), "app.py")
