@@ -15,8 +15,8 @@ keeps those that
 
 "Remember that X" is a capture: the person asked for X to be kept, so X is stored (with the
 request words removed, "Remember that the staging DB is on 5433" stores "the staging DB is on
-5433"). "Forget X" is not: forgetting is a deletion the agent does with its tools, never an
-entry. A statement's category is the first trigger kind that matches, in the order decision,
+5433"), and so is "Don't forget that X". "Forget X" is not: forgetting is a deletion the agent
+does with its tools, never an entry. A statement's category is the first trigger kind that matches, in the order decision,
 preference, entity, fact; `detect_category` gives `other` for text with no trigger.
 
 Pure: no I/O, no state.
@@ -78,7 +78,7 @@ _TRIGGERS: Final[tuple[tuple[MemoryKind, re.Pattern[str]], ...]] = (
         re.compile(
             r"\b(?:i|we)\s+(?:really\s+|much\s+|strongly\s+)?(?:prefer|like|love|hate|dislike|"
             r"enjoy|want|need|always|never|usually|tend\s+to)\b"
-            r"|\b(?:i|we)['’]d\s+rather\b|\bmy\s+favou?rite\b"
+            r"|\b(?:i|we)['’]d\s+(?:rather|prefer)\b|\bmy\s+favou?rite\b"
             r"|\bplease\s+(?:always|never|don['’]?t)\b|\b(?:always|never)\s+use\b"
             r"|我(?:很|更|比较|最|不太|不)?(?:喜欢|偏好|偏爱|讨厌|习惯|倾向|希望|想要)|总是|从不|"
             r"请(?:始终|一直|总是|不要|别)|别再|不要再",
@@ -90,7 +90,7 @@ _TRIGGERS: Final[tuple[tuple[MemoryKind, re.Pattern[str]], ...]] = (
         re.compile(
             r"\bmy\s+(?:name|email|e-mail|phone|address|birthday|team|company|employer|manager|"
             r"boss|colleague|role|title|wife|husband|partner|son|daughter|dog|cat)\b"
-            r"|\bi\s+(?:am|['’]m)\s+(?:a|an|the)\s+\w+|\bi\s+work\s+(?:at|for|on|in|as)\b"
+            r"|\bi(?:\s+am|['’]m)\s+(?:a|an|the)\s+\w+|\bi\s+work\s+(?:at|for|on|in|as)\b"
             r"|\bi\s+live\s+in\b|\bcall\s+me\b|\b[\w.+-]+@[\w-]+\.[\w.]+\b"
             r"|我叫|我的名字|我是(?:一名|一个|个)?|我在\S{1,20}工作|我住在|我的(?:邮箱|电话|地址|生日|"
             r"团队|公司|老板|经理|同事)|我们公司|我们团队",
@@ -100,7 +100,7 @@ _TRIGGERS: Final[tuple[tuple[MemoryKind, re.Pattern[str]], ...]] = (
     (
         MemoryKind.FACT,
         re.compile(
-            r"\b(?:remember|note|keep\s+in\s+mind|don['’]?t\s+forget|be\s+aware)\s+(?:that\b|:)"
+            r"\b(?:remember|note|keep\s+in\s+mind|don['’]?t\s+forget|be\s+aware)(?:\s+that\b|\s*:)"
             r"|^(?:please\s+)?remember\b|\bfyi\b|\bfor\s+the\s+record\b|\bimportant\s*:"
             r"|\bmy\s+\w+(?:\s+\w+)?\s+(?:is|are|was|runs|uses)\b|\bis\s+my\b"
             r"|\bour\s+(?:\w+\s+)?(?:project|repo|repository|stack|api|server|database|db|"
@@ -119,14 +119,18 @@ _REMEMBER_PREFIX: Final = re.compile(
     re.IGNORECASE,
 )
 _MANAGEMENT: Final = re.compile(
-    r"\b(?:forget|unlearn|erase|wipe)\b"
+    # "forget …" is a deletion; "don't forget that …" asks to keep (a fact trigger)
+    r"(?<!n't\s)(?<!n’t\s)(?<!dont\s)(?<!not\s)(?<!never\s)\b(?:forget|unlearn|erase|wipe)\b"
     r"|\b(?:delete|remove|drop|clear|purge|update|edit|change)\s+(?:(?:that|this|the|my|a|all|"
-    r"your|those|these)\s+)?(?:\w+\s+)?(?:memor(?:y|ies)|entry|entries|note|notes)\b"
-    r"|\b(?:don['’]?t|do\s+not|stop)\s+(?:remember|remembering|record|recording|store|storing|save|"
-    r"saving)\b"
+    r"your|those|these)\s+)?(?:(?:\w+\s+)?(?:memor(?:y|ies)|entry|entries)|notes?)\b"
+    r"|\b(?:don['’]?t|do\s+not|stop)\s+(?:remember|remembering)\b"
+    # "don't store this", "stop saving that to memory"; not "don't store secrets in .env"
+    r"|\b(?:don['’]?t|do\s+not|stop)\s+(?:record|recording|store|storing|save|saving)\s+"
+    r"(?:(?:this|that|it|these|those|anything|everything|what)\b|(?:\S+\s+){0,4}(?:in|to|into)"
+    r"\s+(?:your\s+|the\s+)?memory\b)"
     r"|\bmemory_(?:store|forget|recall|update|list|stats)\b"
-    r"|忘记|忘掉|忘了(?:它|这|那)|删除(?:这条|那条|所有)?记忆|删掉(?:这条|那条)?记忆|清空记忆|不要记|别记|"
-    r"不用记",
+    r"|(?<!别)(?<!不要)(?<!不能)(?<!勿)(?:忘记|忘掉)|(?<!别)(?<!不要)忘了(?:它|这|那)"
+    r"|删除(?:这条|那条|所有)?记忆|删掉(?:这条|那条)?记忆|清空记忆|(?:不要|别|不用)记(?!录)",
     re.IGNORECASE,
 )
 _INJECTED: Final = re.compile(

@@ -40,6 +40,9 @@ NOISE = [
     ("As an AI, I have no preferences", "refusal"),
     ("抱歉，我没有相关的信息", "refusal"),
     ("我不记得我们之前聊过什么", "refusal"),
+    ("我没有关于你的项目的信息", "refusal"),
+    ("我找不到任何相关记录", "refusal"),
+    ("我无法访问你的日历", "refusal"),
     ("Do you remember what I said about the build?", "question about memory"),
     ("What do you know about me?", "question about memory"),
     ("what did I tell you yesterday", "question about memory"),
@@ -65,6 +68,9 @@ NOT_NOISE = [
     "The user prefers dark mode",
     "用户喜欢深色模式",
     "你好世界是示例程序的名字",
+    # qa15: a user's own "I don't have …" in Chinese is a fact, not the agent's refusal
+    "我没有 root 权限，部署要找运维",
+    "我无法登录生产环境，需要先连 VPN",
 ]
 
 
@@ -109,6 +115,17 @@ CAPTURED = [
     ("Our database is sharded by tenant", K.FACT),
     ("记住：部署前先跑测试", K.FACT),
     ("我们的服务器在法兰克福", K.FACT),
+    # qa15: "don't forget" asks to keep, "I'm a" is "I am a", "note:" needs no space
+    ("Don't forget that staging needs the VPN", K.FACT),
+    ("don't forget: deploys happen on Fridays", K.FACT),
+    ("Note: the CI runners are ephemeral", K.FACT),
+    ("I'm a backend developer at Acme", K.ENTITY),
+    ("I’m the on-call engineer this week", K.ENTITY),
+    ("I'd prefer squash merges", K.PREFERENCE),
+    # qa15: storing, saving or notes that are not this memory are no memory-management request
+    ("Please don't store secrets in .env files", K.PREFERENCE),
+    ("I want to change the release notes format", K.PREFERENCE),
+    ("请不要记录用户的密码", K.PREFERENCE),
 ]
 
 REFUSED = [
@@ -124,6 +141,11 @@ REFUSED = [
     ("don't remember that I prefer tabs", "memory-management"),
     ("忘记我喜欢深色模式", "memory-management"),
     ("删除这条记忆，我喜欢浅色", "memory-management"),
+    ("Please forget that I like tabs", "memory-management"),
+    ("don't store this: I prefer tabs", "memory-management"),
+    ("stop saving my preferences to memory", "memory-management"),
+    ("不要记这个，我喜欢浅色", "memory-management"),
+    ("别记住这个：我喜欢浅色", "memory-management"),
     ("<relevant-memories>- [fact:global] I prefer tabs</relevant-memories>", "injected"),
     ("&lt;memory-context&gt; I prefer tabs", "injected"),
     ("I prefer <b>bold</b> headings", "markup"),
