@@ -21,7 +21,9 @@ auto-recall should search. The rules, in order (the first that applies decides):
    (`too_short`);
 9. anything else: retrieve (`default`).
 
-Length counts characters of the message with whitespace runs collapsed. Pure: no I/O.
+Length counts characters of the message with whitespace runs collapsed. Only the first
+`DECISION_CHARS` (4,096) characters are read, so a pasted megabyte costs no more than a page.
+Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -33,9 +35,10 @@ from typing import Final
 
 import attrs
 from pi_hermes_memory.domain.noise import flatten, is_greeting
-from pi_hermes_memory.domain.prompt_blocks import is_cjk
+from pi_hermes_memory.domain.prompt_blocks import has_cjk
 
 __all__ = [
+    "DECISION_CHARS",
     "DEFAULT_MIN_LENGTH",
     "DEFAULT_MIN_LENGTH_CJK",
     "Decision",
@@ -46,6 +49,8 @@ __all__ = [
 
 DEFAULT_MIN_LENGTH: Final = 15
 DEFAULT_MIN_LENGTH_CJK: Final = 6
+#: characters of a message the decision reads
+DECISION_CHARS: Final = 4096
 
 
 class RetrievalReason(enum.StrEnum):
@@ -137,7 +142,7 @@ def _is_emoji_only(text: str) -> bool:
 def _is_command(text: str) -> bool:
     if _SLASH.match(text) or _PROMPTED.match(text):
         return True
-    if not _SHELL_START.match(text) or "?" in text or any(is_cjk(ch) for ch in text):
+    if not _SHELL_START.match(text) or "?" in text or has_cjk(text):
         return False
     if _SHELL_OPERATOR.search(text):
         return True
@@ -160,7 +165,9 @@ def should_retrieve(
     min_length_cjk: int = DEFAULT_MIN_LENGTH_CJK,
 ) -> Decision:
     """Whether auto-recall should search for this user message (see the module)."""
-    flat = " ".join(unicodedata.normalize("NFKC", text).split())
+    # the decision reads the start of a long message (a pasted log need not be read whole:
+    # the time it takes delays the turn, and so long a message is retrieved for anyway)
+    flat = " ".join(unicodedata.normalize("NFKC", text[:DECISION_CHARS]).split())
     if not flat:
         return Decision(retrieve=False, reason=RetrievalReason.EMPTY)
     bare = flatten(flat)
@@ -181,7 +188,7 @@ def should_retrieve(
         return Decision(retrieve=False, reason=RetrievalReason.EMOJI)
     if asks_question(flat):
         return Decision(retrieve=True, reason=RetrievalReason.QUESTION)
-    floor = min_length_cjk if any(is_cjk(ch) for ch in flat) else min_length
+    floor = min_length_cjk if has_cjk(flat) else min_length
     if len(flat) < floor:
         return Decision(retrieve=False, reason=RetrievalReason.TOO_SHORT)
     return Decision(retrieve=True, reason=RetrievalReason.DEFAULT)

@@ -1,7 +1,8 @@
 """Auto-capture: which user statements are worth remembering (seed 自动捕获, ADR 0049).
 
-`capture_candidates(text)` splits one user message into statements (sentences and lines) and
-keeps those that
+`capture_candidates(text)` splits one user message (its first `CAPTURE_SCAN_CHARS`, 32,768
+characters: a pasted log is not read whole) into statements (sentences and lines) and keeps
+those that
 
 - match a trigger of a category: preference ("I prefer …", "我喜欢 …"), decision ("we
   decided …", "以后都用 …"), entity ("my name is …", "我叫 …", "I work at …") or fact
@@ -16,8 +17,9 @@ keeps those that
 "Remember that X" is a capture: the person asked for X to be kept, so X is stored (with the
 request words removed, "Remember that the staging DB is on 5433" stores "the staging DB is on
 5433"), and so is "Don't forget that X". "Forget X" is not: forgetting is a deletion the agent
-does with its tools, never an entry. A statement's category is the first trigger kind that matches, in the order decision,
-preference, entity, fact; `detect_category` gives `other` for text with no trigger.
+does with its tools, never an entry. A statement's category is the first trigger kind that
+matches, in the order decision, preference, entity, fact; `detect_category` gives `other` for
+text with no trigger.
 
 Pure: no I/O, no state.
 """
@@ -31,9 +33,10 @@ from typing import Final
 import attrs
 from pi_hermes_memory.domain.model import MemoryKind
 from pi_hermes_memory.domain.noise import noise_problem
-from pi_hermes_memory.domain.prompt_blocks import BLOCK_TAGS, ROLE_MARKER, is_cjk
+from pi_hermes_memory.domain.prompt_blocks import BLOCK_TAGS, ROLE_MARKER, has_cjk
 
 __all__ = [
+    "CAPTURE_SCAN_CHARS",
     "MAX_CAPTURE_CHARS",
     "MIN_CAPTURE_CHARS",
     "MIN_CAPTURE_CHARS_CJK",
@@ -48,6 +51,8 @@ __all__ = [
 MIN_CAPTURE_CHARS: Final = 10
 MIN_CAPTURE_CHARS_CJK: Final = 4
 MAX_CAPTURE_CHARS: Final = 500
+#: characters of a message whose statements are considered (a pasted log is not read whole)
+CAPTURE_SCAN_CHARS: Final = 32_768
 #: the auto-recall block's tag (domain/recall_block.py renders it)
 RECALL_TAG: Final = "relevant-memories"
 _INJECTED_TAGS: Final = (RECALL_TAG, *BLOCK_TAGS)
@@ -153,12 +158,11 @@ def split_statements(text: str) -> list[str]:
 
 
 def _length_problem(text: str) -> str | None:
-    cjk = any(is_cjk(ch) for ch in text)
-    low = MIN_CAPTURE_CHARS_CJK if cjk else MIN_CAPTURE_CHARS
-    if len(text) < low:
-        return f"it is shorter than {low} characters"
     if len(text) > MAX_CAPTURE_CHARS:
         return f"it is longer than {MAX_CAPTURE_CHARS} characters"
+    low = MIN_CAPTURE_CHARS_CJK if has_cjk(text) else MIN_CAPTURE_CHARS
+    if len(text) < low:
+        return f"it is shorter than {low} characters"
     return None
 
 
@@ -173,6 +177,8 @@ def detect_category(text: str) -> MemoryKind:
 def capture_problem(text: str) -> str | None:
     """Why one statement is not captured, or None when it is worth capturing."""
     stripped = " ".join(text.split())
+    if len(stripped) > MAX_CAPTURE_CHARS:  # first: no pattern runs over a pasted megabyte
+        return f"it is longer than {MAX_CAPTURE_CHARS} characters"
     if _INJECTED.search(stripped):
         return "it contains an injected memory block"
     if _MARKUP.search(stripped) or ROLE_MARKER.match(stripped):
@@ -210,7 +216,7 @@ def capture_candidates(text: str, *, limit: int = 3) -> tuple[Candidate, ...]:
         return ()
     found: list[Candidate] = []
     seen: set[str] = set()
-    for statement in split_statements(text):
+    for statement in split_statements(text[:CAPTURE_SCAN_CHARS]):
         if capture_problem(statement) is not None:
             continue
         kept = _kept_text(statement)

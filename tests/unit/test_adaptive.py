@@ -141,3 +141,23 @@ def test_total_on_any_text(text: str) -> None:
 )
 def test_shell_like_lines(text: str, command: bool) -> None:
     assert (should_retrieve(text).reason is R.COMMAND) is command
+
+
+def test_a_pasted_megabyte_is_decided_from_its_start_at_once() -> None:
+    # qa15: the CJK check walked every character in Python: 0.8 s for 1 MB, more than the
+    # whole recall budget, spent before the search even started
+    import time
+
+    for text in ("x " * 1_000_000, "数据库用什么？" * 300_000, "/deploy now " + "y" * 2_000_000):
+        started = time.perf_counter()
+        decision = should_retrieve(text)
+        assert time.perf_counter() - started < 0.5
+        assert decision.reason in (R.DEFAULT, R.QUESTION, R.COMMAND)
+    assert should_retrieve("/deploy now " + "y" * 2_000_000).reason is R.COMMAND
+
+
+@given(st.text(max_size=40))
+def test_has_cjk_is_any_is_cjk(text: str) -> None:
+    from pi_hermes_memory.domain.prompt_blocks import has_cjk, is_cjk
+
+    assert has_cjk(text) == any(is_cjk(ch) for ch in text)

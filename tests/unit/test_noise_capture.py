@@ -258,3 +258,20 @@ def test_block_has_two_tags_and_one_line_per_item(items: list[tuple[str, str, st
     assert block.count("<") == 2 and "\uff1c" not in block and "\ufe64" not in block
     for line in lines[2:-1]:
         assert line.startswith("- [") and len(line) <= 3 + 2 * 60 + 3 + MAX_ITEM_CHARS
+
+
+def test_a_pasted_megabyte_costs_no_more_than_its_first_pages() -> None:
+    # qa15: 1 MB of user text took 0.9-1.4 s in after_turn (a per-character CJK check on one
+    # huge statement, every statement of the paste)
+    import time
+
+    from pi_hermes_memory.domain.capture import CAPTURE_SCAN_CHARS
+
+    head = "I prefer tabs over spaces. "
+    for text in (head + "x " * 1_000_000, head + "The build is slow. " * 100_000):
+        started = time.perf_counter()
+        found = capture_candidates(text)
+        assert time.perf_counter() - started < 0.5
+        assert [c.text for c in found] == ["I prefer tabs over spaces."]
+    late = "The build is slow. " * (CAPTURE_SCAN_CHARS // 19 + 1) + "I prefer tabs over spaces."
+    assert capture_candidates(late) == ()  # beyond the part read
