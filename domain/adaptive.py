@@ -8,14 +8,15 @@ auto-recall should search. The rules, in order (the first that applies decides):
    heartbeat ("hello there", "你好", "HEARTBEAT") or a continuation ("go on", "继续",
    "and?"): skip (`confirmation`, `greeting`, `continuation`);
 3. a slash command (`/new`, `/help me`) or a shell-like command (`$ ls -la`, `git status`,
-   `npm install --save-dev x`): skip (`command`); a path (`/usr/bin/python crashes …`) is
-   not a command, and a command word starting a sentence (`git push fails with …`) is not;
+   `npm install --save-dev x`, `./deploy.sh --prod`): skip (`command`); a path
+   (`/usr/bin/python crashes …`, `./deploy.sh fails on …`) is not a command, and a command word
+   starting a sentence (`git push fails with …`) is not;
 4. a system line (`[system] …`, `<system-reminder>…`, `NO_REPLY`): skip (`system`);
 5. a reference to memory or the past (remember, recall, last time, previously, before,
    earlier, we decided, 之前, 上次, 还记得, 以前, …): retrieve (`memory_reference`), however
    short the message;
 6. pure emoji: skip (`emoji`);
-7. a question (a question mark, a question word at the start, 吗/呢/什么/怎么 …): retrieve
+7. a question (a question mark, a question word at the start, 吗/呢/什么/怎么/啥/咋 …): retrieve
    (`question`);
 8. shorter than `min_length` characters (`min_length_cjk` when it contains CJK): skip
    (`too_short`);
@@ -89,6 +90,7 @@ _TOOLS: Final = frozenset({
     "pytest", "ruff", "mypy", "terraform", "helm", "systemctl", "ls", "cd", "rm", "mkdir",
     "brew", "apt", "apt-get", "sudo",
 })  # fmt: skip
+_RELATIVE_EXEC: Final = re.compile(r"^(?:\.{1,2}|~)/[\w.@+-]")
 _SHELL_OPERATOR: Final = re.compile(r"\s(?:\||&&|\|\||>>?|<|;)\s|[|;]\s*\w")
 _SYSTEM: Final = re.compile(
     r"^(?:\[?(?:heartbeat(?:_ok)?|no_reply|ping|pong)\]?$"
@@ -115,14 +117,14 @@ _CONFIRMATION: Final = re.compile(
 )
 _CONTINUATION: Final = re.compile(
     r"^(?:go\s+on|continue|keep\s+going|carry\s+on|go\s+ahead|proceed|next|more|and|"
-    r"and\s+then|then|do\s+it|try\s+again|retry|again|huh|really|what|why)$"
+    r"and\s+then|then|do\s+it|try\s+again|retry|again|huh|really|what|why)(?:\s+please)?$"
     r"|^(?:继续|继续吧|接着|接着说|然后呢|然后|下一步|往下|再来|再试一次|重试|还有呢|说下去)$",
     re.IGNORECASE,
 )
 _QUESTION_WORDS: Final = re.compile(
     r"^(?:what|how|why|when|where|which|who|whom|whose|can|could|should|would|will|is|are|"
     r"was|were|do|does|did|have|has|shall|may|might)\b"
-    r"|吗|呢|什么|怎么|怎样|为什么|为何|哪|几|如何|是否|多少|谁",
+    r"|吗|呢|什么|怎么|怎样|为什么|为何|哪|几|如何|是否|多少|谁|啥|咋|多久",
     re.IGNORECASE,
 )
 _EMOJI_EXTRA: Final = frozenset("\u200d\ufe0e\ufe0f\u20e3")
@@ -142,6 +144,12 @@ def _is_emoji_only(text: str) -> bool:
 def _is_command(text: str) -> bool:
     if _SLASH.match(text) or _PROMPTED.match(text):
         return True
+    if _RELATIVE_EXEC.match(text) and "?" not in text and not has_cjk(text):
+        # `./deploy.sh --prod`, `~/bin/sync`; not `./deploy.sh fails on the staging host`
+        args = text.split()[1:]
+        return not args or (
+            len(args) <= 8 and all(a.startswith("-") or "/" in a or "=" in a for a in args)
+        )
     if not _SHELL_START.match(text) or "?" in text or has_cjk(text):
         return False
     if _SHELL_OPERATOR.search(text):

@@ -45,6 +45,11 @@ SKIP = [
     ("pytest -q tests/unit", R.COMMAND),
     ("cat README.md | grep install", R.COMMAND),
     ("go test ./...", R.COMMAND),
+    # qa15: a script run by its path, a continuation with "please"
+    ("./deploy.sh --prod", R.COMMAND),
+    ("~/bin/run.sh --fast", R.COMMAND),
+    ("../scripts/sync", R.COMMAND),
+    ("go ahead please", R.CONTINUATION),
     ("[system] context compacted", R.SYSTEM),
     ("<system-reminder>be brief</system-reminder>", R.SYSTEM),
     ("👍", R.EMOJI),
@@ -70,6 +75,11 @@ RETRIEVE = [
     ("怎么部署", R.QUESTION),
     ("这个能用吗", R.QUESTION),
     ("port?", R.QUESTION),
+    # qa15: colloquial Chinese questions, shorter than the CJK minimum
+    ("为啥", R.QUESTION),
+    ("咋办", R.QUESTION),
+    ("要多久", R.QUESTION),
+    ("./deploy.sh fails on the staging host", R.DEFAULT),
     ("do you remember my editor?", R.MEMORY_REFERENCE),
     ("what did we decide last time", R.MEMORY_REFERENCE),
     ("as before", R.MEMORY_REFERENCE),
