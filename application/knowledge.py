@@ -396,9 +396,23 @@ class KnowledgeBase:
                 "query has nothing to search for: it must contain at least one word (letters "
                 "or digits)"
             )
-        wanted = KnowledgeQuery(text=query, limit=limit, path=path)
+        wanted = KnowledgeQuery(text=query, limit=limit, path=self._real_filter(path))
         hits = self._ranked(wanted)
         return [attrs.evolve(h, snippet=snippet(h.text, query)) for h in hits]
+
+    def _real_filter(self, path: str | None) -> str | None:
+        """An absolute filter written below a configured folder that is (or passes through) a
+        symlink, rewritten below its real path: the index keeps real paths."""
+        if path is None or not path.startswith("/"):
+            return path
+        for root in self.roots:
+            base = root.rstrip("/")
+            if not base or not (path == base or path.startswith(base + "/")):
+                continue
+            real = self._source.real_path(root).rstrip("/")
+            if real != base:
+                return real + path[len(base) :]
+        return path
 
     def _ranked(self, query: KnowledgeQuery) -> list[KnowledgeHit]:
         embeddings = self._embeddings

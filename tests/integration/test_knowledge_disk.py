@@ -402,3 +402,18 @@ def test_a_file_under_another_configured_folder_gets_its_new_relative_path(
     assert _paths(narrower, "webhook", path="app*") == ["app.py"]
     (hit,) = narrower.search("webhook")
     assert (hit.root, hit.rel) == (str((docs / "src").resolve()), "app.py")
+
+
+def test_an_absolute_path_filter_may_name_the_folder_as_configured(
+    tmp_path: Path, docs: Path
+) -> None:
+    # qa15: with the folder configured through a symlink, `--path <that folder>/src` found
+    # nothing: the index keeps real paths
+    link = tmp_path / "link-to-docs"
+    os.symlink(docs, link)
+    kb = _kb(tmp_path, [link])
+    kb.index()
+    assert _paths(kb, "webhook", path=f"{link}/src") == ["src/app.py"]
+    assert _paths(kb, "webhook", path=f"{link}/src/*.py") == ["src/app.py"]
+    assert _paths(kb, "webhook", path=f"{docs.resolve()}/src") == ["src/app.py"]
+    assert _paths(kb, "webhook", path=f"{link}/guide") == []
