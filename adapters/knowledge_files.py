@@ -35,6 +35,22 @@ def _inside(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
+def _read_regular(path: str, limit: int) -> bytes:
+    """At most `limit` bytes of the regular file at `path`. Opened without blocking, so a FIFO
+    (say a `.gitignore` made with mkfifo, or a document swapped for one after the walk) raises
+    OSError instead of hanging the run, as would waiting for a writer that never comes."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path} is not a regular file")
+        with os.fdopen(fd, "rb", closefd=True) as handle:
+            fd = -1
+            return handle.read(limit)
+    finally:
+        if fd >= 0:
+            os.close(fd)
+
+
 class KnowledgeFiles:
     """`KnowledgeSource` over the real file system. `exclude`: folders never walked (the
     store's own state)."""
@@ -163,16 +179,14 @@ class KnowledgeFiles:
     def _gitignore(directory: str, rel: str) -> tuple[IgnoreRule, ...]:
         path = os.path.join(directory, ".gitignore")
         try:
-            with open(path, "rb") as handle:
-                data = handle.read(_MAX_GITIGNORE)
+            data = _read_regular(path, _MAX_GITIGNORE)
         except OSError:
             return ()
         return parse_gitignore(data.decode("utf-8", "replace"), rel)
 
     @staticmethod
     def _read_bytes(path: str, limit: int) -> bytes:
-        with open(path, "rb") as handle:
-            return handle.read(limit)
+        return _read_regular(path, limit)
 
     def read(self, file: SourceFile, max_bytes: int) -> tuple[SourceFile | None, bytes] | None:
         try:

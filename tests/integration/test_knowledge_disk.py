@@ -417,3 +417,33 @@ def test_an_absolute_path_filter_may_name_the_folder_as_configured(
     assert _paths(kb, "webhook", path=f"{link}/src/*.py") == ["src/app.py"]
     assert _paths(kb, "webhook", path=f"{docs.resolve()}/src") == ["src/app.py"]
     assert _paths(kb, "webhook", path=f"{link}/guide") == []
+
+
+def test_a_fifo_never_hangs_the_run(tmp_path: Path, docs: Path) -> None:
+    # qa15: a `.gitignore` made with mkfifo blocked the indexer forever (holding its lock),
+    # and so would a document swapped for a FIFO between the walk and the read
+    os.mkfifo(docs / "src" / ".gitignore")
+    swapped = _write(docs / "swapped.md", "soon a pipe\n")
+
+    class Swapping(KnowledgeFiles):
+        def scan(self, roots: Sequence[str], skipped: Counter[str]) -> Iterator[SourceFile]:
+            for found in super().scan(roots, skipped):
+                if found.rel == "swapped.md":
+                    swapped.unlink()
+                    os.mkfifo(swapped)
+                yield found
+
+    kb = _kb(tmp_path, [docs], source=Swapping(exclude=[tmp_path / "state"]))
+    done = threading.Event()
+    outcome: list[object] = []
+
+    def run() -> None:
+        outcome.append(kb.index())
+        done.set()
+
+    threading.Thread(target=run, daemon=True).start()
+    assert done.wait(30), "the indexer hung on a FIFO"
+    (report,) = outcome
+    assert report.files_new == 3  # type: ignore[attr-defined]
+    assert report.skipped["unreadable"] == 1  # type: ignore[attr-defined]
+    assert _paths(kb, "webhook") == ["src/app.py"]
