@@ -79,6 +79,8 @@ def test_tools_through_the_cli(tmp_path: Path, docs: Path) -> None:
     assert json.loads(bad.stdout)["status"] == "invalid_arguments"
     extra = cli(tmp_path, "tool", "knowledge_stats", '{"verbose": true}', paths=paths)
     assert json.loads(extra.stdout)["message"] == "unknown argument(s): verbose; it takes none"
+    wordless = cli(tmp_path, "tool", "knowledge_search", '{"query": "!!!"}', paths=paths)
+    assert json.loads(wordless.stdout)["status"] == "invalid_arguments"  # like memory_search
     none = cli(tmp_path, "tool", "knowledge_search", '{"query": "zzzq"}', paths=paths)
     assert json.loads(none.stdout)["message"] == "No knowledge-base chunks match 'zzzq'."
 
