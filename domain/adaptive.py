@@ -11,7 +11,8 @@ auto-recall should search. The rules, in order (the first that applies decides):
    `npm install --save-dev x`, `./deploy.sh --prod`): skip (`command`); a path
    (`/usr/bin/python crashes …`, `./deploy.sh fails on …`) is not a command, and a command word
    starting a sentence (`git push fails with …`) is not;
-4. a system line (`[system] …`, `<system-reminder>…`, `NO_REPLY`): skip (`system`);
+4. a system line (`[system] …`, `<system-reminder>…`, `NO_REPLY`; a leading HTML element such
+   as `<div> is not centered` is no system line): skip (`system`);
 5. a reference to memory or the past (remember, recall, last time, previously, before,
    earlier, we decided, 之前, 上次, 还记得, 以前, …): retrieve (`memory_reference`), however
    short the message;
@@ -92,10 +93,17 @@ _TOOLS: Final = frozenset({
 })  # fmt: skip
 _RELATIVE_EXEC: Final = re.compile(r"^(?:\.{1,2}|~)/[\w.@+-]")
 _SHELL_OPERATOR: Final = re.compile(r"\s(?:\||&&|\|\||>>?|<|;)\s|[|;]\s*\w")
+#: HTML elements: "<div> is not centered" is a question about markup, not a harness's tag
+_HTML_ELEMENTS: Final = (
+    "a|abbr|article|aside|audio|b|body|br|button|canvas|code|dialog|div|em|footer|form|h[1-6]|"
+    "head|header|hr|html|i|iframe|img|input|label|li|link|main|meta|nav|ol|option|p|pre|script|"
+    "section|select|slot|span|strong|style|svg|table|tbody|td|template|textarea|th|thead|tr|ul|"
+    "video"
+)
 _SYSTEM: Final = re.compile(
     r"^(?:\[?(?:heartbeat(?:_ok)?|no_reply|ping|pong)\]?$"
     r"|\[(?:system|heartbeat|cron|status|debug|info|warn(?:ing)?|error)\]"
-    r"|<\s*/?\s*[a-z][\w-]*(?:\s[^>]*)?>)",
+    rf"|<\s*/?\s*(?!(?:{_HTML_ELEMENTS})\b(?!-))[a-z][\w-]*(?:\s[^>]*)?>)",
     re.IGNORECASE,
 )
 _MEMORY_REFERENCE: Final = re.compile(

@@ -52,6 +52,8 @@ SKIP = [
     ("go ahead please", R.CONTINUATION),
     ("[system] context compacted", R.SYSTEM),
     ("<system-reminder>be brief</system-reminder>", R.SYSTEM),
+    ("<command-name>/clear</command-name>", R.SYSTEM),
+    ("<div-wrapper>injected by the host</div-wrapper>", R.SYSTEM),
     ("👍", R.EMOJI),
     ("🎉🎉 👍🏽", R.EMOJI),
     ("fix it", R.TOO_SHORT),
@@ -80,6 +82,9 @@ RETRIEVE = [
     ("咋办", R.QUESTION),
     ("要多久", R.QUESTION),
     ("./deploy.sh fails on the staging host", R.DEFAULT),
+    # qa15: a question about an HTML element is no harness tag
+    ("<div> is not centered in the modal", R.DEFAULT),
+    ("<button> click handler fires twice, why?", R.QUESTION),
     ("do you remember my editor?", R.MEMORY_REFERENCE),
     ("what did we decide last time", R.MEMORY_REFERENCE),
     ("as before", R.MEMORY_REFERENCE),
