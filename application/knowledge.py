@@ -402,8 +402,13 @@ class KnowledgeBase:
 
     def _real_filter(self, path: str | None) -> str | None:
         """An absolute filter written below a configured folder that is (or passes through) a
-        symlink, rewritten below its real path: the index keeps real paths."""
-        if path is None or not path.startswith("/"):
+        symlink, rewritten below its real path: the index keeps real paths. A relative filter
+        loses a leading "./" (`./docs/` is `docs/`)."""
+        if path is None:
+            return None
+        if not path.startswith("/"):
+            while path.startswith("./") and len(path) > 2:
+                path = path[2:].lstrip("/")
             return path
         for root in self.roots:
             base = root.rstrip("/")

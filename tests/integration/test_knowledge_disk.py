@@ -417,6 +417,7 @@ def test_an_absolute_path_filter_may_name_the_folder_as_configured(
     assert _paths(kb, "webhook", path=f"{link}/src/*.py") == ["src/app.py"]
     assert _paths(kb, "webhook", path=f"{docs.resolve()}/src") == ["src/app.py"]
     assert _paths(kb, "webhook", path=f"{link}/guide") == []
+    assert _paths(kb, "webhook", path="./src/") == ["src/app.py"]
 
 
 def test_a_fifo_never_hangs_the_run(tmp_path: Path, docs: Path) -> None:
