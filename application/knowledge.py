@@ -90,6 +90,8 @@ class KnowledgeQuery:
     limit: int = DEFAULT_KNOWLEDGE_LIMIT
     #: a prefix of the absolute or root-relative path, or a glob (`*`, `?`, `[`) over either
     path: str | None = None
+    #: only files whose real path lies below one of these folders (None: every indexed file)
+    roots: tuple[str, ...] | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -396,9 +398,20 @@ class KnowledgeBase:
                 "query has nothing to search for: it must contain at least one word (letters "
                 "or digits)"
             )
-        wanted = KnowledgeQuery(text=query, limit=limit, path=self._real_filter(path))
+        wanted = KnowledgeQuery(
+            text=query, limit=limit, path=self._real_filter(path), roots=self._stale_roots()
+        )
         hits = self._ranked(wanted)
         return [attrs.evolve(h, snippet=snippet(h.text, query)) for h in hits]
+
+    def _stale_roots(self) -> tuple[str, ...] | None:
+        """The configured folders' real paths when the index still holds files of a folder no
+        longer configured (until the next run removes them, a search leaves them out), else
+        None (no restriction: the usual case costs nothing in the search)."""
+        configured = {self._source.real_path(r) for r in self.roots}
+        if self._index.roots() <= configured:
+            return None
+        return tuple(sorted(configured))
 
     def _real_filter(self, path: str | None) -> str | None:
         """An absolute filter written below a configured folder that is (or passes through) a

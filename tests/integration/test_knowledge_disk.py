@@ -291,6 +291,12 @@ def test_hybrid_search_fuses_the_cosine_ranking(tmp_path: Path, docs: Path) -> N
         # a failing provider degrades to the FTS ranking
         embedder.fail = True
         assert [h.rel for h in kb.search("flock")] == ["guide.md"]
+        embedder.fail = False
+        # qa15: the cosine ranking never brings back a folder no longer configured
+        kb.close()
+        narrower = _kb(tmp_path, [docs / "src"], embeddings=embeddings, hybrid=HybridSettings())
+        found = narrower.search("flock", limit=10)
+        assert {h.path for h in found} == {str((docs / "src" / "app.py").resolve())}
     finally:
         storage.close()
 
@@ -448,3 +454,21 @@ def test_a_fifo_never_hangs_the_run(tmp_path: Path, docs: Path) -> None:
     assert report.files_new == 3  # type: ignore[attr-defined]
     assert report.skipped["unreadable"] == 1  # type: ignore[attr-defined]
     assert _paths(kb, "webhook") == ["src/app.py"]
+
+
+def test_a_folder_no_longer_configured_is_not_searched_before_the_next_run(
+    tmp_path: Path, docs: Path
+) -> None:
+    # qa15: until the next `knowledge index`, search still answered from a folder the user had
+    # removed from knowledge.paths
+    other = _write(tmp_path / "other" / "o.md", "other folder flock words\n").parent
+    kb = _kb(tmp_path, [docs, other])
+    kb.index()
+    assert sorted(_paths(kb, "flock")) == ["guide.md", "o.md"]
+    kb.close()
+    narrower = _kb(tmp_path, [other])
+    assert _paths(narrower, "flock") == ["o.md"]
+    assert _paths(narrower, "flock", path="*.md") == ["o.md"]
+    assert _paths(narrower, "webhook") == []
+    assert narrower.index().files_removed == 3
+    assert _paths(narrower, "flock") == ["o.md"]
