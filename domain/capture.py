@@ -148,13 +148,21 @@ _MARKUP: Final = re.compile(
     re.IGNORECASE,
 )
 _QUESTION_END: Final = re.compile(r"[?？]\s*[)\]\"'”’]*$")
+_LINE_MARKER: Final = re.compile(r"^(?:[-*+•]|\d{1,3}[.)]|>+)\s+")
 _SPLIT: Final = re.compile(r"(?<=[.!?])\s+(?=\S)|(?<=[。！？；;])|\n+")
 
 
 def split_statements(text: str) -> list[str]:
-    """The sentences and lines of `text`, stripped, without empty ones."""
+    """The sentences and lines of `text`, stripped, without empty ones; a line's list or quote
+    marker ("- ", "* ", "1. ", "> ") is no part of its statement."""
     normal = unicodedata.normalize("NFC", text).replace("\r\n", "\n").replace("\r", "\n")
-    return [part.strip() for part in _SPLIT.split(normal) if part and part.strip()]
+    statements: list[str] = []
+    for line in normal.split("\n"):
+        line = line.strip()
+        while (marker := _LINE_MARKER.match(line)) is not None:
+            line = line[marker.end() :]
+        statements += [part.strip() for part in _SPLIT.split(line) if part and part.strip()]
+    return statements
 
 
 def _length_problem(text: str) -> str | None:

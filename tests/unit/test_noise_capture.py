@@ -205,6 +205,19 @@ def test_split_statements() -> None:
         "五！",
     ]
     assert split_statements("v1.2 is out") == ["v1.2 is out"]
+    # qa15: list and quote markers stayed in front of the stored text ("- I prefer tabs")
+    assert split_statements("Notes:\n- One\n* Two. Three\n1. Four\n2) Five\n> - Six\n-v is on") == [
+        "Notes:",
+        "One",
+        "Two.",
+        "Three",
+        "Four",
+        "Five",
+        "Six",
+        "-v is on",
+    ]
+    found = capture_candidates("- I prefer tabs over spaces\n1. My name is Bob Smith")
+    assert [c.text for c in found] == ["I prefer tabs over spaces", "My name is Bob Smith"]
 
 
 @pytest.mark.parametrize(
