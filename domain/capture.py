@@ -148,6 +148,16 @@ _MARKUP: Final = re.compile(
     re.IGNORECASE,
 )
 _QUESTION_END: Final = re.compile(r"[?？]\s*[)\]\"'”’]*$")
+#: a question without its question mark ("should I prefer tabs", "我喜欢用vim吗"); not "when I
+#: deploy, I …" nor "what I like is …" (statements that start with a question word)
+_QUESTION_FORM: Final = re.compile(
+    r"^(?:what|why|which|who|how|where|when)\s+(?:do|does|did|is|are|was|were|should|shall|can|"
+    r"could|would|will|have|has|if|about)\b"
+    r"|^(?:should|shall|can|could|would|will|do|does|did|is|are|am|was|were|have|has)\s+"
+    r"(?:i|we|you|they|he|she|it|there|this|that|my|our|your)\b"
+    r"|(?:吗|呢|么)[\s.!。！]*$|哪个|哪些",
+    re.IGNORECASE,
+)
 _LINE_MARKER: Final = re.compile(r"^(?:[-*+•]|\d{1,3}[.)]|>+)\s+")
 _SPLIT: Final = re.compile(r"(?<=[.!?])\s+(?=\S)|(?<=[。！？；;])|\n+")
 
@@ -196,7 +206,7 @@ def capture_problem(text: str) -> str | None:
     length = _length_problem(stripped)
     if length is not None:
         return length
-    if _QUESTION_END.search(stripped):
+    if _QUESTION_END.search(stripped) or _QUESTION_FORM.search(stripped):
         return "it is a question"
     noise = noise_problem(stripped)
     if noise is not None:

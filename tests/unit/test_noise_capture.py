@@ -126,6 +126,9 @@ CAPTURED = [
     ("Please don't store secrets in .env files", K.PREFERENCE),
     ("I want to change the release notes format", K.PREFERENCE),
     ("请不要记录用户的密码", K.PREFERENCE),
+    # statements that start with a question word are no questions
+    ("When I deploy, I always run the smoke tests first", K.PREFERENCE),
+    ("What I prefer is small commits", K.PREFERENCE),
 ]
 
 REFUSED = [
@@ -133,6 +136,12 @@ REFUSED = [
     ("构建又挂了", "no preference"),
     ("Do you prefer tabs?", "question"),
     ("我喜欢哪个方案？", "question"),
+    # qa15: questions without their question mark
+    ("Should I prefer tabs over spaces", "question"),
+    ("do we always use pnpm here", "question"),
+    ("What if we decided to use Redis", "question"),
+    ("我喜欢用vim吗", "question"),
+    ("我们决定用哪个数据库", "question"),
     ("I like it", "shorter than 10"),
     ("我喜欢", "shorter than 4"),
     ("I prefer " + "x" * MAX_CAPTURE_CHARS, "longer than 500"),
