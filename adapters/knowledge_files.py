@@ -4,10 +4,14 @@ The walk visits each root (its real path) depth first, in name order, and skips,
 each by reason: hidden names (a leading dot: `.git`, `.venv`, `.env`…), paths the
 `.gitignore` files on the way ignore (the subset in `pi_hermes_memory.domain.gitignore`),
 names that are no document (`domain.knowledge.file_kind`), special files, symlinks whose real
-path is outside every root (`symlink_outside`), directories already visited (by device and
-inode: a symlink loop or a second way in, `already_seen`) and the folders holding this
-library's own state (`state_dir`: the index is never inside what it indexes). Every file is
-reported once, by its real path. Nothing here follows a symlink out of a root.
+path is outside every root (`symlink_outside`), symlinks to a file or folder inside a root and
+directories already visited (by device and inode: a symlink loop or a second way in,
+`already_seen`) and the folders holding this library's own state (`state_dir`: the index is
+never inside what it indexes). Every file is reported once, by its real path and its path
+below its root. No symlink is followed: one leading inside the roots is a second name for
+something the walk reaches under its own name (where the hidden and `.gitignore` rules see
+its real path, so a link cannot expose an ignored or hidden folder), one leading out is never
+followed.
 """
 
 from __future__ import annotations
@@ -29,6 +33,22 @@ _MAX_GITIGNORE = 256 * 1024
 
 def _inside(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def _read_regular(path: str, limit: int) -> bytes:
+    """At most `limit` bytes of the regular file at `path`. Opened without blocking, so a FIFO
+    (say a `.gitignore` made with mkfifo, or a document swapped for one after the walk) raises
+    OSError instead of hanging the run, as would waiting for a writer that never comes."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path} is not a regular file")
+        with os.fdopen(fd, "rb", closefd=True) as handle:
+            fd = -1
+            return handle.read(limit)
+    finally:
+        if fd >= 0:
+            os.close(fd)
 
 
 class KnowledgeFiles:
@@ -116,8 +136,12 @@ class KnowledgeFiles:
                 if not any(_inside(target, r) for r in roots):
                     skipped["symlink_outside"] += 1
                     return None
-            else:
-                target = entry.path
+                os.stat(target)
+                # a second name for something inside the folders: the walk reaches it under
+                # its own name, where the hidden and .gitignore rules apply to its real path
+                skipped["already_seen"] += 1
+                return None
+            target = entry.path
             info = os.stat(target)
         except OSError:
             skipped["unreadable"] += 1
@@ -155,16 +179,14 @@ class KnowledgeFiles:
     def _gitignore(directory: str, rel: str) -> tuple[IgnoreRule, ...]:
         path = os.path.join(directory, ".gitignore")
         try:
-            with open(path, "rb") as handle:
-                data = handle.read(_MAX_GITIGNORE)
+            data = _read_regular(path, _MAX_GITIGNORE)
         except OSError:
             return ()
         return parse_gitignore(data.decode("utf-8", "replace"), rel)
 
     @staticmethod
     def _read_bytes(path: str, limit: int) -> bytes:
-        with open(path, "rb") as handle:
-            return handle.read(limit)
+        return _read_regular(path, limit)
 
     def read(self, file: SourceFile, max_bytes: int) -> tuple[SourceFile | None, bytes] | None:
         try:

@@ -72,6 +72,7 @@ class KnownFile:
     mtime_ns: int
     sha256: str
     root: str = ""
+    rel: str = ""
 
 
 @attrs.frozen(kw_only=True)
@@ -89,6 +90,8 @@ class KnowledgeQuery:
     limit: int = DEFAULT_KNOWLEDGE_LIMIT
     #: a prefix of the absolute or root-relative path, or a glob (`*`, `?`, `[`) over either
     path: str | None = None
+    #: only files whose real path lies below one of these folders (None: every indexed file)
+    roots: tuple[str, ...] | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -292,6 +295,9 @@ class KnowledgeBase:
             ):
                 kept.add(file.path)
                 counts["unchanged"] += 1
+                if (previous.root, previous.rel) != (file.root, file.rel):
+                    # the same file under another configured folder: its path below it changed
+                    batch.add(FileChunks(file=file, sha256=previous.sha256, chunks=None), 0)
                 continue
             outcome = self._read(file)
             if isinstance(outcome, str):
@@ -392,9 +398,39 @@ class KnowledgeBase:
                 "query has nothing to search for: it must contain at least one word (letters "
                 "or digits)"
             )
-        wanted = KnowledgeQuery(text=query, limit=limit, path=path)
+        wanted = KnowledgeQuery(
+            text=query, limit=limit, path=self._real_filter(path), roots=self._stale_roots()
+        )
         hits = self._ranked(wanted)
         return [attrs.evolve(h, snippet=snippet(h.text, query)) for h in hits]
+
+    def _stale_roots(self) -> tuple[str, ...] | None:
+        """The configured folders' real paths when the index still holds files of a folder no
+        longer configured (until the next run removes them, a search leaves them out), else
+        None (no restriction: the usual case costs nothing in the search)."""
+        configured = {self._source.real_path(r) for r in self.roots}
+        if self._index.roots() <= configured:
+            return None
+        return tuple(sorted(configured))
+
+    def _real_filter(self, path: str | None) -> str | None:
+        """An absolute filter written below a configured folder that is (or passes through) a
+        symlink, rewritten below its real path: the index keeps real paths. A relative filter
+        loses a leading "./" (`./docs/` is `docs/`)."""
+        if path is None:
+            return None
+        if not path.startswith("/"):
+            while path.startswith("./") and len(path) > 2:
+                path = path[2:].lstrip("/")
+            return path
+        for root in self.roots:
+            base = root.rstrip("/")
+            if not base or not (path == base or path.startswith(base + "/")):
+                continue
+            real = self._source.real_path(root).rstrip("/")
+            if real != base:
+                return real + path[len(base) :]
+        return path
 
     def _ranked(self, query: KnowledgeQuery) -> list[KnowledgeHit]:
         embeddings = self._embeddings

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Final
 from pi_hermes_memory.domain.echo import shown
 from pi_hermes_memory.domain.prompt_blocks import inline
 from pi_hermes_memory.domain.status import Status
+from pi_hermes_memory.errors import InvalidArgument
 from pi_hermes_memory.knowledge import DEFAULT_KNOWLEDGE_LIMIT, MAX_KNOWLEDGE_LIMIT, KnowledgeHit
 from pi_hermes_memory.tools import (
     ArgumentError,
@@ -138,7 +139,7 @@ def search_json(query: str, hits: list[KnowledgeHit]) -> ToolResult:
         return {
             "success": True,
             "status": Status.NO_RESULTS,
-            "message": f'No knowledge-base chunks match "{shown(query, 80)}".',
+            "message": f"No knowledge-base chunks match {shown(query, 80)}.",
             "results": [],
         }
     lines = [f"<{KNOWLEDGE_TAG}>", KNOWLEDGE_FRAMING]
@@ -160,7 +161,11 @@ def knowledge_handlers(
 
     def search(arguments: Any) -> ToolResult:
         query, limit, path = parse_knowledge_search(arguments)
-        return search_json(query, knowledge().search(query, limit=limit, path=path))
+        try:
+            hits = knowledge().search(query, limit=limit, path=path)
+        except InvalidArgument as exc:  # a query without words: the agent's argument
+            raise ArgumentError(str(exc)) from None
+        return search_json(query, hits)
 
     def index(arguments: Any) -> ToolResult:
         _no_arguments(arguments)

@@ -257,7 +257,8 @@ def _check(args: Mapping[str, Any], allowed: set[str], required: Sequence[str] =
     unknown = sorted(set(args) - allowed)
     if unknown:
         names = ", ".join(shown(k, 40) for k in unknown[:5])
-        raise ArgumentError(f"unknown argument(s): {names}; allowed: {', '.join(sorted(allowed))}")
+        expected = f"allowed: {', '.join(sorted(allowed))}" if allowed else "it takes none"
+        raise ArgumentError(f"unknown argument(s): {names}; {expected}")
     for key in required:
         if key not in args:
             raise ArgumentError(f"{key} is required")

@@ -394,6 +394,10 @@ class KnowledgeIndex(Protocol):
         """Every indexed file by real path."""
         ...
 
+    def roots(self) -> frozenset[str]:
+        """The (real) folders the indexed files were found under."""
+        ...
+
     def write(self, items: Sequence[FileChunks]) -> int:
         """Replace the chunks of these files (or only their size/mtime where `chunks` is
         None), in one transaction; returns the chunks written."""

@@ -257,9 +257,8 @@ def _check_keys(args: Mapping[str, Any], allowed: set[str], where: str) -> None:
     if unknown:
         names = ", ".join(_name(k) for k in unknown[:5])
         more = f" and {len(unknown) - 5:,} more" if len(unknown) > 5 else ""
-        raise ArgumentError(
-            f"{where}unknown argument(s): {names}{more}; allowed: {', '.join(sorted(allowed))}"
-        )
+        expected = f"allowed: {', '.join(sorted(allowed))}" if allowed else "it takes none"
+        raise ArgumentError(f"{where}unknown argument(s): {names}{more}; {expected}")
 
 
 @attrs.frozen(kw_only=True)

@@ -8,20 +8,24 @@ auto-recall should search. The rules, in order (the first that applies decides):
    heartbeat ("hello there", "你好", "HEARTBEAT") or a continuation ("go on", "继续",
    "and?"): skip (`confirmation`, `greeting`, `continuation`);
 3. a slash command (`/new`, `/help me`) or a shell-like command (`$ ls -la`, `git status`,
-   `npm install --save-dev x`): skip (`command`); a path (`/usr/bin/python crashes …`) is
-   not a command, and a command word starting a sentence (`git push fails with …`) is not;
-4. a system line (`[system] …`, `<system-reminder>…`, `NO_REPLY`): skip (`system`);
+   `npm install --save-dev x`, `./deploy.sh --prod`): skip (`command`); a path
+   (`/usr/bin/python crashes …`, `./deploy.sh fails on …`) is not a command, and a command word
+   starting a sentence (`git push fails with …`) is not;
+4. a system line (`[system] …`, `<system-reminder>…`, `NO_REPLY`; a leading HTML element such
+   as `<div> is not centered` is no system line): skip (`system`);
 5. a reference to memory or the past (remember, recall, last time, previously, before,
    earlier, we decided, 之前, 上次, 还记得, 以前, …): retrieve (`memory_reference`), however
    short the message;
 6. pure emoji: skip (`emoji`);
-7. a question (a question mark, a question word at the start, 吗/呢/什么/怎么 …): retrieve
+7. a question (a question mark, a question word at the start, 吗/呢/什么/怎么/啥/咋 …): retrieve
    (`question`);
 8. shorter than `min_length` characters (`min_length_cjk` when it contains CJK): skip
    (`too_short`);
 9. anything else: retrieve (`default`).
 
-Length counts characters of the message with whitespace runs collapsed. Pure: no I/O.
+Length counts characters of the message with whitespace runs collapsed. Only the first
+`DECISION_CHARS` (4,096) characters are read, so a pasted megabyte costs no more than a page.
+Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -33,9 +37,10 @@ from typing import Final
 
 import attrs
 from pi_hermes_memory.domain.noise import flatten, is_greeting
-from pi_hermes_memory.domain.prompt_blocks import is_cjk
+from pi_hermes_memory.domain.prompt_blocks import has_cjk
 
 __all__ = [
+    "DECISION_CHARS",
     "DEFAULT_MIN_LENGTH",
     "DEFAULT_MIN_LENGTH_CJK",
     "Decision",
@@ -46,6 +51,8 @@ __all__ = [
 
 DEFAULT_MIN_LENGTH: Final = 15
 DEFAULT_MIN_LENGTH_CJK: Final = 6
+#: characters of a message the decision reads
+DECISION_CHARS: Final = 4096
 
 
 class RetrievalReason(enum.StrEnum):
@@ -84,11 +91,19 @@ _TOOLS: Final = frozenset({
     "pytest", "ruff", "mypy", "terraform", "helm", "systemctl", "ls", "cd", "rm", "mkdir",
     "brew", "apt", "apt-get", "sudo",
 })  # fmt: skip
+_RELATIVE_EXEC: Final = re.compile(r"^(?:\.{1,2}|~)/[\w.@+-]")
 _SHELL_OPERATOR: Final = re.compile(r"\s(?:\||&&|\|\||>>?|<|;)\s|[|;]\s*\w")
+#: HTML elements: "<div> is not centered" is a question about markup, not a harness's tag
+_HTML_ELEMENTS: Final = (
+    "a|abbr|article|aside|audio|b|body|br|button|canvas|code|dialog|div|em|footer|form|h[1-6]|"
+    "head|header|hr|html|i|iframe|img|input|label|li|link|main|meta|nav|ol|option|p|pre|script|"
+    "section|select|slot|span|strong|style|svg|table|tbody|td|template|textarea|th|thead|tr|ul|"
+    "video"
+)
 _SYSTEM: Final = re.compile(
     r"^(?:\[?(?:heartbeat(?:_ok)?|no_reply|ping|pong)\]?$"
     r"|\[(?:system|heartbeat|cron|status|debug|info|warn(?:ing)?|error)\]"
-    r"|<\s*/?\s*[a-z][\w-]*(?:\s[^>]*)?>)",
+    rf"|<\s*/?\s*(?!(?:{_HTML_ELEMENTS})\b(?!-))[a-z][\w-]*(?:\s[^>]*)?>)",
     re.IGNORECASE,
 )
 _MEMORY_REFERENCE: Final = re.compile(
@@ -110,14 +125,14 @@ _CONFIRMATION: Final = re.compile(
 )
 _CONTINUATION: Final = re.compile(
     r"^(?:go\s+on|continue|keep\s+going|carry\s+on|go\s+ahead|proceed|next|more|and|"
-    r"and\s+then|then|do\s+it|try\s+again|retry|again|huh|really|what|why)$"
+    r"and\s+then|then|do\s+it|try\s+again|retry|again|huh|really|what|why)(?:\s+please)?$"
     r"|^(?:继续|继续吧|接着|接着说|然后呢|然后|下一步|往下|再来|再试一次|重试|还有呢|说下去)$",
     re.IGNORECASE,
 )
 _QUESTION_WORDS: Final = re.compile(
     r"^(?:what|how|why|when|where|which|who|whom|whose|can|could|should|would|will|is|are|"
     r"was|were|do|does|did|have|has|shall|may|might)\b"
-    r"|吗|呢|什么|怎么|怎样|为什么|为何|哪|几|如何|是否|多少|谁",
+    r"|吗|呢|什么|怎么|怎样|为什么|为何|哪|几|如何|是否|多少|谁|啥|咋|多久",
     re.IGNORECASE,
 )
 _EMOJI_EXTRA: Final = frozenset("\u200d\ufe0e\ufe0f\u20e3")
@@ -137,7 +152,13 @@ def _is_emoji_only(text: str) -> bool:
 def _is_command(text: str) -> bool:
     if _SLASH.match(text) or _PROMPTED.match(text):
         return True
-    if not _SHELL_START.match(text) or "?" in text or any(is_cjk(ch) for ch in text):
+    if _RELATIVE_EXEC.match(text) and "?" not in text and not has_cjk(text):
+        # `./deploy.sh --prod`, `~/bin/sync`; not `./deploy.sh fails on the staging host`
+        args = text.split()[1:]
+        return not args or (
+            len(args) <= 8 and all(a.startswith("-") or "/" in a or "=" in a for a in args)
+        )
+    if not _SHELL_START.match(text) or "?" in text or has_cjk(text):
         return False
     if _SHELL_OPERATOR.search(text):
         return True
@@ -160,7 +181,9 @@ def should_retrieve(
     min_length_cjk: int = DEFAULT_MIN_LENGTH_CJK,
 ) -> Decision:
     """Whether auto-recall should search for this user message (see the module)."""
-    flat = " ".join(unicodedata.normalize("NFKC", text).split())
+    # the decision reads the start of a long message (a pasted log need not be read whole:
+    # the time it takes delays the turn, and so long a message is retrieved for anyway)
+    flat = " ".join(unicodedata.normalize("NFKC", text[:DECISION_CHARS]).split())
     if not flat:
         return Decision(retrieve=False, reason=RetrievalReason.EMPTY)
     bare = flatten(flat)
@@ -181,7 +204,7 @@ def should_retrieve(
         return Decision(retrieve=False, reason=RetrievalReason.EMOJI)
     if asks_question(flat):
         return Decision(retrieve=True, reason=RetrievalReason.QUESTION)
-    floor = min_length_cjk if any(is_cjk(ch) for ch in flat) else min_length
+    floor = min_length_cjk if has_cjk(flat) else min_length
     if len(flat) < floor:
         return Decision(retrieve=False, reason=RetrievalReason.TOO_SHORT)
     return Decision(retrieve=True, reason=RetrievalReason.DEFAULT)

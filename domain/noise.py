@@ -34,7 +34,9 @@ _REFUSALS: Final = re.compile(
     r"|(?:there\s+(?:is|are)\s+)?no\s+(?:relevant\s+)?memor(?:y|ies)\s+(?:found|available)"
     r"|i\s+(?:have\s+)?no\s+(?:memory|record|information)\s+of"
     r"|as\s+an\s+ai\b"
-    r"|我(?:没有|不知道|无法|不记得|找不到)"
+    # "我没有相关信息", "我找不到任何记录" — not a user's "我没有 root 权限，…"
+    r"|我(?:没有|找不到)(?:找到)?(?:任何|相关|关于\S{0,20}?|的){0,3}(?:信息|记忆|记录|资料|数据|上下文)"
+    r"|我(?:不知道|不记得|无法(?:回忆|记起|想起|访问|获取|找到|检索))"
     r"|(?:抱歉|对不起|很抱歉)[，,。\s]*我(?:没有|无法|不记得|找不到|不知道))",
     re.IGNORECASE,
 )

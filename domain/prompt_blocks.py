@@ -133,6 +133,16 @@ def is_cjk(ch: str) -> bool:
     return any(low <= code <= high for low, high in _CJK_RANGES)
 
 
+_CJK_ANY: Final = re.compile(
+    "[" + "".join(f"{re.escape(chr(lo))}-{re.escape(chr(hi))}" for lo, hi in _CJK_RANGES) + "]"
+)
+
+
+def has_cjk(text: str) -> bool:
+    """Whether any character of `text` is CJK (`is_cjk`); one regex pass, fast on long text."""
+    return _CJK_ANY.search(text) is not None
+
+
 def estimate_tokens(text: str) -> int:
     """A tokenizer-free estimate: one token per CJK character (Han, kana, Hangul, CJK and
     full-width punctuation), plus one per four other characters, rounded up."""

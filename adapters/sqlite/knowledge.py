@@ -65,10 +65,16 @@ _HIT: Final = (
 _GLOB_CHARS: Final = frozenset("*?[")
 
 
-def path_filter(path: str | None) -> tuple[str, list[Any]]:
+def path_filter(path: str | None, roots: Sequence[str] | None = None) -> tuple[str, list[Any]]:
     """SQL over `f` for a path filter: an absolute filter (leading "/") is matched against the
     file's real path, any other against its path below its root; a filter holding `*`, `?` or
-    `[` is a GLOB (`*` also matches "/"), any other a prefix."""
+    `[` is a GLOB (`*` also matches "/"), any other a prefix. `roots`: only files whose real
+    path lies below one of these folders."""
+    if roots is not None:
+        below = [r.rstrip("/") + "/" for r in roots]
+        where, params = path_filter(path)
+        anyof = " OR ".join("substr(f.path, 1, ?) = ?" for _ in below) or "0"
+        return f" AND ({anyof}){where}", [*(x for r in below for x in (len(r), r)), *params]
     if path is None:
         return "", []
     wanted = path.strip()
@@ -134,9 +140,15 @@ class SqliteKnowledgeIndex:
 
     # -- writes ---------------------------------------------------------------------------
 
+    def roots(self) -> frozenset[str]:
+        return frozenset(r for (r,) in self._db().execute("SELECT DISTINCT root FROM files"))
+
     def known(self) -> dict[str, KnownFile]:
-        rows = self._db().execute("SELECT path, size, mtime_ns, sha256, root FROM files")
-        return {p: KnownFile(size=s, mtime_ns=m, sha256=h, root=r) for p, s, m, h, r in rows}
+        rows = self._db().execute("SELECT path, size, mtime_ns, sha256, root, rel FROM files")
+        return {
+            p: KnownFile(size=s, mtime_ns=m, sha256=h, root=r, rel=rel)
+            for p, s, m, h, r, rel in rows
+        }
 
     def write(self, items: Sequence[FileChunks]) -> int:
         conn = self._db()
@@ -278,7 +290,7 @@ class SqliteKnowledgeIndex:
         }
 
     def hits(self, ids: Sequence[int], query: KnowledgeQuery) -> list[KnowledgeHit]:
-        where, params = path_filter(query.path)
+        where, params = path_filter(query.path, query.roots)
         found: list[KnowledgeHit] = []
         conn = self._db()
         for start in range(0, len(ids), _CHUNK):
@@ -313,7 +325,8 @@ class SqliteKnowledgeIndex:
         when they do not fill the tier is it ranked again with the filter in its WHERE."""
         conn = self._db()
         wanted = query.limit - len(seen)
-        first = wanted + len(seen) if query.path is None else max(_FIRST_PASS, wanted * 8)
+        filtered = query.path is not None or query.roots is not None
+        first = wanted + len(seen) if not filtered else max(_FIRST_PASS, wanted * 8)
         ranked = [
             (int(cid), float(score))
             for cid, score in conn.execute(
@@ -323,13 +336,13 @@ class SqliteKnowledgeIndex:
             )
         ]
         fresh = [(cid, score) for cid, score in ranked if cid not in seen]
-        if query.path is None or not fresh:
+        if not filtered or not fresh:
             return fresh[:wanted]
         allowed = {h.chunk_id for h in self.hits([cid for cid, _ in fresh], query)}
         kept = [(cid, score) for cid, score in fresh if cid in allowed]
         if len(kept) >= wanted or len(ranked) < first:
             return kept[:wanted]
-        where, params = path_filter(query.path)
+        where, params = path_filter(query.path, query.roots)
         skip = list(seen)
         exclude = f" AND c.id NOT IN ({', '.join('?' for _ in skip)})" if skip else ""
         rows = conn.execute(

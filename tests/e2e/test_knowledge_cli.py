@@ -78,7 +78,11 @@ def test_tools_through_the_cli(tmp_path: Path, docs: Path) -> None:
     assert bad.returncode == 1
     assert json.loads(bad.stdout)["status"] == "invalid_arguments"
     extra = cli(tmp_path, "tool", "knowledge_stats", '{"verbose": true}', paths=paths)
-    assert "verbose" in json.loads(extra.stdout)["message"]
+    assert json.loads(extra.stdout)["message"] == "unknown argument(s): verbose; it takes none"
+    wordless = cli(tmp_path, "tool", "knowledge_search", '{"query": "!!!"}', paths=paths)
+    assert json.loads(wordless.stdout)["status"] == "invalid_arguments"  # like memory_search
+    none = cli(tmp_path, "tool", "knowledge_search", '{"query": "zzzq"}', paths=paths)
+    assert json.loads(none.stdout)["message"] == "No knowledge-base chunks match 'zzzq'."
 
 
 def test_errors_are_one_clear_line(tmp_path: Path) -> None:
@@ -90,3 +94,24 @@ def test_errors_are_one_clear_line(tmp_path: Path) -> None:
     assert bad.returncode == 1
     usage = cli(tmp_path, "knowledge", "search", "x", "--limit", "0", paths="[]")
     assert usage.returncode == 2
+
+
+def test_a_symlink_never_exposes_an_ignored_folder_nor_renames_a_file(
+    tmp_path: Path, docs: Path
+) -> None:
+    # qa15: `notes -> private` indexed the .gitignored folder, `a-api -> api` indexed api/
+    # under the link's name so `--path api/` found nothing
+    (docs / ".gitignore").write_text("private/\n")
+    (docs / "private").mkdir()
+    (docs / "private" / "plan.md").write_text("the private rollout plan\n")
+    os.symlink(docs / "private", docs / "notes")
+    os.symlink(docs / "api", docs / "a-api")
+    paths = json.dumps([str(docs)])
+    done = cli(tmp_path, "knowledge", "index", paths=paths)
+    assert done.returncode == 0, done.stderr
+    assert "already_seen 2" in done.stdout
+    hidden = cli(tmp_path, "knowledge", "search", "rollout", paths=paths)
+    assert hidden.stdout.strip() == "(no matches)"
+    args = ("knowledge", "search", "rotate", "--path", "api/", "--json")
+    found = json.loads(cli(tmp_path, *args, paths=paths).stdout)
+    assert [r["relative_path"] for r in found["results"]] == ["api/auth.md"]

@@ -106,3 +106,22 @@ def test_review_status_cli_shows_auto_memory(
     out = capsys.readouterr().out
     assert "Auto-memory (session s-cli)" in out and "capture: added 1, turns 1" in out
     assert "captured: added [preference] 我喜欢用深色模式写代码" in out
+
+
+def test_capture_keeps_what_the_user_asks_not_to_forget(tmp_path: Path) -> None:
+    # qa15: "don't forget that …" was refused as a "forget" request, "I'm a …" matched no
+    # trigger (only "I am a …" did), "please don't store secrets in …" was taken for a
+    # memory-management request
+    _config(tmp_path)
+    with open_memory(tmp_path, "alpha") as memory:
+        session = memory.session("s-qa15")
+        outcomes = session.after_turn(
+            "Don't forget that staging needs the VPN. I'm a backend developer at Acme. "
+            "Please don't store secrets in .env files."
+        )
+        assert [(o.text, o.category, o.status) for o in outcomes] == [
+            ("Staging needs the VPN.", "fact", "added"),
+            ("I'm a backend developer at Acme.", "entity", "added"),
+            ("Please don't store secrets in .env files.", "preference", "added"),
+        ]
+        assert session.after_turn("Forget that staging needs the VPN.") == ()

@@ -291,6 +291,12 @@ def test_hybrid_search_fuses_the_cosine_ranking(tmp_path: Path, docs: Path) -> N
         # a failing provider degrades to the FTS ranking
         embedder.fail = True
         assert [h.rel for h in kb.search("flock")] == ["guide.md"]
+        embedder.fail = False
+        # qa15: the cosine ranking never brings back a folder no longer configured
+        kb.close()
+        narrower = _kb(tmp_path, [docs / "src"], embeddings=embeddings, hybrid=HybridSettings())
+        found = narrower.search("flock", limit=10)
+        assert {h.path for h in found} == {str((docs / "src" / "app.py").resolve())}
     finally:
         storage.close()
 
@@ -358,3 +364,111 @@ def test_a_missing_folder_keeps_its_chunks_until_it_is_no_longer_configured(
     assert _kb(tmp_path, [docs, other]).index().files_unchanged == 4
     kb = _kb(tmp_path, [other])  # the folder is no longer configured: its files go
     assert kb.index().files_removed == 3 and _paths(kb, "flock") == []
+
+
+def test_symlinks_inside_the_folders_are_second_names_never_a_way_around_the_rules(
+    tmp_path: Path, docs: Path
+) -> None:
+    # qa15: a symlink sorting before its target was indexed under the link's name (a path
+    # filter on the real folder missed it), and a link to a hidden or ignored folder exposed it
+    _write(docs / ".gitignore", "private/\n")
+    _write(docs / "private" / "p.md", "private gnu\n")
+    _write(docs / ".secrets" / "s.md", "hidden gnu\n")
+    _write(docs / "manual" / "m.md", "manual gnu\n")
+    os.symlink(docs / "private", docs / "notes")
+    os.symlink(docs / ".secrets", docs / "s")
+    os.symlink(docs / ".secrets" / "s.md", docs / "visible.md")
+    os.symlink(docs / "manual", docs / "a-manual")  # sorts before its target
+    os.symlink(docs / "guide.md", docs / "alias.md")  # likewise
+    kb = _kb(tmp_path, [docs])
+    report = kb.index()
+    hits = kb.search("gnu", limit=20)
+    assert [(h.rel, h.path) for h in hits] == [
+        ("manual/m.md", str((docs / "manual" / "m.md").resolve()))
+    ]
+    assert _paths(kb, "gnu", path="manual/") == ["manual/m.md"]
+    assert _paths(kb, "flock") == ["guide.md"]
+    assert _paths(kb, "flock", path="guide*") == ["guide.md"]
+    assert report.skipped["already_seen"] == 5
+    assert report.files_new == 4  # guide, notes.txt, app.py, manual/m.md
+
+
+def test_a_file_under_another_configured_folder_gets_its_new_relative_path(
+    tmp_path: Path, docs: Path
+) -> None:
+    # qa15: an unchanged file kept the root and relative path of the folder it was first
+    # indexed under, so path filters and `root` answered for a folder no longer configured
+    kb = _kb(tmp_path, [docs])
+    kb.index()
+    assert _paths(kb, "webhook", path="src/") == ["src/app.py"]
+    kb.close()
+    narrower = _kb(tmp_path, [docs / "src"])
+    report = narrower.index()
+    assert (report.files_unchanged, report.bytes_read, report.files_removed) == (1, 0, 2)
+    assert _paths(narrower, "webhook", path="app*") == ["app.py"]
+    (hit,) = narrower.search("webhook")
+    assert (hit.root, hit.rel) == (str((docs / "src").resolve()), "app.py")
+
+
+def test_an_absolute_path_filter_may_name_the_folder_as_configured(
+    tmp_path: Path, docs: Path
+) -> None:
+    # qa15: with the folder configured through a symlink, `--path <that folder>/src` found
+    # nothing: the index keeps real paths
+    link = tmp_path / "link-to-docs"
+    os.symlink(docs, link)
+    kb = _kb(tmp_path, [link])
+    kb.index()
+    assert _paths(kb, "webhook", path=f"{link}/src") == ["src/app.py"]
+    assert _paths(kb, "webhook", path=f"{link}/src/*.py") == ["src/app.py"]
+    assert _paths(kb, "webhook", path=f"{docs.resolve()}/src") == ["src/app.py"]
+    assert _paths(kb, "webhook", path=f"{link}/guide") == []
+    assert _paths(kb, "webhook", path="./src/") == ["src/app.py"]
+
+
+def test_a_fifo_never_hangs_the_run(tmp_path: Path, docs: Path) -> None:
+    # qa15: a `.gitignore` made with mkfifo blocked the indexer forever (holding its lock),
+    # and so would a document swapped for a FIFO between the walk and the read
+    os.mkfifo(docs / "src" / ".gitignore")
+    swapped = _write(docs / "swapped.md", "soon a pipe\n")
+
+    class Swapping(KnowledgeFiles):
+        def scan(self, roots: Sequence[str], skipped: Counter[str]) -> Iterator[SourceFile]:
+            for found in super().scan(roots, skipped):
+                if found.rel == "swapped.md":
+                    swapped.unlink()
+                    os.mkfifo(swapped)
+                yield found
+
+    kb = _kb(tmp_path, [docs], source=Swapping(exclude=[tmp_path / "state"]))
+    done = threading.Event()
+    outcome: list[object] = []
+
+    def run() -> None:
+        outcome.append(kb.index())
+        done.set()
+
+    threading.Thread(target=run, daemon=True).start()
+    assert done.wait(30), "the indexer hung on a FIFO"
+    (report,) = outcome
+    assert report.files_new == 3  # type: ignore[attr-defined]
+    assert report.skipped["unreadable"] == 1  # type: ignore[attr-defined]
+    assert _paths(kb, "webhook") == ["src/app.py"]
+
+
+def test_a_folder_no_longer_configured_is_not_searched_before_the_next_run(
+    tmp_path: Path, docs: Path
+) -> None:
+    # qa15: until the next `knowledge index`, search still answered from a folder the user had
+    # removed from knowledge.paths
+    other = _write(tmp_path / "other" / "o.md", "other folder flock words\n").parent
+    kb = _kb(tmp_path, [docs, other])
+    kb.index()
+    assert sorted(_paths(kb, "flock")) == ["guide.md", "o.md"]
+    kb.close()
+    narrower = _kb(tmp_path, [other])
+    assert _paths(narrower, "flock") == ["o.md"]
+    assert _paths(narrower, "flock", path="*.md") == ["o.md"]
+    assert _paths(narrower, "webhook") == []
+    assert narrower.index().files_removed == 3
+    assert _paths(narrower, "flock") == ["o.md"]

@@ -45,8 +45,15 @@ SKIP = [
     ("pytest -q tests/unit", R.COMMAND),
     ("cat README.md | grep install", R.COMMAND),
     ("go test ./...", R.COMMAND),
+    # qa15: a script run by its path, a continuation with "please"
+    ("./deploy.sh --prod", R.COMMAND),
+    ("~/bin/run.sh --fast", R.COMMAND),
+    ("../scripts/sync", R.COMMAND),
+    ("go ahead please", R.CONTINUATION),
     ("[system] context compacted", R.SYSTEM),
     ("<system-reminder>be brief</system-reminder>", R.SYSTEM),
+    ("<command-name>/clear</command-name>", R.SYSTEM),
+    ("<div-wrapper>injected by the host</div-wrapper>", R.SYSTEM),
     ("👍", R.EMOJI),
     ("🎉🎉 👍🏽", R.EMOJI),
     ("fix it", R.TOO_SHORT),
@@ -70,6 +77,14 @@ RETRIEVE = [
     ("怎么部署", R.QUESTION),
     ("这个能用吗", R.QUESTION),
     ("port?", R.QUESTION),
+    # qa15: colloquial Chinese questions, shorter than the CJK minimum
+    ("为啥", R.QUESTION),
+    ("咋办", R.QUESTION),
+    ("要多久", R.QUESTION),
+    ("./deploy.sh fails on the staging host", R.DEFAULT),
+    # qa15: a question about an HTML element is no harness tag
+    ("<div> is not centered in the modal", R.DEFAULT),
+    ("<button> click handler fires twice, why?", R.QUESTION),
     ("do you remember my editor?", R.MEMORY_REFERENCE),
     ("what did we decide last time", R.MEMORY_REFERENCE),
     ("as before", R.MEMORY_REFERENCE),
@@ -141,3 +156,23 @@ def test_total_on_any_text(text: str) -> None:
 )
 def test_shell_like_lines(text: str, command: bool) -> None:
     assert (should_retrieve(text).reason is R.COMMAND) is command
+
+
+def test_a_pasted_megabyte_is_decided_from_its_start_at_once() -> None:
+    # qa15: the CJK check walked every character in Python: 0.8 s for 1 MB, more than the
+    # whole recall budget, spent before the search even started
+    import time
+
+    for text in ("x " * 1_000_000, "数据库用什么？" * 300_000, "/deploy now " + "y" * 2_000_000):
+        started = time.perf_counter()
+        decision = should_retrieve(text)
+        assert time.perf_counter() - started < 0.5
+        assert decision.reason in (R.DEFAULT, R.QUESTION, R.COMMAND)
+    assert should_retrieve("/deploy now " + "y" * 2_000_000).reason is R.COMMAND
+
+
+@given(st.text(max_size=40))
+def test_has_cjk_is_any_is_cjk(text: str) -> None:
+    from pi_hermes_memory.domain.prompt_blocks import has_cjk, is_cjk
+
+    assert has_cjk(text) == any(is_cjk(ch) for ch in text)
