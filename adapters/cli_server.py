@@ -3,7 +3,7 @@
     serve [--host H] [--port P] [--api-key K] [--no-http] [--no-mcp] [--allow-origin O ...]
           [--max-body BYTES] [--config openclaw.json]
                                  REST (/api/memory, /health, /openapi.json) + MCP (/mcp)
-    mcp                          MCP over stdio, for desktop clients
+    mcp [--config openclaw.json]  MCP over stdio, for desktop clients (the same store settings)
 
 Also the `pi-memory-server` console script (`main`), the second seed's name for `serve`.
 Precedence: command line > environment (PI_MEMORY_API_KEY, PI_MEMORY_HTTP_HOST,
@@ -74,10 +74,19 @@ def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
         "project/agent query parameters (REST), project/agent tool arguments (MCP).",
     )
     _serve_options(serve)
-    sub.add_parser(
+    mcp = sub.add_parser(
         "mcp",
         parents=[common],
         help="serve MCP over stdio (for Claude Desktop, Claude Code, Cursor)",
+        description="Serve MCP over stdin/stdout. The store settings come from the environment "
+        "(PI_MEMORY_DB_PATH, PI_MEMORY_EMBED_*, PI_MEMORY_RERANK_*, PI_MEMORY_KNOWLEDGE_PATHS) "
+        "and the openclaw.json, as for serve.",
+    )
+    mcp.add_argument(
+        "--config",
+        metavar="FILE",
+        help="an openclaw.json (default: PI_MEMORY_CONFIG, else ~/.openclaw/openclaw.json "
+        "when it exists)",
     )
 
 
@@ -157,7 +166,10 @@ def run_unopened(args: argparse.Namespace) -> int:
         if args.command == "mcp":
             from pi_hermes_memory.adapters.server_mcp import serve_stdio
 
-            serve_stdio(project=args.project, agent=args.agent, cwd=args.cwd)
+            store, warnings = _store_options(args, os.environ)
+            for warning in warnings:  # stdout is the protocol's: warnings go to stderr
+                print(f"pi-hermes-memory: warning: {warning}", file=sys.stderr, flush=True)
+            serve_stdio(project=args.project, agent=args.agent, cwd=args.cwd, store=store)
             return EXIT_OK
         settings = resolve_settings(args, os.environ)
     except ImportError as exc:

@@ -24,6 +24,7 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from pi_hermes_memory.adapters.server import ServerSettings, StoreCache, log
+from pi_hermes_memory.adapters.server_config import StoreOptions
 from pi_hermes_memory.domain.model import is_safe_project_name
 
 #: the arguments the server takes for itself
@@ -164,12 +165,20 @@ def session_manager(stores: StoreCache, *, max_body: int) -> Any:
     )
 
 
-def serve_stdio(*, project: str | None, agent: str | None, cwd: str | None) -> None:
-    """MCP over stdin/stdout until the client closes it."""
+def serve_stdio(
+    *,
+    project: str | None,
+    agent: str | None,
+    cwd: str | None,
+    store: StoreOptions | None = None,
+) -> None:
+    """MCP over stdin/stdout until the client closes it. `store`: the store settings of the
+    environment and openclaw.json (ADR 0047), as `serve` uses them."""
     import anyio
     from mcp.server.stdio import stdio_server
 
-    stores = StoreCache(ServerSettings(project=project, agent=agent, cwd=cwd))
+    settings = ServerSettings(project=project, agent=agent, cwd=cwd, store=store or StoreOptions())
+    stores = StoreCache(settings)
     server = build_server(stores, roots=ClientRoots())
 
     async def main() -> None:

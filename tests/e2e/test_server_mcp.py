@@ -4,6 +4,7 @@ stdio (`pi-hermes-memory mcp`) (ADR 0044)."""
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -179,3 +180,39 @@ def test_stdio_without_client_roots_uses_the_working_directory(tmp_path: Path) -
 
     anyio.run(main)
     assert _project_entries(tmp_path / "agent", "work") == ["Work uses tox"]
+
+
+def test_stdio_reads_the_store_settings_of_the_environment_and_openclaw_json(
+    tmp_path: Path,
+) -> None:
+    """`pi-hermes-memory mcp` in a desktop client's config with `"env": {"PI_MEMORY_DB_PATH":
+    ...}` uses that store, as `serve` does; a bad openclaw.json stops it with exit 2."""
+    params = _stdio_server(tmp_path)
+    elsewhere = tmp_path / "db-path"
+    params.env = {**(params.env or {}), "PI_MEMORY_DB_PATH": str(elsewhere)}
+
+    async def main() -> None:
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            done = await session.call_tool(
+                "memory", {"action": "add", "target": "memory", "content": "Lives in DB_PATH"}
+            )
+            assert not done.is_error, done.content
+
+    anyio.run(main)
+    with pi_hermes_memory.open(agent_root=elsewhere) as memory:
+        assert [v.text for v in memory.entries("memory")] == ["Lives in DB_PATH"]
+    assert not (tmp_path / "agent").exists()
+    bad = tmp_path / "openclaw.json"
+    bad.write_text("{broken")
+    done = subprocess.run(
+        [params.command, *params.args, "--config", str(bad)],
+        env=params.env,
+        cwd=params.cwd,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2 and "not valid JSON" in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr
