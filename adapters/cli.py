@@ -105,8 +105,9 @@ def _parser() -> argparse.ArgumentParser:
     lst.add_argument("--of-project", help="only entries attributed to this project")
     lst.add_argument(
         "--category",
-        choices=["failure", "correction", "insight", "preference", "convention", "tool-quirk"],
-        help="only entries of this category",
+        choices=cli_port.CATEGORIES,
+        help="only entries of this category: a failure category, or the second seed's "
+        "(preference, fact, decision, entity, other)",
     )
     lst.add_argument("--limit", type=_count, help="at most this many entries")
     lst.add_argument("--offset", type=_count, default=0, help="skip this many entries first")
@@ -757,7 +758,7 @@ def _run(memory: Any, args: argparse.Namespace, arguments: Any, request: str | N
     if args.of_project is not None:
         entries = [e for e in entries if e.project == args.of_project]
     if args.category is not None:
-        entries = [e for e in entries if e.category == args.category]
+        entries = [e for e in entries if args.category in (e.category, e.kind)]
     end = None if args.limit is None else args.offset + args.limit
     entries = entries[args.offset : end]
     if args.json:

@@ -17,6 +17,8 @@ import sys
 from datetime import date
 from typing import Any
 
+from pi_hermes_memory.domain.model import FailureCategory, MemoryKind
+
 COMMANDS: frozenset[str] = frozenset({"stats", "delete-bulk", "export", "import", "migrate"})
 WRITES: frozenset[str] = frozenset({"delete-bulk", "import", "migrate"})
 #: `migrate --to postgres` runs without opening the store (see `unopened`)
@@ -24,6 +26,11 @@ NO_STORE: frozenset[str] = frozenset()
 
 EXIT_OK, EXIT_FAILED = 0, 1
 _TARGETS = ["user", "memory", "project", "failure"]
+#: `--category` of list and export: a failure category or the second seed's (ADR 0045);
+#: "preference" is both and matches either
+CATEGORIES: list[str] = list(
+    dict.fromkeys([*(c.value for c in FailureCategory), *(k.value for k in MemoryKind)])
+)
 _SCOPE_HELP = "global, agent:<id>, custom:<name>, user:<id> or project:<name>"
 
 
@@ -56,7 +63,12 @@ def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
     )
     export.add_argument("--scope", nargs="+", default=(), help=_SCOPE_HELP)
     export.add_argument("--target", choices=_TARGETS)
-    export.add_argument("--category", help="only entries of this category")
+    export.add_argument(
+        "--category",
+        choices=CATEGORIES,
+        help="only entries of this category: a failure category, or the second seed's "
+        "(preference, fact, decision, entity, other)",
+    )
     export.add_argument("--output", "-o", help="write to this file (default: stdout)")
     imp = sub.add_parser(
         "import", parents=[common], help="import an export file (idempotent by id)"

@@ -73,13 +73,14 @@ def export_lines(
     category: str | None = None,
 ) -> Iterator[str]:
     """The export file, line by line (header first); filters keep whole supersede chains
-    only as far as their rows match (a chain's versions share its scope)."""
+    only as far as their rows match (a chain's versions share its scope). `category`: a
+    failure category or a second-seed category (the entry's `kind`)."""
     service = _service(memory)
     yield json.dumps(header(service.clock.now()), ensure_ascii=False)
     for entry in _rows(memory, targets or list(Target)):
         if scopes and entry_scope(entry) not in scopes:
             continue
-        if category is not None and (entry.category is None or entry.category.value != category):
+        if category is not None and not _of_category(entry, category):
             continue
         yield json.dumps(to_record(entry), ensure_ascii=False)
     for target in targets or list(Target):  # removed entries: `restore` can bring them back
@@ -87,13 +88,16 @@ def export_lines(
             entry = gone.entry
             if scopes and entry_scope(entry) not in scopes:
                 continue
-            if category is not None and (
-                entry.category is None or entry.category.value != category
-            ):
+            if category is not None and not _of_category(entry, category):
                 continue
             removal = Removal(reason=gone.reason, at=gone.removed_at)
             record = {**to_record(entry), REMOVED_KEY: removal.to_json()}
             yield json.dumps(record, ensure_ascii=False)
+
+
+def _of_category(entry: MemoryEntry, category: str) -> bool:
+    """Whether `entry` has this failure category or this second-seed category (`kind`)."""
+    return category in (entry.category, entry.kind)
 
 
 #: the key of an export line that marks a removed (restorable) entry; not an entry field

@@ -332,3 +332,34 @@ def test_importance_and_category_round_trip_and_bad_values_are_not_stored(
     assert any("importance" in n and "not kept" in n for n in json.loads(migrated.stdout)["notes"])
     got = json.loads(cli(_root(tmp_path, "d"), "get", "s1", "--json").stdout)
     assert got["importance"] is None
+
+
+def test_list_and_export_filter_by_the_second_seeds_category(tmp_path: Path) -> None:
+    """`--category fact` (the second seed's `export --category`) selects by the entry's
+    second-seed category; a failure category still selects failures; an unknown one is a
+    usage error (exit 2), not an empty file."""
+    root = _root(tmp_path, "s")
+    root.mkdir(parents=True)
+    (root / "hermes-memory-config.json").write_text('{"tools": {"sets": ["pi-memory"]}}')
+    for text, category in (
+        ("Staging is in eu-west-1", "fact"),
+        ("Use Kafka for events", "decision"),
+    ):
+        done = cli(root, "tool", "memory_store", json.dumps({"text": text, "category": category}))
+        assert done.returncode == 0, done.stdout
+    assert (
+        cli(root, "add", "Flaky test", "--target", "failure", "--category", "insight").returncode
+        == 0
+    )
+    facts = cli(root, "list", "--category", "fact", "--json")
+    assert facts.returncode == 0, facts.stderr
+    assert [e["text"] for e in json.loads(facts.stdout)] == ["Staging is in eu-west-1"]
+    exported = cli(root, "export", "--category", "decision")
+    assert exported.returncode == 0, exported.stderr
+    assert [json.loads(line)["text"] for line in exported.stdout.splitlines()[1:]] == [
+        "Use Kafka for events"
+    ]
+    insight = cli(root, "export", "--category", "insight").stdout.splitlines()[1:]
+    assert [json.loads(line)["text"] for line in insight] == ["Flaky test"]
+    bad = cli(root, "export", "--category", "bogus")
+    assert bad.returncode == 2 and "invalid choice" in bad.stderr and not bad.stdout
