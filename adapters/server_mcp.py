@@ -48,10 +48,22 @@ def mcp_tools(memory: Any) -> list[Any]:
     for schema in memory.tool_schemas("mcp"):
         schema = dict(schema)
         params = dict(schema["inputSchema"])
-        params["properties"] = {**params.get("properties", {}), **TENANT_PROPERTIES}
+        # a tool's own `project` (session_search, memory_skill_stats: a filter) stays its own
+        params["properties"] = {**TENANT_PROPERTIES, **params.get("properties", {})}
         schema["inputSchema"] = params
         tools.append(types.Tool.model_validate(schema))
     return tools
+
+
+def own_tenant_arguments(memory: Any) -> dict[str, frozenset[str]]:
+    """Tool name -> the tenancy argument names (project, agent) that are the tool's own
+    parameters: those reach the tool and do not choose the store."""
+    out: dict[str, frozenset[str]] = {}
+    for definition in memory.tool_definitions():
+        own = frozenset(TENANT_PROPERTIES) & set(definition.parameters.get("properties", {}))
+        if own:
+            out[definition.name] = own
+    return out
 
 
 def root_project(uris: list[str]) -> str | None:
@@ -114,9 +126,15 @@ def build_server(stores: StoreCache, *, roots: ClientRoots | None = None) -> Any
         tools = await stores.call(None, None, mcp_tools)
         return types.ListToolsResult(tools=tools)
 
+    owned: dict[str, frozenset[str]] = {}
+
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        if not owned:
+            owned.update(await stores.call(None, None, own_tenant_arguments) or {"": frozenset()})
         arguments = dict(params.arguments or {})
-        project, agent = arguments.pop("project", None), arguments.pop("agent", None)
+        own = owned.get(params.name, frozenset())
+        project = None if "project" in own else arguments.pop("project", None)
+        agent = None if "agent" in own else arguments.pop("agent", None)
         if not all(isinstance(v, str | None) for v in (project, agent)):
             result: dict[str, Any] = {
                 "success": False,

@@ -216,3 +216,30 @@ def test_stdio_reads_the_store_settings_of_the_environment_and_openclaw_json(
     )
     assert done.returncode == 2 and "not valid JSON" in done.stderr, done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_a_tools_own_project_argument_reaches_the_tool(srv: RunningServer) -> None:
+    """session_search and memory_skill_stats have a `project` of their own (a filter, '*' for
+    every project): the server must pass it to the tool, not take it as the store's project."""
+
+    async def main() -> list[dict[str, Any]]:
+        async with (
+            streamable_http_client(f"{srv.url}/mcp") as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            results = []
+            for name, args in (
+                ("memory_skill_stats", {"project": "web"}),
+                ("session_search", {"query": "deploy", "project": "*"}),
+            ):
+                done = await session.call_tool(name, args)
+                assert not done.is_error, done.content
+                results.append(json.loads(done.content[0].text))  # type: ignore[union-attr]
+            return results
+
+    stats, sessions = anyio.run(main)
+    assert "in project web" in stats["message"], stats["message"]
+    assert sessions["success"] is True
+    health = httpx.get(f"{srv.url}/health").json()["data"]
+    assert all(store["project"] not in ("*", "web") for store in health["stores"])
