@@ -891,6 +891,9 @@ def serve(settings: ServerSettings) -> None:
     # a token in its path (ADR 0047)
     for name in ("httpx", "httpcore"):
         logging.getLogger(name).setLevel(logging.WARNING)
+    # the SDK logs each stateless MCP request in plain text at INFO ("Terminating session");
+    # the request log is one JSON line per request
+    logging.getLogger("mcp").setLevel(logging.WARNING)
     app = build_app(settings)
     for warning in settings.warnings:
         print(f"pi-hermes-memory: warning: {warning}", file=sys.stderr, flush=True)

@@ -25,7 +25,9 @@ from urllib.parse import unquote, urlsplit
 
 from pi_hermes_memory.adapters.server import ServerSettings, StoreCache, log
 from pi_hermes_memory.adapters.server_config import StoreOptions
+from pi_hermes_memory.config import ConfigError
 from pi_hermes_memory.domain.model import is_safe_project_name
+from pi_hermes_memory.errors import InvalidArgument
 
 #: the arguments the server takes for itself
 TENANT_PROPERTIES = {
@@ -148,6 +150,8 @@ def build_server(stores: StoreCache, *, roots: ClientRoots | None = None) -> Any
                 result = dict(
                     await stores.call(project, agent, lambda m: m.call_tool(params.name, arguments))
                 )
+            except (InvalidArgument, ConfigError) as exc:  # a bad project or agent name
+                result = {"success": False, "status": "invalid_arguments", "message": str(exc)}
             except Exception as exc:  # opening the store failed: a result, not a crash
                 result = {"success": False, "status": "error", "message": str(exc)}
         text = json.dumps(result, ensure_ascii=False, default=str)

@@ -243,3 +243,27 @@ def test_a_tools_own_project_argument_reaches_the_tool(srv: RunningServer) -> No
     assert sessions["success"] is True
     health = httpx.get(f"{srv.url}/health").json()["data"]
     assert all(store["project"] not in ("*", "web") for store in health["stores"])
+
+
+def test_a_bad_tenant_name_is_invalid_arguments_and_the_log_is_json_lines(
+    srv: RunningServer,
+) -> None:
+    async def main() -> list[dict[str, Any]]:
+        async with (
+            streamable_http_client(f"{srv.url}/mcp") as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            out = []
+            for tenant in ({"project": "../etc"}, {"agent": "bad agent!"}):
+                done = await session.call_tool("memory_search", {"query": "x", **tenant})
+                assert done.is_error
+                out.append(json.loads(done.content[0].text))  # type: ignore[union-attr]
+            return out
+
+    for result in anyio.run(main):
+        assert result["status"] == "invalid_arguments", result
+    # the request log is one JSON object per line (the SDK's plain-text INFO lines are off)
+    lines = [line for line in srv.log.read_text().splitlines() if line.startswith("{")]
+    assert any('"/mcp"' in line for line in lines)
+    assert "Terminating session" not in srv.log.read_text()
