@@ -34,6 +34,28 @@ CATEGORIES: list[str] = list(
 _SCOPE_HELP = "global, agent:<id>, custom:<name>, user:<id> or project:<name>"
 
 
+def scope_name(value: str) -> str:
+    """An argparse type: a scope as `stats` names them (global, agent:<id>, custom:<name>,
+    user:<id>, project:<name>); anything else is a usage error (exit 2), so a typo in the
+    form of a scope never selects nothing silently."""
+    from pi_hermes_memory.domain.model import (
+        GLOBAL_NAMESPACE,
+        Target,
+        is_safe_project_name,
+        namespace_problem,
+    )
+
+    kind, colon, name = value.partition(":")
+    if value == GLOBAL_NAMESPACE:
+        return value
+    if kind == "project" and colon and is_safe_project_name(name):
+        return value
+    target = Target.USER if kind == "user" else Target.MEMORY
+    if colon and namespace_problem(value, target) is None:
+        return value
+    raise argparse.ArgumentTypeError(f"expected {_SCOPE_HELP}, got {value[:60]!r}")
+
+
 def _date(value: str) -> date:
     try:
         return date.fromisoformat(value)
@@ -53,7 +75,7 @@ def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
         parents=[common],
         help="remove the active entries of these scopes (restore brings each back)",
     )
-    bulk.add_argument("--scope", nargs="+", required=True, help=_SCOPE_HELP)
+    bulk.add_argument("--scope", nargs="+", required=True, type=scope_name, help=_SCOPE_HELP)
     bulk.add_argument("--before", type=_date, help="only entries created before this date")
     bulk.add_argument("--dry-run", action="store_true", help="only show what would be removed")
     export = sub.add_parser(
@@ -61,7 +83,7 @@ def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
         parents=[common],
         help="every entry and its supersede history as JSON Lines (the whole store)",
     )
-    export.add_argument("--scope", nargs="+", default=(), help=_SCOPE_HELP)
+    export.add_argument("--scope", nargs="+", default=(), type=scope_name, help=_SCOPE_HELP)
     export.add_argument("--target", choices=_TARGETS)
     export.add_argument(
         "--category",
@@ -78,6 +100,7 @@ def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
         "--scope",
         nargs="+",
         default=(),
+        type=scope_name,
         help="only entries of these scopes (a second-seed JSON export: import into this scope)",
     )
     imp.add_argument("--dry-run", action="store_true", help="only show what would be imported")

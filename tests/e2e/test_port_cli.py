@@ -363,3 +363,23 @@ def test_list_and_export_filter_by_the_second_seeds_category(tmp_path: Path) -> 
     assert [json.loads(line)["text"] for line in insight] == ["Flaky test"]
     bad = cli(root, "export", "--category", "bogus")
     assert bad.returncode == 2 and "invalid choice" in bad.stderr and not bad.stdout
+
+
+def test_scope_names_agree_across_list_stats_export_and_delete_bulk(tmp_path: Path) -> None:
+    """`list --scope` selects what `delete-bulk --scope` would remove (a project row is
+    `project:<name>`, not `global`); a malformed scope is a usage error (exit 2) everywhere
+    rather than an empty selection with exit 0."""
+    root = _root(tmp_path, "s")
+    _store(root)
+    web = ("--project", "web")
+    listed = cli(root, *web, "list", "--scope", "project:web", "--json")
+    assert [e["text"] for e in json.loads(listed.stdout)] == ["Uses pnpm"]
+    global_rows = [
+        e["text"] for e in json.loads(cli(root, *web, "list", "--scope", "global", "--json").stdout)
+    ]
+    preview = cli(root, *web, "delete-bulk", "--scope", "global", "--dry-run", "--json")
+    assert sorted(global_rows) == sorted(e["text"] for e in json.loads(preview.stdout)["matched"])
+    assert "Uses pnpm" not in global_rows
+    for command in (("list",), ("export",), ("delete-bulk",), ("import", "x.jsonl")):
+        bad = cli(root, *command, "--scope", "nowhere")
+        assert bad.returncode == 2 and "--scope" in bad.stderr, (command, bad.stderr)
