@@ -196,4 +196,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """The `pi-memory-server` console script: `pi-hermes-memory serve` with its options."""
     from pi_hermes_memory.adapters import cli
 
-    return cli.main(["serve", *(sys.argv[1:] if argv is None else argv)])
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args == ["--version"]:
+        return cli.main(args)
+    return cli.main(["serve", *args])
