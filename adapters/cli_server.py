@@ -182,13 +182,16 @@ def run_unopened(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"pi-hermes-memory: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    from pi_hermes_memory.adapters.server import UnsafeBind, serve
+    from pi_hermes_memory.adapters.server import ServeFailed, UnsafeBind, serve
 
     try:
         serve(settings)
     except UnsafeBind as exc:
         print(f"pi-hermes-memory: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except ServeFailed as exc:
+        print(f"pi-hermes-memory: {exc}", file=sys.stderr)
+        return EXIT_FAILED
     return EXIT_OK
 
 

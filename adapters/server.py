@@ -53,6 +53,10 @@ class UnsafeBind(HermesMemoryError):
     """A non-loopback bind without an API key."""
 
 
+class ServeFailed(HermesMemoryError):
+    """The server could not start listening (the CLI exits 1)."""
+
+
 @attrs.frozen(kw_only=True)
 class ServerSettings:
     host: str = "127.0.0.1"
@@ -897,13 +901,7 @@ def serve(settings: ServerSettings) -> None:
     app = build_app(settings)
     for warning in settings.warnings:
         print(f"pi-hermes-memory: warning: {warning}", file=sys.stderr, flush=True)
-    print(
-        f"pi-hermes-memory: serving on http://{settings.host}:{settings.port} "
-        f"(REST {'on' if settings.http else 'off'}, MCP {'on' if settings.mcp else 'off'})",
-        file=sys.stderr,
-        flush=True,
-    )
-    uvicorn.run(
+    config = uvicorn.Config(
         app,
         host=settings.host,
         port=settings.port,
@@ -913,3 +911,28 @@ def serve(settings: ServerSettings) -> None:
         timeout_keep_alive=5,
         limit_concurrency=256,
     )
+
+    class Server(uvicorn.Server):
+        async def startup(self, sockets: Any = None) -> None:
+            await super().startup(sockets=sockets)
+            if self.started:  # said once the port is really bound
+                print(
+                    f"pi-hermes-memory: serving on http://{settings.host}:{settings.port} "
+                    f"(REST {'on' if settings.http else 'off'}, "
+                    f"MCP {'on' if settings.mcp else 'off'})",
+                    file=sys.stderr,
+                    flush=True,
+                )
+
+    server = Server(config)
+    try:
+        server.run()
+    except SystemExit:  # uvicorn's start-up failure (its reason is logged just above)
+        pass
+    except KeyboardInterrupt:
+        pass
+    if not server.started:
+        raise ServeFailed(
+            f"could not serve on {settings.host}:{settings.port} (the reason is above: a port "
+            "in use, an address this machine does not have, or a name that does not resolve)"
+        )

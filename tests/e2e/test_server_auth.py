@@ -154,3 +154,19 @@ def test_pi_memory_server_script_is_serve(tmp_path: Path) -> None:
         timeout=60,
     )
     assert result.returncode == 2 and "refusing" in result.stderr
+
+
+def test_a_port_in_use_fails_with_one_line_and_exit_1(keyed: RunningServer) -> None:
+    """The start message comes only once the port is bound; a busy port is exit 1 (a run
+    that did not succeed), not uvicorn's 3, and never a traceback."""
+    result = subprocess.run(
+        command("serve", "--port", str(keyed.port)),
+        env=environment(keyed.root.parent / "other-agent"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 1, result.stderr
+    assert "could not serve on 127.0.0.1" in result.stderr and "serving on" not in result.stderr
+    assert "Traceback" not in result.stderr
+    assert "serving on http://127.0.0.1" in keyed.log.read_text()
