@@ -383,9 +383,20 @@ class Request:
     body: bytes
 
     def tenant(self) -> tuple[str | None, str | None]:
-        project = self.headers.get("x-project") or _first(self.query, "project")
-        agent = self.headers.get("x-agent") or _first(self.query, "agent")
+        project = _utf8(self.headers.get("x-project")) or _first(self.query, "project")
+        agent = _utf8(self.headers.get("x-agent")) or _first(self.query, "agent")
         return project or None, agent or None
+
+
+def _utf8(header: str | None) -> str | None:
+    """A header value (decoded as latin-1, as ASGI bytes are) read as the UTF-8 clients send:
+    `X-Project: 项目` names the project 项目, not its bytes as latin-1 letters."""
+    if header is None:
+        return None
+    try:
+        return header.encode("latin-1").decode("utf-8")
+    except UnicodeError:
+        return header
 
 
 def _first(query: Mapping[str, list[str]], name: str) -> str | None:
@@ -819,7 +830,7 @@ class App:
         request = Request(
             method=method,
             path=path,
-            query=parse_qs(scope.get("query_string", b"").decode("latin-1")),
+            query=parse_qs(scope.get("query_string", b"").decode("utf-8", "replace")),
             headers=headers,
             body=body,
         )

@@ -277,3 +277,19 @@ def test_the_second_seeds_importance_and_category_over_rest(client: httpx.Client
         ("Staging runs in eu-west-1", None, 0.2, "fact"),
         ("Staging runs in eu-west-1", None, 0.9, "fact"),
     ]
+
+
+def test_a_non_ascii_project_header_names_the_same_project_as_the_query(
+    client: httpx.Client,
+) -> None:
+    """Clients send header values as UTF-8 bytes: `X-Project: 项目` must be the project 项目
+    (as `?project=项目` is), not a mojibake project made of its bytes read as latin-1."""
+    body = {"content": "Unicode project keeps its name", "target": "project"}
+    header = {"X-Project": "项目-ü".encode()}
+    _envelope(client.post("/api/memory/store", json=body, headers=header), 201)
+    page = client.get("/api/memory/list", params={"target": "project", "project": "项目-ü"})
+    entries = _envelope(page, 200)["data"]["entries"]
+    assert [(e["text"], e["project"]) for e in entries] == [(body["content"], "项目-ü")]
+    stores = _envelope(client.get("/health"), 200)["data"]["stores"]
+    assert all(s["project"] is None or s["project"].isprintable() for s in stores)
+    assert not any("é" in (s["project"] or "") for s in stores)
