@@ -24,7 +24,7 @@ WRITES: frozenset[str] = frozenset({"delete-bulk", "import", "migrate"})
 #: `migrate --to postgres` runs without opening the store (see `unopened`)
 NO_STORE: frozenset[str] = frozenset()
 
-EXIT_OK, EXIT_FAILED = 0, 1
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 _TARGETS = ["user", "memory", "project", "failure"]
 #: `--category` of list and export: a failure category or the second seed's (ADR 0045);
 #: "preference" is both and matches either
@@ -168,8 +168,9 @@ def run(memory: Any, args: argparse.Namespace) -> int:
             memory, read.rows, scopes=args.scope, dry_run=args.dry_run, removed=read.removed
         )
         return _report(report, {}, as_json=args.json)
-    if args.file is None:
-        raise InvalidArgument("migrate takes an export FILE (or --to postgres)")
+    if args.file is None:  # a usage error, as argparse's own (FILE is optional for --to)
+        print("pi-hermes-memory: migrate takes an export FILE (or --to postgres)", file=sys.stderr)
+        return EXIT_USAGE
     with _open(args.file) as handle:
         try:
             data = json.load(handle)

@@ -383,3 +383,8 @@ def test_scope_names_agree_across_list_stats_export_and_delete_bulk(tmp_path: Pa
     for command in (("list",), ("export",), ("delete-bulk",), ("import", "x.jsonl")):
         bad = cli(root, *command, "--scope", "nowhere")
         assert bad.returncode == 2 and "--scope" in bad.stderr, (command, bad.stderr)
+
+
+def test_migrate_without_a_file_is_a_usage_error(tmp_path: Path) -> None:
+    done = cli(_root(tmp_path, "s"), "migrate")
+    assert done.returncode == 2 and "FILE" in done.stderr and "Traceback" not in done.stderr
