@@ -251,6 +251,7 @@ def _delete_bulk(memory: Any, args: argparse.Namespace) -> int:
     from pi_hermes_memory import porting
 
     rows = porting.bulk_candidates(memory, args.scope, before=args.before)
+    hidden = porting.bulk_hidden(memory, args.scope, before=args.before)
     removed: list[str] = []
     failed: list[dict[str, str]] = []
     if not args.dry_run:
@@ -265,6 +266,7 @@ def _delete_bulk(memory: Any, args: argparse.Namespace) -> int:
             "matched": [{"id": e.id, "target": e.target.value, "text": e.text} for e in rows],
             "removed": removed,
             "failed": failed,
+            "not_visible": hidden,
         }
         json.dump(data, sys.stdout, ensure_ascii=False, indent=2)
         print()
@@ -277,6 +279,15 @@ def _delete_bulk(memory: Any, args: argparse.Namespace) -> int:
             print(f"Removed {len(removed)} of {len(rows)} entries (restore brings one back).")
         for f in failed:
             print(f"pi-hermes-memory: {f['id']}: {f['message']}", file=sys.stderr)
+    for scope, count in hidden.items():
+        how = (
+            "--project NAME" if scope.startswith("project:") else "--agent ID (scopes.agentAccess)"
+        )
+        print(
+            f"pi-hermes-memory: note: {count} entries of {scope} are not visible to this session "
+            f"and are not selected; run with the {how} that may see them",
+            file=sys.stderr,
+        )
     return EXIT_FAILED if failed else EXIT_OK
 
 

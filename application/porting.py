@@ -385,15 +385,25 @@ def bulk_candidates(
     memory: Memory, scopes: Sequence[str], *, before: date | None = None
 ) -> list[MemoryEntry]:
     """The active rows of `scopes` (created before `before`, when given) this session sees."""
+    visible = _service(memory).settings.scope.visible
+    return [e for e in _bulk_rows(memory, scopes, before) if visible(e)]
+
+
+def bulk_hidden(
+    memory: Memory, scopes: Sequence[str], *, before: date | None = None
+) -> dict[str, int]:
+    """Per scope, how many of its matching active rows this session does not see (another
+    agent's scope, another project): `delete-bulk` leaves them and says so."""
+    visible = _service(memory).settings.scope.visible
+    hidden: Counter[str] = Counter(
+        entry_scope(e) for e in _bulk_rows(memory, scopes, before) if not visible(e)
+    )
+    return dict(sorted(hidden.items()))
+
+
+def _bulk_rows(memory: Memory, scopes: Sequence[str], before: date | None) -> Iterator[MemoryEntry]:
     if not scopes:
         raise InvalidArgument("delete-bulk needs at least one --scope")
-    service = _service(memory)
-    visible = service.settings.scope.visible
-    return [
-        e
-        for e in _rows(memory, list(Target))
-        if e.active
-        and visible(e)
-        and entry_scope(e) in scopes
-        and (before is None or e.created < before)
-    ]
+    for e in _rows(memory, list(Target)):
+        if e.active and entry_scope(e) in scopes and (before is None or e.created < before):
+            yield e

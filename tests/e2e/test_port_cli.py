@@ -388,3 +388,18 @@ def test_scope_names_agree_across_list_stats_export_and_delete_bulk(tmp_path: Pa
 def test_migrate_without_a_file_is_a_usage_error(tmp_path: Path) -> None:
     done = cli(_root(tmp_path, "s"), "migrate")
     assert done.returncode == 2 and "FILE" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_delete_bulk_names_the_entries_this_session_cannot_see(tmp_path: Path) -> None:
+    """The second seed's delete-bulk has no access map: a scope this session may not use
+    must not look empty ("Removed 0 of 0") without a word."""
+    root = _root(tmp_path, "s")
+    _store(root)
+    done = cli(root, "delete-bulk", "--scope", "agent:bob", "project:web", "--dry-run", "--json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["matched"] == [] and report["not_visible"] == {"agent:bob": 1, "project:web": 1}
+    assert "1 entries of agent:bob are not visible" in done.stderr and "--agent" in done.stderr
+    assert "--project" in done.stderr
+    seen = cli(root, "--agent", "bob", "delete-bulk", "--scope", "agent:bob", "--dry-run")
+    assert "Would remove 1 entries" in seen.stdout and "not visible" not in seen.stderr
