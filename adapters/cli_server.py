@@ -118,10 +118,28 @@ def _store_options(args: argparse.Namespace, environ: Mapping[str, str]) -> tupl
     return options, read_warnings + warnings
 
 
+def _check_tenant(args: argparse.Namespace) -> None:
+    """The server's default project and agent are checked at start (exit 2), not on every
+    request that falls back to them."""
+    from pi_hermes_memory.domain.model import Target, is_safe_project_name, namespace_problem
+
+    if args.project is not None and not is_safe_project_name(args.project.strip()):
+        raise ValueError(
+            f"invalid --project {args.project[:60]!r}: it must be non-empty, not '.' or '..', "
+            "and contain no / \\ , < > or control characters"
+        )
+    if args.agent is not None and namespace_problem(f"agent:{args.agent}", Target.MEMORY):
+        raise ValueError(
+            f"invalid --agent {args.agent[:60]!r}: letters, digits, '.', '_' and '-' only"
+        )
+
+
 def resolve_settings(args: argparse.Namespace, environ: Mapping[str, str]) -> Any:
     """Command line > environment > openclaw.json > defaults; raises ValueError (a
     `ServerConfigError` for the store settings) with a usage message."""
     from pi_hermes_memory.adapters.server import ServerSettings
+
+    _check_tenant(args)
 
     host = args.host or environ.get("PI_MEMORY_HTTP_HOST") or DEFAULT_HOST
     port: Any = args.port
@@ -166,6 +184,7 @@ def run_unopened(args: argparse.Namespace) -> int:
         if args.command == "mcp":
             from pi_hermes_memory.adapters.server_mcp import serve_stdio
 
+            _check_tenant(args)
             store, warnings = _store_options(args, os.environ)
             for warning in warnings:  # stdout is the protocol's: warnings go to stderr
                 print(f"pi-hermes-memory: warning: {warning}", file=sys.stderr, flush=True)
