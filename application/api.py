@@ -827,7 +827,8 @@ class Memory:
             message = f"Unknown tool {shown}; tools: {', '.join(tools)}"
             from pi_hermes_memory.pi_memory_tools import PI_MEMORY_TOOLS
 
-            if name in {d.name for d in PI_MEMORY_TOOLS}:  # offered only when configured
+            seed_tool = isinstance(name, str) and name in {d.name for d in PI_MEMORY_TOOLS}
+            if seed_tool:  # offered only when tools.sets names them
                 message += (
                     f'. {name} is one of the second seed\'s tools: add "pi-memory" to '
                     'tools.sets in hermes-memory-config.json (e.g. "tools": {"sets": '
