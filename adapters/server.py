@@ -797,6 +797,14 @@ class App:
             if self.mcp is None:
                 await _send_json(send, 404, envelope(False, error="MCP is off (--no-mcp)"), cors)
                 return
+            if method == "GET":
+                # stateless: no session, so a server-to-client SSE stream would stay open and
+                # empty forever; the MCP specification lets the server answer 405 instead
+                error = "GET /mcp: this server is stateless and offers no SSE stream; use POST"
+                await _send_json(
+                    send, 405, envelope(False, error=error), [(b"allow", b"POST"), *cors]
+                )
+                return
             await self.mcp.handle_request(scope, _limited(receive, self.settings.max_body), send)
             return
         await self._rest(method, path, scope, receive, send, cors)

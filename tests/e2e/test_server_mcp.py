@@ -267,3 +267,11 @@ def test_a_bad_tenant_name_is_invalid_arguments_and_the_log_is_json_lines(
     lines = [line for line in srv.log.read_text().splitlines() if line.startswith("{")]
     assert any('"/mcp"' in line for line in lines)
     assert "Terminating session" not in srv.log.read_text()
+
+
+def test_get_on_mcp_is_405_not_a_stream_that_never_ends(srv: RunningServer) -> None:
+    """Stateless streamable HTTP has no session to push to: a GET would hold an empty SSE
+    stream (and a connection slot) open forever; the specification allows 405."""
+    answer = httpx.get(f"{srv.url}/mcp", headers={"accept": "text/event-stream"}, timeout=10)
+    assert answer.status_code == 405 and answer.headers["allow"] == "POST"
+    assert answer.json()["success"] is False
