@@ -101,12 +101,18 @@ def _parser() -> argparse.ArgumentParser:
     lst = sub.add_parser("list", parents=[common], help="list entries")
     lst.add_argument("--target", choices=["user", "memory", "project", "failure"])
     lst.add_argument("--history", action="store_true", help="include superseded history")
-    lst.add_argument("--scope", help="only entries of this scope (global, agent:<id>, …)")
+    lst.add_argument(
+        "--scope",
+        type=cli_port.scope_name,
+        help="only entries of this scope (global, agent:<id>, custom:<name>, user:<id>, "
+        "project:<name>), as stats, export and delete-bulk name them",
+    )
     lst.add_argument("--of-project", help="only entries attributed to this project")
     lst.add_argument(
         "--category",
-        choices=["failure", "correction", "insight", "preference", "convention", "tool-quirk"],
-        help="only entries of this category",
+        choices=cli_port.CATEGORIES,
+        help="only entries of this category: a failure category, or the second seed's "
+        "(preference, fact, decision, entity, other)",
     )
     lst.add_argument("--limit", type=_count, help="at most this many entries")
     lst.add_argument("--offset", type=_count, default=0, help="skip this many entries first")
@@ -753,11 +759,13 @@ def _run(memory: Any, args: argparse.Namespace, arguments: Any, request: str | N
         return _switch_project(memory.project_overview(), as_json=args.json)
     if args.command == "insights":
         return _insights(memory.insights(), as_json=args.json)
-    entries = memory.entries(args.target, include_history=args.history, scope=args.scope)
+    entries = memory.entries(args.target, include_history=args.history)
+    if args.scope is not None:  # the scope names of stats, export and delete-bulk
+        entries = [e for e in entries if _scope_of(e) == args.scope]
     if args.of_project is not None:
         entries = [e for e in entries if e.project == args.of_project]
     if args.category is not None:
-        entries = [e for e in entries if e.category == args.category]
+        entries = [e for e in entries if args.category in (e.category, e.kind)]
     end = None if args.limit is None else args.offset + args.limit
     entries = entries[args.offset : end]
     if args.json:
@@ -768,6 +776,14 @@ def _run(memory: Any, args: argparse.Namespace, arguments: Any, request: str | N
         if not entries:
             print("(no entries)")
     return EXIT_OK
+
+
+def _scope_of(view: Any) -> str:
+    """A row's scope as `porting.entry_scope` names it: its namespace, else
+    `project:<name>` for a project-attributed row, else global."""
+    if view.scope == "global" and view.project is not None:
+        return f"project:{view.project}"
+    return str(view.scope)
 
 
 if __name__ == "__main__":  # pragma: no cover

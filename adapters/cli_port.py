@@ -17,14 +17,43 @@ import sys
 from datetime import date
 from typing import Any
 
+from pi_hermes_memory.domain.model import FailureCategory, MemoryKind
+
 COMMANDS: frozenset[str] = frozenset({"stats", "delete-bulk", "export", "import", "migrate"})
 WRITES: frozenset[str] = frozenset({"delete-bulk", "import", "migrate"})
 #: `migrate --to postgres` runs without opening the store (see `unopened`)
 NO_STORE: frozenset[str] = frozenset()
 
-EXIT_OK, EXIT_FAILED = 0, 1
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 _TARGETS = ["user", "memory", "project", "failure"]
+#: `--category` of list and export: a failure category or the second seed's (ADR 0045);
+#: "preference" is both and matches either
+CATEGORIES: list[str] = list(
+    dict.fromkeys([*(c.value for c in FailureCategory), *(k.value for k in MemoryKind)])
+)
 _SCOPE_HELP = "global, agent:<id>, custom:<name>, user:<id> or project:<name>"
+
+
+def scope_name(value: str) -> str:
+    """An argparse type: a scope as `stats` names them (global, agent:<id>, custom:<name>,
+    user:<id>, project:<name>); anything else is a usage error (exit 2), so a typo in the
+    form of a scope never selects nothing silently."""
+    from pi_hermes_memory.domain.model import (
+        GLOBAL_NAMESPACE,
+        Target,
+        is_safe_project_name,
+        namespace_problem,
+    )
+
+    kind, colon, name = value.partition(":")
+    if value == GLOBAL_NAMESPACE:
+        return value
+    if kind == "project" and colon and is_safe_project_name(name):
+        return value
+    target = Target.USER if kind == "user" else Target.MEMORY
+    if colon and namespace_problem(value, target) is None:
+        return value
+    raise argparse.ArgumentTypeError(f"expected {_SCOPE_HELP}, got {value[:60]!r}")
 
 
 def _date(value: str) -> date:
@@ -46,7 +75,7 @@ def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
         parents=[common],
         help="remove the active entries of these scopes (restore brings each back)",
     )
-    bulk.add_argument("--scope", nargs="+", required=True, help=_SCOPE_HELP)
+    bulk.add_argument("--scope", nargs="+", required=True, type=scope_name, help=_SCOPE_HELP)
     bulk.add_argument("--before", type=_date, help="only entries created before this date")
     bulk.add_argument("--dry-run", action="store_true", help="only show what would be removed")
     export = sub.add_parser(
@@ -54,9 +83,14 @@ def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
         parents=[common],
         help="every entry and its supersede history as JSON Lines (the whole store)",
     )
-    export.add_argument("--scope", nargs="+", default=(), help=_SCOPE_HELP)
+    export.add_argument("--scope", nargs="+", default=(), type=scope_name, help=_SCOPE_HELP)
     export.add_argument("--target", choices=_TARGETS)
-    export.add_argument("--category", help="only entries of this category")
+    export.add_argument(
+        "--category",
+        choices=CATEGORIES,
+        help="only entries of this category: a failure category, or the second seed's "
+        "(preference, fact, decision, entity, other)",
+    )
     export.add_argument("--output", "-o", help="write to this file (default: stdout)")
     imp = sub.add_parser(
         "import", parents=[common], help="import an export file (idempotent by id)"
@@ -66,6 +100,7 @@ def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
         "--scope",
         nargs="+",
         default=(),
+        type=scope_name,
         help="only entries of these scopes (a second-seed JSON export: import into this scope)",
     )
     imp.add_argument("--dry-run", action="store_true", help="only show what would be imported")
@@ -133,8 +168,9 @@ def run(memory: Any, args: argparse.Namespace) -> int:
             memory, read.rows, scopes=args.scope, dry_run=args.dry_run, removed=read.removed
         )
         return _report(report, {}, as_json=args.json)
-    if args.file is None:
-        raise InvalidArgument("migrate takes an export FILE (or --to postgres)")
+    if args.file is None:  # a usage error, as argparse's own (FILE is optional for --to)
+        print("pi-hermes-memory: migrate takes an export FILE (or --to postgres)", file=sys.stderr)
+        return EXIT_USAGE
     with _open(args.file) as handle:
         try:
             data = json.load(handle)
@@ -215,6 +251,7 @@ def _delete_bulk(memory: Any, args: argparse.Namespace) -> int:
     from pi_hermes_memory import porting
 
     rows = porting.bulk_candidates(memory, args.scope, before=args.before)
+    hidden = porting.bulk_hidden(memory, args.scope, before=args.before)
     removed: list[str] = []
     failed: list[dict[str, str]] = []
     if not args.dry_run:
@@ -229,6 +266,7 @@ def _delete_bulk(memory: Any, args: argparse.Namespace) -> int:
             "matched": [{"id": e.id, "target": e.target.value, "text": e.text} for e in rows],
             "removed": removed,
             "failed": failed,
+            "not_visible": hidden,
         }
         json.dump(data, sys.stdout, ensure_ascii=False, indent=2)
         print()
@@ -241,6 +279,15 @@ def _delete_bulk(memory: Any, args: argparse.Namespace) -> int:
             print(f"Removed {len(removed)} of {len(rows)} entries (restore brings one back).")
         for f in failed:
             print(f"pi-hermes-memory: {f['id']}: {f['message']}", file=sys.stderr)
+    for scope, count in hidden.items():
+        how = (
+            "--project NAME" if scope.startswith("project:") else "--agent ID (scopes.agentAccess)"
+        )
+        print(
+            f"pi-hermes-memory: note: {count} entries of {scope} are not visible to this session "
+            f"and are not selected; run with the {how} that may see them",
+            file=sys.stderr,
+        )
     return EXIT_FAILED if failed else EXIT_OK
 
 

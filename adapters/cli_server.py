@@ -3,7 +3,7 @@
     serve [--host H] [--port P] [--api-key K] [--no-http] [--no-mcp] [--allow-origin O ...]
           [--max-body BYTES] [--config openclaw.json]
                                  REST (/api/memory, /health, /openapi.json) + MCP (/mcp)
-    mcp                          MCP over stdio, for desktop clients
+    mcp [--config openclaw.json]  MCP over stdio, for desktop clients (the same store settings)
 
 Also the `pi-memory-server` console script (`main`), the second seed's name for `serve`.
 Precedence: command line > environment (PI_MEMORY_API_KEY, PI_MEMORY_HTTP_HOST,
@@ -74,10 +74,19 @@ def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
         "project/agent query parameters (REST), project/agent tool arguments (MCP).",
     )
     _serve_options(serve)
-    sub.add_parser(
+    mcp = sub.add_parser(
         "mcp",
         parents=[common],
         help="serve MCP over stdio (for Claude Desktop, Claude Code, Cursor)",
+        description="Serve MCP over stdin/stdout. The store settings come from the environment "
+        "(PI_MEMORY_DB_PATH, PI_MEMORY_EMBED_*, PI_MEMORY_RERANK_*, PI_MEMORY_KNOWLEDGE_PATHS) "
+        "and the openclaw.json, as for serve.",
+    )
+    mcp.add_argument(
+        "--config",
+        metavar="FILE",
+        help="an openclaw.json (default: PI_MEMORY_CONFIG, else ~/.openclaw/openclaw.json "
+        "when it exists)",
     )
 
 
@@ -109,10 +118,28 @@ def _store_options(args: argparse.Namespace, environ: Mapping[str, str]) -> tupl
     return options, read_warnings + warnings
 
 
+def _check_tenant(args: argparse.Namespace) -> None:
+    """The server's default project and agent are checked at start (exit 2), not on every
+    request that falls back to them."""
+    from pi_hermes_memory.domain.model import Target, is_safe_project_name, namespace_problem
+
+    if args.project is not None and not is_safe_project_name(args.project.strip()):
+        raise ValueError(
+            f"invalid --project {args.project[:60]!r}: it must be non-empty, not '.' or '..', "
+            "and contain no / \\ , < > or control characters"
+        )
+    if args.agent is not None and namespace_problem(f"agent:{args.agent}", Target.MEMORY):
+        raise ValueError(
+            f"invalid --agent {args.agent[:60]!r}: letters, digits, '.', '_' and '-' only"
+        )
+
+
 def resolve_settings(args: argparse.Namespace, environ: Mapping[str, str]) -> Any:
     """Command line > environment > openclaw.json > defaults; raises ValueError (a
     `ServerConfigError` for the store settings) with a usage message."""
     from pi_hermes_memory.adapters.server import ServerSettings
+
+    _check_tenant(args)
 
     host = args.host or environ.get("PI_MEMORY_HTTP_HOST") or DEFAULT_HOST
     port: Any = args.port
@@ -157,7 +184,11 @@ def run_unopened(args: argparse.Namespace) -> int:
         if args.command == "mcp":
             from pi_hermes_memory.adapters.server_mcp import serve_stdio
 
-            serve_stdio(project=args.project, agent=args.agent, cwd=args.cwd)
+            _check_tenant(args)
+            store, warnings = _store_options(args, os.environ)
+            for warning in warnings:  # stdout is the protocol's: warnings go to stderr
+                print(f"pi-hermes-memory: warning: {warning}", file=sys.stderr, flush=True)
+            serve_stdio(project=args.project, agent=args.agent, cwd=args.cwd, store=store)
             return EXIT_OK
         settings = resolve_settings(args, os.environ)
     except ImportError as exc:
@@ -170,13 +201,16 @@ def run_unopened(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"pi-hermes-memory: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    from pi_hermes_memory.adapters.server import UnsafeBind, serve
+    from pi_hermes_memory.adapters.server import ServeFailed, UnsafeBind, serve
 
     try:
         serve(settings)
     except UnsafeBind as exc:
         print(f"pi-hermes-memory: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except ServeFailed as exc:
+        print(f"pi-hermes-memory: {exc}", file=sys.stderr)
+        return EXIT_FAILED
     return EXIT_OK
 
 
@@ -184,4 +218,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """The `pi-memory-server` console script: `pi-hermes-memory serve` with its options."""
     from pi_hermes_memory.adapters import cli
 
-    return cli.main(["serve", *(sys.argv[1:] if argv is None else argv)])
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args == ["--version"]:
+        return cli.main(args)
+    return cli.main(["serve", *args])

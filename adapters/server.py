@@ -31,6 +31,7 @@ import attrs
 from pi_hermes_memory.adapters import server_knowledge
 from pi_hermes_memory.adapters.server_config import StoreOptions
 from pi_hermes_memory.config import KNOWLEDGE_PATHS_ENV
+from pi_hermes_memory.domain.model import FailureCategory, MemoryKind
 from pi_hermes_memory.errors import HermesMemoryError
 
 Scope = dict[str, Any]
@@ -50,6 +51,10 @@ log = logging.getLogger("pi-hermes-memory.http")
 
 class UnsafeBind(HermesMemoryError):
     """A non-loopback bind without an API key."""
+
+
+class ServeFailed(HermesMemoryError):
+    """The server could not start listening (the CLI exits 1)."""
 
 
 @attrs.frozen(kw_only=True)
@@ -378,9 +383,20 @@ class Request:
     body: bytes
 
     def tenant(self) -> tuple[str | None, str | None]:
-        project = self.headers.get("x-project") or _first(self.query, "project")
-        agent = self.headers.get("x-agent") or _first(self.query, "agent")
+        project = _utf8(self.headers.get("x-project")) or _first(self.query, "project")
+        agent = _utf8(self.headers.get("x-agent")) or _first(self.query, "agent")
         return project or None, agent or None
+
+
+def _utf8(header: str | None) -> str | None:
+    """A header value (decoded as latin-1, as ASGI bytes are) read as the UTF-8 clients send:
+    `X-Project: 项目` names the project 项目, not its bytes as latin-1 letters."""
+    if header is None:
+        return None
+    try:
+        return header.encode("latin-1").decode("utf-8")
+    except UnicodeError:
+        return header
 
 
 def _first(query: Mapping[str, list[str]], name: str) -> str | None:
@@ -422,6 +438,29 @@ def _check_keys(body: Mapping[str, Any], allowed: set[str]) -> None:
         )
 
 
+#: the second seed's fields a write may carry besides the text (ADR 0045)
+_SEED_FIELDS = ("category", "importance", "kind")
+_KINDS = tuple(k.value for k in MemoryKind)
+_FAILURE_CATEGORIES = tuple(c.value for c in FailureCategory)
+#: `category` of a listing: a failure category or a second-seed category ("preference": both)
+_CATEGORIES = tuple(dict.fromkeys((*_FAILURE_CATEGORIES, *_KINDS)))
+
+
+def _seed_fields(body: Mapping[str, Any], *, failure: bool) -> tuple[str | None, Any, str | None]:
+    """(failure category, importance, kind) of a write. The second seed's `category`
+    (preference, fact, decision, entity, other) is the entry's kind except on a failure
+    entry, whose `category` is its failure category; `kind` names the seed's category
+    explicitly. Values are checked by the library (400 with its message)."""
+    category = _str_field(body, "category")
+    kind = _str_field(body, "kind")
+    importance = body.get("importance")
+    if category is not None and not failure and category in _KINDS:
+        if kind is not None and kind != category:
+            raise ApiError(400, "category and kind name different categories")
+        category, kind = None, category
+    return category, importance, kind
+
+
 Handler = Callable[["Rest", Request, str | None], Awaitable[tuple[int, Any]]]
 
 
@@ -456,18 +495,26 @@ class Rest:
 
     async def store(self, request: Request, _: str | None) -> tuple[int, Any]:
         body = parse_body(request.body)
-        _check_keys(body, {"content", "target", "category", "scope", "force"})
+        _check_keys(body, {"content", *_SEED_FIELDS, "target", "scope", "force"})
         content = _str_field(body, "content", required=True)
         target = _str_field(body, "target") or "memory"
-        category = _str_field(body, "category")
         scope = _str_field(body, "scope")
         force = body.get("force", False)
         if not isinstance(force, bool):
             raise ApiError(400, f"force must be a boolean, got {type(force).__name__}")
+        category, importance, kind = _seed_fields(body, failure=target == "failure")
 
         def add(memory: Any) -> dict[str, Any]:
             return _write_json(
-                memory.add(content, target=target, category=category, force=force, scope=scope)
+                memory.add(
+                    content,
+                    target=target,
+                    category=category,
+                    force=force,
+                    scope=scope,
+                    importance=importance,
+                    kind=kind,
+                )
             )
 
         result = await self._call(request, add)
@@ -480,9 +527,16 @@ class Rest:
         target = _first(request.query, "target")
         scope = _first(request.query, "scope")
         history = _first(request.query, "history") in ("1", "true", "yes")
+        category = _first(request.query, "category")
+        if category is not None and category not in _CATEGORIES:
+            raise ApiError(
+                400, f"category must be one of {', '.join(_CATEGORIES)}, got {category[:40]!r}"
+            )
 
         def page(memory: Any) -> dict[str, Any]:
             views = memory.entries(target, include_history=history, scope=scope)
+            if category is not None:
+                views = [v for v in views if category in (v.category, v.kind)]
             return {
                 "entries": views[offset : offset + limit],
                 "total": len(views),
@@ -510,12 +564,21 @@ class Rest:
 
     async def patch(self, request: Request, entry_id: str | None) -> tuple[int, Any]:
         body = parse_body(request.body)
-        _check_keys(body, {"content", "category"})
-        content = _str_field(body, "content", required=True)
-        category = _str_field(body, "category")
-        result = await self._call(
-            request, lambda m: _write_json(m.update(entry_id, content, category=category))
-        )
+        _check_keys(body, {"content", *_SEED_FIELDS})
+        content = _str_field(body, "content")
+        if content is None and not any(body.get(k) is not None for k in _SEED_FIELDS):
+            raise ApiError(400, "give content, category, importance or kind to change")
+
+        def update(memory: Any) -> dict[str, Any]:
+            current = memory.get(entry_id)
+            failure = current is not None and current.target == "failure"
+            category, importance, kind = _seed_fields(body, failure=failure)
+            text = content if content is not None else (current.text if current else "")
+            return _write_json(
+                memory.update(entry_id, text, category=category, importance=importance, kind=kind)
+            )
+
+        result = await self._call(request, update)
         return result_status(result), result
 
     async def openapi(self, request: Request, _: str | None) -> tuple[int, Any]:
@@ -734,6 +797,14 @@ class App:
             if self.mcp is None:
                 await _send_json(send, 404, envelope(False, error="MCP is off (--no-mcp)"), cors)
                 return
+            if method == "GET":
+                # stateless: no session, so a server-to-client SSE stream would stay open and
+                # empty forever; the MCP specification lets the server answer 405 instead
+                error = "GET /mcp: this server is stateless and offers no SSE stream; use POST"
+                await _send_json(
+                    send, 405, envelope(False, error=error), [(b"allow", b"POST"), *cors]
+                )
+                return
             await self.mcp.handle_request(scope, _limited(receive, self.settings.max_body), send)
             return
         await self._rest(method, path, scope, receive, send, cors)
@@ -767,7 +838,7 @@ class App:
         request = Request(
             method=method,
             path=path,
-            query=parse_qs(scope.get("query_string", b"").decode("latin-1")),
+            query=parse_qs(scope.get("query_string", b"").decode("utf-8", "replace")),
             headers=headers,
             body=body,
         )
@@ -843,16 +914,13 @@ def serve(settings: ServerSettings) -> None:
     # a token in its path (ADR 0047)
     for name in ("httpx", "httpcore"):
         logging.getLogger(name).setLevel(logging.WARNING)
+    # the SDK logs each stateless MCP request in plain text at INFO ("Terminating session");
+    # the request log is one JSON line per request
+    logging.getLogger("mcp").setLevel(logging.WARNING)
     app = build_app(settings)
     for warning in settings.warnings:
         print(f"pi-hermes-memory: warning: {warning}", file=sys.stderr, flush=True)
-    print(
-        f"pi-hermes-memory: serving on http://{settings.host}:{settings.port} "
-        f"(REST {'on' if settings.http else 'off'}, MCP {'on' if settings.mcp else 'off'})",
-        file=sys.stderr,
-        flush=True,
-    )
-    uvicorn.run(
+    config = uvicorn.Config(
         app,
         host=settings.host,
         port=settings.port,
@@ -862,3 +930,28 @@ def serve(settings: ServerSettings) -> None:
         timeout_keep_alive=5,
         limit_concurrency=256,
     )
+
+    class Server(uvicorn.Server):
+        async def startup(self, sockets: Any = None) -> None:
+            await super().startup(sockets=sockets)
+            if self.started:  # said once the port is really bound
+                print(
+                    f"pi-hermes-memory: serving on http://{settings.host}:{settings.port} "
+                    f"(REST {'on' if settings.http else 'off'}, "
+                    f"MCP {'on' if settings.mcp else 'off'})",
+                    file=sys.stderr,
+                    flush=True,
+                )
+
+    server = Server(config)
+    try:
+        server.run()
+    except SystemExit:  # uvicorn's start-up failure (its reason is logged just above)
+        pass
+    except KeyboardInterrupt:
+        pass
+    if not server.started:
+        raise ServeFailed(
+            f"could not serve on {settings.host}:{settings.port} (the reason is above: a port "
+            "in use, an address this machine does not have, or a name that does not resolve)"
+        )

@@ -24,7 +24,10 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from pi_hermes_memory.adapters.server import ServerSettings, StoreCache, log
+from pi_hermes_memory.adapters.server_config import StoreOptions
+from pi_hermes_memory.config import ConfigError
 from pi_hermes_memory.domain.model import is_safe_project_name
+from pi_hermes_memory.errors import InvalidArgument
 
 #: the arguments the server takes for itself
 TENANT_PROPERTIES = {
@@ -47,10 +50,22 @@ def mcp_tools(memory: Any) -> list[Any]:
     for schema in memory.tool_schemas("mcp"):
         schema = dict(schema)
         params = dict(schema["inputSchema"])
-        params["properties"] = {**params.get("properties", {}), **TENANT_PROPERTIES}
+        # a tool's own `project` (session_search, memory_skill_stats: a filter) stays its own
+        params["properties"] = {**TENANT_PROPERTIES, **params.get("properties", {})}
         schema["inputSchema"] = params
         tools.append(types.Tool.model_validate(schema))
     return tools
+
+
+def own_tenant_arguments(memory: Any) -> dict[str, frozenset[str]]:
+    """Tool name -> the tenancy argument names (project, agent) that are the tool's own
+    parameters: those reach the tool and do not choose the store."""
+    out: dict[str, frozenset[str]] = {}
+    for definition in memory.tool_definitions():
+        own = frozenset(TENANT_PROPERTIES) & set(definition.parameters.get("properties", {}))
+        if own:
+            out[definition.name] = own
+    return out
 
 
 def root_project(uris: list[str]) -> str | None:
@@ -113,9 +128,15 @@ def build_server(stores: StoreCache, *, roots: ClientRoots | None = None) -> Any
         tools = await stores.call(None, None, mcp_tools)
         return types.ListToolsResult(tools=tools)
 
+    owned: dict[str, frozenset[str]] = {}
+
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        if not owned:
+            owned.update(await stores.call(None, None, own_tenant_arguments) or {"": frozenset()})
         arguments = dict(params.arguments or {})
-        project, agent = arguments.pop("project", None), arguments.pop("agent", None)
+        own = owned.get(params.name, frozenset())
+        project = None if "project" in own else arguments.pop("project", None)
+        agent = None if "agent" in own else arguments.pop("agent", None)
         if not all(isinstance(v, str | None) for v in (project, agent)):
             result: dict[str, Any] = {
                 "success": False,
@@ -129,6 +150,8 @@ def build_server(stores: StoreCache, *, roots: ClientRoots | None = None) -> Any
                 result = dict(
                     await stores.call(project, agent, lambda m: m.call_tool(params.name, arguments))
                 )
+            except (InvalidArgument, ConfigError) as exc:  # a bad project or agent name
+                result = {"success": False, "status": "invalid_arguments", "message": str(exc)}
             except Exception as exc:  # opening the store failed: a result, not a crash
                 result = {"success": False, "status": "error", "message": str(exc)}
         text = json.dumps(result, ensure_ascii=False, default=str)
@@ -164,12 +187,20 @@ def session_manager(stores: StoreCache, *, max_body: int) -> Any:
     )
 
 
-def serve_stdio(*, project: str | None, agent: str | None, cwd: str | None) -> None:
-    """MCP over stdin/stdout until the client closes it."""
+def serve_stdio(
+    *,
+    project: str | None,
+    agent: str | None,
+    cwd: str | None,
+    store: StoreOptions | None = None,
+) -> None:
+    """MCP over stdin/stdout until the client closes it. `store`: the store settings of the
+    environment and openclaw.json (ADR 0047), as `serve` uses them."""
     import anyio
     from mcp.server.stdio import stdio_server
 
-    stores = StoreCache(ServerSettings(project=project, agent=agent, cwd=cwd))
+    settings = ServerSettings(project=project, agent=agent, cwd=cwd, store=store or StoreOptions())
+    stores = StoreCache(settings)
     server = build_server(stores, roots=ClientRoots())
 
     async def main() -> None:

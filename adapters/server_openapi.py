@@ -20,6 +20,14 @@ _TENANT = [
     {"name": "agent", "in": "query", "required": False, "schema": {"type": "string"}},
 ]
 _ID = {"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}
+_KINDS = ["preference", "fact", "decision", "entity", "other"]
+_CATEGORY = {
+    "type": "string",
+    "description": "a failure entry's category (failure, correction, insight, preference, "
+    "convention, tool-quirk); on other entries the second seed's category (its kind)",
+}
+_IMPORTANCE = {"type": "number", "minimum": 0, "maximum": 1}
+_KIND = {"type": "string", "enum": _KINDS, "description": "the second seed's category"}
 
 
 def _answers(*codes: int) -> dict[str, Any]:
@@ -85,7 +93,9 @@ def document() -> dict[str, Any]:
                             "properties": {
                                 "content": strings,
                                 "target": strings,
-                                "category": strings,
+                                "category": _CATEGORY,
+                                "importance": _IMPORTANCE,
+                                "kind": _KIND,
                                 "scope": strings,
                                 "force": {"type": "boolean"},
                             },
@@ -103,6 +113,7 @@ def document() -> dict[str, Any]:
                         {"name": "offset", "in": "query", "schema": {"type": "integer"}},
                         {"name": "target", "in": "query", "schema": strings},
                         {"name": "scope", "in": "query", "schema": strings},
+                        {"name": "category", "in": "query", "schema": _CATEGORY},
                         {"name": "history", "in": "query", "schema": {"type": "boolean"}},
                     ],
                     "responses": _answers(200, 400),
@@ -160,14 +171,19 @@ def document() -> dict[str, Any]:
                     "responses": _answers(200, 404),
                 },
                 "patch": {
-                    "summary": "replace an entry's text (the old text stays as history)",
+                    "summary": "replace an entry's text, category, importance or kind (the old "
+                    "version stays as history)",
                     "parameters": [_ID, *_TENANT],
                     "requestBody": _body(
                         {
                             "type": "object",
-                            "required": ["content"],
                             "additionalProperties": False,
-                            "properties": {"content": strings, "category": strings},
+                            "properties": {
+                                "content": strings,
+                                "category": _CATEGORY,
+                                "importance": _IMPORTANCE,
+                                "kind": _KIND,
+                            },
                         }
                     ),
                     "responses": _answers(200, 400, 404, 409),

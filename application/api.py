@@ -824,10 +824,20 @@ class Memory:
         if not isinstance(name, str) or name not in tools:  # a host may pass anything
             shown = repr(name)
             shown = shown if len(shown) <= 80 else shown[:77] + "..."
+            message = f"Unknown tool {shown}; tools: {', '.join(tools)}"
+            from pi_hermes_memory.pi_memory_tools import PI_MEMORY_TOOLS
+
+            seed_tool = isinstance(name, str) and name in {d.name for d in PI_MEMORY_TOOLS}
+            if seed_tool:  # offered only when tools.sets names them
+                message += (
+                    f'. {name} is one of the second seed\'s tools: add "pi-memory" to '
+                    'tools.sets in hermes-memory-config.json (e.g. "tools": {"sets": '
+                    '["hermes", "pi-memory"]})'
+                )
             return {
                 "success": False,
                 "status": Status.UNKNOWN_TOOL,
-                "message": f"Unknown tool {shown}; tools: {', '.join(tools)}",
+                "message": message,
             }
         try:
             return tools[name][1](arguments)

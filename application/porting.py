@@ -73,13 +73,14 @@ def export_lines(
     category: str | None = None,
 ) -> Iterator[str]:
     """The export file, line by line (header first); filters keep whole supersede chains
-    only as far as their rows match (a chain's versions share its scope)."""
+    only as far as their rows match (a chain's versions share its scope). `category`: a
+    failure category or a second-seed category (the entry's `kind`)."""
     service = _service(memory)
     yield json.dumps(header(service.clock.now()), ensure_ascii=False)
     for entry in _rows(memory, targets or list(Target)):
         if scopes and entry_scope(entry) not in scopes:
             continue
-        if category is not None and (entry.category is None or entry.category.value != category):
+        if category is not None and not _of_category(entry, category):
             continue
         yield json.dumps(to_record(entry), ensure_ascii=False)
     for target in targets or list(Target):  # removed entries: `restore` can bring them back
@@ -87,13 +88,16 @@ def export_lines(
             entry = gone.entry
             if scopes and entry_scope(entry) not in scopes:
                 continue
-            if category is not None and (
-                entry.category is None or entry.category.value != category
-            ):
+            if category is not None and not _of_category(entry, category):
                 continue
             removal = Removal(reason=gone.reason, at=gone.removed_at)
             record = {**to_record(entry), REMOVED_KEY: removal.to_json()}
             yield json.dumps(record, ensure_ascii=False)
+
+
+def _of_category(entry: MemoryEntry, category: str) -> bool:
+    """Whether `entry` has this failure category or this second-seed category (`kind`)."""
+    return category in (entry.category, entry.kind)
 
 
 #: the key of an export line that marks a removed (restorable) entry; not an entry field
@@ -381,15 +385,25 @@ def bulk_candidates(
     memory: Memory, scopes: Sequence[str], *, before: date | None = None
 ) -> list[MemoryEntry]:
     """The active rows of `scopes` (created before `before`, when given) this session sees."""
+    visible = _service(memory).settings.scope.visible
+    return [e for e in _bulk_rows(memory, scopes, before) if visible(e)]
+
+
+def bulk_hidden(
+    memory: Memory, scopes: Sequence[str], *, before: date | None = None
+) -> dict[str, int]:
+    """Per scope, how many of its matching active rows this session does not see (another
+    agent's scope, another project): `delete-bulk` leaves them and says so."""
+    visible = _service(memory).settings.scope.visible
+    hidden: Counter[str] = Counter(
+        entry_scope(e) for e in _bulk_rows(memory, scopes, before) if not visible(e)
+    )
+    return dict(sorted(hidden.items()))
+
+
+def _bulk_rows(memory: Memory, scopes: Sequence[str], before: date | None) -> Iterator[MemoryEntry]:
     if not scopes:
         raise InvalidArgument("delete-bulk needs at least one --scope")
-    service = _service(memory)
-    visible = service.settings.scope.visible
-    return [
-        e
-        for e in _rows(memory, list(Target))
-        if e.active
-        and visible(e)
-        and entry_scope(e) in scopes
-        and (before is None or e.created < before)
-    ]
+    for e in _rows(memory, list(Target)):
+        if e.active and entry_scope(e) in scopes and (before is None or e.created < before):
+            yield e

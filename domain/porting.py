@@ -38,11 +38,11 @@ from pi_hermes_memory.domain.events import (
     stamp,
 )
 from pi_hermes_memory.domain.model import (
-    FailureCategory,
     MemoryEntry,
     Target,
     clean_entry_text,
     entry_text_problem,
+    importance_problem,
     is_safe_project_name,
     namespace_problem,
 )
@@ -130,6 +130,8 @@ def _decode(tp: Any, value: Any, name: str) -> Any:
     if tp is float:
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise RecordError(f"{name} must be a number")
+        if name == "importance" and importance_problem(value) is not None:
+            raise RecordError(f"{name} must be a number from 0 to 1, got {value!r}")
         return float(value)
     if tp is str:
         if not isinstance(value, str):
@@ -525,17 +527,13 @@ def from_seed(record: Any, *, new_id: str, today: date) -> Migrated:
         "namespace": namespace,
     }
     hints = _hints()
-    names = {f.name for f in entry_fields()}
-    for key in ("importance", "category"):  # kept when this version's entry has the field
+    # the seed's `category` (preference, fact, decision, entity, other) is this library's
+    # `kind` (ADR 0045); the failure `category` is another vocabulary the seed never writes
+    for key, field in (("importance", "importance"), ("category", "kind")):
         if record.get(key) is None:
             continue
         try:
-            if key not in names:
-                raise RecordError("this version's entries have no such field")
-            value = _decode(hints[key], record[key], key)
-            if isinstance(value, FailureCategory) and target is not Target.FAILURE:
-                raise RecordError("this version keeps it on failure entries only")
-            values[key] = value
+            values[field] = _decode(hints[field], record[key], key)
         except RecordError as e:
             notes.append(f"{key} {shown(str(record[key]))} not kept: {e}")
     return Migrated(entry=MemoryEntry(**values), source_id=source_id, notes=tuple(notes))

@@ -214,7 +214,9 @@ def test_migrate_reads_the_second_seeds_export(tmp_path: Path) -> None:
     assert len(report["added"]) == 3 and list(report["id_mapping"]) == ["x y"]
     got = json.loads(cli(root, "get", "0b6f3c1e-1111-4000-8000-000000000001", "--json").stdout)
     assert got["text"] == "User prefers dark mode" and got["created"] == "2026-01-01"
-    assert any("category" in n for n in report["notes"])
+    # the seed's category and importance are kept (as kind and importance, ADR 0045)
+    assert (got["kind"], got["importance"], got["category"]) == ("preference", 0.9, None)
+    assert not any(n.startswith("memory 1 ") for n in report["notes"]), report["notes"]
     assert cli(root, "migrate", str(path)).stdout.startswith("Imported 0 entries")
 
 
@@ -244,6 +246,7 @@ def test_import_takes_the_second_seeds_export_into_one_scope(tmp_path: Path) -> 
     rows = {r["id"]: r for r in map(json.loads, exported)}
     assert sorted(rows) == ["m1", "m2"]
     assert {r["namespace"] for r in rows.values()} == {"custom:team"}, rows
+    assert (rows["m1"]["kind"], rows["m2"]["kind"]) == (None, "entity")
     two = cli(root, "import", str(path), "--scope", "global", "custom:team")
     assert two.returncode == 1 and "one --scope" in two.stderr
     bad = cli(root, "migrate", str(path), "--scope", "nowhere:x")
@@ -282,3 +285,121 @@ def test_list_pages_and_filters(tmp_path: Path) -> None:
     assert [e["text"] for e in json.loads(only.stdout)] == ["Uses pnpm"]
     insight = cli(root, "list", "--category", "insight", "--json")
     assert [e["text"] for e in json.loads(insight.stdout)] == ["Flaky test"]
+
+
+def test_importance_and_category_round_trip_and_bad_values_are_not_stored(
+    tmp_path: Path,
+) -> None:
+    """The second seed's fields travel through export -> import with their history; an
+    importance outside 0..1 is refused by import (the line is named) and left out by migrate
+    (a note), never stored."""
+    source = _root(tmp_path, "a")
+    source.mkdir(parents=True)
+    (source / "hermes-memory-config.json").write_text('{"tools": {"sets": ["pi-memory"]}}')
+    stored = cli(
+        source,
+        "tool",
+        "memory_store",
+        '{"text": "The staging cluster is in eu-west-1", "category": "fact", "importance": 0.9}',
+    )
+    assert stored.returncode == 0, stored.stdout
+    first = json.loads(stored.stdout)["id"]
+    changed = cli(source, "tool", "memory_update", json.dumps({"id": first, "importance": 0.3}))
+    assert changed.returncode == 0, changed.stdout
+    export = tmp_path / "export.jsonl"
+    assert cli(source, "export", "--output", str(export)).returncode == 0
+    rows = [json.loads(line) for line in export.read_text().splitlines()[1:]]
+    assert sorted((r["importance"], r["kind"]) for r in rows) == [(0.3, "fact"), (0.9, "fact")]
+    target = _root(tmp_path, "b")
+    assert cli(target, "import", str(export)).returncode == 0
+    again = tmp_path / "again.jsonl"
+    assert cli(target, "export", "--output", str(again)).returncode == 0
+    assert sorted(again.read_text().splitlines()[1:]) == sorted(export.read_text().splitlines()[1:])
+
+    lines = export.read_text().splitlines()
+    lines[1] = json.dumps({**json.loads(lines[1]), "id": "other1", "importance": 7.5})
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("\n".join(lines[:2]) + "\n")
+    refused = cli(_root(tmp_path, "c"), "import", str(bad))
+    assert refused.returncode == 1 and "line 2" in refused.stderr
+    assert "importance must be a number from 0 to 1" in refused.stderr
+    seed = tmp_path / "seed.json"
+    seed.write_text(
+        json.dumps({"memories": [{"id": "s1", "text": "Odd weight", "importance": 7.5}]})
+    )
+    migrated = cli(_root(tmp_path, "d"), "migrate", str(seed), "--json")
+    assert migrated.returncode == 0, migrated.stderr
+    assert any("importance" in n and "not kept" in n for n in json.loads(migrated.stdout)["notes"])
+    got = json.loads(cli(_root(tmp_path, "d"), "get", "s1", "--json").stdout)
+    assert got["importance"] is None
+
+
+def test_list_and_export_filter_by_the_second_seeds_category(tmp_path: Path) -> None:
+    """`--category fact` (the second seed's `export --category`) selects by the entry's
+    second-seed category; a failure category still selects failures; an unknown one is a
+    usage error (exit 2), not an empty file."""
+    root = _root(tmp_path, "s")
+    root.mkdir(parents=True)
+    (root / "hermes-memory-config.json").write_text('{"tools": {"sets": ["pi-memory"]}}')
+    for text, category in (
+        ("Staging is in eu-west-1", "fact"),
+        ("Use Kafka for events", "decision"),
+    ):
+        done = cli(root, "tool", "memory_store", json.dumps({"text": text, "category": category}))
+        assert done.returncode == 0, done.stdout
+    assert (
+        cli(root, "add", "Flaky test", "--target", "failure", "--category", "insight").returncode
+        == 0
+    )
+    facts = cli(root, "list", "--category", "fact", "--json")
+    assert facts.returncode == 0, facts.stderr
+    assert [e["text"] for e in json.loads(facts.stdout)] == ["Staging is in eu-west-1"]
+    exported = cli(root, "export", "--category", "decision")
+    assert exported.returncode == 0, exported.stderr
+    assert [json.loads(line)["text"] for line in exported.stdout.splitlines()[1:]] == [
+        "Use Kafka for events"
+    ]
+    insight = cli(root, "export", "--category", "insight").stdout.splitlines()[1:]
+    assert [json.loads(line)["text"] for line in insight] == ["Flaky test"]
+    bad = cli(root, "export", "--category", "bogus")
+    assert bad.returncode == 2 and "invalid choice" in bad.stderr and not bad.stdout
+
+
+def test_scope_names_agree_across_list_stats_export_and_delete_bulk(tmp_path: Path) -> None:
+    """`list --scope` selects what `delete-bulk --scope` would remove (a project row is
+    `project:<name>`, not `global`); a malformed scope is a usage error (exit 2) everywhere
+    rather than an empty selection with exit 0."""
+    root = _root(tmp_path, "s")
+    _store(root)
+    web = ("--project", "web")
+    listed = cli(root, *web, "list", "--scope", "project:web", "--json")
+    assert [e["text"] for e in json.loads(listed.stdout)] == ["Uses pnpm"]
+    global_rows = [
+        e["text"] for e in json.loads(cli(root, *web, "list", "--scope", "global", "--json").stdout)
+    ]
+    preview = cli(root, *web, "delete-bulk", "--scope", "global", "--dry-run", "--json")
+    assert sorted(global_rows) == sorted(e["text"] for e in json.loads(preview.stdout)["matched"])
+    assert "Uses pnpm" not in global_rows
+    for command in (("list",), ("export",), ("delete-bulk",), ("import", "x.jsonl")):
+        bad = cli(root, *command, "--scope", "nowhere")
+        assert bad.returncode == 2 and "--scope" in bad.stderr, (command, bad.stderr)
+
+
+def test_migrate_without_a_file_is_a_usage_error(tmp_path: Path) -> None:
+    done = cli(_root(tmp_path, "s"), "migrate")
+    assert done.returncode == 2 and "FILE" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_delete_bulk_names_the_entries_this_session_cannot_see(tmp_path: Path) -> None:
+    """The second seed's delete-bulk has no access map: a scope this session may not use
+    must not look empty ("Removed 0 of 0") without a word."""
+    root = _root(tmp_path, "s")
+    _store(root)
+    done = cli(root, "delete-bulk", "--scope", "agent:bob", "project:web", "--dry-run", "--json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["matched"] == [] and report["not_visible"] == {"agent:bob": 1, "project:web": 1}
+    assert "1 entries of agent:bob are not visible" in done.stderr and "--agent" in done.stderr
+    assert "--project" in done.stderr
+    seen = cli(root, "--agent", "bob", "delete-bulk", "--scope", "agent:bob", "--dry-run")
+    assert "Would remove 1 entries" in seen.stdout and "not visible" not in seen.stderr

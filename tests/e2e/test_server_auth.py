@@ -154,3 +154,46 @@ def test_pi_memory_server_script_is_serve(tmp_path: Path) -> None:
         timeout=60,
     )
     assert result.returncode == 2 and "refusing" in result.stderr
+
+
+def test_a_port_in_use_fails_with_one_line_and_exit_1(keyed: RunningServer) -> None:
+    """The start message comes only once the port is bound; a busy port is exit 1 (a run
+    that did not succeed), not uvicorn's 3, and never a traceback."""
+    result = subprocess.run(
+        command("serve", "--port", str(keyed.port)),
+        env=environment(keyed.root.parent / "other-agent"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 1, result.stderr
+    assert "could not serve on 127.0.0.1" in result.stderr and "serving on" not in result.stderr
+    assert "Traceback" not in result.stderr
+    assert "serving on http://127.0.0.1" in keyed.log.read_text()
+
+
+@pytest.mark.parametrize(
+    ("command_args", "needle"),
+    [
+        (("serve", "--project", "../x"), "--project"),
+        (("serve", "--agent", "bad agent!"), "--agent"),
+        (("mcp", "--agent", "bad agent!"), "--agent"),
+    ],
+)
+def test_a_bad_default_project_or_agent_stops_the_start(
+    tmp_path: Path, command_args: tuple[str, ...], needle: str
+) -> None:
+    """Every request that falls back to the server's own project/agent would fail: the start
+    fails instead, with exit 2 as for any other command."""
+    result = subprocess.run(
+        command(*command_args, "--port", str(free_port()))
+        if command_args[0] == "serve"
+        else command(*command_args),
+        env=environment(tmp_path / "agent"),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 2 and needle in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr and "serving on" not in result.stderr

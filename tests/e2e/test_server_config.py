@@ -5,6 +5,8 @@ environment; a stored memory gets a vector and hybrid search works through REST.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -89,3 +91,17 @@ def test_a_literal_key_in_openclaw_json_stops_start_with_exit_2(tmp_path: Path) 
     )
     assert done.returncode == 2
     assert "${ENV_NAME}" in done.stderr and "sk-literal" not in done.stderr + done.stdout
+
+
+def test_the_pi_memory_server_script_answers_version_and_usage_errors() -> None:
+    script = "from pi_hermes_memory.adapters.cli_server import main; raise SystemExit(main())"
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-c", script, *args], capture_output=True, text=True, timeout=60
+        )
+
+    version = run("--version")
+    assert version.returncode == 0 and version.stdout.startswith("pi-hermes-memory "), version
+    bad = run("--port", "notaport")
+    assert bad.returncode == 2 and "--port" in bad.stderr and "Traceback" not in bad.stderr

@@ -4,6 +4,7 @@ stdio (`pi-hermes-memory mcp`) (ADR 0044)."""
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -179,3 +180,98 @@ def test_stdio_without_client_roots_uses_the_working_directory(tmp_path: Path) -
 
     anyio.run(main)
     assert _project_entries(tmp_path / "agent", "work") == ["Work uses tox"]
+
+
+def test_stdio_reads_the_store_settings_of_the_environment_and_openclaw_json(
+    tmp_path: Path,
+) -> None:
+    """`pi-hermes-memory mcp` in a desktop client's config with `"env": {"PI_MEMORY_DB_PATH":
+    ...}` uses that store, as `serve` does; a bad openclaw.json stops it with exit 2."""
+    params = _stdio_server(tmp_path)
+    elsewhere = tmp_path / "db-path"
+    params.env = {**(params.env or {}), "PI_MEMORY_DB_PATH": str(elsewhere)}
+
+    async def main() -> None:
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            done = await session.call_tool(
+                "memory", {"action": "add", "target": "memory", "content": "Lives in DB_PATH"}
+            )
+            assert not done.is_error, done.content
+
+    anyio.run(main)
+    with pi_hermes_memory.open(agent_root=elsewhere) as memory:
+        assert [v.text for v in memory.entries("memory")] == ["Lives in DB_PATH"]
+    assert not (tmp_path / "agent").exists()
+    bad = tmp_path / "openclaw.json"
+    bad.write_text("{broken")
+    done = subprocess.run(
+        [params.command, *params.args, "--config", str(bad)],
+        env=params.env,
+        cwd=params.cwd,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2 and "not valid JSON" in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_a_tools_own_project_argument_reaches_the_tool(srv: RunningServer) -> None:
+    """session_search and memory_skill_stats have a `project` of their own (a filter, '*' for
+    every project): the server must pass it to the tool, not take it as the store's project."""
+
+    async def main() -> list[dict[str, Any]]:
+        async with (
+            streamable_http_client(f"{srv.url}/mcp") as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            results = []
+            for name, args in (
+                ("memory_skill_stats", {"project": "web"}),
+                ("session_search", {"query": "deploy", "project": "*"}),
+            ):
+                done = await session.call_tool(name, args)
+                assert not done.is_error, done.content
+                results.append(json.loads(done.content[0].text))  # type: ignore[union-attr]
+            return results
+
+    stats, sessions = anyio.run(main)
+    assert "in project web" in stats["message"], stats["message"]
+    assert sessions["success"] is True
+    health = httpx.get(f"{srv.url}/health").json()["data"]
+    assert all(store["project"] not in ("*", "web") for store in health["stores"])
+
+
+def test_a_bad_tenant_name_is_invalid_arguments_and_the_log_is_json_lines(
+    srv: RunningServer,
+) -> None:
+    async def main() -> list[dict[str, Any]]:
+        async with (
+            streamable_http_client(f"{srv.url}/mcp") as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            out = []
+            for tenant in ({"project": "../etc"}, {"agent": "bad agent!"}):
+                done = await session.call_tool("memory_search", {"query": "x", **tenant})
+                assert done.is_error
+                out.append(json.loads(done.content[0].text))  # type: ignore[union-attr]
+            return out
+
+    for result in anyio.run(main):
+        assert result["status"] == "invalid_arguments", result
+    # the request log is one JSON object per line (the SDK's plain-text INFO lines are off)
+    lines = [line for line in srv.log.read_text().splitlines() if line.startswith("{")]
+    assert any('"/mcp"' in line for line in lines)
+    assert "Terminating session" not in srv.log.read_text()
+
+
+def test_get_on_mcp_is_405_not_a_stream_that_never_ends(srv: RunningServer) -> None:
+    """Stateless streamable HTTP has no session to push to: a GET would hold an empty SSE
+    stream (and a connection slot) open forever; the specification allows 405."""
+    answer = httpx.get(f"{srv.url}/mcp", headers={"accept": "text/event-stream"}, timeout=10)
+    assert answer.status_code == 405 and answer.headers["allow"] == "POST"
+    assert answer.json()["success"] is False

@@ -235,3 +235,61 @@ def test_request_log_has_no_bodies_or_keys(srv: RunningServer, client: httpx.Cli
     log = Path(srv.log).read_text()
     assert '"event": "request"' in log and '"path": "/api/memory/search"' in log
     assert "logcanary7781" not in log
+
+
+def test_the_second_seeds_importance_and_category_over_rest(client: httpx.Client) -> None:
+    """`importance` and the seed's `category` (or `kind`) are stored by POST /store, changed
+    by PATCH (alone too: a new version, the old one kept), filter GET /list; a failure
+    entry's `category` stays its failure category; bad values are a 400."""
+    project = {"X-Project": "seedfields"}
+    body = {"content": "Staging runs in eu-west-1", "category": "fact", "importance": 0.9}
+    first = _envelope(client.post("/api/memory/store", json=body, headers=project), 201)["data"]
+    body = {"content": "Kafka carries the events", "kind": "decision"}
+    _envelope(client.post("/api/memory/store", json=body, headers=project), 201)
+    body = {"content": "Flaky seed test", "target": "failure", "category": "preference"}
+    _envelope(client.post("/api/memory/store", json=body, headers=project), 201)
+    for bad, needle in (
+        ({"importance": 3}, "importance must be a number from 0 to 1"),
+        ({"importance": "high"}, "importance must be a number from 0 to 1"),
+        ({"kind": "mood"}, "kind must be one of"),
+        ({"category": "fact", "kind": "entity"}, "different categories"),
+    ):
+        body = {"content": "A weight that is wrong", **bad}
+        assert needle in _envelope(client.post("/api/memory/store", json=body), 400)["error"]
+
+    def listed(**params: str) -> list[tuple[str, Any, Any, Any]]:
+        page = _envelope(client.get("/api/memory/list", params=params, headers=project), 200)
+        return [
+            (e["text"], e["category"], e["importance"], e["kind"]) for e in page["data"]["entries"]
+        ]
+
+    assert listed(category="fact") == [("Staging runs in eu-west-1", None, 0.9, "fact")]
+    assert listed(category="preference") == [("Flaky seed test", "preference", None, None)]
+    _envelope(client.get("/api/memory/list", params={"category": "mood"}), 400)
+    changed = client.patch(f"/api/memory/{first['entry_id']}", json={"importance": 0.2})
+    second = _envelope(changed, 200)["data"]["entry_id"]
+    _envelope(client.patch(f"/api/memory/{second}", json={}), 400)
+    changed = client.patch(f"/api/memory/{second}", json={"category": "entity"})
+    _envelope(changed, 200)
+    assert listed(category="entity") == [("Staging runs in eu-west-1", None, 0.2, "entity")]
+    history = listed(history="1", category="fact")
+    assert sorted(history) == [
+        ("Staging runs in eu-west-1", None, 0.2, "fact"),
+        ("Staging runs in eu-west-1", None, 0.9, "fact"),
+    ]
+
+
+def test_a_non_ascii_project_header_names_the_same_project_as_the_query(
+    client: httpx.Client,
+) -> None:
+    """Clients send header values as UTF-8 bytes: `X-Project: 项目` must be the project 项目
+    (as `?project=项目` is), not a mojibake project made of its bytes read as latin-1."""
+    body = {"content": "Unicode project keeps its name", "target": "project"}
+    header = {"X-Project": "项目-ü".encode()}
+    _envelope(client.post("/api/memory/store", json=body, headers=header), 201)
+    page = client.get("/api/memory/list", params={"target": "project", "project": "项目-ü"})
+    entries = _envelope(page, 200)["data"]["entries"]
+    assert [(e["text"], e["project"]) for e in entries] == [(body["content"], "项目-ü")]
+    stores = _envelope(client.get("/health"), 200)["data"]["stores"]
+    assert all(s["project"] is None or s["project"].isprintable() for s in stores)
+    assert not any("é" in (s["project"] or "") for s in stores)

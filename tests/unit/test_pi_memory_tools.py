@@ -67,7 +67,10 @@ def test_default_offers_this_librarys_tools_only(tmp_path: Path) -> None:
     with _open(tmp_path, None) as m:
         names = [d.name for d in m.tool_definitions()]
         assert "memory" in names and not set(SEED_TOOLS) & set(names)
-        assert m.call_tool("memory_store", {"text": "x"})["status"] == "unknown_tool"
+        refused = m.call_tool("memory_store", {"text": "x"})
+        assert refused["status"] == "unknown_tool"
+        # a host (or a person at the CLI) learns how to switch the seed's tools on
+        assert "tools.sets" in refused["message"] and '"pi-memory"' in refused["message"]
 
 
 def test_the_seed_set_alone_and_both(tmp_path: Path) -> None:

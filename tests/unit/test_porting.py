@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pi_hermes_memory.domain.document import MemoryDocument, fold
 from pi_hermes_memory.domain.events import stamp
-from pi_hermes_memory.domain.model import FailureCategory, MemoryEntry, Target
+from pi_hermes_memory.domain.model import FailureCategory, MemoryEntry, MemoryKind, Target
 from pi_hermes_memory.domain.porting import (
     RecordError,
     check_header,
@@ -39,6 +39,8 @@ entries = st.builds(
     superseded_at=st.none() | dates,
     namespace=st.none() | st.sampled_from(["agent:a", "custom:x", "user:u"]),
     flagged=st.none() | st.text(max_size=10),
+    importance=st.none() | st.floats(min_value=0, max_value=1),
+    kind=st.none() | st.sampled_from(MemoryKind),
 )
 
 
@@ -47,6 +49,27 @@ def test_a_record_round_trips_every_field_through_json(entry: MemoryEntry) -> No
     record = json.loads(json.dumps(to_record(entry)))
     assert from_record(record) == entry
     assert set(record) == {f.name for f in entry_fields()}
+
+
+@pytest.mark.parametrize("importance", [1.5, -0.1, float("nan"), 42])
+def test_an_importance_outside_0_to_1_is_refused_by_import_and_not_kept_by_migrate(
+    importance: float,
+) -> None:
+    record = {**to_record(_entry("a", "x")), "importance": importance}
+    with pytest.raises(RecordError, match="importance must be a number from 0 to 1"):
+        from_record(record)
+    seed = {"text": "Uses pnpm", "importance": importance, "category": "other"}
+    migrated = from_seed(seed, new_id="N", today=AT.date())
+    assert migrated.entry.importance is None and migrated.entry.kind is MemoryKind.OTHER
+    assert any(n.startswith("importance") and "not kept" in n for n in migrated.notes)
+
+
+def test_an_unknown_seed_category_is_noted_not_kept() -> None:
+    migrated = from_seed(
+        {"text": "Uses pnpm", "category": "tool-quirk"}, new_id="N", today=AT.date()
+    )
+    assert migrated.entry.kind is None and migrated.entry.category is None
+    assert any(n.startswith("category 'tool-quirk' not kept") for n in migrated.notes)
 
 
 def test_an_unknown_key_is_refused_not_dropped() -> None:
@@ -181,7 +204,9 @@ def test_a_seed_record_maps_scope_to_target_and_keeps_a_fitting_id() -> None:
     e = migrated.entry
     assert (e.id, e.target, e.project, e.text) == (record["id"], Target.PROJECT, "web", "Uses pnpm")
     assert e.created == date(2026, 1, 1)
-    assert e.category is None and any("category" in n for n in migrated.notes)
+    # the seed's category is this library's kind (ADR 0045), never the failure category
+    assert (e.kind, e.category, e.importance) == (MemoryKind.FACT, None, 0.8)
+    assert migrated.notes == ()
     user = from_seed(
         {"id": "bad id!", "text": "x", "scope": "user:ann"}, new_id="N", today=AT.date()
     )
@@ -191,9 +216,6 @@ def test_a_seed_record_maps_scope_to_target_and_keeps_a_fitting_id() -> None:
         "user:ann",
     )
     assert "dated today" in user.notes[0]
-    names = {f.name for f in entry_fields()}
-    if "importance" not in names:  # a field this version lacks is reported, not dropped silently
-        assert any("importance" in n for n in migrated.notes)
     with pytest.raises(RecordError, match="scope"):
         from_seed({"text": "x", "scope": "team:a"}, new_id="N", today=AT.date())
 
