@@ -70,3 +70,23 @@ def test_migrate_to_postgres_without_a_dsn_is_a_usage_error(tmp_path: Path) -> N
     assert done.returncode == 2 and "TEAM_DSN" in done.stderr and "not set" in done.stderr
     done = cli(root, "", "migrate")
     assert done.returncode != 0 and "FILE" in done.stderr
+
+
+def test_an_unparsable_dsn_is_refused_without_quoting_the_password(tmp_path: Path) -> None:
+    # libpq's parser quotes the text around the fault: for these, part or all of the password
+    root = tmp_path / "agent"
+    root.mkdir()
+    (root / "hermes-memory-config.json").write_text(json.dumps(CONFIG))
+    for dsn, secret in (
+        ("postgresql://bot:Qv7%zzKj2@db.internal/team", "Qv7"),
+        ("host=db.internal dbname=team user=bot password=Qv7 Kj2", "Kj2"),
+    ):
+        for args in (("list",), ("migrate", "--to", "postgres", "--dsn-env", "TEAM_DSN")):
+            if args[0] == "migrate":
+                (root / "pi-hermes-memory").mkdir(exist_ok=True)
+                (root / "pi-hermes-memory" / "sessions.db").touch()
+            done = cli(root, dsn, *args)
+            assert done.returncode == 1, (args, done.stderr)
+            assert "DSN cannot be parsed" in done.stderr, done.stderr
+            assert secret not in done.stderr and secret not in done.stdout, done.stderr
+            assert "Traceback" not in done.stderr
