@@ -90,3 +90,28 @@ def test_an_unparsable_dsn_is_refused_without_quoting_the_password(tmp_path: Pat
             assert "DSN cannot be parsed" in done.stderr, done.stderr
             assert secret not in done.stderr and secret not in done.stdout, done.stderr
             assert "Traceback" not in done.stderr
+
+
+def test_an_unknown_backend_opens_no_local_store_in_its_place(tmp_path: Path) -> None:
+    # a typo once fell back to a local SQLite store: this host then wrote a store of its own,
+    # unseen by the team, after importing the shared entries from its files as hand edits
+    root = tmp_path / "agent"
+    memory_md = root / "pi-hermes-memory" / "MEMORY.md"
+    memory_md.parent.mkdir(parents=True)
+    memory_md.write_text("Rendered from the team's journal\n")
+    for storage, named in (
+        ({"backend": "postgresql", "dsnEnv": "TEAM_DSN"}, "storage.backend"),
+        ("postgres", "storage: expected an object"),
+    ):
+        (root / "hermes-memory-config.json").write_text(json.dumps({"storage": storage}))
+        for args in (("add", "A note"), ("list",), ("tool", "memory_search", '{"query": "x"}')):
+            done = cli(root, "host=/nowhere dbname=team", *args)
+            assert done.returncode == 2, (args, done.stdout, done.stderr)
+            assert named in done.stderr and "Traceback" not in done.stderr, done.stderr
+        assert not (root / "pi-hermes-memory" / "sessions.db").exists()
+        assert memory_md.read_text() == "Rendered from the team's journal\n"
+        done = cli(root, "", "doctor", "--json")
+        assert done.returncode == 1 and named in done.stdout, (done.stdout, done.stderr)
+        done = cli(root, "", "recover")
+        assert done.returncode != 0 and named in done.stderr, done.stderr
+        assert not (root / "pi-hermes-memory" / "sessions.db").exists()
