@@ -9,7 +9,7 @@ from __future__ import annotations
 import psycopg
 from pi_hermes_memory.errors import StorageFailed
 from psycopg.conninfo import conninfo_to_dict
-from psycopg_pool import ConnectionPool
+from psycopg_pool import ConnectionPool, PoolTimeout
 
 #: application_name of our connections (seen in pg_stat_activity)
 APPLICATION = "pi-hermes-memory"
@@ -69,6 +69,15 @@ def _reason(exc: BaseException, secret: str = "") -> str:
     return reason.replace(secret, "***") if secret else reason  # should a driver ever echo it
 
 
-def mapped(exc: psycopg.Error, where: str) -> StorageFailed:
-    """One StorageFailed for a driver error (ADR 0023: driver exceptions never cross a port)."""
+def mapped(exc: psycopg.Error, where: str, dsn: str | None = None) -> StorageFailed:
+    """One StorageFailed for a driver error (ADR 0023: driver exceptions never cross a port).
+    With `dsn`, a pool that could get no connection says why: the pool only reports its
+    wait ("couldn't get a connection after 30.00 sec"), so one direct connection attempt
+    asks the server (the database dropped, the server down or refusing)."""
+    if dsn is not None and isinstance(exc, PoolTimeout):
+        try:
+            secret = str(conninfo_to_dict(dsn).get("password") or "")
+            psycopg.connect(dsn, connect_timeout=5).close()
+        except psycopg.Error as probe:
+            return StorageFailed(f"{where}: no connection: {_reason(probe, secret)}")
     return StorageFailed(f"{where}: {_reason(exc)}")
