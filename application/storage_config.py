@@ -95,5 +95,6 @@ def parse_storage(top: _Section, environ: Mapping[str, str]) -> StorageConfig:
         dsn=dsn or None,
         problem=None
         if dsn
-        else f"storage.backend is 'postgres' but the environment variable {name} is not set",
+        else f"storage.backend is 'postgres' but the environment variable {name} is not set "
+        "or is empty",
     )

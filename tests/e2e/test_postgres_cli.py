@@ -115,3 +115,11 @@ def test_an_unknown_backend_opens_no_local_store_in_its_place(tmp_path: Path) ->
         done = cli(root, "", "recover")
         assert done.returncode != 0 and named in done.stderr, done.stderr
         assert not (root / "pi-hermes-memory" / "sessions.db").exists()
+
+
+def test_an_empty_dsn_variable_is_named_as_empty(tmp_path: Path) -> None:
+    root = tmp_path / "agent"
+    root.mkdir()
+    (root / "hermes-memory-config.json").write_text(json.dumps(CONFIG))
+    done = cli(root, "  ", "list")
+    assert done.returncode == 2 and "TEAM_DSN is not set or is empty" in done.stderr, done.stderr
