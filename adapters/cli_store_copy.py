@@ -25,7 +25,7 @@ def migrate_to_postgres(args: argparse.Namespace) -> int:
         return _fail("--to postgres needs --dsn-env NAME (or storage.dsnEnv in the config)")
     dsn = os.environ.get(name, "").strip()
     if not dsn:
-        return _fail(f"the environment variable {name} (the PostgreSQL DSN) is not set")
+        return _fail(f"the environment variable {name} (the PostgreSQL DSN) is not set or empty")
     if not config.db_path.exists():
         return _fail(f"there is no local store to copy: {config.db_path} does not exist", 1)
     try:

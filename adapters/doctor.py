@@ -89,6 +89,8 @@ def diagnose_config(config: Config, warnings: list[str] | tuple[str, ...]) -> Do
     _check_readable(config)
     problems: list[str] = []
     notes: list[str] = []
+    if config.storage.problem is not None:  # `open` refuses this store (no fallback)
+        problems.append(config.storage.problem)
     problems.extend(warnings)  # "field: message", as `open` reports them
     paths = _paths(config, warnings)
     if paths.same_root:

@@ -135,6 +135,11 @@ def open_memory(
     config, config_warnings = load_config(
         environ=env, cwd=Path(cwd if cwd is not None else os.getcwd()), project_override=project
     )
+    if storage is None and config.storage.problem is not None:
+        from pi_hermes_memory.config import ConfigError
+
+        # before anything on disk moves; never a local store instead of the one meant
+        raise ConfigError(config.storage.problem)
     migrate: Callable[[], MigrationReport] | None = None
     if markdown is None:
         from pi_hermes_memory.adapters.legacy_layout import migrate_legacy_layout
@@ -508,6 +513,8 @@ def recover(
             "recover repairs the local SQLite store; this store is on PostgreSQL "
             "(storage.backend): restore the server from its backups instead"
         )
+    if config.storage.problem is not None:  # perhaps not the local store that was meant
+        raise StorageFailed(f"recover repairs the local SQLite store: {config.storage.problem}")
     db = config.db_path
     log = EventLog(default_log_path(db))
     files = MarkdownFiles(config.memory_dir, config.projects_memory_dir)

@@ -29,9 +29,10 @@ class StorageBackend(enum.StrEnum):
 
 @attrs.frozen(kw_only=True)
 class StorageConfig:
-    """`dsn` is kept out of repr (it may carry a password); `problem` says why a requested
-    PostgreSQL store cannot be opened (opening then fails with that message: falling back to
-    a local store would split the team's memory)."""
+    """`dsn` is kept out of repr (it may carry a password); `problem` says why the store
+    cannot be opened (a requested PostgreSQL store, or a `storage` section that cannot be
+    read): opening then fails with that message, as falling back to a local store would
+    split the team's memory."""
 
     backend: StorageBackend = StorageBackend.SQLITE
     dsn_env: str | None = None
@@ -40,10 +41,32 @@ class StorageConfig:
     problem: str | None = None
 
 
+def _shown(value: object) -> str:
+    text = repr(value) if isinstance(value, str) else type(value).__name__
+    return text if len(text) <= 40 else f"{text[:37]}..."
+
+
 def parse_storage(top: _Section, environ: Mapping[str, str]) -> StorageConfig:
+    """A `storage` section that is not an object, or a `backend` that is neither 'sqlite' nor
+    'postgres' (a typo such as 'postgresql'), sets `problem` instead of falling back to the
+    local store: a host meant for the team's database would otherwise write a store of its
+    own, unseen by the other hosts, and import their entries from its Markdown files."""
+    raw = top.get("storage")
+    if raw is not None and not isinstance(raw, Mapping):
+        return StorageConfig(
+            problem="storage: expected an object such as "
+            '{"backend": "postgres", "dsnEnv": "NAME"}; no store is opened rather than one '
+            "other than the one meant"
+        )
     section = top.section("storage")
-    fallback = "using the local SQLite store"
-    backend = section.optional_choice("backend", StorageBackend, fallback=fallback)
+    value = section.get("backend")
+    backend = next((b for b in StorageBackend if b.value == value), None)
+    if value is not None and backend is None:
+        choices = ", ".join(repr(b.value) for b in StorageBackend)
+        return StorageConfig(
+            problem=f"storage.backend: expected one of {choices}, not {_shown(value)}; no "
+            "store is opened rather than one other than the one meant"
+        )
     connections = section.optional_integer(
         "maxConnections", minimum=1, maximum=100, fallback=f"using {DEFAULT_MAX_CONNECTIONS}"
     )
@@ -72,5 +95,6 @@ def parse_storage(top: _Section, environ: Mapping[str, str]) -> StorageConfig:
         dsn=dsn or None,
         problem=None
         if dsn
-        else f"storage.backend is 'postgres' but the environment variable {name} is not set",
+        else f"storage.backend is 'postgres' but the environment variable {name} is not set "
+        "or is empty",
     )

@@ -9,10 +9,19 @@ from __future__ import annotations
 import psycopg
 from pi_hermes_memory.errors import StorageFailed
 from psycopg.conninfo import conninfo_to_dict
-from psycopg_pool import ConnectionPool
+from psycopg_pool import ConnectionPool, PoolTimeout
 
 #: application_name of our connections (seen in pg_stat_activity)
 APPLICATION = "pi-hermes-memory"
+
+
+#: why an unparsable DSN is refused; the parser's own message is never shown, as it quotes
+#: the text around the fault, which can be the password (`invalid percent-encoded token:
+#: "pass%word"`, `missing "=" after "word"` for an unquoted password with a space)
+UNPARSABLE = (
+    "the DSN cannot be parsed (expected key=value pairs or a postgresql:// URI; "
+    "the parser's message is not shown, as it may quote the password)"
+)
 
 
 def describe(dsn: str) -> str:
@@ -27,11 +36,16 @@ def describe(dsn: str) -> str:
 
 def open_pool(dsn: str, *, max_size: int = 4, timeout: float = 30.0) -> ConnectionPool:
     """A pool of autocommit connections (transactions are opened explicitly); raises
-    StorageFailed when the server cannot be reached within `timeout`."""
+    StorageFailed when the server cannot be reached within `timeout`, or the DSN cannot be
+    parsed (without the parser's message: it may quote the password)."""
+    try:
+        secret = str(conninfo_to_dict(dsn).get("password") or "")
+    except psycopg.ProgrammingError:
+        raise StorageFailed(f"cannot connect to PostgreSQL: {UNPARSABLE}") from None
     try:  # fail fast with the server's own reason (a pool would retry until `timeout`)
         psycopg.connect(dsn, connect_timeout=max(1, int(timeout))).close()
     except psycopg.Error as exc:
-        raise StorageFailed(f"cannot connect to {describe(dsn)}: {_reason(exc)}") from exc
+        raise StorageFailed(f"cannot connect to {describe(dsn)}: {_reason(exc, secret)}") from exc
     pool = ConnectionPool(
         dsn,
         min_size=1,
@@ -45,15 +59,25 @@ def open_pool(dsn: str, *, max_size: int = 4, timeout: float = 30.0) -> Connecti
         pool.open(wait=True, timeout=timeout)
     except Exception as exc:  # PoolTimeout, OperationalError: the server is not there
         pool.close()
-        raise StorageFailed(f"cannot connect to {describe(dsn)}: {_reason(exc)}") from exc
+        raise StorageFailed(f"cannot connect to {describe(dsn)}: {_reason(exc, secret)}") from exc
     return pool
 
 
-def _reason(exc: BaseException) -> str:
+def _reason(exc: BaseException, secret: str = "") -> str:
     text = str(exc).strip().splitlines()
-    return text[0] if text else type(exc).__name__
+    reason = text[0] if text else type(exc).__name__
+    return reason.replace(secret, "***") if secret else reason  # should a driver ever echo it
 
 
-def mapped(exc: psycopg.Error, where: str) -> StorageFailed:
-    """One StorageFailed for a driver error (ADR 0023: driver exceptions never cross a port)."""
+def mapped(exc: psycopg.Error, where: str, dsn: str | None = None) -> StorageFailed:
+    """One StorageFailed for a driver error (ADR 0023: driver exceptions never cross a port).
+    With `dsn`, a pool that could get no connection says why: the pool only reports its
+    wait ("couldn't get a connection after 30.00 sec"), so one direct connection attempt
+    asks the server (the database dropped, the server down or refusing)."""
+    if dsn is not None and isinstance(exc, PoolTimeout):
+        try:
+            secret = str(conninfo_to_dict(dsn).get("password") or "")
+            psycopg.connect(dsn, connect_timeout=5).close()
+        except psycopg.Error as probe:
+            return StorageFailed(f"{where}: no connection: {_reason(probe, secret)}")
     return StorageFailed(f"{where}: {_reason(exc)}")

@@ -276,11 +276,15 @@ class PgStorage:
     (never the DSN's password). A `VersionConflict` raised inside a transaction passes as it is.
     """
 
-    def __init__(self, dsn: str, *, max_connections: int = 4, logger: Any = None) -> None:
+    def __init__(
+        self, dsn: str, *, max_connections: int = 4, logger: Any = None, timeout: float = 30.0
+    ) -> None:
+        """`timeout`: seconds to wait for a connection (at the start, and from the pool)."""
         self.where = describe(dsn)
+        self._dsn = dsn  # only to ask the server why the pool got no connection (never shown)
         self.warnings: list[str] = []
         self._logger = logger
-        self._pool = open_pool(dsn, max_size=max_connections)
+        self._pool = open_pool(dsn, max_size=max_connections, timeout=timeout)
         self._lock = threading.RLock()
         self._current: tuple[psycopg.Connection[Any], PgUnitOfWork] | None = None
         try:
@@ -318,7 +322,7 @@ class PgStorage:
                         finally:
                             self._current = None
             except psycopg.Error as exc:
-                raise mapped(exc, self.where) from exc
+                raise mapped(exc, self.where, self._dsn) from exc
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[PgUnitOfWork]:
@@ -353,12 +357,13 @@ class PgStorage:
         """After a purge committed: VACUUM the tables that held the text, so their dead row
         versions are gone from the data files. WAL segments, archives, replicas and backups
         of the server still hold it until they rotate: named as a warning."""
-        with self._lock, self._pool.connection() as conn:
+        with self._lock:
             try:
-                for table in ("events", "snapshots", "memories"):
-                    conn.execute(f"VACUUM {table}")
+                with self._pool.connection() as conn:
+                    for table in ("events", "snapshots", "memories"):
+                        conn.execute(f"VACUUM {table}")
             except psycopg.Error as exc:
-                raise mapped(exc, self.where) from exc
+                raise mapped(exc, self.where, self._dsn) from exc
         return ScrubReport(
             warnings=(
                 f"{self.where}: the erased text may remain in the server's write-ahead log, "
@@ -369,12 +374,13 @@ class PgStorage:
     def analyze(self) -> None:
         """VACUUM ANALYZE the read model after a bulk load (`migrate --to postgres`): fresh
         planner statistics and visibility map, as autovacuum would leave them a while later."""
-        with self._lock, self._pool.connection() as conn:
+        with self._lock:
             try:
-                conn.execute("VACUUM ANALYZE memories")
-                conn.execute("ANALYZE events")
+                with self._pool.connection() as conn:
+                    conn.execute("VACUUM ANALYZE memories")
+                    conn.execute("ANALYZE events")
             except psycopg.Error as exc:
-                raise mapped(exc, self.where) from exc
+                raise mapped(exc, self.where, self._dsn) from exc
 
     def close(self) -> None:
         with self._lock:

@@ -70,3 +70,56 @@ def test_migrate_to_postgres_without_a_dsn_is_a_usage_error(tmp_path: Path) -> N
     assert done.returncode == 2 and "TEAM_DSN" in done.stderr and "not set" in done.stderr
     done = cli(root, "", "migrate")
     assert done.returncode != 0 and "FILE" in done.stderr
+
+
+def test_an_unparsable_dsn_is_refused_without_quoting_the_password(tmp_path: Path) -> None:
+    # libpq's parser quotes the text around the fault: for these, part or all of the password
+    root = tmp_path / "agent"
+    root.mkdir()
+    (root / "hermes-memory-config.json").write_text(json.dumps(CONFIG))
+    for dsn, secret in (
+        ("postgresql://bot:Qv7%zzKj2@db.internal/team", "Qv7"),
+        ("host=db.internal dbname=team user=bot password=Qv7 Kj2", "Kj2"),
+    ):
+        for args in (("list",), ("migrate", "--to", "postgres", "--dsn-env", "TEAM_DSN")):
+            if args[0] == "migrate":
+                (root / "pi-hermes-memory").mkdir(exist_ok=True)
+                (root / "pi-hermes-memory" / "sessions.db").touch()
+            done = cli(root, dsn, *args)
+            assert done.returncode == 1, (args, done.stderr)
+            assert "DSN cannot be parsed" in done.stderr, done.stderr
+            assert secret not in done.stderr and secret not in done.stdout, done.stderr
+            assert "Traceback" not in done.stderr
+
+
+def test_an_unknown_backend_opens_no_local_store_in_its_place(tmp_path: Path) -> None:
+    # a typo once fell back to a local SQLite store: this host then wrote a store of its own,
+    # unseen by the team, after importing the shared entries from its files as hand edits
+    root = tmp_path / "agent"
+    memory_md = root / "pi-hermes-memory" / "MEMORY.md"
+    memory_md.parent.mkdir(parents=True)
+    memory_md.write_text("Rendered from the team's journal\n")
+    for storage, named in (
+        ({"backend": "postgresql", "dsnEnv": "TEAM_DSN"}, "storage.backend"),
+        ("postgres", "storage: expected an object"),
+    ):
+        (root / "hermes-memory-config.json").write_text(json.dumps({"storage": storage}))
+        for args in (("add", "A note"), ("list",), ("tool", "memory_search", '{"query": "x"}')):
+            done = cli(root, "host=/nowhere dbname=team", *args)
+            assert done.returncode == 2, (args, done.stdout, done.stderr)
+            assert named in done.stderr and "Traceback" not in done.stderr, done.stderr
+        assert not (root / "pi-hermes-memory" / "sessions.db").exists()
+        assert memory_md.read_text() == "Rendered from the team's journal\n"
+        done = cli(root, "", "doctor", "--json")
+        assert done.returncode == 1 and named in done.stdout, (done.stdout, done.stderr)
+        done = cli(root, "", "recover")
+        assert done.returncode != 0 and named in done.stderr, done.stderr
+        assert not (root / "pi-hermes-memory" / "sessions.db").exists()
+
+
+def test_an_empty_dsn_variable_is_named_as_empty(tmp_path: Path) -> None:
+    root = tmp_path / "agent"
+    root.mkdir()
+    (root / "hermes-memory-config.json").write_text(json.dumps(CONFIG))
+    done = cli(root, "  ", "list")
+    assert done.returncode == 2 and "TEAM_DSN is not set or is empty" in done.stderr, done.stderr
