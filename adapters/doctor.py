@@ -19,8 +19,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pi_hermes_memory.config import Config, EmbeddingProvider
-from pi_hermes_memory.doctor import (
+from pi_hermes_memory.config.settings import Config, EmbeddingProvider
+from pi_hermes_memory.config.storage import StorageBackend
+from pi_hermes_memory.doctor.report import (
     DoctorFailed,
     DoctorReport,
     EmbeddingState,
@@ -31,10 +32,9 @@ from pi_hermes_memory.doctor import (
     TargetState,
     near_duplicates_section,
 )
-from pi_hermes_memory.domain.document import MemoryDocument, fold, stream_for
-from pi_hermes_memory.domain.model import Target
+from pi_hermes_memory.domain.memory.document import MemoryDocument, fold, stream_for
+from pi_hermes_memory.domain.memory.model import Target
 from pi_hermes_memory.errors import HermesMemoryError
-from pi_hermes_memory.storage_config import StorageBackend
 
 __all__ = ["current_model", "diagnose", "diagnose_config"]
 
@@ -49,7 +49,7 @@ def diagnose(
     """The doctor's report on the store the configuration names. Raises `DoctorFailed` (or
     `ConfigError`) when it cannot run: the agent root or the configuration file is not
     readable."""
-    from pi_hermes_memory.adapters.config_file import load_config
+    from pi_hermes_memory.adapters.files.config_file import load_config
 
     env = dict(os.environ if environ is None else environ)
     if agent_root is not None:
@@ -68,7 +68,7 @@ def current_model(config: Config) -> str | None:
     if embedding.provider is EmbeddingProvider.LOCAL:
         import importlib.metadata
 
-        from pi_hermes_memory.adapters.local_embedder import MODEL, PACKAGE
+        from pi_hermes_memory.adapters.providers.local_embedder import MODEL, PACKAGE
 
         try:
             version = importlib.metadata.version(PACKAGE)
@@ -174,7 +174,7 @@ def _check_readable(config: Config) -> None:
 
 
 def _paths(config: Config, warnings: list[str] | tuple[str, ...]) -> PathsState:
-    from pi_hermes_memory.adapters.config_file import physical_path
+    from pi_hermes_memory.adapters.files.config_file import physical_path
     from pi_hermes_memory.adapters.markdown.store import MarkdownFiles
 
     same: str | None = None
@@ -255,13 +255,13 @@ def _documents(
     journal, never into the store) against the mirror's rows."""
     from pi_hermes_memory.adapters.markdown.codec import MarkdownFormat
     from pi_hermes_memory.adapters.markdown.store import MarkdownFiles
-    from pi_hermes_memory.adapters.read_only import ReadOnlyMarkdown, ReadOnlyStorage
+    from pi_hermes_memory.adapters.sqlite.read_only import ReadOnlyMarkdown, ReadOnlyStorage
     from pi_hermes_memory.adapters.system import SystemClock, UlidFactory
-    from pi_hermes_memory.domain.capacity import OverflowStrategy
-    from pi_hermes_memory.domain.model import GLOBAL_NAMESPACE
-    from pi_hermes_memory.domain.scope import SessionScope
+    from pi_hermes_memory.domain.memory.capacity import OverflowStrategy
+    from pi_hermes_memory.domain.memory.model import GLOBAL_NAMESPACE
+    from pi_hermes_memory.domain.memory.scope import SessionScope
     from pi_hermes_memory.log import library_logger
-    from pi_hermes_memory.service import MemoryService, MemorySettings
+    from pi_hermes_memory.memory.service import MemoryService, MemorySettings
 
     storage = ReadOnlyStorage(facts.get("events", []), facts.get("store_id"))
     files = ReadOnlyMarkdown(MarkdownFiles(config.memory_dir, config.projects_memory_dir))
@@ -317,8 +317,8 @@ def _documents(
 
 
 def _sessions(config: Config, facts: dict[str, Any]) -> SessionState:
-    from pi_hermes_memory.adapters.sessions_jsonl import PiSessionFiles
-    from pi_hermes_memory.domain.sessions import FileChange, classify
+    from pi_hermes_memory.adapters.files.session_files import PiSessionFiles
+    from pi_hermes_memory.domain.history.transcripts import FileChange, classify
 
     root = config.agent_root / "sessions"
     stored = facts.get("session_files", {})
@@ -337,8 +337,8 @@ def _sessions(config: Config, facts: dict[str, Any]) -> SessionState:
 
 
 def _skills(config: Config, facts: dict[str, Any]) -> SkillsState:
-    from pi_hermes_memory.adapters.skill_files import SkillFolders
-    from pi_hermes_memory.domain.skill_md import parse_skill
+    from pi_hermes_memory.adapters.files.skill_folders import SkillFolders
+    from pi_hermes_memory.domain.skills.skill_md import parse_skill
 
     folders = SkillFolders(
         global_root=config.skill_governance.scopes.global_skills_dir,
@@ -375,7 +375,7 @@ def _skills(config: Config, facts: dict[str, Any]) -> SkillsState:
 
 def _near(facts: dict[str, Any]) -> Any:
     from pi_hermes_memory.adapters.sqlite.vectors import from_blob
-    from pi_hermes_memory.cross_scope import GLOBAL_SCOPE, ScanRow, cross_scope_pairs
+    from pi_hermes_memory.doctor.cross_scope import GLOBAL_SCOPE, ScanRow, cross_scope_pairs
 
     started = time.perf_counter()
     rows: list[ScanRow] = []

@@ -17,8 +17,8 @@ if TYPE_CHECKING:
     from pi_hermes_memory.api import Memory
     from pi_hermes_memory.bootstrap import open_memory as open
     from pi_hermes_memory.bootstrap import recover
-    from pi_hermes_memory.config import ConfigError
-    from pi_hermes_memory.domain.model import FailureCategory, MemoryKind, Target
+    from pi_hermes_memory.config.settings import ConfigError
+    from pi_hermes_memory.domain.memory.model import FailureCategory, MemoryKind, Target
     from pi_hermes_memory.domain.status import Status
     from pi_hermes_memory.errors import (
         CompletionFailed,
@@ -38,10 +38,10 @@ if TYPE_CHECKING:
         StoreReadOnly,
         StoreVersionError,
     )
-    from pi_hermes_memory.purging import PurgeResult
+    from pi_hermes_memory.memory.purging import PurgeResult
     from pi_hermes_memory.results import BatchResult, CandidateView, EntryView, WriteResult
-    from pi_hermes_memory.search import SearchHit, SearchResult
-    from pi_hermes_memory.tools import ToolDefinition
+    from pi_hermes_memory.search.memory_search import SearchHit, SearchResult
+    from pi_hermes_memory.tools.registry import ToolDefinition
 
 __version__ = "0.1.0"
 __all__ = [
@@ -85,10 +85,10 @@ _LAZY: dict[str, tuple[str, str]] = {
     "Memory": ("pi_hermes_memory.api", "Memory"),
     "open": ("pi_hermes_memory.bootstrap", "open_memory"),
     "recover": ("pi_hermes_memory.bootstrap", "recover"),
-    "ConfigError": ("pi_hermes_memory.config", "ConfigError"),
-    "FailureCategory": ("pi_hermes_memory.domain.model", "FailureCategory"),
-    "MemoryKind": ("pi_hermes_memory.domain.model", "MemoryKind"),
-    "Target": ("pi_hermes_memory.domain.model", "Target"),
+    "ConfigError": ("pi_hermes_memory.config.settings", "ConfigError"),
+    "FailureCategory": ("pi_hermes_memory.domain.memory.model", "FailureCategory"),
+    "MemoryKind": ("pi_hermes_memory.domain.memory.model", "MemoryKind"),
+    "Target": ("pi_hermes_memory.domain.memory.model", "Target"),
     "Status": ("pi_hermes_memory.domain.status", "Status"),
     "CompletionFailed": ("pi_hermes_memory.errors", "CompletionFailed"),
     "CorruptData": ("pi_hermes_memory.errors", "CorruptData"),
@@ -106,14 +106,14 @@ _LAZY: dict[str, tuple[str, str]] = {
     "StoreLayoutConflict": ("pi_hermes_memory.errors", "StoreLayoutConflict"),
     "StoreReadOnly": ("pi_hermes_memory.errors", "StoreReadOnly"),
     "StoreVersionError": ("pi_hermes_memory.errors", "StoreVersionError"),
-    "PurgeResult": ("pi_hermes_memory.purging", "PurgeResult"),
+    "PurgeResult": ("pi_hermes_memory.memory.purging", "PurgeResult"),
     "BatchResult": ("pi_hermes_memory.results", "BatchResult"),
     "CandidateView": ("pi_hermes_memory.results", "CandidateView"),
     "EntryView": ("pi_hermes_memory.results", "EntryView"),
     "WriteResult": ("pi_hermes_memory.results", "WriteResult"),
-    "SearchHit": ("pi_hermes_memory.search", "SearchHit"),
-    "SearchResult": ("pi_hermes_memory.search", "SearchResult"),
-    "ToolDefinition": ("pi_hermes_memory.tools", "ToolDefinition"),
+    "SearchHit": ("pi_hermes_memory.search.memory_search", "SearchHit"),
+    "SearchResult": ("pi_hermes_memory.search.memory_search", "SearchResult"),
+    "ToolDefinition": ("pi_hermes_memory.tools.registry", "ToolDefinition"),
 }
 
 

@@ -8,8 +8,8 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import attrs
-from pi_hermes_memory import by_id
-from pi_hermes_memory.domain.commands import (
+from pi_hermes_memory.domain.echo import shown
+from pi_hermes_memory.domain.memory.commands import (
     AddMemory,
     MemoryCommand,
     MoveDirection,
@@ -17,8 +17,7 @@ from pi_hermes_memory.domain.commands import (
     RemoveMemory,
     ReplaceMemory,
 )
-from pi_hermes_memory.domain.echo import shown
-from pi_hermes_memory.domain.model import (
+from pi_hermes_memory.domain.memory.model import (
     GLOBAL_NAMESPACE,
     FailureCategory,
     MemoryKind,
@@ -27,26 +26,28 @@ from pi_hermes_memory.domain.model import (
 )
 from pi_hermes_memory.domain.status import Status
 from pi_hermes_memory.errors import HermesMemoryError, InvalidArgument, StorageFailed
-from pi_hermes_memory.insights import Insights, ProjectOverview, insights, project_overview
+from pi_hermes_memory.history.search import (
+    DEFAULT_SESSIONS,
+    AnchorResult,
+    SessionSearchResult,
+)
 from pi_hermes_memory.log import library_logger
-from pi_hermes_memory.ports import Clock, IdFactory, SearchIndex, Storage
-from pi_hermes_memory.purging import PurgeResult
+from pi_hermes_memory.memory import by_id
+from pi_hermes_memory.memory.insights import Insights, ProjectOverview, insights, project_overview
+from pi_hermes_memory.memory.purging import PurgeResult
+from pi_hermes_memory.memory.service import MemoryService, entry_view
+from pi_hermes_memory.memory.sync import SyncReport, sync_markdown
+from pi_hermes_memory.ports.store import Clock, IdFactory, SearchIndex, Storage
+from pi_hermes_memory.ports.vectors import REEMBED_BATCH, ReembedProgress, ReembedReport
 from pi_hermes_memory.results import BatchResult, EntryView, WriteResult
-from pi_hermes_memory.search import (
+from pi_hermes_memory.search.memory_search import (
     DEFAULT_LIMIT,
     MEMORY_SEARCH_TOOL,
     SearchResult,
     SearchService,
     run_search_tool,
 )
-from pi_hermes_memory.service import MemoryService, entry_view
-from pi_hermes_memory.session_search import (
-    DEFAULT_SESSIONS,
-    AnchorResult,
-    SessionSearchResult,
-)
-from pi_hermes_memory.sync import SyncReport, sync_markdown
-from pi_hermes_memory.tools import (
+from pi_hermes_memory.tools.registry import (
     MEMORY_TOOL,
     ArgumentError,
     MemoryCall,
@@ -57,23 +58,22 @@ from pi_hermes_memory.tools import (
     parse_memory_arguments,
     write_result_json,
 )
-from pi_hermes_memory.vectors import REEMBED_BATCH, ReembedProgress, ReembedReport
 
 if TYPE_CHECKING:  # imports numpy: loaded only when embeddings are on
-    from pi_hermes_memory.consolidation import ConsolidationResult, Consolidator, TryLock
-    from pi_hermes_memory.doctor import DoctorReport
-    from pi_hermes_memory.embedding import EmbeddingService
-    from pi_hermes_memory.hybrid import HybridSettings
-    from pi_hermes_memory.knowledge import KnowledgeBase
-    from pi_hermes_memory.lifecycle import AgentSession
-    from pi_hermes_memory.llm import Completer, LlmStatus
-    from pi_hermes_memory.prompt_context import ContextPreview
-    from pi_hermes_memory.retrieval import Reranker
-    from pi_hermes_memory.session_history import SessionHistory
-    from pi_hermes_memory.sessions import IndexProgress, IndexReport, RecordResult
-    from pi_hermes_memory.skill_governance import SkillGovernance
-    from pi_hermes_memory.skill_stats_tool import SkillStatsReport
-    from pi_hermes_memory.skills import SkillService
+    from pi_hermes_memory.doctor.report import DoctorReport
+    from pi_hermes_memory.history.features import SessionHistory
+    from pi_hermes_memory.history.indexer import IndexProgress, IndexReport, RecordResult
+    from pi_hermes_memory.knowledge.service import KnowledgeBase
+    from pi_hermes_memory.learning.consolidation import ConsolidationResult, Consolidator, TryLock
+    from pi_hermes_memory.learning.llm import Completer, LlmStatus
+    from pi_hermes_memory.lifecycle.prompt_context import ContextPreview
+    from pi_hermes_memory.lifecycle.session import AgentSession
+    from pi_hermes_memory.search.embedding import EmbeddingService
+    from pi_hermes_memory.search.hybrid import HybridSettings
+    from pi_hermes_memory.search.retrieval import Reranker
+    from pi_hermes_memory.skills.governance.service import SkillGovernance
+    from pi_hermes_memory.skills.service import SkillService
+    from pi_hermes_memory.skills.stats_tool import SkillStatsReport
 
 
 _OFF_REASONS = {
@@ -203,7 +203,7 @@ class Memory:
     def close(self) -> None:
         import sys
 
-        lifecycle = sys.modules.get("pi_hermes_memory.lifecycle")
+        lifecycle = sys.modules.get("pi_hermes_memory.lifecycle.session")
         if lifecycle is not None and not lifecycle.drain(self):  # loaded only when used
             self._log.warning("review.unfinished_at_close")
         try:
@@ -269,7 +269,7 @@ class Memory:
         self._llm_off = off
         self._consolidator = None
         if off is None and self.config is not None and try_lock is not None:
-            from pi_hermes_memory.consolidation import Consolidator
+            from pi_hermes_memory.learning.consolidation import Consolidator
 
             self._consolidator = Consolidator(
                 service=self._service,
@@ -287,7 +287,7 @@ class Memory:
 
     @property
     def llm(self) -> Completer | None:
-        """The LLM port (``pi_hermes_memory.llm.Completer``); with the LLM off, a completer
+        """The LLM port (``pi_hermes_memory.learning.llm.Completer``); with the LLM off, a completer
         whose every call fails with reason ``off`` and says why (None before `open_memory`
         attached one)."""
         return self._llm
@@ -300,8 +300,8 @@ class Memory:
     def session(self, session_id: str | None = None) -> AgentSession:
         """The lifecycle of one agent conversation: feed it messages, tool calls, compaction
         and shutdown; it runs background review, flush and correction capture
-        (``pi_hermes_memory.lifecycle.AgentSession``)."""
-        from pi_hermes_memory.lifecycle import AgentSession
+        (``pi_hermes_memory.lifecycle.session.AgentSession``)."""
+        from pi_hermes_memory.lifecycle.session import AgentSession
 
         return AgentSession(self, session_id=session_id, logger=self._log)
 
@@ -326,7 +326,7 @@ class Memory:
     @property
     def skills(self) -> SkillService:
         """Procedural skills: create, view, use, patch, update, delete, support files,
-        visibility and discovery (``pi_hermes_memory.skills.SkillService``)."""
+        visibility and discovery (``pi_hermes_memory.skills.service.SkillService``)."""
         skills = self._skill_service()
         if skills is None:
             raise InvalidArgument("skills are not available on this store")
@@ -345,23 +345,25 @@ class Memory:
     @property
     def skill_governance(self) -> SkillGovernance:
         """Skill governance: status, curate, explain, promote, demote, restore, clear,
-        reload (``pi_hermes_memory.skill_governance.SkillGovernance``)."""
+        reload (``pi_hermes_memory.skills.governance.service.SkillGovernance``)."""
         governance = self._skill_governance()
         if governance is None:
             raise InvalidArgument("skill governance is not available on this store")
         return governance
 
     def interview(self, answers: Mapping[str, str] | None = None) -> ToolResult:
-        """The interview (``pi_hermes_memory.learning.interview``): no answers, the questions;
+        """The interview (``pi_hermes_memory.learning.interview.interview``): no answers, the
+        questions;
         answers keyed by question id, one USER.md entry each through the memory tool."""
-        from pi_hermes_memory.learning import interview
+        from pi_hermes_memory.learning.interview import interview
 
         return interview(self, answers)
 
     def learn_skill(self, source: str, *, name: str | None = None) -> ToolResult:
         """One project skill learned from `source` by the LLM, created through the skill tool
-        (``pi_hermes_memory.learning.learn_skill``); with the LLM off, nothing is written."""
-        from pi_hermes_memory.learning import learn_skill
+        (``pi_hermes_memory.learning.interview.learn_skill``); with the LLM off, nothing is
+        written."""
+        from pi_hermes_memory.learning.interview import learn_skill
 
         return learn_skill(self, source, name=name)
 
@@ -377,9 +379,9 @@ class Memory:
         `since_days` UTC days (None: all time) in `project` (None: every project), its
         governance record and its promotion verdict. Raises `InvalidArgument` for a bad option
         and `HermesMemoryError` when the store keeps no skill statistics."""
-        from pi_hermes_memory.domain.promotion import PromotionPolicy
-        from pi_hermes_memory.skill_stats import promotion_policy
-        from pi_hermes_memory.skill_stats_tool import skill_stats
+        from pi_hermes_memory.domain.skills.promotion import PromotionPolicy
+        from pi_hermes_memory.skills.stats import promotion_policy
+        from pi_hermes_memory.skills.stats_tool import skill_stats
 
         governance = getattr(self.config, "skill_governance", None)
         curated = self._skill_governance()
@@ -747,7 +749,7 @@ class Memory:
         (ADR 0048)."""
         tools = self._memory_tools()
         if self._make_knowledge is not None and self.config.knowledge.paths:
-            from pi_hermes_memory.knowledge_tool import knowledge_handlers
+            from pi_hermes_memory.knowledge.tool import knowledge_handlers
 
             tools.update(knowledge_handlers(lambda: self.knowledge))
         return tools
@@ -756,7 +758,7 @@ class Memory:
         tools: dict[str, tuple[ToolDefinition, Callable[[Any], ToolResult]]] = {}
         sets = self.config.tool_sets if self.config is not None else ("hermes",)
         if "pi-memory" in sets:  # the second seed's tools (ADR 0045)
-            from pi_hermes_memory.pi_memory_tools import pi_memory_handlers
+            from pi_hermes_memory.tools.pi_memory import pi_memory_handlers
 
             tools.update(pi_memory_handlers(self))
         if "hermes" not in sets:
@@ -769,11 +771,11 @@ class Memory:
             tools["session_search"] = (history.tool, history.run_tool)
         skills = self._skill_service()
         if skills is not None:
-            from pi_hermes_memory.skill_tool import SKILL_TOOL, run_skill_tool
+            from pi_hermes_memory.skills.tool import SKILL_TOOL, run_skill_tool
 
             tools[SKILL_TOOL.name] = (SKILL_TOOL, lambda args: run_skill_tool(skills, args))
             if skills.telemetry is not None:
-                from pi_hermes_memory.skill_stats_tool import (
+                from pi_hermes_memory.skills.stats_tool import (
                     SKILL_STATS_TOOL,
                     run_skill_stats_tool,
                 )
@@ -784,7 +786,7 @@ class Memory:
                 )
         governance = self._skill_governance()
         if governance is not None and governance.child:
-            from pi_hermes_memory.governance_tool import CURATE_TOOL, run_curate_tool
+            from pi_hermes_memory.skills.governance.tool import CURATE_TOOL, run_curate_tool
 
             tools[CURATE_TOOL.name] = (CURATE_TOOL, lambda args: run_curate_tool(governance, args))
         return tools
@@ -799,7 +801,7 @@ class Memory:
     def preview_context(self) -> ContextPreview:
         """Exactly what `system_prompt` returns, with the mode, the style, its size in
         characters and estimated tokens, and warnings about STANDING.md (ADR 0037)."""
-        from pi_hermes_memory.prompt_context import build_context
+        from pi_hermes_memory.lifecycle.prompt_context import build_context
 
         return build_context(
             config=self.config,
@@ -814,7 +816,7 @@ class Memory:
     def tool_schemas(self, fmt: str = "openai", *, strict: bool = False) -> list[dict[str, Any]]:
         """The tool definitions as JSON for `fmt`: openai, openai-responses, anthropic or mcp;
         `strict`: OpenAI strict-mode schemas (ADR 0028)."""
-        from pi_hermes_memory.tool_schemas import render_all
+        from pi_hermes_memory.tools.schemas import render_all
 
         return render_all(self.tool_definitions(), fmt, strict=strict)
 
@@ -825,7 +827,7 @@ class Memory:
             shown = repr(name)
             shown = shown if len(shown) <= 80 else shown[:77] + "..."
             message = f"Unknown tool {shown}; tools: {', '.join(tools)}"
-            from pi_hermes_memory.pi_memory_tools import PI_MEMORY_TOOLS
+            from pi_hermes_memory.tools.pi_memory import PI_MEMORY_TOOLS
 
             seed_tool = isinstance(name, str) and name in {d.name for d in PI_MEMORY_TOOLS}
             if seed_tool:  # offered only when tools.sets names them
@@ -884,18 +886,18 @@ class Memory:
         result = self._service.execute(command)
         if self._consolidator is None:
             return result
-        from pi_hermes_memory.consolidation import retry_add
+        from pi_hermes_memory.learning.consolidation import retry_add
 
         return retry_add(self._consolidator, command, result, self._service.execute)
 
     def consolidate(self, target: Target | str | None = None) -> list[ConsolidationResult]:
         """Consolidate `target` (default: every target) with the LLM: near-duplicates merged,
-        entries compressed, all or nothing (see `pi_hermes_memory.consolidation`). With the
+        entries compressed, all or nothing (see `pi_hermes_memory.learning.consolidation`). With the
         LLM off, one failed result per target saying so."""
         targets = [_target(target)] if target is not None else list(Target)
         if self._service.settings.scope.project is None:
             targets = [t for t in targets if t is not Target.PROJECT or target is not None]
-        from pi_hermes_memory.consolidation import ConsolidationResult as Result
+        from pi_hermes_memory.learning.consolidation import ConsolidationResult as Result
 
         if self._consolidator is None:
             why = self._llm_off.message if self._llm_off is not None else "no LLM is attached"
@@ -977,7 +979,7 @@ class Memory:
         self._writable(*(i.target for i in items if not isinstance(i, WriteResult)))
         results = self._service.execute_batch(items)
         if self._consolidator is not None:  # capacity-triggered consolidation (issue 12 §4)
-            from pi_hermes_memory.consolidation import retry_batch
+            from pi_hermes_memory.learning.consolidation import retry_batch
 
             results = retry_batch(self._consolidator, items, results, self._service.execute_batch)
         ok = sum(r.success for r in results)

@@ -13,10 +13,11 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 from pi_hermes_memory.api import Memory
-from pi_hermes_memory.config import Config, EmbeddingProvider
-from pi_hermes_memory.domain.capacity import OverflowStrategy
-from pi_hermes_memory.domain.model import GLOBAL_NAMESPACE, Target, namespace_problem
-from pi_hermes_memory.domain.scope import SessionScope
+from pi_hermes_memory.config.settings import Config, EmbeddingProvider
+from pi_hermes_memory.config.storage import StorageBackend
+from pi_hermes_memory.domain.memory.capacity import OverflowStrategy
+from pi_hermes_memory.domain.memory.model import GLOBAL_NAMESPACE, Target, namespace_problem
+from pi_hermes_memory.domain.memory.scope import SessionScope
 from pi_hermes_memory.domain.status import Status
 from pi_hermes_memory.errors import (
     DatabaseDamaged,
@@ -26,7 +27,8 @@ from pi_hermes_memory.errors import (
     StoreReadOnly,
 )
 from pi_hermes_memory.log import library_logger
-from pi_hermes_memory.ports import (
+from pi_hermes_memory.memory.service import MemoryService, MemorySettings
+from pi_hermes_memory.ports.store import (
     Clock,
     Embedder,
     IdFactory,
@@ -37,22 +39,20 @@ from pi_hermes_memory.ports import (
     Storage,
     VectorStore,
 )
-from pi_hermes_memory.service import MemoryService, MemorySettings
-from pi_hermes_memory.storage_config import StorageBackend
 
 if TYPE_CHECKING:
-    from pi_hermes_memory.adapters.legacy_layout import MigrationReport
-    from pi_hermes_memory.embedding import EmbeddingService
-    from pi_hermes_memory.hybrid import HybridSettings
-    from pi_hermes_memory.knowledge import KnowledgeBase
-    from pi_hermes_memory.llm import Completer
-    from pi_hermes_memory.pipeline import RenderLag
-    from pi_hermes_memory.recovery import RecoveryReport
-    from pi_hermes_memory.retrieval import Reranker
-    from pi_hermes_memory.session_history import SessionHistory
-    from pi_hermes_memory.skill_governance import SkillGovernance
-    from pi_hermes_memory.skill_ports import SkillTelemetry
-    from pi_hermes_memory.skills import SkillService
+    from pi_hermes_memory.adapters.files.legacy_layout import MigrationReport
+    from pi_hermes_memory.history.features import SessionHistory
+    from pi_hermes_memory.journal.pipeline import RenderLag
+    from pi_hermes_memory.knowledge.service import KnowledgeBase
+    from pi_hermes_memory.learning.llm import Completer
+    from pi_hermes_memory.memory.recovery import RecoveryReport
+    from pi_hermes_memory.ports.skills import SkillTelemetry
+    from pi_hermes_memory.search.embedding import EmbeddingService
+    from pi_hermes_memory.search.hybrid import HybridSettings
+    from pi_hermes_memory.search.retrieval import Reranker
+    from pi_hermes_memory.skills.governance.service import SkillGovernance
+    from pi_hermes_memory.skills.service import SkillService
 
 
 def agent_access(agent_id: str | None, configured: Mapping[str, frozenset[str]]) -> frozenset[str]:
@@ -110,22 +110,22 @@ def open_memory(
     ``SessionIndexContract``) and where session files come from; default: the session tables
     of the default SQLite storage and the Pi sessions tree ``<agentRoot>/sessions``. With a
     custom storage and no session index, session history is off.
-    reranker: a cross-encoder for hybrid search (``pi_hermes_memory.retrieval.Reranker``);
+    reranker: a cross-encoder for hybrid search (``pi_hermes_memory.search.retrieval.Reranker``);
     default: the configured ``retrieval.rerank`` endpoint, if any. Used only with embeddings.
     skill_telemetry: skill load counts, usage evidence, visibility, governance state and
     curation jobs (must pass ``SkillTelemetryContract``); default: the skill tables of the
     default SQLite storage. With a custom storage and none given, skill statistics are off.
     completer: the LLM used by background learning, consolidation and curation
-    (``pi_hermes_memory.llm.Completer``); default: the configured ``llm`` section (off
+    (``pi_hermes_memory.learning.llm.Completer``); default: the configured ``llm`` section (off
     unless set up; every feature that needs it then says it is off).
     session_id / child_session: this agent session's id (recorded with skill usage evidence)
     and whether it is a background child session (review, curation): a child session may
     only view or change project skills.
     render_lag: when a large Markdown file's render may lag the journal
-    (``pi_hermes_memory.pipeline.RenderLag``; default: files of at least 1 MiB rendered at
+    (``pi_hermes_memory.journal.pipeline.RenderLag``; default: files of at least 1 MiB rendered at
     most once a second while this process writes, ADR 0042).
     """
-    from pi_hermes_memory.adapters.config_file import load_config
+    from pi_hermes_memory.adapters.files.config_file import load_config
     from pi_hermes_memory.adapters.markdown.codec import MarkdownFormat
     from pi_hermes_memory.adapters.system import SystemClock, UlidFactory
 
@@ -136,13 +136,13 @@ def open_memory(
         environ=env, cwd=Path(cwd if cwd is not None else os.getcwd()), project_override=project
     )
     if storage is None and config.storage.problem is not None:
-        from pi_hermes_memory.config import ConfigError
+        from pi_hermes_memory.config.settings import ConfigError
 
         # before anything on disk moves; never a local store instead of the one meant
         raise ConfigError(config.storage.problem)
     migrate: Callable[[], MigrationReport] | None = None
     if markdown is None:
-        from pi_hermes_memory.adapters.legacy_layout import migrate_legacy_layout
+        from pi_hermes_memory.adapters.files.legacy_layout import migrate_legacy_layout
         from pi_hermes_memory.adapters.markdown.store import MarkdownFiles
 
         files = MarkdownFiles(config.memory_dir, config.projects_memory_dir)
@@ -314,8 +314,8 @@ def open_memory(
         write_guard=_read_only_files(markdown),
         knowledge=_knowledge_factory(config, embeddings, logger),
     )
-    from pi_hermes_memory.adapters.llm import completer_from_config
-    from pi_hermes_memory.llm import OffCompleter, llm_status
+    from pi_hermes_memory.adapters.providers.llm_factory import completer_from_config
+    from pi_hermes_memory.learning.llm import OffCompleter, llm_status
 
     status = llm_status(config, env)
     if completer is None:
@@ -353,8 +353,8 @@ def open_memory(
         )
 
     def governance() -> SkillGovernance:
-        from pi_hermes_memory.skill_classifier_llm import LlmClassifier
-        from pi_hermes_memory.skill_governance import SkillGovernance
+        from pi_hermes_memory.skills.classifier_llm import LlmClassifier
+        from pi_hermes_memory.skills.governance.service import SkillGovernance
 
         return SkillGovernance(
             skills=memory.skills,
@@ -396,8 +396,8 @@ def _skill_service(
 ) -> SkillService:
     """Skills live in folders under the configured roots (ADR 0030), on the store's journal
     and lock."""
-    from pi_hermes_memory.adapters.skill_files import SkillFolders
-    from pi_hermes_memory.skills import SkillService
+    from pi_hermes_memory.adapters.files.skill_folders import SkillFolders
+    from pi_hermes_memory.skills.service import SkillService
 
     folders = SkillFolders(
         global_root=config.skill_governance.scopes.global_skills_dir,
@@ -448,13 +448,13 @@ def _read_only_store(
 ) -> tuple[Storage, MarkdownStore, SearchIndex]:
     """The journal loaded into the in-memory adapters from the best durable copy (the database
     read-only, unless it is damaged; else the event log); the Markdown files never written."""
-    from pi_hermes_memory.adapters.memory_search import InMemorySearchIndex
-    from pi_hermes_memory.adapters.read_only import (
+    from pi_hermes_memory.adapters.inmemory.search import InMemorySearchIndex
+    from pi_hermes_memory.adapters.sqlite.eventlog import EventLog, default_log_path
+    from pi_hermes_memory.adapters.sqlite.read_only import (
         ReadOnlyMarkdown,
         ReadOnlyStorage,
         load_journal,
     )
-    from pi_hermes_memory.adapters.sqlite.eventlog import EventLog, default_log_path
 
     log = EventLog(default_log_path(config.db_path))
     events, store_id, _ = load_journal(
@@ -497,12 +497,12 @@ def recover(
     and ids, then open the store as usual, which imports Markdown edits made meanwhile.
     A sound database is left alone (status ``healthy``). Raises StorageFailed (e.g. the folder
     is read-only) with nothing changed."""
-    from pi_hermes_memory.adapters.config_file import load_config
+    from pi_hermes_memory.adapters.files.config_file import load_config
     from pi_hermes_memory.adapters.markdown.store import MarkdownFiles
     from pi_hermes_memory.adapters.sqlite.eventlog import EventLog, default_log_path
     from pi_hermes_memory.adapters.sqlite.failures import map_os_error
     from pi_hermes_memory.adapters.sqlite.recovery import damaged, move_aside, rebuild_from_log
-    from pi_hermes_memory.recovery import RecoveryReport
+    from pi_hermes_memory.memory.recovery import RecoveryReport
 
     env = dict(os.environ if environ is None else environ)
     if agent_root is not None:
@@ -558,7 +558,7 @@ def recover(
 def _layout_notes(config: Config) -> list[str]:
     """memoryDir outside the agent root is allowed (the seed takes absolute paths) but said:
     other agent roots may share that folder and its journal (ADR 0022)."""
-    from pi_hermes_memory.adapters.config_file import physical_path
+    from pi_hermes_memory.adapters.files.config_file import physical_path
 
     root = physical_path(config.agent_root)
     memory_dir = physical_path(config.memory_dir)
@@ -579,9 +579,12 @@ def _knowledge_factory(
     embeddings when they are on."""
 
     def make() -> KnowledgeBase:
-        from pi_hermes_memory.adapters.knowledge_files import KnowledgeFiles, knowledge_db_path
+        from pi_hermes_memory.adapters.files.knowledge_folders import (
+            KnowledgeFiles,
+            knowledge_db_path,
+        )
         from pi_hermes_memory.adapters.sqlite.knowledge import SqliteKnowledgeIndex
-        from pi_hermes_memory.knowledge import KnowledgeBase
+        from pi_hermes_memory.knowledge.service import KnowledgeBase
 
         settings = config.knowledge
         return KnowledgeBase(
@@ -600,8 +603,8 @@ def _knowledge_factory(
 
 def hybrid_settings(config: Config) -> HybridSettings:
     """The hybrid search settings of `config.retrieval` (ADR 0019)."""
-    from pi_hermes_memory.hybrid import HybridSettings
-    from pi_hermes_memory.retrieval import Pipeline
+    from pi_hermes_memory.search.hybrid import HybridSettings
+    from pi_hermes_memory.search.retrieval import Pipeline
 
     retrieval = config.retrieval
     default = HybridSettings()
@@ -629,7 +632,7 @@ def hybrid_settings(config: Config) -> HybridSettings:
 
 
 def _reranker(config: Config, logger: Any) -> tuple[Reranker, Callable[[], None]]:
-    from pi_hermes_memory.adapters.reranker_jina import JinaReranker
+    from pi_hermes_memory.adapters.providers.jina_reranker import JinaReranker
 
     rerank = config.retrieval.rerank
     client = JinaReranker(
@@ -650,12 +653,12 @@ def _session_history(
     logger: Any,
     on_close: Callable[[], None] | None,
 ) -> SessionHistory:
-    from pi_hermes_memory.session_history import SessionHistory
-    from pi_hermes_memory.session_search import SessionSearchService
-    from pi_hermes_memory.sessions import SessionIndexer
+    from pi_hermes_memory.history.features import SessionHistory
+    from pi_hermes_memory.history.indexer import SessionIndexer
+    from pi_hermes_memory.history.search import SessionSearchService
 
     if source is None:
-        from pi_hermes_memory.adapters.sessions_jsonl import PiSessionFiles
+        from pi_hermes_memory.adapters.files.session_files import PiSessionFiles
 
         source = PiSessionFiles(config.agent_root / "sessions")
     settings = config.session_search
@@ -699,7 +702,7 @@ def _postgres_store(
     """The shared PostgreSQL store of `config.storage` (ADR 0050), its search index and its
     vectors; a missing DSN is a ConfigError (falling back to a local store would split the
     team's memory), an unreachable server a StorageFailed naming it (never the DSN)."""
-    from pi_hermes_memory.config import ConfigError
+    from pi_hermes_memory.config.settings import ConfigError
 
     settings = config.storage
     if settings.problem is not None or settings.dsn is None:
@@ -736,7 +739,7 @@ def _embeddings(
         return None
     on_close = None
     if embedder is None and config.embedding.provider is EmbeddingProvider.LOCAL:
-        from pi_hermes_memory.adapters.local_embedder import (
+        from pi_hermes_memory.adapters.providers.local_embedder import (
             LocalEmbedder,
             LocalEmbedderUnavailable,
         )
@@ -749,17 +752,17 @@ def _embeddings(
     if isinstance(store, _LazyVectors):
         store = store.build()
     if embedder is None:
-        from pi_hermes_memory.adapters.embedder_openai import OpenAICompatibleEmbedder
+        from pi_hermes_memory.adapters.providers.openai_embedder import OpenAICompatibleEmbedder
 
         provider = OpenAICompatibleEmbedder(config.embedding, logger=logger)
         embedder, on_close = provider, provider.close
-    from pi_hermes_memory.embedding import EmbeddingService
+    from pi_hermes_memory.search.embedding import EmbeddingService
 
     return EmbeddingService(embedder=embedder, store=store, logger=logger, on_close=on_close)
 
 
 if TYPE_CHECKING:
-    from pi_hermes_memory.doctor import DoctorReport
+    from pi_hermes_memory.doctor.report import DoctorReport
 
 
 def diagnose(

@@ -26,7 +26,7 @@ def shown(value: object, width: int = ECHO_CHARS) -> str:
         return repr(value)
     if not isinstance(value, str):
         return f"a {type(value).__name__}"
-    from pi_hermes_memory.domain.scanning import scan  # many patterns: loaded when used
+    from pi_hermes_memory.domain.scanning.scanner import scan  # many patterns: loaded when used
 
     result = scan(value[:_SCAN_WINDOW])
     if result.blocked:

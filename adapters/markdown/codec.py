@@ -11,8 +11,8 @@ from pi_hermes_memory.adapters.markdown.format import (
     render_body,
     speaks_project64,
 )
-from pi_hermes_memory.domain.markdown_doc import ParsedDocument, VersionLine
-from pi_hermes_memory.domain.model import MemoryEntry, Target
+from pi_hermes_memory.domain.memory.markdown_doc import ParsedDocument, VersionLine
+from pi_hermes_memory.domain.memory.model import MemoryEntry, Target
 
 
 class MarkdownFormat:

@@ -20,8 +20,8 @@ from collections.abc import Iterator, Sequence
 from datetime import date
 
 import attrs
-from pi_hermes_memory.domain.markdown_doc import ParsedDocument, ParsedEntry, VersionLine
-from pi_hermes_memory.domain.model import (
+from pi_hermes_memory.domain.memory.markdown_doc import ParsedDocument, ParsedEntry, VersionLine
+from pi_hermes_memory.domain.memory.model import (
     SEPARATOR_LINE,
     FailureCategory,
     MemoryEntry,

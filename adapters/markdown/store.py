@@ -19,9 +19,9 @@ from pi_hermes_memory.adapters.markdown.atomic import (
     atomic_write,
     stale_temp_files,
 )
-from pi_hermes_memory.domain.model import Target
+from pi_hermes_memory.domain.memory.model import Target
 from pi_hermes_memory.errors import MarkdownChanged, MarkdownTooLarge
-from pi_hermes_memory.ports import UNCHECKED
+from pi_hermes_memory.ports.store import UNCHECKED
 
 __all__ = ["LOCK_FILE_NAME", "MarkdownFiles", "read_only_file"]
 
@@ -104,7 +104,7 @@ class MarkdownFiles:
         """memoryDir and projectsMemoryDir resolve (symlinks included) to different places,
         neither inside the other. Checked again before every move: a move across one physical
         root would write and delete the same file."""
-        from pi_hermes_memory.adapters.config_file import physical_path
+        from pi_hermes_memory.adapters.files.config_file import physical_path
 
         a, b = physical_path(self.memory_dir), physical_path(self.projects_dir)
         return a != b and a not in b.parents and b not in a.parents
@@ -115,7 +115,7 @@ class MarkdownFiles:
     def replica(self, target: Target) -> str:
         """The file's physical path: the ledger keeps each replica's renders apart, so agent
         roots that share one memoryDir (one journal) never mistake each other's files."""
-        from pi_hermes_memory.adapters.config_file import physical_path
+        from pi_hermes_memory.adapters.files.config_file import physical_path
 
         return str(physical_path(self.path_for(target)))
 

@@ -16,7 +16,7 @@ from typing import Any
 import attrs
 from pi_hermes_memory.adapters.postgres.storage import PgStorage
 from pi_hermes_memory.adapters.sqlite.storage import SqliteStorage
-from pi_hermes_memory.codec import encode
+from pi_hermes_memory.journal.codec import encode
 
 
 @attrs.frozen(kw_only=True)

@@ -2,15 +2,15 @@
 
 PostgreSQL's own text search parser and dictionaries are never used: the keys are cut in
 Python by the same code as the in-memory index (`row_keys`: case- and diacritic-folded words,
-CJK bigrams, see `pi_hermes_memory.domain.terms`), stored as the lexemes of a `tsvector`
+CJK bigrams, see `pi_hermes_memory.domain.search.terms`), stored as the lexemes of a `tsvector`
 (`array_to_tsvector`, taken verbatim) and queried with a `tsquery` built from quoted lexemes,
 so both sides always agree and nothing a user types becomes query syntax.
 """
 
 from __future__ import annotations
 
-from pi_hermes_memory.adapters.memory_search import fold
-from pi_hermes_memory.adapters.memory_search import row_keys as _memory_row_keys
+from pi_hermes_memory.adapters.inmemory.search import fold
+from pi_hermes_memory.adapters.inmemory.search import row_keys as _memory_row_keys
 
 __all__ = ["fold", "lexeme", "row_keys"]
 

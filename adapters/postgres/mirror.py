@@ -1,5 +1,5 @@
 """Repairing the `memories` table to the folded journal state (ADR 0013) on PostgreSQL; the
-plan and the tally are the SQLite repair's (`pi_hermes_memory.mirror`)."""
+plan and the tally are the SQLite repair's (`pi_hermes_memory.memory.mirror`)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from pi_hermes_memory.adapters.postgres.keys import row_keys
-from pi_hermes_memory.domain.document import MemoryDocument
-from pi_hermes_memory.domain.model import MemoryEntry
-from pi_hermes_memory.mirror import RebuildReport, RepairTally, in_scope, plan_mirror
+from pi_hermes_memory.domain.memory.document import MemoryDocument
+from pi_hermes_memory.domain.memory.model import MemoryEntry
+from pi_hermes_memory.memory.mirror import RebuildReport, RepairTally, in_scope, plan_mirror
 
 _COLUMNS = (
     "target",

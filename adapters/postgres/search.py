@@ -1,6 +1,6 @@
 """memory_search over PostgreSQL (issue 16, ADR 0050).
 
-The same terms (`pi_hermes_memory.domain.terms`: words, a question's prefix words and weak
+The same terms (`pi_hermes_memory.domain.search.terms`: words, a question's prefix words and weak
 function words, CJK bigrams, a lone CJK character as a prefix) and the same tiers as the
 SQLite and in-memory indexes: rows matching every required term first, then rows matching an
 informative term (not weak, not in at least half of all rows), then the rest. The score is
@@ -22,9 +22,9 @@ from typing import Any
 from pi_hermes_memory.adapters.postgres.keys import fold, lexeme
 from pi_hermes_memory.adapters.postgres.storage import PgStorage
 from pi_hermes_memory.adapters.sqlite.search import hit_of, scope_sql
-from pi_hermes_memory.domain.similarity import is_cjk
-from pi_hermes_memory.domain.terms import QueryTerms, plan_terms
-from pi_hermes_memory.search import SearchHit, SearchQuery
+from pi_hermes_memory.domain.search.similarity import is_cjk
+from pi_hermes_memory.domain.search.terms import QueryTerms, plan_terms
+from pi_hermes_memory.search.memory_search import SearchHit, SearchQuery
 
 _ROW = (
     "m.id, m.target, m.project, m.category, m.text, m.created, m.last_referenced, "

@@ -25,12 +25,11 @@ from pi_hermes_memory.adapters.postgres.connection import describe, mapped, open
 from pi_hermes_memory.adapters.postgres.keys import row_keys
 from pi_hermes_memory.adapters.postgres.mirror import rebuild_rows
 from pi_hermes_memory.adapters.postgres.schema import migrate
-from pi_hermes_memory.codec import decode, encode
-from pi_hermes_memory.domain.document import MemoryDocument
 from pi_hermes_memory.domain.errors import VersionConflict
-from pi_hermes_memory.domain.events import Event
-from pi_hermes_memory.domain.model import Target
-from pi_hermes_memory.domain.rows import (
+from pi_hermes_memory.domain.memory.document import MemoryDocument
+from pi_hermes_memory.domain.memory.events import Event
+from pi_hermes_memory.domain.memory.model import Target
+from pi_hermes_memory.domain.memory.rows import (
     DeleteRows,
     InsertRow,
     ReferenceRow,
@@ -41,8 +40,9 @@ from pi_hermes_memory.domain.rows import (
     projected,
 )
 from pi_hermes_memory.errors import StorageFailed
-from pi_hermes_memory.mirror import RebuildReport
-from pi_hermes_memory.purging import ScrubReport
+from pi_hermes_memory.journal.codec import decode, encode
+from pi_hermes_memory.memory.mirror import RebuildReport
+from pi_hermes_memory.memory.purging import ScrubReport
 
 
 class _Streams:
@@ -142,7 +142,7 @@ class PgJournal:
 
 
 class PgProjection:
-    """The `memories` table; executes `pi_hermes_memory.domain.rows` (the one place of the
+    """The `memories` table; executes `pi_hermes_memory.domain.memory.rows` (the one place of the
     event → row semantics), with the full-text keys derived here."""
 
     def __init__(self, conn: psycopg.Connection[Any]) -> None:

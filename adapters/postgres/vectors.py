@@ -24,7 +24,7 @@ from numpy.typing import NDArray
 from pi_hermes_memory.adapters.postgres.search import pg_scope
 from pi_hermes_memory.adapters.postgres.storage import PgStorage
 from pi_hermes_memory.adapters.sqlite.vectors import from_blob, to_blob
-from pi_hermes_memory.vectors import VectorScope
+from pi_hermes_memory.ports.vectors import VectorScope
 
 _CACHED_SCOPES = 8
 #: a mark older than this (server time) is not trusted: the log keeps an hour

@@ -23,10 +23,10 @@ from pi_hermes_memory.adapters.sqlite.mirror import _COLUMNS, _SUPERSEDED_BY, _T
 from pi_hermes_memory.adapters.sqlite.recovery import read_events
 from pi_hermes_memory.adapters.sqlite.schema import SCHEMA_VERSION, check_ours
 from pi_hermes_memory.adapters.sqlite.sessions import _FILES, _progress
-from pi_hermes_memory.domain.document import MemoryDocument
-from pi_hermes_memory.domain.events import Event
-from pi_hermes_memory.domain.sessions import FileProgress
-from pi_hermes_memory.mirror import plan_mirror
+from pi_hermes_memory.domain.history.transcripts import FileProgress
+from pi_hermes_memory.domain.memory.document import MemoryDocument
+from pi_hermes_memory.domain.memory.events import Event
+from pi_hermes_memory.memory.mirror import plan_mirror
 
 __all__ = ["SnapshotDatabase", "open_snapshot"]
 

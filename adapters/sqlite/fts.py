@@ -5,12 +5,12 @@ Japanese text without spaces would only match whole runs. Each row therefore als
 `grams` column: the code-point bigrams of every CJK run, space separated, which unicode61 indexes
 as separate tokens, plus the Latin/digit pieces of words glued to CJK text. Only built-in
 tokenizers are used, so the file opens in any SQLite. The keys come from
-`pi_hermes_memory.domain.terms`, which also cuts queries, so both sides always agree.
+`pi_hermes_memory.domain.search.terms`, which also cuts queries, so both sides always agree.
 """
 
 from __future__ import annotations
 
-from pi_hermes_memory.domain.terms import bigrams, cjk_runs, index_grams
+from pi_hermes_memory.domain.search.terms import bigrams, cjk_runs, index_grams
 
 __all__ = ["bigrams", "cjk_runs", "grams"]
 

@@ -9,7 +9,7 @@ Tables: `files` (real path, root, root-relative path, size, mtime_ns, SHA-256 of
 `chunks` (file, line range, heading, text, `grams`, optional vector and its model) and
 `chunks_fts`, an external-content FTS5 table over (`text`, `grams`) with the tokenizer of
 `memories_fts`; queries are built by memory_search's own `match_all` / `match_any` from
-`pi_hermes_memory.domain.terms`, so English and CJK behave exactly as in memory_search. New
+`pi_hermes_memory.domain.search.terms`, so English and CJK behave exactly as in memory_search. New
 chunks reach the FTS table by one `INSERT ... SELECT` per batch; a delete trigger removes them.
 """
 
@@ -28,9 +28,9 @@ from pi_hermes_memory.adapters.sqlite.connection import connect, enable_wal
 from pi_hermes_memory.adapters.sqlite.failures import map_error
 from pi_hermes_memory.adapters.sqlite.fts import grams
 from pi_hermes_memory.adapters.sqlite.search import match_all, match_any
-from pi_hermes_memory.domain.terms import plan_terms
+from pi_hermes_memory.domain.search.terms import plan_terms
 from pi_hermes_memory.errors import CorruptData
-from pi_hermes_memory.knowledge import (
+from pi_hermes_memory.knowledge.service import (
     FileChunks,
     KnowledgeHit,
     KnowledgeQuery,

@@ -10,9 +10,9 @@ from collections.abc import Sequence
 
 import apsw
 from pi_hermes_memory.adapters.sqlite.fts import grams
-from pi_hermes_memory.domain.document import MemoryDocument
-from pi_hermes_memory.domain.model import MemoryEntry
-from pi_hermes_memory.mirror import RebuildReport, RepairTally, in_scope, plan_mirror
+from pi_hermes_memory.domain.memory.document import MemoryDocument
+from pi_hermes_memory.domain.memory.model import MemoryEntry
+from pi_hermes_memory.memory.mirror import RebuildReport, RepairTally, in_scope, plan_mirror
 
 __all__ = ["rebuild_rows"]
 

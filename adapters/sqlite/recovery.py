@@ -24,10 +24,10 @@ from pi_hermes_memory.adapters.sqlite.connection import SIDE_FILES, connect, ena
 from pi_hermes_memory.adapters.sqlite.eventlog import EventLog, EventRecord, fsync_directory
 from pi_hermes_memory.adapters.sqlite.mirror import rebuild_rows
 from pi_hermes_memory.adapters.sqlite.schema import check_ours, migrate
-from pi_hermes_memory.codec import CorruptEvent, decode
-from pi_hermes_memory.domain.document import MemoryDocument, fold, stream_for
-from pi_hermes_memory.domain.events import Event
-from pi_hermes_memory.domain.model import Target
+from pi_hermes_memory.domain.memory.document import MemoryDocument, fold, stream_for
+from pi_hermes_memory.domain.memory.events import Event
+from pi_hermes_memory.domain.memory.model import Target
+from pi_hermes_memory.journal.codec import CorruptEvent, decode
 
 __all__ = [
     "Rebuilt",

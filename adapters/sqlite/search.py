@@ -1,7 +1,7 @@
 """memory_search over SQLite FTS5 (ADR 0005, ADR 0012).
 
 `memories_fts` indexes `text` (unicode61 words) and `grams` (CJK bigrams and words glued to CJK,
-see `pi_hermes_memory.domain.terms`). A query's words are searched in both columns, its CJK
+see `pi_hermes_memory.domain.search.terms`). A query's words are searched in both columns, its CJK
 bigrams in `grams` (a lone CJK character as a prefix, so it also finds the bigrams it starts).
 Every term is a double-quoted FTS5 string, and terms only ever hold letters, digits and marks,
 so nothing a user types can become FTS5 syntax or SQL.
@@ -39,9 +39,9 @@ from datetime import date
 from typing import Any, Final
 
 from pi_hermes_memory.adapters.sqlite.storage import SqliteStorage
-from pi_hermes_memory.domain.model import FailureCategory, Target
-from pi_hermes_memory.domain.terms import QueryTerms, plan_terms
-from pi_hermes_memory.search import ScopeClause, SearchHit, SearchQuery
+from pi_hermes_memory.domain.memory.model import FailureCategory, Target
+from pi_hermes_memory.domain.search.terms import QueryTerms, plan_terms
+from pi_hermes_memory.search.memory_search import ScopeClause, SearchHit, SearchQuery
 
 #: fts5vocab over memories_fts in the temp schema: nothing is written to the database file.
 _VOCAB = "temp.pi_hermes_memory_fts_vocab"

@@ -6,7 +6,7 @@ turn) and `session_messages_fts`, an external-content FTS5 table with the same c
 tokenizer as `memories_fts` (`text`, `grams`; unicode61; ADR 0005), filled by the writer (one
 `INSERT ... SELECT` per chunk, not a trigger: see `_INDEX_NEW`) and emptied by a delete trigger.
 Queries
-are built from `pi_hermes_memory.domain.terms` exactly like memory_search's, so CJK text and
+are built from `pi_hermes_memory.domain.search.terms` exactly like memory_search's, so CJK text and
 questions behave the same way.
 
 The index is derived data: the session files are the truth and a lost commit is simply read
@@ -33,16 +33,16 @@ from pi_hermes_memory.adapters.sqlite.failures import map_error, map_os_error
 from pi_hermes_memory.adapters.sqlite.fts import grams
 from pi_hermes_memory.adapters.sqlite.schema import check_ours, migrate
 from pi_hermes_memory.adapters.sqlite.search import match_all, match_any, quote
-from pi_hermes_memory.domain.sessions import (
+from pi_hermes_memory.domain.history.transcripts import (
     FileProgress,
     MessageLine,
     SessionChunk,
     StaleProgress,
     normalize_cwd,
 )
-from pi_hermes_memory.domain.terms import plan_terms
+from pi_hermes_memory.domain.search.terms import plan_terms
 from pi_hermes_memory.errors import InvalidArgument
-from pi_hermes_memory.session_search import (
+from pi_hermes_memory.history.search import (
     AnchorLine,
     AnchorQuery,
     IndexCounts,

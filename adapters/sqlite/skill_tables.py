@@ -23,8 +23,7 @@ from typing import Any, Final
 
 import apsw
 from pi_hermes_memory.adapters.sqlite.failures import map_error
-from pi_hermes_memory.skill_curation import LeaseFacts, is_stale, refusal
-from pi_hermes_memory.skill_ports import (
+from pi_hermes_memory.ports.skills import (
     CLEANUP_INTERVAL,
     STALE_REASON,
     CleanupReport,
@@ -54,6 +53,7 @@ from pi_hermes_memory.skill_ports import (
     since_day,
     utc_day,
 )
+from pi_hermes_memory.skills.curation_lease import LeaseFacts, is_stale, refusal
 
 __all__ = ["CLEANUP_KEY", "SqliteSkillTables", "utc_text"]
 

@@ -24,12 +24,11 @@ from pi_hermes_memory.adapters.sqlite.mirror import rebuild_rows
 from pi_hermes_memory.adapters.sqlite.recovery import restore_if_missing
 from pi_hermes_memory.adapters.sqlite.schema import check_ours, migrate
 from pi_hermes_memory.adapters.sqlite.scrub import scrub, secure_delete
-from pi_hermes_memory.codec import decode, encode
-from pi_hermes_memory.domain.document import MemoryDocument
 from pi_hermes_memory.domain.errors import VersionConflict
-from pi_hermes_memory.domain.events import Event
-from pi_hermes_memory.domain.model import Target
-from pi_hermes_memory.domain.rows import (
+from pi_hermes_memory.domain.memory.document import MemoryDocument
+from pi_hermes_memory.domain.memory.events import Event
+from pi_hermes_memory.domain.memory.model import Target
+from pi_hermes_memory.domain.memory.rows import (
     DeleteRows,
     InsertRow,
     ReferenceRow,
@@ -40,8 +39,9 @@ from pi_hermes_memory.domain.rows import (
     projected,
 )
 from pi_hermes_memory.errors import StorageFailed, StoreReadOnly
-from pi_hermes_memory.mirror import RebuildReport
-from pi_hermes_memory.purging import ScrubReport
+from pi_hermes_memory.journal.codec import decode, encode
+from pi_hermes_memory.memory.mirror import RebuildReport
+from pi_hermes_memory.memory.purging import ScrubReport
 
 
 class SqliteJournal:
@@ -128,7 +128,8 @@ class SqliteJournal:
 class SqliteProjection:
     """The `memories` table (active rows + superseded history) and its FTS index.
 
-    It executes the row changes of `pi_hermes_memory.domain.rows` (the one place of the event →
+    It executes the row changes of `pi_hermes_memory.domain.memory.rows` (the one place of the
+    event →
     row semantics); the triggers keep the FTS index in step and `grams` is derived here.
     """
 

@@ -31,7 +31,7 @@ import numpy as np
 from numpy.typing import NDArray
 from pi_hermes_memory.adapters.sqlite.search import scope_sql
 from pi_hermes_memory.adapters.sqlite.storage import SqliteStorage
-from pi_hermes_memory.vectors import VectorScope
+from pi_hermes_memory.ports.vectors import VectorScope
 
 __all__ = ["SqliteVectorStore", "from_blob", "to_blob"]
 

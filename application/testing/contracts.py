@@ -8,9 +8,9 @@ from typing import Any, ClassVar
 
 import attrs
 import pytest
-from pi_hermes_memory.domain.document import MemoryDocument, fold, stream_for
 from pi_hermes_memory.domain.errors import InvariantViolation, VersionConflict
-from pi_hermes_memory.domain.events import (
+from pi_hermes_memory.domain.memory.document import MemoryDocument, fold, stream_for
+from pi_hermes_memory.domain.memory.events import (
     EVENT_TYPES,
     Event,
     MemoryAdded,
@@ -21,9 +21,9 @@ from pi_hermes_memory.domain.events import (
     MemorySuperseded,
     RemovalReason,
 )
-from pi_hermes_memory.domain.model import FailureCategory, Target
-from pi_hermes_memory.mirror import RebuildReport
-from pi_hermes_memory.search import ScopeClause, SearchHit, SearchQuery
+from pi_hermes_memory.domain.memory.model import FailureCategory, Target
+from pi_hermes_memory.memory.mirror import RebuildReport
+from pi_hermes_memory.search.memory_search import ScopeClause, SearchHit, SearchQuery
 from pi_hermes_memory.testing.journals import every_event_type
 
 AT = datetime(2026, 7, 29, 12, 0, tzinfo=UTC)
@@ -269,7 +269,7 @@ class StorageContract:
             assert list(uow.journal.read(STREAM)) == events
 
     def test_every_event_type_projects_to_the_folded_state(self, storage: Any) -> None:
-        """The rows `domain/rows.py` makes of each event type equal what a repair against
+        """The rows `domain/memory/rows.py` makes of each event type equal what a repair against
         the fold would write: applying a journal of every type leaves a rebuild nothing to do
         (the same event → row semantics on every adapter)."""
         journal = every_event_type()

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import UTC, date, datetime
 
-from pi_hermes_memory.domain.document import stream_for
-from pi_hermes_memory.domain.events import (
+from pi_hermes_memory.domain.memory.document import stream_for
+from pi_hermes_memory.domain.memory.events import (
     Event,
     MemoryAdded,
     MemoryMergedInto,
@@ -22,7 +22,7 @@ from pi_hermes_memory.domain.events import (
     RemovalReason,
     stamp,
 )
-from pi_hermes_memory.domain.model import Target
+from pi_hermes_memory.domain.memory.model import Target
 
 AT = datetime(2026, 7, 29, 12, 0, tzinfo=UTC)
 DAY = date(2026, 7, 29)

@@ -17,12 +17,12 @@ import threading
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from pi_hermes_memory.domain.commands import AddMemory
-from pi_hermes_memory.domain.model import MemoryEntry, Target
-from pi_hermes_memory.domain.scope import SessionScope
+from pi_hermes_memory.domain.memory.commands import AddMemory
+from pi_hermes_memory.domain.memory.model import MemoryEntry, Target
+from pi_hermes_memory.domain.memory.scope import SessionScope
 from pi_hermes_memory.errors import MarkdownChanged
-from pi_hermes_memory.ports import UNCHECKED, DocumentFormat, Storage
-from pi_hermes_memory.service import MemoryService, MemorySettings
+from pi_hermes_memory.memory.service import MemoryService, MemorySettings
+from pi_hermes_memory.ports.store import UNCHECKED, DocumentFormat, Storage
 
 
 class _Replica:

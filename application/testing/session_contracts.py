@@ -8,7 +8,7 @@ from typing import Any
 
 import attrs
 import pytest
-from pi_hermes_memory.domain.sessions import (
+from pi_hermes_memory.domain.history.transcripts import (
     FileProgress,
     HeaderLine,
     MessageLine,
@@ -16,7 +16,7 @@ from pi_hermes_memory.domain.sessions import (
     StaleProgress,
     project_of,
 )
-from pi_hermes_memory.session_search import AnchorQuery, SessionHit, SessionQuery
+from pi_hermes_memory.history.search import AnchorQuery, SessionHit, SessionQuery
 from pi_hermes_memory.testing.contracts import HOSTILE_QUERIES
 
 T0 = datetime(2026, 7, 1, 9, 0, tzinfo=UTC)

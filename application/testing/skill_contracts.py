@@ -16,7 +16,7 @@ from typing import Any
 import attrs
 import pytest
 from pi_hermes_memory.errors import InvalidArgument
-from pi_hermes_memory.skill_ports import (
+from pi_hermes_memory.ports.skills import (
     STALE_REASON,
     CurationLimits,
     CurationRefusal,

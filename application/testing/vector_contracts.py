@@ -6,17 +6,17 @@ from typing import Any
 
 import attrs
 import numpy as np
-from pi_hermes_memory.domain.document import MemoryDocument, fold, stream_for
-from pi_hermes_memory.domain.events import (
+from pi_hermes_memory.domain.memory.document import MemoryDocument, fold, stream_for
+from pi_hermes_memory.domain.memory.events import (
     MemoryMovedIn,
     MemoryMovedOut,
     MemoryRemoved,
     RemovalReason,
 )
-from pi_hermes_memory.domain.model import FailureCategory, Target
-from pi_hermes_memory.search import ScopeClause
+from pi_hermes_memory.domain.memory.model import FailureCategory, Target
+from pi_hermes_memory.ports.vectors import VectorScope
+from pi_hermes_memory.search.memory_search import ScopeClause
 from pi_hermes_memory.testing.contracts import AT, DAY, EVERYTHING, EventWriter
-from pi_hermes_memory.vectors import VectorScope
 
 MODEL = "openai-compatible/contract-model"
 OTHER_MODEL = "openai-compatible/other-model"

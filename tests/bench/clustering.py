@@ -1,4 +1,4 @@
-"""Benchmark: consolidation's offline pre-clustering (`domain/clustering.py`) at 200 and
+"""Benchmark: consolidation's offline pre-clustering (`domain/learning/clustering.py`) at 200 and
 2,000 entries (issue 12 §6).
 
     python -m tests.bench.clustering [--sizes 200 2000] [--repeats 3]
@@ -21,7 +21,7 @@ from collections.abc import Sequence
 
 import attrs
 import numpy as np
-from pi_hermes_memory.domain.clustering import CLUSTER_COSINE, CosineLinks, cluster, render
+from pi_hermes_memory.domain.learning.clustering import CLUSTER_COSINE, CosineLinks, cluster, render
 
 _HAN = "构建测试部署项目命令检查类型合并代码运行覆盖率要求每次之前完整服务端口配置"
 
@@ -95,7 +95,7 @@ def run(sizes: Sequence[int] = (200, 2000), repeats: int = 3) -> list[Clustering
 def render_clustering(results: Sequence[ClusteringTime]) -> list[str]:
     lines = [
         "",
-        "## Consolidation pre-clustering (`domain/clustering.py`)",
+        "## Consolidation pre-clustering (`domain/learning/clustering.py`)",
         "",
         "| entries | vectors | median (ms) | clusters |",
         "|---:|---|---:|---:|",

@@ -30,8 +30,8 @@ from typing import Any
 
 import attrs
 import numpy as np
-from pi_hermes_memory.cross_scope import GLOBAL_SCOPE, ScanRow, cross_scope_pairs
-from pi_hermes_memory.doctor import brute_force_pairs
+from pi_hermes_memory.doctor.cross_scope import GLOBAL_SCOPE, ScanRow, cross_scope_pairs
+from pi_hermes_memory.doctor.report import brute_force_pairs
 
 _HAN = "构建测试部署项目命令检查类型合并代码运行覆盖率要求每次之前完整服务端口配置"
 SEED_PAIR_BUDGET = 250_000

@@ -2,7 +2,7 @@
 
     python -m tests.bench.floor [--data PATH] [--floors 0.8 0.82 ...] [--samples N]
 
-Runs memory_search's hybrid ranking (`pi_hermes_memory.hybrid.ranked_hits`, the local offline
+Runs memory_search's hybrid ranking (`pi_hermes_memory.search.hybrid.ranked_hits`, the local offline
 embedder of ADR 0017) on the retrieval benchmark's conversations (`tests.bench.retrieval`: the
 data is read where it lies, never copied) once per candidate floor, and reports per floor:
 
@@ -27,7 +27,7 @@ from pathlib import Path
 
 import attrs
 import numpy as np
-from pi_hermes_memory.hybrid import HybridSettings
+from pi_hermes_memory.search.hybrid import HybridSettings
 
 from tests.bench.retrieval import (
     DEFAULT_DATA,

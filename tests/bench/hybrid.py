@@ -1,4 +1,4 @@
-"""Hybrid memory_search latency: `pi_hermes_memory.hybrid.ranked_hits` on the search store.
+"""Hybrid memory_search latency: `pi_hermes_memory.search.hybrid.ranked_hits` on the search store.
 
 The store is the one `bench_search` builds (`build_search_store`: five projects, 30% Chinese,
 20% history), plus one float32 vector of `dimension` components per row, stored through
@@ -32,14 +32,14 @@ import numpy.typing as npt
 from pi_hermes_memory.adapters.sqlite.search import SqliteSearchIndex
 from pi_hermes_memory.adapters.sqlite.storage import SqliteStorage
 from pi_hermes_memory.adapters.sqlite.vectors import SqliteVectorStore
-from pi_hermes_memory.domain.model import Target
-from pi_hermes_memory.domain.scope import SessionScope
-from pi_hermes_memory.domain.terms import plan_terms
-from pi_hermes_memory.embedding import EmbeddingService
-from pi_hermes_memory.hybrid import HybridSettings, ranked_hits
-from pi_hermes_memory.search import ScopeClause, SearchQuery, search_clauses
+from pi_hermes_memory.domain.memory.model import Target
+from pi_hermes_memory.domain.memory.scope import SessionScope
+from pi_hermes_memory.domain.search.terms import plan_terms
+from pi_hermes_memory.ports.vectors import VectorScope
+from pi_hermes_memory.search.embedding import EmbeddingService
+from pi_hermes_memory.search.hybrid import HybridSettings, ranked_hits
+from pi_hermes_memory.search.memory_search import ScopeClause, SearchQuery, search_clauses
 from pi_hermes_memory.testing.contracts import EventWriter
-from pi_hermes_memory.vectors import VectorScope
 
 from tests.bench.run import (
     SEARCH_SESSION_PROJECT,

@@ -33,9 +33,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from pi_hermes_memory.adapters.knowledge_files import KnowledgeFiles
+from pi_hermes_memory.adapters.files.knowledge_folders import KnowledgeFiles
 from pi_hermes_memory.adapters.sqlite.knowledge import SqliteKnowledgeIndex
-from pi_hermes_memory.knowledge import KnowledgeBase
+from pi_hermes_memory.knowledge.service import KnowledgeBase
 
 from tests.bench.run import _table, _workdir, machine_context, percentile
 

@@ -45,7 +45,7 @@ QUICK_SIZES = (100, 1_000)
 #: the CLI target of issue 17 (a warm machine)
 CLI_TARGET_MS = 250.0
 
-_CLI = "import sys; from pi_hermes_memory.adapters.cli import main; sys.exit(main())"
+_CLI = "import sys; from pi_hermes_memory.adapters.cli.app import main; sys.exit(main())"
 
 # the child that opens the store: prints one JSON line of timings and resident sizes
 _OPEN_CHILD = r"""
@@ -175,7 +175,7 @@ def _importtime(args: Sequence[str], env: dict[str, str]) -> dict[str, Any]:
 def bench_imports(root: Path | None = None) -> dict[str, Any]:
     out = {
         "package": _importtime(["-c", "import pi_hermes_memory"], _env()),
-        "cli_module": _importtime(["-c", "import pi_hermes_memory.adapters.cli"], _env()),
+        "cli_module": _importtime(["-c", "import pi_hermes_memory.adapters.cli.app"], _env()),
     }
     with _workdir(root) as work:
         build_store(work, 100)
@@ -214,7 +214,7 @@ def render(result: dict[str, Any]) -> str:
         (what, f"{imports[key]['import_ms']:.0f}", str(imports[key]["modules"]))
         for what, key in (
             ("`import pi_hermes_memory`", "package"),
-            ("`import pi_hermes_memory.adapters.cli`", "cli_module"),
+            ("`import pi_hermes_memory.adapters.cli.app`", "cli_module"),
             ("`pi-hermes-memory --help` (whole run)", "cli_help"),
             ("`pi-hermes-memory search alpha` (whole run)", "cli_search"),
         )

@@ -135,7 +135,7 @@ def _merged(counts: Iterator[dict[str, int]]) -> dict[str, int]:
 
 def _embed_all(store: Any, embedder: Any) -> None:
     """A vector for every row, written through the store's vector store."""
-    from pi_hermes_memory.vectors import VectorScope
+    from pi_hermes_memory.ports.vectors import VectorScope
 
     everything = VectorScope.everything()
     while True:

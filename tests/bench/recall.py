@@ -120,7 +120,7 @@ def bench_recall(
         build_search_store(db, rows)
         embedder: Any = None
         if mode == "hybrid-local":
-            from pi_hermes_memory.adapters.local_embedder import DIMENSION, LocalEmbedder
+            from pi_hermes_memory.adapters.providers.local_embedder import DIMENSION, LocalEmbedder
 
             embedder = LocalEmbedder()
             _store_random_vectors(db, embedder.model_id, DIMENSION)
@@ -215,7 +215,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     samples = args.samples or (15 if args.quick else 60)
     modes = ["keyword"]
     if not args.no_hybrid:
-        from pi_hermes_memory.adapters.local_embedder import is_available
+        from pi_hermes_memory.adapters.providers.local_embedder import is_available
 
         if is_available():
             modes.append("hybrid-local")

@@ -30,10 +30,12 @@ Modes (each a `Retriever`: `(query, k) -> ranked unit ids`, built per sample by 
 
 - `fts`: `SqliteSearchIndex.search`, the index memory_search uses (scope: the `memory` target of
   a session without a project), limit k;
-- `dense`: the local offline embedder (`pi_hermes_memory.adapters.local_embedder`, the `local`
+- `dense`: the local offline embedder (`pi_hermes_memory.adapters.providers.local_embedder`, the
+`local`
   extra; ADR 0017): passages embedded once per sample, the query embedded at search time,
   numpy cosine over the sample's unit matrix;
-- `hybrid`: memory_search's own hybrid ranking (`pi_hermes_memory.hybrid.ranked_hits` with the
+- `hybrid`: memory_search's own hybrid ranking (`pi_hermes_memory.search.hybrid.ranked_hits` with
+the
   default `HybridSettings`, no reranker): the unit vectors stored in the sample's SQLite file,
   weighted RRF with the dense weight `gate` picks for the local embedder, then the scoring
   stages. Query embedding is part of its latency.
@@ -68,14 +70,14 @@ import numpy.typing as npt
 from pi_hermes_memory.adapters.sqlite.search import SqliteSearchIndex
 from pi_hermes_memory.adapters.sqlite.storage import SqliteStorage
 from pi_hermes_memory.adapters.sqlite.vectors import SqliteVectorStore
-from pi_hermes_memory.domain.document import stream_for
-from pi_hermes_memory.domain.events import MemoryAdded
-from pi_hermes_memory.domain.model import Target
-from pi_hermes_memory.domain.scope import SessionScope
-from pi_hermes_memory.embedding import EmbeddingService
-from pi_hermes_memory.hybrid import HybridSettings, ranked_hits
-from pi_hermes_memory.retrieval import Pipeline, Stage
-from pi_hermes_memory.search import SearchQuery, search_clauses
+from pi_hermes_memory.domain.memory.document import stream_for
+from pi_hermes_memory.domain.memory.events import MemoryAdded
+from pi_hermes_memory.domain.memory.model import Target
+from pi_hermes_memory.domain.memory.scope import SessionScope
+from pi_hermes_memory.search.embedding import EmbeddingService
+from pi_hermes_memory.search.hybrid import HybridSettings, ranked_hits
+from pi_hermes_memory.search.memory_search import SearchQuery, search_clauses
+from pi_hermes_memory.search.retrieval import Pipeline, Stage
 
 from tests.bench.run import percentile
 
@@ -443,7 +445,7 @@ class QueryCache:
 def hybrid_factory(
     embedder: Embedder, settings: HybridSettings | None = None, reranker: Any = None
 ) -> RetrieverFactory:
-    """memory_search's hybrid ranking (`pi_hermes_memory.hybrid.ranked_hits`, the function
+    """memory_search's hybrid ranking (`pi_hermes_memory.search.hybrid.ranked_hits`, the function
     `SearchService` calls): the sample's unit vectors stored in its SQLite file through
     `SqliteVectorStore` (model id = the embedder's), candidates read from there, fusion and
     scoring stages as configured (default: `HybridSettings()`, no reranker)."""
@@ -525,7 +527,7 @@ def sweep_factories(embedder: Embedder) -> dict[str, RetrieverFactory]:
 def local_embedder() -> tuple[Embedder | None, str]:
     """The local offline embedder, or None and why it is not available."""
     try:
-        from pi_hermes_memory.adapters.local_embedder import LocalEmbedder
+        from pi_hermes_memory.adapters.providers.local_embedder import LocalEmbedder
 
         return LocalEmbedder(), ""
     except ImportError as exc:

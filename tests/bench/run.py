@@ -66,17 +66,17 @@ import attrs
 import pi_hermes_memory
 from pi_hermes_memory.adapters.sqlite.storage import SqliteStorage
 from pi_hermes_memory.adapters.system import UlidFactory
-from pi_hermes_memory.codec import decode
-from pi_hermes_memory.config import CONFIG_FILE_NAME
-from pi_hermes_memory.domain.document import MemoryDocument, fold, stream_for
-from pi_hermes_memory.domain.events import (
+from pi_hermes_memory.config.settings import CONFIG_FILE_NAME
+from pi_hermes_memory.domain.memory.document import MemoryDocument, fold, stream_for
+from pi_hermes_memory.domain.memory.events import (
     Event,
     MemoryAdded,
     MemoryRemoved,
     MemoryReplaced,
     RemovalReason,
 )
-from pi_hermes_memory.domain.model import FailureCategory, Target
+from pi_hermes_memory.domain.memory.model import FailureCategory, Target
+from pi_hermes_memory.journal.codec import decode
 
 from tests.bench import ts_shape
 
@@ -764,9 +764,9 @@ def bench_search(
     each query right after ours, so both see the same machine load.
     """
     from pi_hermes_memory.adapters.sqlite.search import SqliteSearchIndex, scope_sql
-    from pi_hermes_memory.domain.scope import SessionScope
-    from pi_hermes_memory.domain.terms import plan_terms
-    from pi_hermes_memory.search import SearchQuery, search_clauses
+    from pi_hermes_memory.domain.memory.scope import SessionScope
+    from pi_hermes_memory.domain.search.terms import plan_terms
+    from pi_hermes_memory.search.memory_search import SearchQuery, search_clauses
 
     if samples < 1:
         raise ValueError("samples must be >= 1")

@@ -91,7 +91,7 @@ import json, sys, time
 from pathlib import Path
 from tests.bench.run import _open
 from pi_hermes_memory.adapters.markdown.codec import MarkdownFormat
-from pi_hermes_memory.domain.model import Target
+from pi_hermes_memory.domain.memory.model import Target
 root = Path(sys.argv[1])
 text = (root / "agent" / "pi-hermes-memory" / "MEMORY.md").read_text(encoding="utf-8")
 started = time.perf_counter()
@@ -233,10 +233,10 @@ def bench_churn(events: int, live: int, *, root: Path | None = None) -> dict[str
     """A journal of `events` events (adds and removes) leaving `live` entries; the time to open
     the store without and with a snapshot of the head."""
     from pi_hermes_memory.adapters.sqlite.storage import SqliteStorage
-    from pi_hermes_memory.domain.document import MemoryDocument, fold, stream_for
-    from pi_hermes_memory.domain.events import Event, MemoryRemoved, RemovalReason
-    from pi_hermes_memory.domain.model import Target
-    from pi_hermes_memory.snapshot_codec import encode_document
+    from pi_hermes_memory.domain.memory.document import MemoryDocument, fold, stream_for
+    from pi_hermes_memory.domain.memory.events import Event, MemoryRemoved, RemovalReason
+    from pi_hermes_memory.domain.memory.model import Target
+    from pi_hermes_memory.journal.snapshots import encode_document
 
     stream = stream_for(Target.MEMORY)
     texts = TextGenerator(9, distinct=False)

@@ -2,7 +2,8 @@
 
     python -m tests.bench.scanner [--seed N] [--small] [--show-heldout-misses] [--json PATH]
 
-Runs `pi_hermes_memory.domain.scanning.scan` over the corpora of `tests.bench.scanner_corpus`
+Runs `pi_hermes_memory.domain.scanning.scanner.scan` over the corpora of
+`tests.bench.scanner_corpus`
 (generated from a seed; no literal secret is stored) and prints:
 
 * secrets: recall over all kinds, per split, and the kinds with misses;
@@ -30,7 +31,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
-from pi_hermes_memory.domain.scanning import ScanCategory, scan
+from pi_hermes_memory.domain.scanning.scanner import ScanCategory, scan
 
 from tests.bench.scanner_corpus import HELDOUT, TUNE, Sample, build
 

@@ -29,12 +29,12 @@ from pathlib import Path
 from typing import Any
 
 import structlog
-from pi_hermes_memory.adapters.sessions_jsonl import PiSessionFiles
+from pi_hermes_memory.adapters.files.session_files import PiSessionFiles
 from pi_hermes_memory.adapters.sqlite.sessions import SqliteSessionIndex
 from pi_hermes_memory.adapters.system import SystemClock
-from pi_hermes_memory.domain.session_query import AnchorRequest
-from pi_hermes_memory.session_search import SessionSearchService
-from pi_hermes_memory.sessions import WORKER_MIN_BYTES, SessionIndexer
+from pi_hermes_memory.domain.history.request import AnchorRequest
+from pi_hermes_memory.history.indexer import WORKER_MIN_BYTES, SessionIndexer
+from pi_hermes_memory.history.search import SessionSearchService
 
 from tests.bench.session_tree import (
     CJK_TERMS,

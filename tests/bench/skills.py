@@ -36,17 +36,17 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+from pi_hermes_memory.adapters.files.skill_folders import SkillFolders
 from pi_hermes_memory.adapters.markdown.atomic import FileLock
-from pi_hermes_memory.adapters.skill_files import SkillFolders
 from pi_hermes_memory.adapters.sqlite.skill_tables import SqliteSkillTables
 from pi_hermes_memory.adapters.sqlite.storage import SqliteStorage
-from pi_hermes_memory.config import SkillGovernanceConfig, SkillScopesConfig
-from pi_hermes_memory.domain.events import Origin
-from pi_hermes_memory.domain.skill import skill_stream
-from pi_hermes_memory.domain.skill_body import build_body
-from pi_hermes_memory.domain.skill_events import SkillCreated, SkillFileWritten, SkillScope
+from pi_hermes_memory.config.settings import SkillGovernanceConfig, SkillScopesConfig
+from pi_hermes_memory.domain.memory.events import Origin
+from pi_hermes_memory.domain.skills.body import build_body
+from pi_hermes_memory.domain.skills.events import SkillCreated, SkillFileWritten, SkillScope
+from pi_hermes_memory.domain.skills.skill import skill_stream
 from pi_hermes_memory.domain.status import Status
-from pi_hermes_memory.skills import SkillService
+from pi_hermes_memory.skills.service import SkillService
 
 from tests.bench.run import TextGenerator, _table, _workdir, percentile
 

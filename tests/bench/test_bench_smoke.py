@@ -7,7 +7,7 @@ import math
 from pathlib import Path
 
 import pytest
-from pi_hermes_memory.domain.similarity import JACCARD_THRESHOLD, jaccard, token_set
+from pi_hermes_memory.domain.search.similarity import JACCARD_THRESHOLD, jaccard, token_set
 
 from tests.bench import run
 

@@ -20,7 +20,7 @@ def test_recall_bench_runs_and_reports(tmp_path: Path, capsys: pytest.CaptureFix
 
 
 def test_turn_messages_all_reach_the_search() -> None:
-    from pi_hermes_memory.domain.adaptive import should_retrieve
+    from pi_hermes_memory.domain.prompt.adaptive import should_retrieve
 
     assert all(should_retrieve(m).retrieve for m in recall.turn_messages(30))
     assert not any(should_retrieve(m).retrieve for m in recall.SKIPPED_MESSAGES)

@@ -22,7 +22,7 @@ def cli(
 ) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PI_CODING_AGENT_DIR": str(root), "HOME": str(root.parent)}
     return subprocess.run(
-        [sys.executable, "-m", "pi_hermes_memory.adapters.cli", *args],
+        [sys.executable, "-m", "pi_hermes_memory.adapters.cli.app", *args],
         capture_output=True,
         text=True,
         env=env,
@@ -230,7 +230,7 @@ def test_ctrl_c_exits_130_quietly(root: Path) -> None:
 
     env = {**os.environ, "PI_CODING_AGENT_DIR": str(root), "HOME": str(root.parent)}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "pi_hermes_memory.adapters.cli", "tool", "memory", "-"],
+        [sys.executable, "-m", "pi_hermes_memory.adapters.cli.app", "tool", "memory", "-"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -305,7 +305,7 @@ def test_library_warnings_are_plain_lines_on_stderr(root: Path) -> None:
         "FORCE_COLOR": "1",
     }
     done = subprocess.run(
-        [sys.executable, "-m", "pi_hermes_memory.adapters.cli", "add", "Deploys need the VPN"],
+        [sys.executable, "-m", "pi_hermes_memory.adapters.cli.app", "add", "Deploys need the VPN"],
         capture_output=True,
         text=True,
         env=env,

@@ -16,7 +16,7 @@ def test_a_reader_that_goes_away_is_not_an_error(tmp_path: Path) -> None:
     os.close(read_end)  # the reader is gone before the first write
     with os.fdopen(write_end, "wb") as stdout:
         done = subprocess.run(
-            [sys.executable, "-m", "pi_hermes_memory.adapters.cli", "learn"],
+            [sys.executable, "-m", "pi_hermes_memory.adapters.cli.app", "learn"],
             stdout=stdout,
             stderr=subprocess.PIPE,
             env=env,

@@ -10,7 +10,7 @@ import subprocess
 import sys
 
 import pi_hermes_memory
-from pi_hermes_memory.adapters import cli
+from pi_hermes_memory.adapters.cli import app as cli
 
 COMMANDS = {
     "add",
@@ -61,12 +61,12 @@ HEAVY = (
     "numpy",
     "pi_hermes_memory.api",
     "pi_hermes_memory.bootstrap",
-    "pi_hermes_memory.service",
-    "pi_hermes_memory.domain.scanning",
+    "pi_hermes_memory.memory.service",
+    "pi_hermes_memory.domain.scanning.scanner",
     "mcp",
     "starlette",
     "uvicorn",
-    "pi_hermes_memory.adapters.server",
+    "pi_hermes_memory.adapters.server.app",
 )
 
 
@@ -86,7 +86,7 @@ def test_the_parser_has_every_command_and_help_lists_them() -> None:
     for module in cli._EXTRA:
         assert module.COMMANDS <= COMMANDS and module.WRITES <= module.COMMANDS
     done = subprocess.run(
-        [sys.executable, "-m", "pi_hermes_memory.adapters.cli", "--help"],
+        [sys.executable, "-m", "pi_hermes_memory.adapters.cli.app", "--help"],
         capture_output=True,
         text=True,
         timeout=120,
@@ -98,17 +98,17 @@ def test_the_parser_has_every_command_and_help_lists_them() -> None:
 
 def test_help_loads_none_of_the_store_modules() -> None:
     loaded = _loaded_after(
-        "from pi_hermes_memory.adapters.cli import main\n"
+        "from pi_hermes_memory.adapters.cli.app import main\n"
         "try:\n    main(['--help'])\nexcept SystemExit:\n    pass"
     )
-    assert "pi_hermes_memory.adapters.cli" in loaded
+    assert "pi_hermes_memory.adapters.cli.app" in loaded
     assert [m for m in HEAVY if m in loaded] == []
 
 
 def test_importing_the_package_loads_names_on_first_use() -> None:
     assert [m for m in HEAVY if m in _loaded_after("import pi_hermes_memory")] == []
     loaded = _loaded_after("import pi_hermes_memory\npi_hermes_memory.Target")
-    assert "pi_hermes_memory.domain.model" in loaded and "pi_hermes_memory.api" not in loaded
+    assert "pi_hermes_memory.domain.memory.model" in loaded and "pi_hermes_memory.api" not in loaded
     for name in pi_hermes_memory.__all__:  # every exported name resolves
         assert getattr(pi_hermes_memory, name) is not None
     assert pi_hermes_memory.open.__module__ == "pi_hermes_memory.bootstrap"

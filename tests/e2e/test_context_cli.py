@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pi_hermes_memory
 import pytest
-from pi_hermes_memory.domain.prompt_blocks import estimate_tokens
+from pi_hermes_memory.domain.prompt.blocks import estimate_tokens
 
 from tests.e2e.test_cli import cli
 

@@ -25,7 +25,7 @@ def cli(root: Path, *args: str, file_limit: int | None = None) -> subprocess.Com
         resource.setrlimit(resource.RLIMIT_FSIZE, (file_limit, file_limit))
 
     return subprocess.run(
-        [sys.executable, "-m", "pi_hermes_memory.adapters.cli", *args],
+        [sys.executable, "-m", "pi_hermes_memory.adapters.cli.app", *args],
         capture_output=True,
         text=True,
         env=env,

@@ -18,7 +18,7 @@ def cli(
 ) -> subprocess.CompletedProcess[str]:
     full = {**os.environ, "PI_CODING_AGENT_DIR": str(root), "HOME": str(root.parent), **(env or {})}
     return subprocess.run(
-        [sys.executable, "-m", "pi_hermes_memory.adapters.cli", *args],
+        [sys.executable, "-m", "pi_hermes_memory.adapters.cli.app", *args],
         capture_output=True,
         text=True,
         env=full,

@@ -43,7 +43,7 @@ def cli(root: Path, *args: str, key: str | None = FIXTURE_KEY) -> subprocess.Com
     environ = {k: v for k, v in os.environ.items() if k != KEY_ENV}
     environ.update(env(root, key))
     return subprocess.run(
-        [sys.executable, "-m", "pi_hermes_memory.adapters.cli", *args],
+        [sys.executable, "-m", "pi_hermes_memory.adapters.cli.app", *args],
         capture_output=True,
         text=True,
         env=environ,

@@ -14,7 +14,7 @@ import apsw
 import pi_hermes_memory
 import pytest
 from pi_hermes_memory import HermesMemoryError, Memory
-from pi_hermes_memory.config import EmbeddingDisabledReason
+from pi_hermes_memory.config.settings import EmbeddingDisabledReason
 
 from tests.support.embedding_server import FIXTURE_KEY, SECRET_PATH, EmbeddingServer
 
@@ -156,7 +156,7 @@ def cli(root: Path, *args: str, key: str | None = FIXTURE_KEY) -> subprocess.Com
     if key is not None:
         env[KEY_ENV] = key
     return subprocess.run(
-        [sys.executable, "-m", "pi_hermes_memory.adapters.cli", *args],
+        [sys.executable, "-m", "pi_hermes_memory.adapters.cli.app", *args],
         capture_output=True,
         text=True,
         env=env,

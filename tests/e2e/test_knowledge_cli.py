@@ -28,7 +28,7 @@ def cli(tmp_path: Path, *args: str, paths: str | None) -> subprocess.CompletedPr
     if paths is not None:
         env["PI_MEMORY_KNOWLEDGE_PATHS"] = paths
     return subprocess.run(
-        [sys.executable, "-m", "pi_hermes_memory.adapters.cli", *args],
+        [sys.executable, "-m", "pi_hermes_memory.adapters.cli.app", *args],
         capture_output=True,
         text=True,
         env=env,

@@ -16,7 +16,7 @@ def cli(root: Path, dsn: str, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PI_CODING_AGENT_DIR": str(root), "HOME": str(root.parent)}
     env["TEAM_DSN"] = dsn
     return subprocess.run(
-        [sys.executable, "-m", "pi_hermes_memory.adapters.cli", *args],
+        [sys.executable, "-m", "pi_hermes_memory.adapters.cli.app", *args],
         capture_output=True,
         text=True,
         env=env,

@@ -19,7 +19,7 @@ def root(tmp_path: Path) -> Path:
 def cli(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PI_CODING_AGENT_DIR": str(root), "HOME": str(root.parent)}
     return subprocess.run(
-        [sys.executable, "-m", "pi_hermes_memory.adapters.cli", *args],
+        [sys.executable, "-m", "pi_hermes_memory.adapters.cli.app", *args],
         capture_output=True,
         text=True,
         env=env,

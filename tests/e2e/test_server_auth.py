@@ -145,7 +145,7 @@ def test_mcp_client_with_the_key(keyed: RunningServer) -> None:
 
 
 def test_pi_memory_server_script_is_serve(tmp_path: Path) -> None:
-    script = "import sys; from pi_hermes_memory.adapters.cli_server import main; sys.exit(main())"
+    script = "import sys; from pi_hermes_memory.adapters.cli.server import main; sys.exit(main())"
     result = subprocess.run(
         [sys.executable, "-c", script, "--host", "0.0.0.0"],
         env=environment(tmp_path / "agent"),

@@ -94,7 +94,7 @@ def test_a_literal_key_in_openclaw_json_stops_start_with_exit_2(tmp_path: Path) 
 
 
 def test_the_pi_memory_server_script_answers_version_and_usage_errors() -> None:
-    script = "from pi_hermes_memory.adapters.cli_server import main; raise SystemExit(main())"
+    script = "from pi_hermes_memory.adapters.cli.server import main; raise SystemExit(main())"
 
     def run(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(

@@ -102,7 +102,7 @@ def _stdio_server(tmp_path: Path) -> StdioServerParameters:
     (tmp_path / "work").mkdir()
     return StdioServerParameters(
         command=sys.executable,
-        args=["-m", "pi_hermes_memory.adapters.cli", "mcp"],
+        args=["-m", "pi_hermes_memory.adapters.cli.app", "mcp"],
         env=environment(tmp_path / "agent"),
         cwd=str(tmp_path / "work"),
     )

@@ -50,7 +50,7 @@ def session(session_id: str, cwd: str, texts: list[str]) -> bytes:
 def cli(root: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PI_CODING_AGENT_DIR": str(root), "HOME": str(root.parent)}
     return subprocess.run(
-        [sys.executable, "-m", "pi_hermes_memory.adapters.cli", *args],
+        [sys.executable, "-m", "pi_hermes_memory.adapters.cli.app", *args],
         capture_output=True,
         text=True,
         env=env,

@@ -11,7 +11,7 @@ import re
 import sys
 import unicodedata
 
-from pi_hermes_memory.domain.scanning import MAX_SCAN_CHARS, ScanCategory, Severity, scan
+from pi_hermes_memory.domain.scanning.scanner import MAX_SCAN_CHARS, ScanCategory, Severity, scan
 
 _LONG_TOKEN = re.compile(r"[A-Za-z0-9_+/=-]{40,}")
 

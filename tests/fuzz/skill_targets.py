@@ -19,13 +19,13 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 
 import attrs
-from pi_hermes_memory.domain.bundle import pack, unpack
 from pi_hermes_memory.domain.errors import InvariantViolation
-from pi_hermes_memory.domain.skill import SkillState, fold, skill_stream
-from pi_hermes_memory.domain.skill_body import clean_body
-from pi_hermes_memory.domain.skill_checks import scan_long
-from pi_hermes_memory.domain.skill_import import SkillFolderProblem, import_folder, person_edit
-from pi_hermes_memory.domain.skill_md import (
+from pi_hermes_memory.domain.skills.body import clean_body
+from pi_hermes_memory.domain.skills.bundle import pack, unpack
+from pi_hermes_memory.domain.skills.checks import scan_long
+from pi_hermes_memory.domain.skills.hand_edits import SkillFolderProblem, import_folder, person_edit
+from pi_hermes_memory.domain.skills.skill import SkillState, fold, skill_stream
+from pi_hermes_memory.domain.skills.skill_md import (
     SKILL_FILE,
     SkillFormatError,
     clean_extra,

@@ -39,39 +39,39 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+from pi_hermes_memory.adapters.inmemory.search import InMemorySearchIndex
+from pi_hermes_memory.adapters.inmemory.storage import InMemoryMarkdown, InMemoryStorage
 from pi_hermes_memory.adapters.markdown.codec import MarkdownFormat
 from pi_hermes_memory.adapters.markdown.format import is_safe_project_name, parse_document
-from pi_hermes_memory.adapters.memory import InMemoryMarkdown, InMemoryStorage
-from pi_hermes_memory.adapters.memory_search import InMemorySearchIndex
 from pi_hermes_memory.api import Memory
-from pi_hermes_memory.codec import CorruptEvent, decode, encode
-from pi_hermes_memory.config import Config, ConfigWarning, parse_config
-from pi_hermes_memory.domain.document import stream_for
-from pi_hermes_memory.domain.events import EVENT_TYPES, Event, MemoryAdded, MemoryReplaced
-from pi_hermes_memory.domain.markdown_doc import ParsedDocument
-from pi_hermes_memory.domain.model import (
-    GLOBAL_NAMESPACE,
-    SEPARATOR_LINE,
-    FailureCategory,
-    Target,
-    clean_entry_text,
-)
-from pi_hermes_memory.domain.scope import SessionScope
-from pi_hermes_memory.domain.session_query import (
+from pi_hermes_memory.config.settings import Config, ConfigWarning, parse_config
+from pi_hermes_memory.domain.history.request import (
     MAX_ANCHOR_LIMIT,
     AnchorRequestError,
     parse_anchor_request,
     render_anchor_request,
 )
-from pi_hermes_memory.domain.sessions import (
+from pi_hermes_memory.domain.history.transcripts import (
     INDEXED_ROLES,
     HeaderLine,
     MessageLine,
     SkippedLine,
     parse_line,
 )
-from pi_hermes_memory.search import DEFAULT_LIMIT, MAX_LIMIT
-from pi_hermes_memory.service import MemoryService
+from pi_hermes_memory.domain.memory.document import stream_for
+from pi_hermes_memory.domain.memory.events import EVENT_TYPES, Event, MemoryAdded, MemoryReplaced
+from pi_hermes_memory.domain.memory.markdown_doc import ParsedDocument
+from pi_hermes_memory.domain.memory.model import (
+    GLOBAL_NAMESPACE,
+    SEPARATOR_LINE,
+    FailureCategory,
+    Target,
+    clean_entry_text,
+)
+from pi_hermes_memory.domain.memory.scope import SessionScope
+from pi_hermes_memory.journal.codec import CorruptEvent, decode, encode
+from pi_hermes_memory.memory.service import MemoryService
+from pi_hermes_memory.search.memory_search import DEFAULT_LIMIT, MAX_LIMIT
 
 from tests.support.builders import settings
 from tests.support.fakes import SequentialIds, StepClock

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from hypothesis import example, given
 from hypothesis import strategies as st
-from pi_hermes_memory.domain.skill import SkillState
+from pi_hermes_memory.domain.skills.skill import SkillState
 
 from tests.fuzz.skill_targets import (
     SKILL_PATHS,

@@ -16,8 +16,7 @@ from typing import Any
 
 from hypothesis import example, given
 from hypothesis import strategies as st
-from pi_hermes_memory.codec import encode
-from pi_hermes_memory.domain.events import (
+from pi_hermes_memory.domain.memory.events import (
     MemoryAdded,
     MemoryReferenced,
     MemoryRemoved,
@@ -26,7 +25,8 @@ from pi_hermes_memory.domain.events import (
     Origin,
     RemovalReason,
 )
-from pi_hermes_memory.domain.model import FailureCategory, Target
+from pi_hermes_memory.domain.memory.model import FailureCategory, Target
+from pi_hermes_memory.journal.codec import encode
 from pi_hermes_memory.testing.contracts import HOSTILE_QUERIES
 
 from tests.fuzz.targets import (

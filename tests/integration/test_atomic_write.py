@@ -31,7 +31,7 @@ from pi_hermes_memory.adapters.markdown.atomic import (
     stale_temp_files,
 )
 from pi_hermes_memory.adapters.markdown.store import MarkdownFiles
-from pi_hermes_memory.domain.model import Target
+from pi_hermes_memory.domain.memory.model import Target
 
 posix_only = pytest.mark.skipif(sys.platform == "win32", reason="uses SIGKILL and flock")
 

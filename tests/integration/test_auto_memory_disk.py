@@ -13,8 +13,8 @@ from typing import Any
 
 import pi_hermes_memory
 import pytest
-from pi_hermes_memory.adapters import cli
-from pi_hermes_memory.domain.model import Target
+from pi_hermes_memory.adapters.cli import app as cli
+from pi_hermes_memory.domain.memory.model import Target
 
 from tests.support.consistency import open_memory
 from tests.support.embedders import BagEmbedder

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pi_hermes_memory
-from pi_hermes_memory import porting
+from pi_hermes_memory.memory import porting
 
 
 def test_remove_rows_removes_by_id_in_batches_and_reports_each_row(tmp_path: Path) -> None:

@@ -15,12 +15,12 @@ from hypothesis import strategies as st
 from pi_hermes_memory.adapters.sqlite import schema
 from pi_hermes_memory.adapters.sqlite.storage import SqliteStorage
 from pi_hermes_memory.adapters.sqlite.vectors import SqliteVectorStore
-from pi_hermes_memory.domain.model import Target
-from pi_hermes_memory.domain.scope import SessionScope
+from pi_hermes_memory.domain.memory.model import Target
+from pi_hermes_memory.domain.memory.scope import SessionScope
 from pi_hermes_memory.errors import StorageFailed
-from pi_hermes_memory.search import search_clauses
+from pi_hermes_memory.ports.vectors import VectorScope
+from pi_hermes_memory.search.memory_search import search_clauses
 from pi_hermes_memory.testing.contracts import EventWriter
-from pi_hermes_memory.vectors import VectorScope
 
 MODEL = "test/log"
 SCOPE = VectorScope(clauses=search_clauses(SessionScope(project="web")))

@@ -7,13 +7,13 @@ import os
 from pathlib import Path
 
 import pytest
-from pi_hermes_memory.adapters.config_file import (
+from pi_hermes_memory.adapters.files.config_file import (
     load_config,
     physical_path,
     read_config_document,
     resolve_agent_root,
 )
-from pi_hermes_memory.config import (
+from pi_hermes_memory.config.settings import (
     DOCUMENT_FIELD,
     Config,
     ConfigError,

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pi_hermes_memory
 import pytest
-from pi_hermes_memory.adapters.cli import main
+from pi_hermes_memory.adapters.cli.app import main
 from pi_hermes_memory.domain.status import Status
 
 from tests.support.fake_llm import FAKE_LLM

@@ -25,9 +25,9 @@ from pi_hermes_memory.adapters.markdown.atomic import StorageError
 from pi_hermes_memory.adapters.markdown.store import MarkdownFiles
 from pi_hermes_memory.adapters.sqlite.storage import SqliteLedger
 from pi_hermes_memory.api import Memory
-from pi_hermes_memory.domain.document import MemoryDocument
-from pi_hermes_memory.domain.events import MemoryAdded, Origin
-from pi_hermes_memory.domain.model import Target
+from pi_hermes_memory.domain.memory.document import MemoryDocument
+from pi_hermes_memory.domain.memory.events import MemoryAdded, Origin
+from pi_hermes_memory.domain.memory.model import Target
 
 from tests.support.consistency import (
     check_store,

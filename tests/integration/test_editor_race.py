@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
-from pi_hermes_memory.domain.model import Target
+from pi_hermes_memory.domain.memory.model import Target
 
 from tests.support.consistency import check_store, markdown_path, open_memory, write_config
 

@@ -16,16 +16,16 @@ import numpy as np
 import pytest
 import structlog
 from pi_hermes_memory import Memory
-from pi_hermes_memory.adapters.embedder_openai import OpenAICompatibleEmbedder
 from pi_hermes_memory.adapters.markdown.codec import MarkdownFormat
 from pi_hermes_memory.adapters.markdown.store import MarkdownFiles
+from pi_hermes_memory.adapters.providers.openai_embedder import OpenAICompatibleEmbedder
 from pi_hermes_memory.adapters.sqlite.storage import SqliteStorage
 from pi_hermes_memory.adapters.sqlite.vectors import SqliteVectorStore, from_blob
-from pi_hermes_memory.config import EmbeddingConfig, EmbeddingProvider
-from pi_hermes_memory.embedding import EmbeddingService
+from pi_hermes_memory.config.settings import EmbeddingConfig, EmbeddingProvider
 from pi_hermes_memory.errors import EmbeddingFailed
-from pi_hermes_memory.service import MemoryService
-from pi_hermes_memory.vectors import VectorScope
+from pi_hermes_memory.memory.service import MemoryService
+from pi_hermes_memory.ports.vectors import VectorScope
+from pi_hermes_memory.search.embedding import EmbeddingService
 
 from tests.support.builders import settings
 from tests.support.embedding_server import FIXTURE_KEY, SECRET_PATH, EmbeddingServer, serve

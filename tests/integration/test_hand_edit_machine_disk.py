@@ -9,8 +9,8 @@ from pathlib import Path
 from hypothesis import settings
 from pi_hermes_memory.adapters.markdown.store import MarkdownFiles
 from pi_hermes_memory.adapters.sqlite.storage import SqliteStorage
-from pi_hermes_memory.ports import MarkdownStore
-from pi_hermes_memory.service import MemoryService
+from pi_hermes_memory.memory.service import MemoryService
+from pi_hermes_memory.ports.store import MarkdownStore
 
 from tests.support.builders import service
 from tests.support.hand_edit_machine import HandEditMachine

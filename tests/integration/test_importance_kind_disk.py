@@ -10,9 +10,10 @@ from typing import Any
 import apsw
 import pi_hermes_memory
 import pytest
-from pi_hermes_memory import Memory, pipeline
-from pi_hermes_memory.domain.model import Target
-from pi_hermes_memory.snapshot_codec import decode_document
+from pi_hermes_memory import Memory
+from pi_hermes_memory.domain.memory.model import Target
+from pi_hermes_memory.journal import pipeline
+from pi_hermes_memory.journal.snapshots import decode_document
 
 
 def _open(root: Path) -> Memory:

@@ -30,7 +30,7 @@ from pathlib import Path
 import pytest
 from pi_hermes_memory.adapters.markdown.format import parse_document
 from pi_hermes_memory.adapters.sqlite.storage import SqliteStorage
-from pi_hermes_memory.domain.model import Target
+from pi_hermes_memory.domain.memory.model import Target
 
 from tests.support.consistency import WORDS as ALL_WORDS
 from tests.support.consistency import (

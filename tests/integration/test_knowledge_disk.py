@@ -11,18 +11,18 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
-from pi_hermes_memory.adapters.knowledge_files import KnowledgeFiles
+from pi_hermes_memory.adapters.files.knowledge_folders import KnowledgeFiles
 from pi_hermes_memory.adapters.sqlite.knowledge import SqliteKnowledgeIndex
-from pi_hermes_memory.embedding import EmbeddingService
 from pi_hermes_memory.errors import InvalidArgument
-from pi_hermes_memory.hybrid import HybridSettings
-from pi_hermes_memory.knowledge import (
+from pi_hermes_memory.knowledge.service import (
     BATCH_FILES,
     KnowledgeBase,
     KnowledgeBusy,
     KnowledgeNotConfigured,
     SourceFile,
 )
+from pi_hermes_memory.search.embedding import EmbeddingService
+from pi_hermes_memory.search.hybrid import HybridSettings
 
 from tests.support.embedders import BagEmbedder
 
@@ -304,9 +304,9 @@ def test_hybrid_search_fuses_the_cosine_ranking(tmp_path: Path, docs: Path) -> N
 _CHILD = """
 import sys, time
 from pathlib import Path
-from pi_hermes_memory.adapters.knowledge_files import KnowledgeFiles
+from pi_hermes_memory.adapters.files.knowledge_folders import KnowledgeFiles
 from pi_hermes_memory.adapters.sqlite.knowledge import SqliteKnowledgeIndex
-from pi_hermes_memory.knowledge import KnowledgeBase
+from pi_hermes_memory.knowledge.service import KnowledgeBase
 
 class Slow(KnowledgeFiles):
     def _read_bytes(self, path, limit):

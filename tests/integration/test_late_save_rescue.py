@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from pi_hermes_memory.adapters.markdown import store as store_module
 from pi_hermes_memory.adapters.markdown.store import MarkdownFiles
-from pi_hermes_memory.domain.model import Target
+from pi_hermes_memory.domain.memory.model import Target
 from pi_hermes_memory.errors import MarkdownChanged
 
 

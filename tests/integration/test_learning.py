@@ -14,7 +14,7 @@ from pi_hermes_memory.api import Memory
 from pi_hermes_memory.bootstrap import open_memory
 from pi_hermes_memory.domain.status import Status
 from pi_hermes_memory.errors import CompletionFailed, CompletionFailure, InvalidArgument
-from pi_hermes_memory.learning import INTERVIEW_QUESTIONS, MAX_SOURCE_CHARS
+from pi_hermes_memory.learning.interview import INTERVIEW_QUESTIONS, MAX_SOURCE_CHARS
 
 from tests.support.fake_llm import FAKE_LLM
 

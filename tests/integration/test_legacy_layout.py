@@ -13,7 +13,7 @@ import apsw
 import pi_hermes_memory
 import pytest
 from pi_hermes_memory import Memory
-from pi_hermes_memory.adapters.legacy_layout import (
+from pi_hermes_memory.adapters.files.legacy_layout import (
     MOVE_MARKER_NAME,
     MigrationReport,
     migrate_legacy_layout,
@@ -21,7 +21,7 @@ from pi_hermes_memory.adapters.legacy_layout import (
 )
 from pi_hermes_memory.adapters.markdown.format import parse_document
 from pi_hermes_memory.adapters.markdown.store import LOCK_FILE_NAME, MarkdownFiles
-from pi_hermes_memory.domain.model import Target
+from pi_hermes_memory.domain.memory.model import Target
 
 
 @pytest.fixture

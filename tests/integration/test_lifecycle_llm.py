@@ -8,10 +8,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from pi_hermes_memory.adapters import cli
-from pi_hermes_memory.domain.model import Target
+from pi_hermes_memory.adapters.cli import app as cli
+from pi_hermes_memory.domain.memory.model import Target
 from pi_hermes_memory.domain.status import Status
-from pi_hermes_memory.lifecycle import STATUS_FILE, ReviewKind, read_last_summary
+from pi_hermes_memory.lifecycle.session import STATUS_FILE, ReviewKind, read_last_summary
 
 from tests.support.consistency import open_memory
 from tests.support.fake_llm import FAKE_LLM

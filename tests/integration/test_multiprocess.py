@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from pi_hermes_memory.adapters.sqlite.storage import SqliteStorage
-from pi_hermes_memory.domain.model import Target
+from pi_hermes_memory.domain.memory.model import Target
 
 from tests.support.consistency import WORDS, check_store, db_path, open_memory, write_config
 

@@ -15,12 +15,12 @@ from typing import Any
 
 import pi_hermes_memory
 import pytest
-from pi_hermes_memory import memory_documents
 from pi_hermes_memory.adapters.sqlite import storage as sqlite_storage
 from pi_hermes_memory.adapters.sqlite.storage import SqliteStorage
-from pi_hermes_memory.domain.document import stream_for
-from pi_hermes_memory.domain.events import MemoryAdded
-from pi_hermes_memory.domain.model import Target
+from pi_hermes_memory.domain.memory.document import stream_for
+from pi_hermes_memory.domain.memory.events import MemoryAdded
+from pi_hermes_memory.domain.memory.model import Target
+from pi_hermes_memory.memory import documents as memory_documents
 
 PROJECT = "lazy"
 _AT = datetime(2026, 7, 1, 9, 0, tzinfo=UTC)

@@ -12,14 +12,14 @@ import psycopg
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from pi_hermes_memory.adapters.memory import InMemoryStorage
-from pi_hermes_memory.adapters.memory_search import InMemorySearchIndex
+from pi_hermes_memory.adapters.inmemory.search import InMemorySearchIndex
+from pi_hermes_memory.adapters.inmemory.storage import InMemoryStorage
 from pi_hermes_memory.adapters.postgres.search import PgSearchIndex
 from pi_hermes_memory.adapters.postgres.storage import PgStorage
 from pi_hermes_memory.adapters.sqlite.search import SqliteSearchIndex
 from pi_hermes_memory.adapters.sqlite.storage import SqliteStorage
-from pi_hermes_memory.domain.model import Target
-from pi_hermes_memory.search import ScopeClause, SearchQuery
+from pi_hermes_memory.domain.memory.model import Target
+from pi_hermes_memory.search.memory_search import ScopeClause, SearchQuery
 from pi_hermes_memory.testing.contracts import EventWriter
 
 EVERYTHING = tuple(ScopeClause(t) for t in Target)

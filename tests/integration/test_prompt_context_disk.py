@@ -13,9 +13,9 @@ from typing import Any
 
 import pi_hermes_memory
 import pytest
-from pi_hermes_memory.domain.prompt_blocks import CONTEXT_TAG, POLICY_TAG, STANDING_TAG
+from pi_hermes_memory.domain.prompt.blocks import CONTEXT_TAG, POLICY_TAG, STANDING_TAG
 from pi_hermes_memory.domain.status import Status
-from pi_hermes_memory.prompt_context import STANDING_FILE_NAME
+from pi_hermes_memory.lifecycle.prompt_context import STANDING_FILE_NAME
 
 from tests.support.fakes import StepClock
 
@@ -216,7 +216,7 @@ def test_the_session_api_gives_the_same_block(root: Path) -> None:
 
 
 def test_the_session_api_never_raises(root: Path) -> None:
-    from pi_hermes_memory.lifecycle import AgentSession, LifecycleSettings, ReviewWorker
+    from pi_hermes_memory.lifecycle.session import AgentSession, LifecycleSettings, ReviewWorker
     from structlog.testing import capture_logs
 
     class Failing:

@@ -12,7 +12,7 @@ from typing import Any
 from hypothesis import settings
 from pi_hermes_memory.adapters.markdown.store import MarkdownFiles
 from pi_hermes_memory.adapters.sqlite.storage import SqliteStorage
-from pi_hermes_memory.domain.model import Target
+from pi_hermes_memory.domain.memory.model import Target
 
 from tests.unit.test_purge_machine import PurgeMachine
 

@@ -12,13 +12,13 @@ from collections.abc import Iterator
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from pi_hermes_memory.adapters.memory import InMemoryStorage
-from pi_hermes_memory.adapters.memory_search import InMemorySearchIndex
+from pi_hermes_memory.adapters.inmemory.search import InMemorySearchIndex
+from pi_hermes_memory.adapters.inmemory.storage import InMemoryStorage
 from pi_hermes_memory.adapters.sqlite.search import SqliteSearchIndex, match_all, match_any
 from pi_hermes_memory.adapters.sqlite.storage import SqliteStorage
-from pi_hermes_memory.domain.model import Target
-from pi_hermes_memory.domain.terms import STOP_WORDS, plan_terms, question_prefix
-from pi_hermes_memory.search import ScopeClause, SearchQuery
+from pi_hermes_memory.domain.memory.model import Target
+from pi_hermes_memory.domain.search.terms import STOP_WORDS, plan_terms, question_prefix
+from pi_hermes_memory.search.memory_search import ScopeClause, SearchQuery
 from pi_hermes_memory.testing.contracts import EventWriter
 
 EVERYTHING = tuple(ScopeClause(t) for t in Target)

@@ -19,8 +19,8 @@ import pytest
 from pi_hermes_memory import Memory
 from pi_hermes_memory.adapters.markdown import store as store_module
 from pi_hermes_memory.adapters.sqlite.storage import SqliteStorage
-from pi_hermes_memory.domain.model import Target
-from pi_hermes_memory.pipeline import RenderLag
+from pi_hermes_memory.domain.memory.model import Target
+from pi_hermes_memory.journal.pipeline import RenderLag
 
 from tests.support.consistency import (
     check_store,
@@ -190,7 +190,7 @@ def test_another_process_sees_pending_writes_and_renders_them(tmp_path: Path) ->
 CHILD = r"""
 import sys
 import pi_hermes_memory
-from pi_hermes_memory.pipeline import RenderLag
+from pi_hermes_memory.journal.pipeline import RenderLag
 
 root = sys.argv[1]
 lag = RenderLag(min_bytes=1, interval_s=3600.0)
@@ -307,7 +307,7 @@ def test_a_search_in_the_writer_imports_a_save_made_while_pending(tmp_path: Path
 LAGGING_WRITER = r"""
 import json, sys
 import pi_hermes_memory
-from pi_hermes_memory.pipeline import RenderLag
+from pi_hermes_memory.journal.pipeline import RenderLag
 
 root, writer, count = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 lag = RenderLag(min_bytes=1, interval_s=0.05)

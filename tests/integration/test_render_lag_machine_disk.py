@@ -17,10 +17,10 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import invariant, rule
 from pi_hermes_memory.adapters.markdown.codec import MarkdownFormat
-from pi_hermes_memory.domain.document import MemoryDocument, fold, stream_for
-from pi_hermes_memory.domain.model import Target, normalize_text
-from pi_hermes_memory.pipeline import RenderLag, sha256
-from pi_hermes_memory.service import MemoryService
+from pi_hermes_memory.domain.memory.document import MemoryDocument, fold, stream_for
+from pi_hermes_memory.domain.memory.model import Target, normalize_text
+from pi_hermes_memory.journal.pipeline import RenderLag, sha256
+from pi_hermes_memory.memory.service import MemoryService
 
 from tests.integration.test_state_machine_disk import DiskMachine
 from tests.support.machine import PROJECTS, TARGETS, texts

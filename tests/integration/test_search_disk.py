@@ -11,12 +11,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from pi_hermes_memory import Memory
-from pi_hermes_memory.adapters.memory import InMemoryStorage
-from pi_hermes_memory.adapters.memory_search import InMemorySearchIndex
+from pi_hermes_memory.adapters.inmemory.search import InMemorySearchIndex
+from pi_hermes_memory.adapters.inmemory.storage import InMemoryStorage
 from pi_hermes_memory.adapters.sqlite.search import SqliteSearchIndex
 from pi_hermes_memory.adapters.sqlite.storage import SqliteStorage
-from pi_hermes_memory.domain.model import FailureCategory, Target
-from pi_hermes_memory.search import ScopeClause, SearchQuery
+from pi_hermes_memory.domain.memory.model import FailureCategory, Target
+from pi_hermes_memory.search.memory_search import ScopeClause, SearchQuery
 from pi_hermes_memory.testing.contracts import EventWriter
 
 EVERYTHING = tuple(ScopeClause(t) for t in Target)
@@ -148,7 +148,7 @@ def test_search_takes_no_write_lock(tmp_path: Path) -> None:
 
 
 def test_custom_storage_needs_a_search_index(tmp_path: Path) -> None:
-    from pi_hermes_memory.adapters.memory import InMemoryMarkdown
+    from pi_hermes_memory.adapters.inmemory.storage import InMemoryMarkdown
 
     storage = InMemoryStorage()
     kw: dict[str, object] = {"storage": storage, "markdown": InMemoryMarkdown()}

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pi_hermes_memory.adapters.server import ServerSettings, StoreCache
+from pi_hermes_memory.adapters.server.app import ServerSettings, StoreCache
 
 
 @pytest.fixture

@@ -20,9 +20,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pi_hermes_memory.adapters.sqlite.sessions import SqliteSessionIndex, anchor_match
-from pi_hermes_memory.domain.sessions import MessageLine
+from pi_hermes_memory.domain.history.transcripts import MessageLine
 from pi_hermes_memory.errors import InvalidArgument
-from pi_hermes_memory.session_search import AnchorQuery, SessionQuery
+from pi_hermes_memory.history.search import AnchorQuery, SessionQuery
 
 from tests.support.session_reference import ExhaustiveSessionIndex
 

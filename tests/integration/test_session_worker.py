@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from pi_hermes_memory.adapters.sessions_jsonl import PiSessionFiles
+from pi_hermes_memory.adapters.files.session_files import PiSessionFiles
 from pi_hermes_memory.adapters.sqlite.sessions import SqliteSessionIndex, _tools_json
-from pi_hermes_memory.domain.sessions import FileChange, SessionChunk, StaleProgress
-from pi_hermes_memory.session_reading import FileDone, FileReader, parse_in_worker
-from pi_hermes_memory.sessions import SessionIndexer, can_start_python_worker
+from pi_hermes_memory.domain.history.transcripts import FileChange, SessionChunk, StaleProgress
+from pi_hermes_memory.history.indexer import SessionIndexer, can_start_python_worker
+from pi_hermes_memory.history.reading import FileDone, FileReader, parse_in_worker
 
 from tests.integration.test_sessions_disk import T0, header, tool_result, turn, write
 from tests.support.fakes import StepClock

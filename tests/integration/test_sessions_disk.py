@@ -15,12 +15,12 @@ import apsw
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from pi_hermes_memory.adapters.sessions_jsonl import PiSessionFiles
+from pi_hermes_memory.adapters.files.session_files import PiSessionFiles
 from pi_hermes_memory.adapters.sqlite.schema import MIGRATIONS, SCHEMA_VERSION
 from pi_hermes_memory.adapters.sqlite.sessions import SqliteSessionIndex
 from pi_hermes_memory.adapters.sqlite.storage import SqliteStorage
-from pi_hermes_memory.session_search import AnchorQuery, SessionQuery, SessionSearchService
-from pi_hermes_memory.sessions import SessionIndexer
+from pi_hermes_memory.history.indexer import SessionIndexer
+from pi_hermes_memory.history.search import AnchorQuery, SessionQuery, SessionSearchService
 
 from tests.support.fakes import StepClock
 
@@ -227,7 +227,7 @@ def test_cjk_and_english_search_on_disk(tree: Path, index: SqliteSessionIndex) -
 
 
 def test_anchors_on_disk(tree: Path, index: SqliteSessionIndex) -> None:
-    from pi_hermes_memory.domain.session_query import parse_anchor_request
+    from pi_hermes_memory.domain.history.request import parse_anchor_request
 
     a = tree / "--w-app--" / "a.jsonl"
     write(

@@ -12,7 +12,7 @@ import pytest
 from pi_hermes_memory.adapters.markdown.atomic import FileLock
 from pi_hermes_memory.adapters.sqlite.storage import SqliteStorage
 from pi_hermes_memory.domain.status import Status
-from pi_hermes_memory.skills import SkillService
+from pi_hermes_memory.skills.service import SkillService
 
 from tests.support.fakes import StepClock
 from tests.support.skill_model import CrashingFolders, SimulatedCrash

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from pi_hermes_memory.adapters.files.skill_folders import SkillFolders
 from pi_hermes_memory.adapters.markdown.atomic import StorageError
-from pi_hermes_memory.adapters.skill_files import SkillFolders
-from pi_hermes_memory.domain.bundle import pack, unpack
+from pi_hermes_memory.domain.skills.bundle import pack, unpack
 from pi_hermes_memory.errors import MarkdownUnreadable
 
 STREAM = "skill:global:deploy"

@@ -9,15 +9,15 @@ from pathlib import Path
 
 import pi_hermes_memory
 import pytest
+from pi_hermes_memory.adapters.files.skill_folders import SkillFolders
 from pi_hermes_memory.adapters.markdown.atomic import FileLock
-from pi_hermes_memory.adapters.skill_files import SkillFolders
 from pi_hermes_memory.adapters.sqlite.skill_tables import SqliteSkillTables
 from pi_hermes_memory.adapters.sqlite.storage import SqliteStorage
-from pi_hermes_memory.config import PromotionConflictStrategy
+from pi_hermes_memory.config.settings import PromotionConflictStrategy
 from pi_hermes_memory.domain.status import Status
-from pi_hermes_memory.pipeline import Pipeline
-from pi_hermes_memory.skill_ports import CurationKind
-from pi_hermes_memory.skill_stats import curation_limits
+from pi_hermes_memory.journal.pipeline import Pipeline
+from pi_hermes_memory.ports.skills import CurationKind
+from pi_hermes_memory.skills.stats import curation_limits
 
 from tests.support.skill_world import DEPLOY_BODY, World, config
 

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from hypothesis import settings
-from pi_hermes_memory import pipeline
 from pi_hermes_memory.adapters.sqlite.skill_tables import SqliteSkillTables
 from pi_hermes_memory.adapters.sqlite.storage import SqliteStorage
-from pi_hermes_memory.ports import Storage
-from pi_hermes_memory.skill_ports import SkillTelemetry
+from pi_hermes_memory.journal import pipeline
+from pi_hermes_memory.ports.skills import SkillTelemetry
+from pi_hermes_memory.ports.store import Storage
 
 from tests.support.skill_machine import SkillMachine
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
+from pi_hermes_memory.adapters.files.skill_folders import SkillFolders
 from pi_hermes_memory.adapters.markdown.atomic import FileLock
-from pi_hermes_memory.adapters.skill_files import SkillFolders
 from pi_hermes_memory.adapters.sqlite.storage import SqliteStorage
 from pi_hermes_memory.domain.status import Status
-from pi_hermes_memory.skills import SkillService
+from pi_hermes_memory.skills.service import SkillService
 
 
 class _Clock:

@@ -14,10 +14,10 @@ import pytest
 from pi_hermes_memory.adapters.sqlite.schema import SCHEMA_VERSION
 from pi_hermes_memory.adapters.sqlite.skill_tables import CLEANUP_KEY, SqliteSkillTables, utc_text
 from pi_hermes_memory.adapters.sqlite.storage import SqliteStorage
-from pi_hermes_memory.config import SkillGovernanceConfig, SkillScopesConfig
+from pi_hermes_memory.config.settings import SkillGovernanceConfig, SkillScopesConfig
 from pi_hermes_memory.errors import StorageFailed
-from pi_hermes_memory.skill_ports import CurationLimits
-from pi_hermes_memory.skill_stats import after_discovery
+from pi_hermes_memory.ports.skills import CurationLimits
+from pi_hermes_memory.skills.stats import after_discovery
 from pi_hermes_memory.testing import SkillTelemetryContract
 
 from tests.support.skill_properties import SkillLoadProperties

@@ -9,7 +9,7 @@ from pathlib import Path
 from hypothesis import settings
 from pi_hermes_memory.adapters.markdown.store import MarkdownFiles
 from pi_hermes_memory.adapters.sqlite.storage import SqliteStorage
-from pi_hermes_memory.domain.document import MemoryDocument
+from pi_hermes_memory.domain.memory.document import MemoryDocument
 
 from tests.support.machine import MemoryMachine
 

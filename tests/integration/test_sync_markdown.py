@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 from hypothesis.stateful import rule
 from pi_hermes_memory import Memory
 from pi_hermes_memory.adapters.sqlite.mirror import fts_consistent
-from pi_hermes_memory.domain.document import MemoryDocument
-from pi_hermes_memory.domain.model import Target
+from pi_hermes_memory.domain.memory.document import MemoryDocument
+from pi_hermes_memory.domain.memory.model import Target
 
 from tests.integration.test_state_machine_disk import DiskMachine
 from tests.support.machine import PROJECTS, MemoryMachine
@@ -82,7 +82,7 @@ def search(root: Path, words: str) -> list[str]:
         conn.close()
 
 
-def zeros(report: pi_hermes_memory.sync.SyncReport) -> bool:
+def zeros(report: pi_hermes_memory.memory.sync.SyncReport) -> bool:
     return not report.changed and all(
         (t.imported, t.added, t.updated, t.removed) == (0, 0, 0, 0) for t in report.targets
     )
@@ -240,7 +240,7 @@ def test_cli_sync_markdown_json(root: Path) -> None:
 
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [sys.executable, "-m", "pi_hermes_memory.adapters.cli", "sync-markdown", *args],
+            [sys.executable, "-m", "pi_hermes_memory.adapters.cli.app", "sync-markdown", *args],
             capture_output=True,
             text=True,
             env=env,

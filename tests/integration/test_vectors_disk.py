@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from pi_hermes_memory.adapters.sqlite.storage import SqliteStorage
 from pi_hermes_memory.adapters.sqlite.vectors import SqliteVectorStore, from_blob, to_blob
-from pi_hermes_memory.domain.events import MemoryRemoved, RemovalReason
+from pi_hermes_memory.domain.memory.events import MemoryRemoved, RemovalReason
 from pi_hermes_memory.testing import VectorStoreContract
 from pi_hermes_memory.testing.contracts import AT, STREAM, EventWriter
 from pi_hermes_memory.testing.vector_contracts import ALL, MODEL

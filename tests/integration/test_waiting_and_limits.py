@@ -16,10 +16,10 @@ from pi_hermes_memory.adapters.markdown.atomic import FileLock, LockTimeout
 from pi_hermes_memory.adapters.markdown.codec import MarkdownFormat
 from pi_hermes_memory.adapters.markdown.store import MAX_FILE_BYTES, MarkdownFiles
 from pi_hermes_memory.adapters.sqlite.storage import SqliteStorage
-from pi_hermes_memory.domain.commands import AddMemory
-from pi_hermes_memory.domain.model import Target
+from pi_hermes_memory.domain.memory.commands import AddMemory
+from pi_hermes_memory.domain.memory.model import Target
 from pi_hermes_memory.errors import HermesMemoryError, MarkdownTooLarge, StoreBusy
-from pi_hermes_memory.service import MemoryService
+from pi_hermes_memory.memory.service import MemoryService
 
 from tests.support.builders import settings
 from tests.support.fakes import SequentialIds, StepClock

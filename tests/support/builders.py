@@ -5,18 +5,18 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from pi_hermes_memory.adapters.inmemory.storage import InMemoryMarkdown, InMemoryStorage
 from pi_hermes_memory.adapters.markdown.codec import MarkdownFormat
-from pi_hermes_memory.adapters.memory import InMemoryMarkdown, InMemoryStorage
-from pi_hermes_memory.domain.capacity import OverflowStrategy
-from pi_hermes_memory.domain.model import Target
-from pi_hermes_memory.domain.scope import SessionScope
-from pi_hermes_memory.ports import MarkdownStore, Storage
-from pi_hermes_memory.service import MemoryService, MemorySettings
+from pi_hermes_memory.domain.memory.capacity import OverflowStrategy
+from pi_hermes_memory.domain.memory.model import Target
+from pi_hermes_memory.domain.memory.scope import SessionScope
+from pi_hermes_memory.memory.service import MemoryService, MemorySettings
+from pi_hermes_memory.ports.store import MarkdownStore, Storage
 
 from tests.support.fakes import SequentialIds, StepClock
 
 if TYPE_CHECKING:  # numpy: only the embedding tests load it
-    from pi_hermes_memory.embedding import EmbeddingService
+    from pi_hermes_memory.search.embedding import EmbeddingService
 
 
 def settings(

@@ -16,10 +16,10 @@ from pi_hermes_memory.adapters.markdown.format import parse_document, render_doc
 from pi_hermes_memory.adapters.markdown.store import MarkdownFiles
 from pi_hermes_memory.adapters.sqlite.storage import SqliteStorage
 from pi_hermes_memory.api import Memory
-from pi_hermes_memory.domain.document import MemoryDocument, fold, stream_for
-from pi_hermes_memory.domain.events import Event
-from pi_hermes_memory.domain.markdown_doc import VersionLine
-from pi_hermes_memory.domain.model import Target
+from pi_hermes_memory.domain.memory.document import MemoryDocument, fold, stream_for
+from pi_hermes_memory.domain.memory.events import Event
+from pi_hermes_memory.domain.memory.markdown_doc import VersionLine
+from pi_hermes_memory.domain.memory.model import Target
 
 # word pool for the generated (unique, seeded) texts of the writer processes
 WORDS = [

@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 import pytest
 from numpy.typing import NDArray
-from pi_hermes_memory.domain.similarity import is_cjk
+from pi_hermes_memory.domain.search.similarity import is_cjk
 
 from tests.support.local_server import LocalPostServer
 

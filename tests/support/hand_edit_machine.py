@@ -20,10 +20,10 @@ from typing import Any
 
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
-from pi_hermes_memory.domain.commands import AddMemory, RemoveMemory
-from pi_hermes_memory.domain.model import Target
-from pi_hermes_memory.ports import MarkdownStore
-from pi_hermes_memory.service import MemoryService
+from pi_hermes_memory.domain.memory.commands import AddMemory, RemoveMemory
+from pi_hermes_memory.domain.memory.model import Target
+from pi_hermes_memory.memory.service import MemoryService
+from pi_hermes_memory.ports.store import MarkdownStore
 
 from tests.support.fakes import StepClock
 

@@ -14,20 +14,20 @@ from typing import Any
 
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
-from pi_hermes_memory.domain.chain import check_chains
-from pi_hermes_memory.domain.commands import (
+from pi_hermes_memory.domain.memory.chain import check_chains
+from pi_hermes_memory.domain.memory.commands import (
     AddMemory,
     MoveDirection,
     MoveMemory,
     RemoveMemory,
     ReplaceMemory,
 )
-from pi_hermes_memory.domain.document import MemoryDocument, fold, stream_for
-from pi_hermes_memory.domain.model import Target, normalize_text
-from pi_hermes_memory.domain.move import decide_move
-from pi_hermes_memory.ports import UNCHECKED, MarkdownStore, Storage
+from pi_hermes_memory.domain.memory.document import MemoryDocument, fold, stream_for
+from pi_hermes_memory.domain.memory.model import Target, normalize_text
+from pi_hermes_memory.domain.memory.move import decide_move
+from pi_hermes_memory.memory.service import MemoryService
+from pi_hermes_memory.ports.store import UNCHECKED, MarkdownStore, Storage
 from pi_hermes_memory.results import WriteResult
-from pi_hermes_memory.service import MemoryService
 
 from tests.support.fakes import SequentialIds, StepClock
 

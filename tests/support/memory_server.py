@@ -31,7 +31,7 @@ class RunningServer:
 
 
 def command(*args: str) -> list[str]:
-    return [sys.executable, "-m", "pi_hermes_memory.adapters.cli", *args]
+    return [sys.executable, "-m", "pi_hermes_memory.adapters.cli.app", *args]
 
 
 def environment(root: Path, extra: Mapping[str, str] | None = None) -> dict[str, str]:

@@ -38,14 +38,14 @@ from typing import Any
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 from pi_hermes_memory.adapters.markdown.atomic import FileLock
-from pi_hermes_memory.config import SkillGovernanceConfig, SkillScopesConfig
-from pi_hermes_memory.domain.skill import SkillState, skill_stream
-from pi_hermes_memory.domain.skill_body import build_body, clean_body, patch_text, replace_section
+from pi_hermes_memory.config.settings import SkillGovernanceConfig, SkillScopesConfig
+from pi_hermes_memory.domain.skills.body import build_body, clean_body, patch_text, replace_section
+from pi_hermes_memory.domain.skills.skill import SkillState, skill_stream
 from pi_hermes_memory.domain.status import Status
-from pi_hermes_memory.ports import Storage
-from pi_hermes_memory.skill_documents import SkillDocuments
-from pi_hermes_memory.skill_ports import SkillTelemetry
-from pi_hermes_memory.skills import SkillResult, SkillService
+from pi_hermes_memory.ports.skills import SkillTelemetry
+from pi_hermes_memory.ports.store import Storage
+from pi_hermes_memory.skills.documents import SkillDocuments
+from pi_hermes_memory.skills.service import SkillResult, SkillService
 
 from tests.support.fakes import StepClock
 from tests.support.skill_model import (

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import attrs
 from hypothesis import strategies as st
-from pi_hermes_memory.adapters.skill_files import SkillFolders
+from pi_hermes_memory.adapters.files.skill_folders import SkillFolders
 from pi_hermes_memory.domain.status import Status
 
 PROJECT = "demo"

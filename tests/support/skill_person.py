@@ -10,10 +10,10 @@ from typing import Any
 
 from hypothesis import strategies as st
 from hypothesis.stateful import precondition, rule
-from pi_hermes_memory.domain.skill_md import clean_extra
+from pi_hermes_memory.domain.skills.skill_md import clean_extra
 from pi_hermes_memory.domain.status import Status
 from pi_hermes_memory.errors import MarkdownUnreadable
-from pi_hermes_memory.skills import SkillResult
+from pi_hermes_memory.skills.service import SkillResult
 
 from tests.support.skill_model import (
     CRASHES,

@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-from pi_hermes_memory.config import SkillGovernanceConfig, SkillScopesConfig
-from pi_hermes_memory.domain.promotion import Classification
-from pi_hermes_memory.skill_governance import SkillClassifier, SkillGovernance
-from pi_hermes_memory.skills import SkillService
+from pi_hermes_memory.config.settings import SkillGovernanceConfig, SkillScopesConfig
+from pi_hermes_memory.domain.skills.promotion import Classification
+from pi_hermes_memory.skills.governance.service import SkillClassifier, SkillGovernance
+from pi_hermes_memory.skills.service import SkillService
 
 T0 = datetime(2026, 7, 29, 12, 0, tzinfo=UTC)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from pi_hermes_memory.domain.adaptive import RetrievalReason, asks_question, should_retrieve
+from pi_hermes_memory.domain.prompt.adaptive import RetrievalReason, asks_question, should_retrieve
 
 R = RetrievalReason
 
@@ -173,6 +173,6 @@ def test_a_pasted_megabyte_is_decided_from_its_start_at_once() -> None:
 
 @given(st.text(max_size=40))
 def test_has_cjk_is_any_is_cjk(text: str) -> None:
-    from pi_hermes_memory.domain.prompt_blocks import has_cjk, is_cjk
+    from pi_hermes_memory.domain.prompt.blocks import has_cjk, is_cjk
 
     assert has_cjk(text) == any(is_cjk(ch) for ch in text)

@@ -14,16 +14,26 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from pi_hermes_memory.adapters.markdown.codec import MarkdownFormat
 from pi_hermes_memory.adapters.markdown.format import render_document
-from pi_hermes_memory.domain.commands import AddMemory, MemoryCommand, RemoveMemory, ReplaceMemory
-from pi_hermes_memory.domain.decide import WritePolicy, decide, near_candidates, same_scope
-from pi_hermes_memory.domain.document import MemoryDocument, fold
 from pi_hermes_memory.domain.errors import InvariantViolation, VersionConflict
-from pi_hermes_memory.domain.events import MemoryAdded, stamp
-from pi_hermes_memory.domain.markdown_doc import VersionLine
-from pi_hermes_memory.domain.model import MemoryEntry, Target
-from pi_hermes_memory.domain.scope import SessionScope
-from pi_hermes_memory.domain.scope_index import ScopeIndex
-from pi_hermes_memory.domain.similarity import _TOKEN_RE, _split_runs, near_duplicates, token_set
+from pi_hermes_memory.domain.memory.commands import (
+    AddMemory,
+    MemoryCommand,
+    RemoveMemory,
+    ReplaceMemory,
+)
+from pi_hermes_memory.domain.memory.decide import WritePolicy, decide, near_candidates, same_scope
+from pi_hermes_memory.domain.memory.document import MemoryDocument, fold
+from pi_hermes_memory.domain.memory.events import MemoryAdded, stamp
+from pi_hermes_memory.domain.memory.markdown_doc import VersionLine
+from pi_hermes_memory.domain.memory.model import MemoryEntry, Target
+from pi_hermes_memory.domain.memory.scope import SessionScope
+from pi_hermes_memory.domain.memory.scope_index import ScopeIndex
+from pi_hermes_memory.domain.search.similarity import (
+    _TOKEN_RE,
+    _split_runs,
+    near_duplicates,
+    token_set,
+)
 
 _T0 = datetime(2026, 7, 1, 9, 0, tzinfo=UTC)
 # common and rare words, CJK (Han, kana, Hangul), case and NFKC variants of the same token
@@ -321,7 +331,7 @@ def test_a_same_size_hand_edit_after_a_write_is_still_imported() -> None:
     """The pipeline compares a replica with the bytes it last wrote instead of hashing it
     again (ADR 0039); a hand edit of the same length, made right after the write, differs
     from those bytes and is imported as before."""
-    from pi_hermes_memory.adapters.memory import InMemoryMarkdown
+    from pi_hermes_memory.adapters.inmemory.storage import InMemoryMarkdown
 
     from tests.support.builders import service
 

@@ -15,12 +15,12 @@ import pi_hermes_memory
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
-from pi_hermes_memory.adapters.memory import InMemoryMarkdown, InMemoryStorage
-from pi_hermes_memory.adapters.memory_search import InMemorySearchIndex
+from pi_hermes_memory.adapters.inmemory.search import InMemorySearchIndex
+from pi_hermes_memory.adapters.inmemory.storage import InMemoryMarkdown, InMemoryStorage
 from pi_hermes_memory.api import Memory
-from pi_hermes_memory.config import AutoMemoryConfig, Config, parse_config
-from pi_hermes_memory.domain.model import Target
-from pi_hermes_memory.lifecycle import AgentSession
+from pi_hermes_memory.config.settings import AutoMemoryConfig, Config, parse_config
+from pi_hermes_memory.domain.memory.model import Target
+from pi_hermes_memory.lifecycle.session import AgentSession
 
 
 class SlowIndex:

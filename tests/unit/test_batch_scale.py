@@ -9,16 +9,25 @@ import attrs
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from pi_hermes_memory.adapters.memory import InMemoryMarkdown, InMemoryStorage
-from pi_hermes_memory.domain.capacity import OverflowStrategy
-from pi_hermes_memory.domain.commands import AddMemory, MemoryCommand, RemoveMemory, ReplaceMemory
-from pi_hermes_memory.domain.decide import Decision, WritePolicy, decide
-from pi_hermes_memory.domain.document import MemoryDocument, WorkingDocument, fold
-from pi_hermes_memory.domain.model import MemoryEntry, Target
-from pi_hermes_memory.domain.scope import SessionScope
-from pi_hermes_memory.domain.scope_index import ScopeIndex
+from pi_hermes_memory.adapters.inmemory.storage import InMemoryMarkdown, InMemoryStorage
+from pi_hermes_memory.domain.memory.capacity import OverflowStrategy
+from pi_hermes_memory.domain.memory.commands import (
+    AddMemory,
+    MemoryCommand,
+    RemoveMemory,
+    ReplaceMemory,
+)
+from pi_hermes_memory.domain.memory.decide import Decision, WritePolicy, decide
+from pi_hermes_memory.domain.memory.document import MemoryDocument, WorkingDocument, fold
+from pi_hermes_memory.domain.memory.model import MemoryEntry, Target
+from pi_hermes_memory.domain.memory.scope import SessionScope
+from pi_hermes_memory.domain.memory.scope_index import ScopeIndex
 from pi_hermes_memory.results import WriteResult
-from pi_hermes_memory.tools import MAX_BATCH_OPERATIONS, ArgumentError, parse_memory_arguments
+from pi_hermes_memory.tools.registry import (
+    MAX_BATCH_OPERATIONS,
+    ArgumentError,
+    parse_memory_arguments,
+)
 
 from tests.support.builders import service
 

@@ -8,8 +8,7 @@ from datetime import UTC, datetime
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from pi_hermes_memory.codec import CorruptEvent, decode, encode
-from pi_hermes_memory.domain.events import (
+from pi_hermes_memory.domain.memory.events import (
     EVENT_TYPES,
     MemoryAdded,
     MemoryReferenced,
@@ -19,7 +18,8 @@ from pi_hermes_memory.domain.events import (
     Origin,
     RemovalReason,
 )
-from pi_hermes_memory.domain.model import FailureCategory, Target
+from pi_hermes_memory.domain.memory.model import FailureCategory, Target
+from pi_hermes_memory.journal.codec import CorruptEvent, decode, encode
 
 text = st.text(st.characters(exclude_categories=("Cs",)), max_size=50)
 dates = st.dates()

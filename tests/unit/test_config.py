@@ -10,7 +10,7 @@ import attrs
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from pi_hermes_memory.config import (
+from pi_hermes_memory.config.settings import (
     DOCUMENT_FIELD,
     MAX_SAFE_INTEGER,
     Config,

@@ -12,16 +12,21 @@ import pi_hermes_memory
 import pytest
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
-from pi_hermes_memory.adapters.memory import InMemoryMarkdown, InMemoryStorage
+from pi_hermes_memory.adapters.inmemory.storage import InMemoryMarkdown, InMemoryStorage
 from pi_hermes_memory.api import Memory
-from pi_hermes_memory.consolidation import apply_plan, boundary
-from pi_hermes_memory.domain.clustering import cluster, render
-from pi_hermes_memory.domain.commands import AddMemory, MemoryCommand, RemoveMemory, ReplaceMemory
-from pi_hermes_memory.domain.decide import WritePolicy
-from pi_hermes_memory.domain.model import Target
-from pi_hermes_memory.domain.scope import SessionScope
+from pi_hermes_memory.domain.learning.clustering import cluster, render
+from pi_hermes_memory.domain.memory.commands import (
+    AddMemory,
+    MemoryCommand,
+    RemoveMemory,
+    ReplaceMemory,
+)
+from pi_hermes_memory.domain.memory.decide import WritePolicy
+from pi_hermes_memory.domain.memory.model import Target
+from pi_hermes_memory.domain.memory.scope import SessionScope
 from pi_hermes_memory.domain.status import Status
 from pi_hermes_memory.errors import CompletionFailed, CompletionFailure
+from pi_hermes_memory.learning.consolidation import apply_plan, boundary
 
 from tests.support import builders
 
@@ -162,7 +167,7 @@ def test_a_plan_applies_whole_and_shrinks_or_changes_nothing_and_never_leaves_it
         assert decisions == []
         return
     assert len(decisions) == len(commands) and all(d.success for d in decisions)
-    from pi_hermes_memory.domain.document import WorkingDocument
+    from pi_hermes_memory.domain.memory.document import WorkingDocument
 
     work = WorkingDocument(doc)
     for d in decisions:
@@ -317,7 +322,7 @@ _WORDS = st.lists(
 @settings(max_examples=200, deadline=None)
 @given(a=_WORDS, b=_WORDS)
 def test_the_token_links_are_the_add_paths_near_duplicate_rule(a: list[str], b: list[str]) -> None:
-    from pi_hermes_memory.domain.similarity import is_near_duplicate
+    from pi_hermes_memory.domain.search.similarity import is_near_duplicate
 
     left, right = " ".join(a), " ".join(b)
     linked = bool(cluster([("a", left), ("b", right)]).clusters)
@@ -346,7 +351,7 @@ def test_the_retried_add_is_checked_against_what_consolidation_wrote_unless_forc
 def test_stored_vectors_cluster_paraphrases_without_calling_the_provider(tmp_path: Path) -> None:
     from contextlib import nullcontext
 
-    from pi_hermes_memory.consolidation import Consolidator
+    from pi_hermes_memory.learning.consolidation import Consolidator
 
     from tests.unit.test_embedding_service import PARAPHRASE_A, PARAPHRASE_B, UNRELATED, rig
 
@@ -379,7 +384,7 @@ def test_stored_vectors_cluster_paraphrases_without_calling_the_provider(tmp_pat
     )
 )
 def test_links_made_by_the_caller_cluster_as_the_vectors_do(raw: list[tuple[float, float]]) -> None:
-    from pi_hermes_memory.domain.clustering import CLUSTER_COSINE, CosineLinks
+    from pi_hermes_memory.domain.learning.clustering import CLUSTER_COSINE, CosineLinks
 
     units = {
         f"e{n}": [x / (x * x + y * y) ** 0.5, y / (x * x + y * y) ** 0.5]

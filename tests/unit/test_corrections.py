@@ -5,13 +5,13 @@ from __future__ import annotations
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from pi_hermes_memory.corrections import rules_from_config
-from pi_hermes_memory.domain.corrections import (
+from pi_hermes_memory.domain.learning.corrections import (
     CorrectionRules,
     Strength,
     corrective_sentence,
     detect,
 )
+from pi_hermes_memory.lifecycle.corrections import rules_from_config
 
 DEFAULT = CorrectionRules.build()
 

@@ -5,15 +5,15 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from pi_hermes_memory.domain.capacity import OverflowStrategy
-from pi_hermes_memory.domain.chain import SupersedeChain, check_chains
-from pi_hermes_memory.domain.commands import AddMemory, RemoveMemory, ReplaceMemory
-from pi_hermes_memory.domain.decide import WritePolicy, decide
-from pi_hermes_memory.domain.document import MemoryDocument, fold
 from pi_hermes_memory.domain.errors import VersionConflict
-from pi_hermes_memory.domain.events import MemoryAdded, MemoryRemoved, RemovalReason
-from pi_hermes_memory.domain.model import FailureCategory, Target
-from pi_hermes_memory.domain.scope import SessionScope
+from pi_hermes_memory.domain.memory.capacity import OverflowStrategy
+from pi_hermes_memory.domain.memory.chain import SupersedeChain, check_chains
+from pi_hermes_memory.domain.memory.commands import AddMemory, RemoveMemory, ReplaceMemory
+from pi_hermes_memory.domain.memory.decide import WritePolicy, decide
+from pi_hermes_memory.domain.memory.document import MemoryDocument, fold
+from pi_hermes_memory.domain.memory.events import MemoryAdded, MemoryRemoved, RemovalReason
+from pi_hermes_memory.domain.memory.model import FailureCategory, Target
+from pi_hermes_memory.domain.memory.scope import SessionScope
 from pi_hermes_memory.domain.status import Status
 
 T0 = datetime(2026, 7, 1, 9, 0, tzinfo=UTC)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from pi_hermes_memory.cross_scope import GLOBAL_SCOPE, ScanRow, cross_scope_pairs
-from pi_hermes_memory.doctor import (
+from pi_hermes_memory.doctor.cross_scope import GLOBAL_SCOPE, ScanRow, cross_scope_pairs
+from pi_hermes_memory.doctor.report import (
     SHOWN_PAIRS,
     DoctorReport,
     EmbeddingState,

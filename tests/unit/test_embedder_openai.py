@@ -10,8 +10,8 @@ import httpx
 import numpy as np
 import pytest
 import structlog
-from pi_hermes_memory.adapters.embedder_openai import OpenAICompatibleEmbedder
-from pi_hermes_memory.config import EmbeddingConfig, EmbeddingProvider
+from pi_hermes_memory.adapters.providers.openai_embedder import OpenAICompatibleEmbedder
+from pi_hermes_memory.config.settings import EmbeddingConfig, EmbeddingProvider
 from pi_hermes_memory.errors import EmbeddingFailed, HermesMemoryError
 
 KEY = "sk-unit-test-key-9f8e7d6c"

@@ -10,17 +10,17 @@ import numpy as np
 import pytest
 import structlog
 from pi_hermes_memory import Memory
+from pi_hermes_memory.adapters.inmemory.storage import InMemoryMarkdown, InMemoryStorage
+from pi_hermes_memory.adapters.inmemory.vectors import InMemoryVectorStore
 from pi_hermes_memory.adapters.markdown.codec import MarkdownFormat
-from pi_hermes_memory.adapters.memory import InMemoryMarkdown, InMemoryStorage
-from pi_hermes_memory.adapters.memory_vectors import InMemoryVectorStore
-from pi_hermes_memory.domain.model import Target
-from pi_hermes_memory.domain.scope import SessionScope
-from pi_hermes_memory.domain.similarity import jaccard, token_set
-from pi_hermes_memory.embedding import EmbeddingService, dedup_scope
+from pi_hermes_memory.domain.memory.model import Target
+from pi_hermes_memory.domain.memory.scope import SessionScope
+from pi_hermes_memory.domain.search.similarity import jaccard, token_set
 from pi_hermes_memory.errors import HermesMemoryError
-from pi_hermes_memory.search import ScopeClause
-from pi_hermes_memory.service import MemoryService
-from pi_hermes_memory.vectors import ReembedProgress, VectorScope
+from pi_hermes_memory.memory.service import MemoryService
+from pi_hermes_memory.ports.vectors import ReembedProgress, VectorScope
+from pi_hermes_memory.search.embedding import EmbeddingService, dedup_scope
+from pi_hermes_memory.search.memory_search import ScopeClause
 
 from tests.support.builders import service as build_service
 from tests.support.builders import settings
@@ -330,7 +330,7 @@ def test_dedup_scope_follows_same_scope() -> None:
 def r_add(target: Target, **kw: Any) -> Any:
     from datetime import UTC, datetime
 
-    from pi_hermes_memory.domain.commands import AddMemory
+    from pi_hermes_memory.domain.memory.commands import AddMemory
 
     return AddMemory(
         target=target, text="x", entry_id="e1", at=datetime(2026, 1, 1, tzinfo=UTC), **kw

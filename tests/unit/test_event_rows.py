@@ -1,4 +1,4 @@
-"""The event → row semantics (domain/rows.py), the memory union and `stamp` (style rule 28).
+"""The event → row semantics (domain/memory/rows.py), the memory union and `stamp` (style rule 28).
 
 The contract suite runs the same journal through every storage adapter
 (`StorageContract.test_every_event_type_projects_to_the_folded_state`); these tests pin the
@@ -12,13 +12,13 @@ from typing import ClassVar
 
 import attrs
 import pytest
-from pi_hermes_memory.adapters.memory import InMemoryStorage
-from pi_hermes_memory.domain.capacity import OverflowStrategy
-from pi_hermes_memory.domain.commands import AddMemory
-from pi_hermes_memory.domain.decide import WritePolicy, decide
-from pi_hermes_memory.domain.document import MemoryDocument, fold, stream_for
+from pi_hermes_memory.adapters.inmemory.storage import InMemoryStorage
 from pi_hermes_memory.domain.errors import InvariantViolation
-from pi_hermes_memory.domain.events import (
+from pi_hermes_memory.domain.memory.capacity import OverflowStrategy
+from pi_hermes_memory.domain.memory.commands import AddMemory
+from pi_hermes_memory.domain.memory.decide import WritePolicy, decide
+from pi_hermes_memory.domain.memory.document import MemoryDocument, fold, stream_for
+from pi_hermes_memory.domain.memory.events import (
     EVENT_TYPES,
     MEMORY_EVENT_TYPES,
     UNSTAMPED,
@@ -34,11 +34,11 @@ from pi_hermes_memory.domain.events import (
     as_memory_event,
     stamp,
 )
-from pi_hermes_memory.domain.markdown_doc import ParsedDocument
-from pi_hermes_memory.domain.model import Target
-from pi_hermes_memory.domain.purge import index as purge_index
-from pi_hermes_memory.domain.reconcile import reconcile
-from pi_hermes_memory.domain.rows import (
+from pi_hermes_memory.domain.memory.markdown_doc import ParsedDocument
+from pi_hermes_memory.domain.memory.model import Target
+from pi_hermes_memory.domain.memory.purge import index as purge_index
+from pi_hermes_memory.domain.memory.reconcile import reconcile
+from pi_hermes_memory.domain.memory.rows import (
     DeleteRows,
     InsertRow,
     ReferenceRow,
@@ -46,7 +46,7 @@ from pi_hermes_memory.domain.rows import (
     UpsertRow,
     row_changes,
 )
-from pi_hermes_memory.domain.scope import SessionScope
+from pi_hermes_memory.domain.memory.scope import SessionScope
 from pi_hermes_memory.testing.journals import every_event_type
 
 AT = datetime(2026, 7, 29, 12, 0, tzinfo=UTC)

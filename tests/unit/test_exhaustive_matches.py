@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from mypy import api as mypy_api
-from pi_hermes_memory.domain.events import EVENT_TYPES
+from pi_hermes_memory.domain.memory.events import EVENT_TYPES
 
 ROOT = Path(__file__).resolve().parents[2]
 ROW_CHANGE_NAMES = {"InsertRow", "UpsertRow", "SupersedeRow", "ReferenceRow", "DeleteRows"}
@@ -73,9 +73,9 @@ def test_every_match_over_events_or_row_changes_ends_with_assert_never() -> None
     files = {path.relative_to(ROOT).as_posix() for path, _ in matches}
     # the fold, the row semantics and both storage adapters' executors are among them
     assert {
-        "domain/document.py",
-        "domain/rows.py",
-        "adapters/memory.py",
+        "domain/memory/document.py",
+        "domain/memory/rows.py",
+        "adapters/inmemory/storage.py",
         "adapters/sqlite/storage.py",
     } <= files
 
@@ -90,7 +90,7 @@ def test_mypy_flags_every_match_when_an_event_type_joins_the_union(
     shutil.copytree(ROOT / "domain", package / "domain", ignore=ignore)
     (package / "__init__.py").write_text("")
     (package / "py.typed").write_text("")
-    events = package / "domain" / "events.py"
+    events = package / "domain" / "memory" / "events.py"
     source = events.read_text(encoding="utf-8")
     union, last = "\nMemoryEvent: TypeAlias = (", "    | MemoryPurged\n)"
     assert union in source and last in source

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from pi_hermes_memory.domain.gitignore import is_ignored, parse_gitignore
+from pi_hermes_memory.domain.knowledge.gitignore import is_ignored, parse_gitignore
 
 RULES = parse_gitignore(
     "\n".join(

@@ -10,11 +10,11 @@ from typing import Any
 
 import pi_hermes_memory
 import pytest
-from pi_hermes_memory.adapters.memory import InMemoryMarkdown, InMemoryStorage
-from pi_hermes_memory.adapters.skill_memory_tables import InMemorySkillTables
+from pi_hermes_memory.adapters.inmemory.skill_tables import InMemorySkillTables
+from pi_hermes_memory.adapters.inmemory.storage import InMemoryMarkdown, InMemoryStorage
 from pi_hermes_memory.api import Memory
-from pi_hermes_memory.governance_tool import CURATE_TOOL, timing_key
-from pi_hermes_memory.tool_schemas import render, strict_problems
+from pi_hermes_memory.skills.governance.tool import CURATE_TOOL, timing_key
+from pi_hermes_memory.tools.schemas import render, strict_problems
 
 P = "project:web:deploy"
 CLASSIFY = {"skill_id": P, "task_domain": "deployment", "scope_verdict": "global-safe",

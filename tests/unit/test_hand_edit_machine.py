@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from hypothesis import settings
-from pi_hermes_memory.adapters.memory import InMemoryMarkdown
-from pi_hermes_memory.ports import MarkdownStore
-from pi_hermes_memory.service import MemoryService
+from pi_hermes_memory.adapters.inmemory.storage import InMemoryMarkdown
+from pi_hermes_memory.memory.service import MemoryService
+from pi_hermes_memory.ports.store import MarkdownStore
 
 from tests.support.builders import service
 from tests.support.hand_edit_machine import HandEditMachine

@@ -7,14 +7,14 @@ hand-typed secrets, unreadable files, `restore`, and two replicas of one journal
 from __future__ import annotations
 
 import pytest
-from pi_hermes_memory.adapters.memory import InMemoryMarkdown, InMemoryStorage
-from pi_hermes_memory.adapters.memory_search import InMemorySearchIndex
-from pi_hermes_memory.domain.commands import AddMemory, RemoveMemory, ReplaceMemory
-from pi_hermes_memory.domain.model import Target
+from pi_hermes_memory.adapters.inmemory.search import InMemorySearchIndex
+from pi_hermes_memory.adapters.inmemory.storage import InMemoryMarkdown, InMemoryStorage
+from pi_hermes_memory.domain.memory.commands import AddMemory, RemoveMemory, ReplaceMemory
+from pi_hermes_memory.domain.memory.model import Target
 from pi_hermes_memory.errors import MarkdownUnreadable
-from pi_hermes_memory.ports import UNCHECKED
-from pi_hermes_memory.search import ScopeClause, SearchQuery
-from pi_hermes_memory.service import MemoryService
+from pi_hermes_memory.memory.service import MemoryService
+from pi_hermes_memory.ports.store import UNCHECKED
+from pi_hermes_memory.search.memory_search import ScopeClause, SearchQuery
 
 from tests.support.builders import service
 from tests.support.fakes import StepClock

@@ -13,18 +13,18 @@ from typing import Any
 import attrs
 import pytest
 from pi_hermes_memory import Memory
-from pi_hermes_memory.adapters.memory import InMemoryMarkdown, InMemoryStorage
-from pi_hermes_memory.adapters.memory_search import InMemorySearchIndex
-from pi_hermes_memory.adapters.memory_vectors import InMemoryVectorStore
-from pi_hermes_memory.domain.model import Target
-from pi_hermes_memory.embedding import EmbeddingService
-from pi_hermes_memory.hybrid import (
+from pi_hermes_memory.adapters.inmemory.search import InMemorySearchIndex
+from pi_hermes_memory.adapters.inmemory.storage import InMemoryMarkdown, InMemoryStorage
+from pi_hermes_memory.adapters.inmemory.vectors import InMemoryVectorStore
+from pi_hermes_memory.domain.memory.model import Target
+from pi_hermes_memory.search.embedding import EmbeddingService
+from pi_hermes_memory.search.hybrid import (
     BENCHMARKED_PROFILES,
     DEFAULT_DENSE_WEIGHT,
     EmbedderProfile,
     HybridSettings,
 )
-from pi_hermes_memory.retrieval import Fusion, Pipeline, Stage
+from pi_hermes_memory.search.retrieval import Fusion, Pipeline, Stage
 
 from tests.support.builders import service as build_service
 from tests.support.embedders import BagEmbedder

@@ -10,8 +10,8 @@ from typing import Any
 
 import pi_hermes_memory
 import pytest
-from pi_hermes_memory.adapters.memory import InMemoryMarkdown, InMemoryStorage
-from pi_hermes_memory.adapters.memory_search import InMemorySearchIndex
+from pi_hermes_memory.adapters.inmemory.search import InMemorySearchIndex
+from pi_hermes_memory.adapters.inmemory.storage import InMemoryMarkdown, InMemoryStorage
 from pi_hermes_memory.api import Memory
 from pi_hermes_memory.domain.echo import shown
 

@@ -10,16 +10,16 @@ import attrs
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from pi_hermes_memory.codec import CorruptEvent, decode, encode
-from pi_hermes_memory.domain.commands import AddMemory, ReplaceMemory
-from pi_hermes_memory.domain.decide import WritePolicy, decide
-from pi_hermes_memory.domain.document import MemoryDocument, fold, stream_for
-from pi_hermes_memory.domain.events import MemoryAdded, MemoryReplaced, stamp
-from pi_hermes_memory.domain.model import MemoryKind, Target, importance_problem
-from pi_hermes_memory.domain.noise import noise_problem
-from pi_hermes_memory.domain.scope import SessionScope
+from pi_hermes_memory.domain.learning.noise import noise_problem
+from pi_hermes_memory.domain.memory.commands import AddMemory, ReplaceMemory
+from pi_hermes_memory.domain.memory.decide import WritePolicy, decide
+from pi_hermes_memory.domain.memory.document import MemoryDocument, fold, stream_for
+from pi_hermes_memory.domain.memory.events import MemoryAdded, MemoryReplaced, stamp
+from pi_hermes_memory.domain.memory.model import MemoryKind, Target, importance_problem
+from pi_hermes_memory.domain.memory.scope import SessionScope
 from pi_hermes_memory.domain.status import Status
-from pi_hermes_memory.snapshot_codec import decode_document, encode_document
+from pi_hermes_memory.journal.codec import CorruptEvent, decode, encode
+from pi_hermes_memory.journal.snapshots import decode_document, encode_document
 
 AT = datetime(2026, 7, 1, 9, 0, tzinfo=UTC)
 POLICY = WritePolicy(scope=SessionScope(project=None, sharing=False), char_limit=10_000)
@@ -210,7 +210,7 @@ def test_markdown_renders_the_fields_only_when_set_and_reads_them_back(
     importance: float | None, kind: MemoryKind | None
 ) -> None:
     from pi_hermes_memory.adapters.markdown.format import parse_document, render_document
-    from pi_hermes_memory.domain.model import MemoryEntry
+    from pi_hermes_memory.domain.memory.model import MemoryEntry
 
     plain = MemoryEntry.create(
         id="a", target=Target.MEMORY, text="Prefers tabs", project=None, category=None,

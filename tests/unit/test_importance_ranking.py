@@ -4,11 +4,11 @@ the default 0.7, and a stored importance moves a row up or down."""
 from __future__ import annotations
 
 from pi_hermes_memory import Memory
-from pi_hermes_memory.adapters.memory import InMemoryMarkdown, InMemoryStorage
-from pi_hermes_memory.adapters.memory_search import InMemorySearchIndex
-from pi_hermes_memory.adapters.memory_vectors import InMemoryVectorStore
-from pi_hermes_memory.domain.model import DEFAULT_IMPORTANCE
-from pi_hermes_memory.embedding import EmbeddingService
+from pi_hermes_memory.adapters.inmemory.search import InMemorySearchIndex
+from pi_hermes_memory.adapters.inmemory.storage import InMemoryMarkdown, InMemoryStorage
+from pi_hermes_memory.adapters.inmemory.vectors import InMemoryVectorStore
+from pi_hermes_memory.domain.memory.model import DEFAULT_IMPORTANCE
+from pi_hermes_memory.search.embedding import EmbeddingService
 
 from tests.support.builders import service as build_service
 from tests.support.embedders import BagEmbedder

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from pi_hermes_memory.adapters.memory import InMemoryMarkdown, InMemoryStorage
-from pi_hermes_memory.domain.commands import AddMemory, ReplaceMemory
-from pi_hermes_memory.domain.model import Target
-from pi_hermes_memory.insights import insights, project_overview
+from pi_hermes_memory.adapters.inmemory.storage import InMemoryMarkdown, InMemoryStorage
+from pi_hermes_memory.domain.memory.commands import AddMemory, ReplaceMemory
+from pi_hermes_memory.domain.memory.model import Target
+from pi_hermes_memory.memory.insights import insights, project_overview
 
 from tests.support.builders import service, settings
 from tests.support.fakes import StepClock

@@ -7,7 +7,7 @@ import re
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from pi_hermes_memory.domain.knowledge import (
+from pi_hermes_memory.domain.knowledge.chunks import (
     CODE,
     MARKDOWN,
     TEXT,

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from pi_hermes_memory.config import KnowledgeConfig, parse_config
-from pi_hermes_memory.domain.knowledge import DEFAULT_CHUNK_CHARS, DEFAULT_FILE_BYTES
+from pi_hermes_memory.config.settings import KnowledgeConfig, parse_config
+from pi_hermes_memory.domain.knowledge.chunks import DEFAULT_CHUNK_CHARS, DEFAULT_FILE_BYTES
 
 CWD = Path("/work/project")
 

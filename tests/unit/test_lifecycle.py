@@ -13,22 +13,22 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from pi_hermes_memory.adapters.memory import InMemoryMarkdown, InMemoryStorage
+from pi_hermes_memory.adapters.inmemory.storage import InMemoryMarkdown, InMemoryStorage
 from pi_hermes_memory.api import Memory
-from pi_hermes_memory.config import LlmProvider
-from pi_hermes_memory.domain.llm_reply import SkillOperation
-from pi_hermes_memory.domain.model import Target
-from pi_hermes_memory.domain.skill_rules import SkillAction
+from pi_hermes_memory.config.settings import LlmProvider
+from pi_hermes_memory.domain.learning.llm_reply import SkillOperation
+from pi_hermes_memory.domain.memory.model import Target
+from pi_hermes_memory.domain.skills.rules import SkillAction
 from pi_hermes_memory.domain.status import Status
 from pi_hermes_memory.errors import CompletionFailed, CompletionFailure
-from pi_hermes_memory.lifecycle import (
+from pi_hermes_memory.learning.llm import LlmOffReason, LlmStatus, OffCompleter
+from pi_hermes_memory.learning.review import child_problem
+from pi_hermes_memory.lifecycle.session import (
     AgentSession,
     LifecycleSettings,
     ReviewKind,
     ReviewWorker,
 )
-from pi_hermes_memory.llm import LlmOffReason, LlmStatus, OffCompleter
-from pi_hermes_memory.review import child_problem
 
 from tests.support.builders import service
 from tests.support.fakes import SequentialIds, StepClock

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
-from pi_hermes_memory.config import (
+from pi_hermes_memory.config.settings import (
     DEFAULT_LLM_MAX_REPLY_BYTES,
     LLM_MAX_TIMEOUT_MS,
     Config,
@@ -18,7 +18,7 @@ from pi_hermes_memory.config import (
     parse_config,
 )
 from pi_hermes_memory.errors import CompletionFailed, CompletionFailure, InvalidArgument
-from pi_hermes_memory.llm import (
+from pi_hermes_memory.learning.llm import (
     MAX_TIMEOUT_S,
     LlmOffReason,
     OffCompleter,

@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import httpx
 import pytest
-from pi_hermes_memory.adapters.llm_openai import OpenAICompatibleCompleter
+from pi_hermes_memory.adapters.providers.openai_llm import OpenAICompatibleCompleter
 from pi_hermes_memory.errors import CompletionFailed, CompletionFailure, InvalidArgument
 
 KEY = "sk-unit-chat-key-9f8e7d6c5b4a"

@@ -1,4 +1,4 @@
-"""The reply protocol parser (domain/llm_reply.py): where the JSON is, what is kept, what is
+"""The reply protocol parser (domain/learning/llm_reply.py): where the JSON is, what is kept, what is
 dropped, and that no text makes it raise."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
-from pi_hermes_memory.domain.llm_reply import (
+from pi_hermes_memory.domain.learning.llm_reply import (
     MAX_OPERATIONS,
     DropReason,
     MemoryAction,
@@ -18,9 +18,9 @@ from pi_hermes_memory.domain.llm_reply import (
     ReplyShape,
     parse_reply,
 )
-from pi_hermes_memory.domain.model import FailureCategory, Target
-from pi_hermes_memory.domain.skill_rules import SkillAction
-from pi_hermes_memory.tools import parse_operation
+from pi_hermes_memory.domain.memory.model import FailureCategory, Target
+from pi_hermes_memory.domain.skills.rules import SkillAction
+from pi_hermes_memory.tools.registry import parse_operation
 
 ADD = {"action": "add", "target": "project", "content": "The build runs `make all`"}
 

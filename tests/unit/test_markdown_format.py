@@ -9,8 +9,8 @@ from pi_hermes_memory.adapters.markdown.format import (
     parse_document,
     render_document,
 )
-from pi_hermes_memory.domain.markdown_doc import ParsedEntry
-from pi_hermes_memory.domain.model import (
+from pi_hermes_memory.domain.memory.markdown_doc import ParsedEntry
+from pi_hermes_memory.domain.memory.model import (
     FailureCategory,
     MemoryEntry,
     Target,

@@ -11,7 +11,7 @@ from pi_hermes_memory.adapters.markdown.format import (
     parse_document,
     render_document,
 )
-from pi_hermes_memory.domain.model import (
+from pi_hermes_memory.domain.memory.model import (
     FailureCategory,
     MemoryEntry,
     Target,

@@ -1,9 +1,9 @@
-"""Which project a client's MCP roots name (adapters/server_mcp.py `root_project`)."""
+"""Which project a client's MCP roots name (adapters/server/mcp_tools.py `root_project`)."""
 
 from __future__ import annotations
 
 import pytest
-from pi_hermes_memory.adapters.server_mcp import root_project
+from pi_hermes_memory.adapters.server.mcp_tools import root_project
 
 
 @pytest.mark.parametrize(

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from pi_hermes_memory.adapters.memory import InMemoryMarkdown, InMemoryStorage
-from pi_hermes_memory.domain.capacity import OverflowStrategy
-from pi_hermes_memory.domain.chain import check_chains
-from pi_hermes_memory.domain.commands import AddMemory, MoveDirection, MoveMemory
-from pi_hermes_memory.domain.model import Target
-from pi_hermes_memory.service import MemoryService
+from pi_hermes_memory.adapters.inmemory.storage import InMemoryMarkdown, InMemoryStorage
+from pi_hermes_memory.domain.memory.capacity import OverflowStrategy
+from pi_hermes_memory.domain.memory.chain import check_chains
+from pi_hermes_memory.domain.memory.commands import AddMemory, MoveDirection, MoveMemory
+from pi_hermes_memory.domain.memory.model import Target
+from pi_hermes_memory.memory.service import MemoryService
 
 from tests.support.builders import service
 from tests.support.fakes import StepClock

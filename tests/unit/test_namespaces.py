@@ -6,11 +6,11 @@ from datetime import UTC, date, datetime
 
 import pytest
 from pi_hermes_memory.adapters.markdown.format import parse_document, render_document
-from pi_hermes_memory.domain.commands import AddMemory, RemoveMemory, ReplaceMemory
-from pi_hermes_memory.domain.decide import WritePolicy, decide
-from pi_hermes_memory.domain.document import MemoryDocument, fold
-from pi_hermes_memory.domain.model import MemoryEntry, Target, namespace_problem
-from pi_hermes_memory.domain.scope import SessionScope
+from pi_hermes_memory.domain.memory.commands import AddMemory, RemoveMemory, ReplaceMemory
+from pi_hermes_memory.domain.memory.decide import WritePolicy, decide
+from pi_hermes_memory.domain.memory.document import MemoryDocument, fold
+from pi_hermes_memory.domain.memory.model import MemoryEntry, Target, namespace_problem
+from pi_hermes_memory.domain.memory.scope import SessionScope
 from pi_hermes_memory.domain.status import Status
 
 AT = datetime(2026, 7, 1, tzinfo=UTC)

@@ -6,9 +6,9 @@ from datetime import date
 
 from hypothesis import example, given
 from hypothesis import strategies as st
-from pi_hermes_memory.domain.model import MemoryEntry, Target
-from pi_hermes_memory.domain.scope_index import ScopeIndex
-from pi_hermes_memory.domain.similarity import JACCARD_THRESHOLD, jaccard, token_set
+from pi_hermes_memory.domain.memory.model import MemoryEntry, Target
+from pi_hermes_memory.domain.memory.scope_index import ScopeIndex
+from pi_hermes_memory.domain.search.similarity import JACCARD_THRESHOLD, jaccard, token_set
 
 WORDS = st.sampled_from(
     ["deploy", "vpn", "staging", "needs", "the", "api", "port", "8080", "构建", "命令"]

@@ -7,7 +7,7 @@ import itertools
 import numpy as np
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
-from pi_hermes_memory.cross_scope import (
+from pi_hermes_memory.doctor.cross_scope import (
     GLOBAL_SCOPE,
     PROMOTION,
     SUSPECTED_DUPLICATE,
@@ -17,9 +17,9 @@ from pi_hermes_memory.cross_scope import (
     pair_cosine,
     unit_matrix,
 )
-from pi_hermes_memory.domain.clustering import CLUSTER_COSINE
-from pi_hermes_memory.domain.near_pairs import max_difference, partner_sizes, token_pairs
-from pi_hermes_memory.domain.similarity import JACCARD_THRESHOLD, jaccard, token_set
+from pi_hermes_memory.domain.learning.clustering import CLUSTER_COSINE
+from pi_hermes_memory.domain.search.near_pairs import max_difference, partner_sizes, token_pairs
+from pi_hermes_memory.domain.search.similarity import JACCARD_THRESHOLD, jaccard, token_set
 
 # a small vocabulary (Latin words, Han characters) so that near-duplicates are common
 _WORDS = st.sampled_from(["alpha", "beta", "gamma", "delta", "eps", "zeta", "eta", "theta"])
@@ -155,11 +155,11 @@ def test_cross_scope_rule_per_pair(rows) -> None:
         )
 
 
-# -- consolidation's pre-clustering uses the token join (domain/clustering.py) ------------------
+# -- consolidation's pre-clustering uses the token join (domain/learning/clustering.py) ------------------
 
 
 def brute_clusters(entries, vectors, links):
-    from pi_hermes_memory.domain.clustering import CLUSTER_COSINE as COS
+    from pi_hermes_memory.domain.learning.clustering import CLUSTER_COSINE as COS
 
     n = len(entries)
     parent = list(range(n))
@@ -199,7 +199,7 @@ _UNIT = st.sampled_from([(1.0, 0.0), (0.0, 1.0), (0.6, 0.8), (0.8, 0.6), (-1.0, 
     pairs=st.sets(st.tuples(st.integers(0, 24), st.integers(0, 24)), max_size=20),
 )
 def test_clustering_equals_the_pairwise_rule(rows, pairs) -> None:
-    from pi_hermes_memory.domain.clustering import CosineLinks, cluster
+    from pi_hermes_memory.domain.learning.clustering import CosineLinks, cluster
 
     entries = [(f"e{k:02d}", text) for k, (text, _, _) in enumerate(rows)]
     vectors = {f"e{k:02d}": v for k, (_, v, _) in enumerate(rows) if v is not None}

@@ -6,16 +6,16 @@ from __future__ import annotations
 import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
-from pi_hermes_memory.domain.capture import (
+from pi_hermes_memory.domain.learning.capture import (
     MAX_CAPTURE_CHARS,
     capture_candidates,
     capture_problem,
     detect_category,
     split_statements,
 )
-from pi_hermes_memory.domain.model import MemoryKind
-from pi_hermes_memory.domain.noise import is_greeting, noise_problem
-from pi_hermes_memory.domain.recall_block import (
+from pi_hermes_memory.domain.learning.noise import is_greeting, noise_problem
+from pi_hermes_memory.domain.memory.model import MemoryKind
+from pi_hermes_memory.domain.prompt.recall_block import (
     MAX_ITEM_CHARS,
     RECALL_FRAMING,
     RecalledItem,
@@ -287,7 +287,7 @@ def test_a_pasted_megabyte_costs_no_more_than_its_first_pages() -> None:
     # huge statement, every statement of the paste)
     import time
 
-    from pi_hermes_memory.domain.capture import CAPTURE_SCAN_CHARS
+    from pi_hermes_memory.domain.learning.capture import CAPTURE_SCAN_CHARS
 
     head = "I prefer tabs over spaces. "
     for text in (head + "x " * 1_000_000, head + "The build is slow. " * 100_000):

@@ -11,14 +11,14 @@ from typing import Any
 
 import pi_hermes_memory
 import pytest
-from pi_hermes_memory.adapters.memory import InMemoryMarkdown, InMemoryStorage
-from pi_hermes_memory.adapters.memory_search import InMemorySearchIndex
+from pi_hermes_memory.adapters.inmemory.search import InMemorySearchIndex
+from pi_hermes_memory.adapters.inmemory.storage import InMemoryMarkdown, InMemoryStorage
 from pi_hermes_memory.api import Memory
-from pi_hermes_memory.config import parse_config
-from pi_hermes_memory.domain.model import Target
-from pi_hermes_memory.pi_memory_tools import PI_MEMORY_TOOLS, parse_scope
-from pi_hermes_memory.tool_schemas import FORMATS, render_all, strict_problems
-from pi_hermes_memory.tools import ArgumentError
+from pi_hermes_memory.config.settings import parse_config
+from pi_hermes_memory.domain.memory.model import Target
+from pi_hermes_memory.tools.pi_memory import PI_MEMORY_TOOLS, parse_scope
+from pi_hermes_memory.tools.registry import ArgumentError
+from pi_hermes_memory.tools.schemas import FORMATS, render_all, strict_problems
 
 SEED_TOOLS = [t.name for t in PI_MEMORY_TOOLS]
 

@@ -8,10 +8,10 @@ from datetime import UTC, date, datetime
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from pi_hermes_memory.domain.document import MemoryDocument, fold
-from pi_hermes_memory.domain.events import stamp
-from pi_hermes_memory.domain.model import FailureCategory, MemoryEntry, MemoryKind, Target
-from pi_hermes_memory.domain.porting import (
+from pi_hermes_memory.domain.memory.document import MemoryDocument, fold
+from pi_hermes_memory.domain.memory.events import stamp
+from pi_hermes_memory.domain.memory.model import FailureCategory, MemoryEntry, MemoryKind, Target
+from pi_hermes_memory.domain.memory.porting import (
     RecordError,
     check_header,
     entry_fields,
@@ -223,9 +223,9 @@ def test_a_seed_record_maps_scope_to_target_and_keeps_a_fitting_id() -> None:
 def test_a_removed_row_comes_back_removed_and_restorable_and_a_second_import_changes_nothing() -> (
     None
 ):
-    from pi_hermes_memory.domain.events import RemovalReason
-    from pi_hermes_memory.domain.porting import Removal
-    from pi_hermes_memory.domain.restore import restorable
+    from pi_hermes_memory.domain.memory.events import RemovalReason
+    from pi_hermes_memory.domain.memory.porting import Removal
+    from pi_hermes_memory.domain.memory.restore import restorable
 
     row = _entry("r", "deleted text")
     removal = Removal(reason=RemovalReason.TOOL, at=AT)

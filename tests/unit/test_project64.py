@@ -14,7 +14,12 @@ from pi_hermes_memory.adapters.markdown.format import (
     render_document,
     speaks_project64,
 )
-from pi_hermes_memory.domain.model import FailureCategory, MemoryEntry, Target, is_safe_project_name
+from pi_hermes_memory.domain.memory.model import (
+    FailureCategory,
+    MemoryEntry,
+    Target,
+    is_safe_project_name,
+)
 
 # The TypeScript extension's reader (store/memory-store.ts, 0.9.x), ported: an entry whose
 # comment it cannot match is read as plain text without a project.

@@ -8,7 +8,7 @@ import attrs
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from pi_hermes_memory.domain.promotion import (
+from pi_hermes_memory.domain.skills.promotion import (
     DEFAULT_TASK_DOMAINS,
     ConflictStrategy,
     PromotionPolicy,
@@ -19,7 +19,7 @@ from pi_hermes_memory.domain.promotion import (
     infer_task_domain,
     task_domain_problem,
 )
-from pi_hermes_memory.domain.skill import SkillState, skill_stream
+from pi_hermes_memory.domain.skills.skill import SkillState, skill_stream
 
 T0 = datetime(2026, 7, 1, tzinfo=UTC)
 ID = "project:app:run-pytest"

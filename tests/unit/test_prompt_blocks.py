@@ -8,8 +8,9 @@ from datetime import date, timedelta
 import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
-from pi_hermes_memory.domain.model import FailureCategory, MemoryEntry, Target
-from pi_hermes_memory.domain.prompt_blocks import (
+from pi_hermes_memory.domain.memory.model import FailureCategory, MemoryEntry, Target
+from pi_hermes_memory.domain.memory.scope import SessionScope
+from pi_hermes_memory.domain.prompt.blocks import (
     BLOCK_TAGS,
     CONTEXT_TAG,
     POLICY_TAG,
@@ -28,7 +29,6 @@ from pi_hermes_memory.domain.prompt_blocks import (
     select_standing,
     standing_block,
 )
-from pi_hermes_memory.domain.scope import SessionScope
 
 TODAY = date(2026, 7, 29)
 ALL_TOOLS = PolicyTools(

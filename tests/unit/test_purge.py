@@ -6,18 +6,17 @@ from __future__ import annotations
 from datetime import UTC, date, datetime
 
 import pytest
-from pi_hermes_memory.adapters.memory import InMemoryMarkdown, InMemoryStorage
-from pi_hermes_memory.codec import decode, encode
-from pi_hermes_memory.domain.commands import (
+from pi_hermes_memory.adapters.inmemory.storage import InMemoryMarkdown, InMemoryStorage
+from pi_hermes_memory.domain.errors import InvariantViolation
+from pi_hermes_memory.domain.memory.commands import (
     AddMemory,
     MoveDirection,
     MoveMemory,
     RemoveMemory,
     ReplaceMemory,
 )
-from pi_hermes_memory.domain.document import MemoryDocument, fold, removals, stream_for
-from pi_hermes_memory.domain.errors import InvariantViolation
-from pi_hermes_memory.domain.events import (
+from pi_hermes_memory.domain.memory.document import MemoryDocument, fold, removals, stream_for
+from pi_hermes_memory.domain.memory.events import (
     Event,
     MemoryAdded,
     MemoryPurged,
@@ -25,10 +24,11 @@ from pi_hermes_memory.domain.events import (
     MemoryReplaced,
     RemovalReason,
 )
-from pi_hermes_memory.domain.model import Target
-from pi_hermes_memory.domain.purge import index, plan_purge, select
-from pi_hermes_memory.domain.scope import SessionScope
-from pi_hermes_memory.service import MemoryService
+from pi_hermes_memory.domain.memory.model import Target
+from pi_hermes_memory.domain.memory.purge import index, plan_purge, select
+from pi_hermes_memory.domain.memory.scope import SessionScope
+from pi_hermes_memory.journal.codec import decode, encode
+from pi_hermes_memory.memory.service import MemoryService
 from pi_hermes_memory.testing.contracts import added as contract_added
 
 from tests.support.builders import service
@@ -200,7 +200,7 @@ def test_ambiguous_not_found_and_dry_run_change_nothing() -> None:
 
 
 def test_the_snapshot_is_replaced(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("pi_hermes_memory.pipeline.SNAPSHOT_EVERY", 3)
+    monkeypatch.setattr("pi_hermes_memory.journal.pipeline.SNAPSHOT_EVERY", 3)
     storage, md, svc = store()
     svc.execute(add("The vault key is kiwibird-77"))
     for i in range(4):

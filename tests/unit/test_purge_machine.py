@@ -8,17 +8,17 @@ from __future__ import annotations
 
 from typing import Any
 
-import pi_hermes_memory.pipeline as pipeline_module
+import pi_hermes_memory.journal.pipeline as pipeline_module
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
-from pi_hermes_memory.adapters.memory import InMemoryMarkdown, InMemoryStorage
-from pi_hermes_memory.codec import encode
-from pi_hermes_memory.domain.commands import AddMemory, RemoveMemory, ReplaceMemory
-from pi_hermes_memory.domain.document import MemoryDocument, fold, stream_for
-from pi_hermes_memory.domain.model import Target
-from pi_hermes_memory.domain.purge import text_owner
-from pi_hermes_memory.mirror import plan_mirror
+from pi_hermes_memory.adapters.inmemory.storage import InMemoryMarkdown, InMemoryStorage
+from pi_hermes_memory.domain.memory.commands import AddMemory, RemoveMemory, ReplaceMemory
+from pi_hermes_memory.domain.memory.document import MemoryDocument, fold, stream_for
+from pi_hermes_memory.domain.memory.model import Target
+from pi_hermes_memory.domain.memory.purge import text_owner
+from pi_hermes_memory.journal.codec import encode
+from pi_hermes_memory.memory.mirror import plan_mirror
 
 from tests.support.builders import service
 from tests.support.fakes import StepClock

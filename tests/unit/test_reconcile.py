@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from datetime import UTC, date, datetime
 
-from pi_hermes_memory.domain.document import MemoryDocument, fold
-from pi_hermes_memory.domain.events import MemoryAdded, MemoryRemoved, MemoryReplaced, Origin
-from pi_hermes_memory.domain.markdown_doc import ParsedDocument, ParsedEntry
-from pi_hermes_memory.domain.model import Target
-from pi_hermes_memory.domain.reconcile import reconcile
+from pi_hermes_memory.domain.memory.document import MemoryDocument, fold
+from pi_hermes_memory.domain.memory.events import MemoryAdded, MemoryRemoved, MemoryReplaced, Origin
+from pi_hermes_memory.domain.memory.markdown_doc import ParsedDocument, ParsedEntry
+from pi_hermes_memory.domain.memory.model import Target
+from pi_hermes_memory.domain.memory.reconcile import reconcile
 
 AT = datetime(2026, 8, 1, 10, 0, tzinfo=UTC)
 D1, D2 = date(2026, 7, 1), date(2026, 7, 2)

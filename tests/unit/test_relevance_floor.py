@@ -12,9 +12,9 @@ from typing import Any
 
 import attrs
 import pytest
-from pi_hermes_memory.adapters.config_file import load_config
+from pi_hermes_memory.adapters.files.config_file import load_config
 from pi_hermes_memory.bootstrap import hybrid_settings
-from pi_hermes_memory.hybrid import BENCHMARKED_PROFILES, EmbedderProfile, HybridSettings
+from pi_hermes_memory.search.hybrid import BENCHMARKED_PROFILES, EmbedderProfile, HybridSettings
 
 from tests.unit.test_hybrid_search import DEPLOY, QUESTION, rig
 

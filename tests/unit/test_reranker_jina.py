@@ -9,13 +9,13 @@ from typing import Any
 
 import httpx
 import pytest
-from pi_hermes_memory.adapters.reranker_jina import (
+from pi_hermes_memory.adapters.providers.jina_reranker import (
     DEFAULT_RERANK_MODEL,
     JinaReranker,
     parse_rerank_response,
     rerank_url,
 )
-from pi_hermes_memory.retrieval import Reranker
+from pi_hermes_memory.search.retrieval import Reranker
 
 KEY = "sk-test-0123456789-secret"
 BASE = "https://rerank.internal.example:8443/private/v1"

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from pi_hermes_memory.retrieval import (
+from pi_hermes_memory.search.retrieval import (
     STAGE_ORDER,
     AgeBasis,
     Candidate,

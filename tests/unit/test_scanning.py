@@ -13,8 +13,9 @@ import re
 import unicodedata
 
 import pytest
-from pi_hermes_memory.domain import scan_rules, unicode_policy
-from pi_hermes_memory.domain.scanning import (
+from pi_hermes_memory.domain.scanning import rules as scan_rules
+from pi_hermes_memory.domain.scanning import unicode_policy
+from pi_hermes_memory.domain.scanning.scanner import (
     MAX_SCAN_CHARS,
     Finding,
     ScanCategory,

@@ -13,7 +13,7 @@ import unicodedata
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from pi_hermes_memory.domain.scanning import ScanCategory, rule_ids, scan
+from pi_hermes_memory.domain.scanning.scanner import ScanCategory, rule_ids, scan
 
 _RNG = random.Random(25)
 ALNUM = string.ascii_letters + string.digits

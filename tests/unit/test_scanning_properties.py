@@ -10,8 +10,8 @@ import unicodedata
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from pi_hermes_memory.domain import unicode_policy
-from pi_hermes_memory.domain.scanning import MAX_SCAN_CHARS, Severity, scan
+from pi_hermes_memory.domain.scanning import unicode_policy
+from pi_hermes_memory.domain.scanning.scanner import MAX_SCAN_CHARS, Severity, scan
 
 # Every general category except surrogates (a str from real input never holds one).
 ANY_CHAR = st.characters(exclude_categories=["Cs"])

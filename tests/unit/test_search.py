@@ -8,20 +8,20 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from pi_hermes_memory.adapters.memory import InMemoryMarkdown, InMemoryStorage
-from pi_hermes_memory.adapters.memory_search import InMemorySearchIndex
+from pi_hermes_memory.adapters.inmemory.search import InMemorySearchIndex
+from pi_hermes_memory.adapters.inmemory.storage import InMemoryMarkdown, InMemoryStorage
 from pi_hermes_memory.adapters.sqlite.search import match_all, match_any, quote
 from pi_hermes_memory.api import Memory
-from pi_hermes_memory.domain.model import FailureCategory, Target
-from pi_hermes_memory.domain.scope import SessionScope
-from pi_hermes_memory.domain.similarity import is_cjk
-from pi_hermes_memory.domain.terms import (
+from pi_hermes_memory.domain.memory.model import FailureCategory, Target
+from pi_hermes_memory.domain.memory.scope import SessionScope
+from pi_hermes_memory.domain.search.similarity import is_cjk
+from pi_hermes_memory.domain.search.terms import (
     MAX_QUERY_TERMS,
     QueryTerms,
     index_grams,
     plan_terms,
 )
-from pi_hermes_memory.search import (
+from pi_hermes_memory.search.memory_search import (
     MEMORY_SEARCH_TOOL,
     ScopeClause,
     SearchQuery,
@@ -29,7 +29,7 @@ from pi_hermes_memory.search import (
     search_clauses,
 )
 from pi_hermes_memory.testing.contracts import HOSTILE_QUERIES
-from pi_hermes_memory.tools import ArgumentError
+from pi_hermes_memory.tools.registry import ArgumentError
 
 from tests.support.builders import service
 from tests.support.fakes import SequentialIds, StepClock

@@ -9,8 +9,8 @@ import json
 import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
-from pi_hermes_memory.adapters import cli_server
-from pi_hermes_memory.adapters.server import (
+from pi_hermes_memory.adapters.cli import server as cli_server
+from pi_hermes_memory.adapters.server.app import (
     ApiError,
     ServerSettings,
     UnsafeBind,

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from datetime import date
 
-from pi_hermes_memory.adapters.memory import InMemoryMarkdown, InMemoryStorage
-from pi_hermes_memory.domain.commands import AddMemory, RemoveMemory, ReplaceMemory
-from pi_hermes_memory.domain.document import MemoryDocument, fold, stream_for
-from pi_hermes_memory.domain.model import Target
+from pi_hermes_memory.adapters.inmemory.storage import InMemoryMarkdown, InMemoryStorage
+from pi_hermes_memory.domain.memory.commands import AddMemory, RemoveMemory, ReplaceMemory
+from pi_hermes_memory.domain.memory.document import MemoryDocument, fold, stream_for
+from pi_hermes_memory.domain.memory.model import Target
 from pi_hermes_memory.results import WriteResult
 
 from tests.support.builders import service

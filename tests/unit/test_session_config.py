@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pi_hermes_memory.config import SessionSearchVariant, parse_config
+from pi_hermes_memory.config.settings import SessionSearchVariant, parse_config
 
 ROOT = Path("/home/me/.pi/agent")
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from pi_hermes_memory.adapters.memory_sessions import InMemorySessionIndex
+from pi_hermes_memory.adapters.inmemory.history import InMemorySessionIndex
 from pi_hermes_memory.testing import SessionIndexContract
 
 

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from pi_hermes_memory.adapters.memory_sessions import InMemorySessionFiles, InMemorySessionIndex
-from pi_hermes_memory.domain.sessions import MAX_LINE_BYTES
-from pi_hermes_memory.sessions import IndexProgress, SessionIndexer
+from pi_hermes_memory.adapters.inmemory.history import InMemorySessionFiles, InMemorySessionIndex
+from pi_hermes_memory.domain.history.transcripts import MAX_LINE_BYTES
+from pi_hermes_memory.history.indexer import IndexProgress, SessionIndexer
 
 from tests.support.fakes import StepClock
 

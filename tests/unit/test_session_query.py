@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
-from pi_hermes_memory.domain.session_query import (
+from pi_hermes_memory.domain.history.request import (
     DEFAULT_ANCHOR_LIMIT,
     MAX_ANCHOR_LIMIT,
     MAX_TERM_CHARS,

@@ -10,19 +10,19 @@ from typing import Any
 
 import pi_hermes_memory
 import pytest
-from pi_hermes_memory.adapters.memory import InMemoryMarkdown, InMemoryStorage
-from pi_hermes_memory.adapters.memory_sessions import InMemorySessionFiles, InMemorySessionIndex
-from pi_hermes_memory.domain.session_query import AnchorRequest
-from pi_hermes_memory.session_search import (
+from pi_hermes_memory.adapters.inmemory.history import InMemorySessionFiles, InMemorySessionIndex
+from pi_hermes_memory.adapters.inmemory.storage import InMemoryMarkdown, InMemoryStorage
+from pi_hermes_memory.domain.history.request import AnchorRequest
+from pi_hermes_memory.history.search import (
     AnchorLine,
     AnchorQuery,
     SessionInfo,
     SessionSearchService,
     group_ranges,
 )
-from pi_hermes_memory.session_tool import run_anchors_tool, run_legacy_tool
+from pi_hermes_memory.history.tool import run_anchors_tool, run_legacy_tool
 from pi_hermes_memory.testing.session_contracts import T0, Sessions, message
-from pi_hermes_memory.tools import ArgumentError
+from pi_hermes_memory.tools.registry import ArgumentError
 
 
 @pytest.fixture

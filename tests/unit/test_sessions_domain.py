@@ -1,4 +1,5 @@
-"""Pi session JSONL lines, projects and file changes (`pi_hermes_memory.domain.sessions`)."""
+"""Pi session JSONL lines, projects and file changes
+(`pi_hermes_memory.domain.history.transcripts`)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from datetime import UTC, datetime
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from pi_hermes_memory.domain.sessions import (
+from pi_hermes_memory.domain.history.transcripts import (
     MAX_LINE_BYTES,
     FileChange,
     FileProgress,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from pi_hermes_memory.domain.similarity import (
+from pi_hermes_memory.domain.search.similarity import (
     COSINE_THRESHOLD,
     JACCARD_THRESHOLD,
     is_near_duplicate,

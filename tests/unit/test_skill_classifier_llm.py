@@ -10,13 +10,13 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from pi_hermes_memory.adapters.memory import InMemoryStorage
-from pi_hermes_memory.adapters.memory_skill_folders import InMemorySkillFolders
-from pi_hermes_memory.adapters.skill_memory_tables import InMemorySkillTables
-from pi_hermes_memory.domain.promotion import PromotionPolicy
-from pi_hermes_memory.domain.skill import SkillScope, SkillState
+from pi_hermes_memory.adapters.inmemory.skill_folders import InMemorySkillFolders
+from pi_hermes_memory.adapters.inmemory.skill_tables import InMemorySkillTables
+from pi_hermes_memory.adapters.inmemory.storage import InMemoryStorage
+from pi_hermes_memory.domain.skills.promotion import PromotionPolicy
+from pi_hermes_memory.domain.skills.skill import SkillScope, SkillState
 from pi_hermes_memory.errors import CompletionFailed, CompletionFailure, HermesMemoryError
-from pi_hermes_memory.skill_classifier_llm import (
+from pi_hermes_memory.skills.classifier_llm import (
     MAX_PROMPT_CHARS,
     LlmClassifier,
     classifier_prompt,

@@ -13,8 +13,29 @@ from cattrs.preconf.json import make_converter
 from hypothesis import given
 from hypothesis import strategies as st
 from pi_hermes_memory.domain.errors import InvariantViolation, VersionConflict
-from pi_hermes_memory.domain.events import EVENT_TYPES, Origin
-from pi_hermes_memory.domain.skill import (
+from pi_hermes_memory.domain.memory.events import EVENT_TYPES, Origin
+from pi_hermes_memory.domain.skills.body import NO_PITFALLS
+from pi_hermes_memory.domain.skills.checks import MAX_BODY_CHARS, MAX_DESCRIPTION_CHARS
+from pi_hermes_memory.domain.skills.decide import decide_create, new_skill_id
+from pi_hermes_memory.domain.skills.events import (
+    SKILL_EVENT_TYPES,
+    SkillDeleted,
+    SkillEvent,
+    SkillFileRemoved,
+    SkillFileWritten,
+    SkillRevised,
+    SkillScope,
+)
+from pi_hermes_memory.domain.skills.hand_edits import SkillFolderProblem, import_folder
+from pi_hermes_memory.domain.skills.revise import (
+    decide_delete,
+    decide_patch,
+    decide_remove_file,
+    decide_update,
+    decide_write_file,
+)
+from pi_hermes_memory.domain.skills.rules import MAX_SUPPORT_FILES
+from pi_hermes_memory.domain.skills.skill import (
     InvalidSkillId,
     SkillDecision,
     SkillState,
@@ -25,28 +46,7 @@ from pi_hermes_memory.domain.skill import (
     skill_stream,
     stamp,
 )
-from pi_hermes_memory.domain.skill_body import NO_PITFALLS
-from pi_hermes_memory.domain.skill_checks import MAX_BODY_CHARS, MAX_DESCRIPTION_CHARS
-from pi_hermes_memory.domain.skill_decide import decide_create, new_skill_id
-from pi_hermes_memory.domain.skill_events import (
-    SKILL_EVENT_TYPES,
-    SkillDeleted,
-    SkillEvent,
-    SkillFileRemoved,
-    SkillFileWritten,
-    SkillRevised,
-    SkillScope,
-)
-from pi_hermes_memory.domain.skill_import import SkillFolderProblem, import_folder
-from pi_hermes_memory.domain.skill_md import parse_skill, render_skill
-from pi_hermes_memory.domain.skill_revise import (
-    decide_delete,
-    decide_patch,
-    decide_remove_file,
-    decide_update,
-    decide_write_file,
-)
-from pi_hermes_memory.domain.skill_rules import MAX_SUPPORT_FILES
+from pi_hermes_memory.domain.skills.skill_md import parse_skill, render_skill
 from pi_hermes_memory.domain.status import Status
 
 T0 = datetime(2026, 7, 1, 9, 0, tzinfo=UTC)

@@ -9,17 +9,17 @@ import attrs
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from pi_hermes_memory.adapters.memory import InMemoryStorage
-from pi_hermes_memory.adapters.memory_skill_folders import InMemorySkillFolders
-from pi_hermes_memory.adapters.skill_memory_tables import InMemorySkillTables
-from pi_hermes_memory.config import PromotionConflictStrategy
-from pi_hermes_memory.domain.bundle import pack, unpack
-from pi_hermes_memory.domain.skill_move import SkillContent
+from pi_hermes_memory.adapters.inmemory.skill_folders import InMemorySkillFolders
+from pi_hermes_memory.adapters.inmemory.skill_tables import InMemorySkillTables
+from pi_hermes_memory.adapters.inmemory.storage import InMemoryStorage
+from pi_hermes_memory.config.settings import PromotionConflictStrategy
+from pi_hermes_memory.domain.skills.bundle import pack, unpack
+from pi_hermes_memory.domain.skills.move import SkillContent
 from pi_hermes_memory.domain.status import Status
 from pi_hermes_memory.errors import HermesMemoryError
-from pi_hermes_memory.governance_policy import MoveBackup
-from pi_hermes_memory.skill_ports import CurationKind, JobState
-from pi_hermes_memory.skill_stats import curation_limits
+from pi_hermes_memory.ports.skills import CurationKind, JobState
+from pi_hermes_memory.skills.governance.policy import MoveBackup
+from pi_hermes_memory.skills.stats import curation_limits
 
 from tests.support.skill_world import DEPLOY_BODY, Failing, Slow, World, config
 

@@ -1,4 +1,4 @@
-"""Importing a skill folder edited by hand (`domain/skill_import.py`): the version a
+"""Importing a skill folder edited by hand (`domain/skills/hand_edits.py`): the version a
 hand-written SKILL.md says, the scan of every field that is stored, and the three-way merge
 of a folder whose render was cut short (`person_edit`). Each fixed bug is a test here; the
 skill state machine (`tests/support/skill_machine.py`) found them."""
@@ -11,18 +11,18 @@ import attrs
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from pi_hermes_memory.codec import decode, encode
-from pi_hermes_memory.domain.events import Origin
-from pi_hermes_memory.domain.skill import SkillState, fold, skill_stream
-from pi_hermes_memory.domain.skill_events import (
+from pi_hermes_memory.domain.memory.events import Origin
+from pi_hermes_memory.domain.skills.events import (
     SkillCreated,
     SkillFileRemoved,
     SkillFileWritten,
     SkillRevised,
     SkillScope,
 )
-from pi_hermes_memory.domain.skill_import import SkillFolderProblem, import_folder, person_edit
-from pi_hermes_memory.domain.skill_md import SKILL_FILE, render_skill
+from pi_hermes_memory.domain.skills.hand_edits import SkillFolderProblem, import_folder, person_edit
+from pi_hermes_memory.domain.skills.skill import SkillState, fold, skill_stream
+from pi_hermes_memory.domain.skills.skill_md import SKILL_FILE, render_skill
+from pi_hermes_memory.journal.codec import decode, encode
 
 T0 = datetime(2026, 7, 1, 9, 0, tzinfo=UTC)
 STREAM = skill_stream("global:deploy")

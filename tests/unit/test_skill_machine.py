@@ -4,10 +4,10 @@ directory (ADR 0030); `tests/integration/test_skill_machine_disk.py` runs it on 
 from __future__ import annotations
 
 from hypothesis import settings
-from pi_hermes_memory.adapters.memory import InMemoryStorage
-from pi_hermes_memory.adapters.skill_memory_tables import InMemorySkillTables
-from pi_hermes_memory.ports import Storage
-from pi_hermes_memory.skill_ports import SkillTelemetry
+from pi_hermes_memory.adapters.inmemory.skill_tables import InMemorySkillTables
+from pi_hermes_memory.adapters.inmemory.storage import InMemoryStorage
+from pi_hermes_memory.ports.skills import SkillTelemetry
+from pi_hermes_memory.ports.store import Storage
 
 from tests.support.skill_machine import SkillMachine
 

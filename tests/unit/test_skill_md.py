@@ -9,8 +9,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 from pi_hermes_memory.domain.errors import DomainError
-from pi_hermes_memory.domain.skill import SkillState, skill_stream
-from pi_hermes_memory.domain.skill_body import (
+from pi_hermes_memory.domain.skills.body import (
     NO_PITFALLS,
     build_body,
     has_header_line,
@@ -19,7 +18,8 @@ from pi_hermes_memory.domain.skill_body import (
     section_names,
     section_span,
 )
-from pi_hermes_memory.domain.skill_md import (
+from pi_hermes_memory.domain.skills.skill import SkillState, skill_stream
+from pi_hermes_memory.domain.skills.skill_md import (
     ParsedSkill,
     SkillFormatError,
     format_time,
@@ -28,7 +28,7 @@ from pi_hermes_memory.domain.skill_md import (
     render_skill,
     slugify,
 )
-from pi_hermes_memory.domain.skill_yaml import quote
+from pi_hermes_memory.domain.skills.yaml_subset import quote
 
 T0 = datetime(2026, 7, 1, 9, 0, tzinfo=UTC)
 T1 = datetime(2026, 7, 3, 17, 30, 5, tzinfo=UTC)

@@ -1,4 +1,4 @@
-"""Moving a skill between scopes (domain/skill_move.py): whatever the destination held, the
+"""Moving a skill between scopes (domain/skills/move.py): whatever the destination held, the
 events of `copy_events` leave it holding exactly the content; a backup round-trips."""
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from pi_hermes_memory.domain.errors import InvariantViolation
-from pi_hermes_memory.domain.events import Origin, stamp
-from pi_hermes_memory.domain.skill import SkillState, fold, skill_stream
-from pi_hermes_memory.domain.skill_events import SkillCreated, SkillDeleted, SkillRevised
-from pi_hermes_memory.domain.skill_move import SkillContent, copy_events, delete_events
-from pi_hermes_memory.governance_policy import MoveBackup
+from pi_hermes_memory.domain.memory.events import Origin, stamp
+from pi_hermes_memory.domain.skills.events import SkillCreated, SkillDeleted, SkillRevised
+from pi_hermes_memory.domain.skills.move import SkillContent, copy_events, delete_events
+from pi_hermes_memory.domain.skills.skill import SkillState, fold, skill_stream
+from pi_hermes_memory.skills.governance.policy import MoveBackup
 
 T0 = datetime(2026, 7, 29, 12, 0, tzinfo=UTC)
 T1 = datetime(2026, 7, 30, 12, 0, tzinfo=UTC)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from pi_hermes_memory.domain.skill_events import SkillScope
-from pi_hermes_memory.domain.skill_rules import (
+from pi_hermes_memory.domain.skills.events import SkillScope
+from pi_hermes_memory.domain.skills.rules import (
     MAX_SUPPORT_FILE_BYTES,
     SUPPORT_DIRS,
     SkillAction,

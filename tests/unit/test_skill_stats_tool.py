@@ -14,16 +14,16 @@ import pi_hermes_memory
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from pi_hermes_memory.adapters.memory import InMemoryMarkdown, InMemoryStorage
-from pi_hermes_memory.adapters.skill_memory_tables import InMemorySkillTables
+from pi_hermes_memory.adapters.inmemory.skill_tables import InMemorySkillTables
+from pi_hermes_memory.adapters.inmemory.storage import InMemoryMarkdown, InMemoryStorage
 from pi_hermes_memory.api import Memory
-from pi_hermes_memory.domain.promotion import PromotionPolicy, UsageEvidence
+from pi_hermes_memory.domain.skills.promotion import PromotionPolicy, UsageEvidence
 from pi_hermes_memory.domain.status import Status
 from pi_hermes_memory.errors import HermesMemoryError, InvalidArgument
-from pi_hermes_memory.skill_ports import GovernanceRecord
-from pi_hermes_memory.skill_stats import promotion_policy
-from pi_hermes_memory.skill_stats_tool import LOAD_NOTE, SKILL_STATS_TOOL, skill_stats
-from pi_hermes_memory.tool_schemas import strict_problems, strict_schema
+from pi_hermes_memory.ports.skills import GovernanceRecord
+from pi_hermes_memory.skills.stats import promotion_policy
+from pi_hermes_memory.skills.stats_tool import LOAD_NOTE, SKILL_STATS_TOOL, skill_stats
+from pi_hermes_memory.tools.schemas import strict_problems, strict_schema
 
 from tests.support.fakes import StepClock
 

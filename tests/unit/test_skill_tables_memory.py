@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 import structlog
-from pi_hermes_memory.adapters.skill_memory_tables import InMemorySkillTables, LegacyLoad
-from pi_hermes_memory.config import SkillGovernanceConfig, SkillScopesConfig
+from pi_hermes_memory.adapters.inmemory.skill_tables import InMemorySkillTables, LegacyLoad
+from pi_hermes_memory.config.settings import SkillGovernanceConfig, SkillScopesConfig
 from pi_hermes_memory.errors import InvalidArgument, StorageFull
-from pi_hermes_memory.skill_ports import CleanupReport, CurationLimits
-from pi_hermes_memory.skill_stats import after_discovery, curation_limits
+from pi_hermes_memory.ports.skills import CleanupReport, CurationLimits
+from pi_hermes_memory.skills.stats import after_discovery, curation_limits
 from pi_hermes_memory.testing import SkillTelemetryContract
 from structlog.testing import capture_logs
 

@@ -1,4 +1,4 @@
-"""The generated decoders (`pi_hermes_memory.structure`, ADR 0038) decode like the cattrs
+"""The generated decoders (`pi_hermes_memory.journal.structure`, ADR 0038) decode like the cattrs
 converters of snapshots and events: the same value from everything the code writes, an error
 for everything the converter refuses; they also refuse some of the converter's coercions (a
 string read as a set of characters)."""
@@ -12,10 +12,10 @@ import cattrs
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from pi_hermes_memory import codec
-from pi_hermes_memory.domain.document import MemoryDocument, fold
-from pi_hermes_memory.domain.model import MemoryEntry, Target
-from pi_hermes_memory.structure import structure_function
+from pi_hermes_memory.domain.memory.document import MemoryDocument, fold
+from pi_hermes_memory.domain.memory.model import MemoryEntry, Target
+from pi_hermes_memory.journal import codec
+from pi_hermes_memory.journal.structure import structure_function
 
 from tests.unit.test_codec import events
 from tests.unit.test_snapshots import event_history

@@ -8,15 +8,20 @@ import attrs
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from pi_hermes_memory.adapters.memory import InMemoryMarkdown, InMemoryStorage
-from pi_hermes_memory.domain.commands import AddMemory, MemoryCommand, RemoveMemory, ReplaceMemory
-from pi_hermes_memory.domain.decide import WritePolicy, decide
-from pi_hermes_memory.domain.document import MemoryDocument, fold, stream_for
-from pi_hermes_memory.domain.events import Event
-from pi_hermes_memory.domain.model import Target
-from pi_hermes_memory.domain.scope import SessionScope
-from pi_hermes_memory.pipeline import SNAPSHOT_EVERY
-from pi_hermes_memory.snapshot_codec import CorruptSnapshot, decode_document, encode_document
+from pi_hermes_memory.adapters.inmemory.storage import InMemoryMarkdown, InMemoryStorage
+from pi_hermes_memory.domain.memory.commands import (
+    AddMemory,
+    MemoryCommand,
+    RemoveMemory,
+    ReplaceMemory,
+)
+from pi_hermes_memory.domain.memory.decide import WritePolicy, decide
+from pi_hermes_memory.domain.memory.document import MemoryDocument, fold, stream_for
+from pi_hermes_memory.domain.memory.events import Event
+from pi_hermes_memory.domain.memory.model import Target
+from pi_hermes_memory.domain.memory.scope import SessionScope
+from pi_hermes_memory.journal.pipeline import SNAPSHOT_EVERY
+from pi_hermes_memory.journal.snapshots import CorruptSnapshot, decode_document, encode_document
 
 from tests.support.builders import service
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from hypothesis import given
 from hypothesis import strategies as st
-from pi_hermes_memory.domain.standing import parse_standing
+from pi_hermes_memory.domain.prompt.standing import parse_standing
 
 
 def test_items_headings_continuations_and_comments() -> None:

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from hypothesis import settings
-from pi_hermes_memory.adapters.memory import InMemoryMarkdown, InMemoryStorage
-from pi_hermes_memory.domain.document import MemoryDocument
+from pi_hermes_memory.adapters.inmemory.storage import InMemoryMarkdown, InMemoryStorage
+from pi_hermes_memory.domain.memory.document import MemoryDocument
 
 from tests.support.machine import MemoryMachine
 

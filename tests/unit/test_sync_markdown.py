@@ -6,13 +6,13 @@ from datetime import date
 from pathlib import Path
 
 import pi_hermes_memory
-from pi_hermes_memory.adapters.memory import InMemoryMarkdown, InMemoryStorage
-from pi_hermes_memory.domain.commands import AddMemory, ReplaceMemory
-from pi_hermes_memory.domain.document import MemoryDocument
-from pi_hermes_memory.domain.model import FailureCategory, MemoryEntry, Target
-from pi_hermes_memory.mirror import mirrored, plan_mirror
-from pi_hermes_memory.service import MemoryService
-from pi_hermes_memory.sync import SyncReport, sync_markdown
+from pi_hermes_memory.adapters.inmemory.storage import InMemoryMarkdown, InMemoryStorage
+from pi_hermes_memory.domain.memory.commands import AddMemory, ReplaceMemory
+from pi_hermes_memory.domain.memory.document import MemoryDocument
+from pi_hermes_memory.domain.memory.model import FailureCategory, MemoryEntry, Target
+from pi_hermes_memory.memory.mirror import mirrored, plan_mirror
+from pi_hermes_memory.memory.service import MemoryService
+from pi_hermes_memory.memory.sync import SyncReport, sync_markdown
 
 from tests.support.builders import service
 from tests.support.fakes import StepClock

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from hypothesis import given
 from hypothesis import strategies as st
-from pi_hermes_memory.domain.similarity import CJK_CHAR, is_cjk
-from pi_hermes_memory.domain.terms import _has_alnum, bigrams, index_grams, split_pieces
+from pi_hermes_memory.domain.search.similarity import CJK_CHAR, is_cjk
+from pi_hermes_memory.domain.search.terms import _has_alnum, bigrams, index_grams, split_pieces
 
 
 def reference(text: str) -> list[str]:

@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 from pi_hermes_memory.errors import InvalidArgument
-from pi_hermes_memory.governance_tool import CURATE_TOOL
-from pi_hermes_memory.search import MEMORY_SEARCH_TOOL
-from pi_hermes_memory.session_tool import SESSION_SEARCH_ANCHORS_TOOL, SESSION_SEARCH_LEGACY_TOOL
-from pi_hermes_memory.skill_stats_tool import SKILL_STATS_TOOL
-from pi_hermes_memory.skill_tool import SKILL_TOOL
-from pi_hermes_memory.tool_guide import tool_guide
-from pi_hermes_memory.tools import MEMORY_TOOL
+from pi_hermes_memory.history.tool import SESSION_SEARCH_ANCHORS_TOOL, SESSION_SEARCH_LEGACY_TOOL
+from pi_hermes_memory.search.memory_search import MEMORY_SEARCH_TOOL
+from pi_hermes_memory.skills.governance.tool import CURATE_TOOL
+from pi_hermes_memory.skills.stats_tool import SKILL_STATS_TOOL
+from pi_hermes_memory.skills.tool import SKILL_TOOL
+from pi_hermes_memory.tools.guide import tool_guide
+from pi_hermes_memory.tools.registry import MEMORY_TOOL
 
 EVERY_TOOL = [
     MEMORY_TOOL,
@@ -60,12 +60,12 @@ def test_topic_selects_one_tool_and_an_unknown_topic_is_refused() -> None:
 _SOURCES = Path(__file__).resolve().parents[2]
 #: the modules that may name STANDING.md: the reader, the format, the renderer, and text
 _MAY_NAME = {
-    "domain/prompt_blocks.py",
-    "domain/standing.py",
-    "application/prompt_context.py",
+    "domain/prompt/blocks.py",
+    "domain/prompt/standing.py",
+    "application/lifecycle/prompt_context.py",
     "application/api.py",
-    "application/tool_guide.py",
-    "adapters/cli_context.py",
+    "application/tools/guide.py",
+    "adapters/cli/context.py",
 }
 
 

@@ -12,12 +12,13 @@ import pi_hermes_memory
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from pi_hermes_memory.adapters.memory import InMemoryMarkdown, InMemoryStorage
-from pi_hermes_memory.adapters.memory_search import InMemorySearchIndex
-from pi_hermes_memory.adapters.memory_sessions import InMemorySessionFiles, InMemorySessionIndex
+from pi_hermes_memory.adapters.inmemory.history import InMemorySessionFiles, InMemorySessionIndex
+from pi_hermes_memory.adapters.inmemory.search import InMemorySearchIndex
+from pi_hermes_memory.adapters.inmemory.storage import InMemoryMarkdown, InMemoryStorage
 from pi_hermes_memory.api import Memory
-from pi_hermes_memory.search import parse_search_arguments
-from pi_hermes_memory.tool_schemas import (
+from pi_hermes_memory.search.memory_search import parse_search_arguments
+from pi_hermes_memory.tools.registry import ArgumentError, parse_memory_arguments
+from pi_hermes_memory.tools.schemas import (
     FORMATS,
     STRICT_KEYWORDS,
     render,
@@ -25,7 +26,6 @@ from pi_hermes_memory.tool_schemas import (
     strict_problems,
     strict_schema,
 )
-from pi_hermes_memory.tools import ArgumentError, parse_memory_arguments
 
 
 def _open(root: Path, variant: str = "legacy") -> Memory:

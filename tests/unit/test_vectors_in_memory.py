@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from pi_hermes_memory.adapters.memory import InMemoryStorage
-from pi_hermes_memory.adapters.memory_vectors import InMemoryVectorStore
+from pi_hermes_memory.adapters.inmemory.storage import InMemoryStorage
+from pi_hermes_memory.adapters.inmemory.vectors import InMemoryVectorStore
 from pi_hermes_memory.testing import VectorStoreContract
 
 

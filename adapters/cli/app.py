@@ -1,0 +1,788 @@
+"""The `pi-hermes-memory` command line.
+
+Exit status: 0 when the operation succeeded, 1 when it ran but did not succeed (the JSON result
+has `success: false`, or the store could not be opened), 2 on usage errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+import attrs
+from pi_hermes_memory.adapters.cli import consolidate as cli_consolidate
+from pi_hermes_memory.adapters.cli import context as cli_context
+from pi_hermes_memory.adapters.cli import doctor as cli_doctor
+from pi_hermes_memory.adapters.cli import governance as cli_governance
+from pi_hermes_memory.adapters.cli import knowledge as cli_knowledge
+from pi_hermes_memory.adapters.cli import learn as cli_learn
+from pi_hermes_memory.adapters.cli import porting as cli_port
+from pi_hermes_memory.adapters.cli import review as cli_review
+from pi_hermes_memory.adapters.cli import server as cli_server
+from pi_hermes_memory.adapters.cli import skills as cli_skills
+from pi_hermes_memory.domain.status import Status
+from pi_hermes_memory.log import LOGGER_NAME
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+#: 128 + SIGPIPE, what a shell reports for a writer whose reader went away
+EXIT_BROKEN_PIPE = 141
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a refused choice is shown clipped, or not at all when the content
+    scanner would refuse it (ADR 0028): `--target <a secret>` must not print the secret."""
+
+    def _check_value(self, action: argparse.Action, value: Any) -> None:
+        if action.choices is not None and value not in action.choices:
+            from pi_hermes_memory.domain.echo import shown
+
+            choices = ", ".join(map(repr, action.choices))
+            raise argparse.ArgumentError(
+                action, f"invalid choice: {shown(value)} (choose from {choices})"
+            )
+
+
+def _common(*, suppress: bool) -> _Parser:
+    """The options every command takes. The copy attached to each subcommand suppresses its
+    defaults, so an option given before the command name is not reset by the subparser."""
+    unset: Any = argparse.SUPPRESS if suppress else None
+    common = _Parser(add_help=False)
+    common.add_argument(
+        "--project", default=unset, help="current project name (default: config, then cwd)"
+    )
+    common.add_argument(
+        "--cwd", default=unset, help="directory the project is derived from (default: .)"
+    )
+    common.add_argument(
+        "--json",
+        action="store_true",
+        default=argparse.SUPPRESS if suppress else False,
+        help="print machine-readable JSON",
+    )
+    common.add_argument(
+        "--agent",
+        default=unset,
+        help="agent id: selects the scopes this session may use (scopes.agentAccess)",
+    )
+    return common
+
+
+def _parser() -> argparse.ArgumentParser:
+    common = _common(suppress=True)
+    parser = _Parser(
+        prog="pi-hermes-memory",
+        description="Durable long-term memory for LLM agents. Data lives under "
+        "$PI_CODING_AGENT_DIR (default ~/.pi/agent).",
+        parents=[_common(suppress=False)],
+    )
+    from pi_hermes_memory import __version__
+
+    parser.add_argument("--version", action="version", version=f"pi-hermes-memory {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+    tool = sub.add_parser("tool", parents=[common], help="call a tool with JSON arguments")
+    tool.add_argument("name", help="tool name, e.g. memory")
+    tool.add_argument("arguments", help="JSON object of arguments, or - to read stdin")
+    add = sub.add_parser("add", parents=[common], help="add an entry")
+    add.add_argument("text")
+    add.add_argument("--target", default="memory", choices=["user", "memory", "project", "failure"])
+    add_category = add.add_argument(
+        "--category",
+        choices=["failure", "correction", "insight", "preference", "convention", "tool-quirk"],
+    )
+    add.add_argument("--force", action="store_true", help="save despite similar entries")
+    add.add_argument("--scope", help="memory/user: global, agent:<id>, custom:<name>, user:<id>")
+    lst = sub.add_parser("list", parents=[common], help="list entries")
+    lst.add_argument("--target", choices=["user", "memory", "project", "failure"])
+    lst.add_argument("--history", action="store_true", help="include superseded history")
+    lst.add_argument(
+        "--scope",
+        type=cli_port.scope_name,
+        help="only entries of this scope (global, agent:<id>, custom:<name>, user:<id>, "
+        "project:<name>), as stats, export and delete-bulk name them",
+    )
+    lst.add_argument("--of-project", help="only entries attributed to this project")
+    lst.add_argument(
+        "--category",
+        choices=cli_port.CATEGORIES,
+        help="only entries of this category: a failure category, or the second seed's "
+        "(preference, fact, decision, entity, other)",
+    )
+    lst.add_argument("--limit", type=_count, help="at most this many entries")
+    lst.add_argument("--offset", type=_count, default=0, help="skip this many entries first")
+    restore = sub.add_parser(
+        "restore",
+        parents=[common],
+        help="bring back a removed entry (deleted by hand, the tool or eviction); "
+        "without TEXT_OR_ID: list the removed entries",
+    )
+    restore.add_argument("text_or_id", nargs="?", help="its id or a unique part of its text")
+    restore.add_argument(
+        "--target", default="memory", choices=["user", "memory", "project", "failure"]
+    )
+    purge = sub.add_parser(
+        "purge",
+        parents=[common],
+        help="erase an entry and all its versions for good (journal, log, search, files); "
+        "without --yes only shows what would be erased",
+    )
+    purge.add_argument("text_or_id", help="its id or a unique part of any version's text")
+    purge.add_argument(
+        "--target", default="memory", choices=["user", "memory", "project", "failure"]
+    )
+    purge.add_argument(
+        "--yes", action="store_true", help="really purge (nothing is asked interactively)"
+    )
+    for verb, what in (
+        ("promote", "move a current-project entry to global memory"),
+        ("demote", "move a global memory entry into the current project"),
+    ):
+        move = sub.add_parser(verb, parents=[common], help=what)
+        move.add_argument("old_text", help="a unique substring of the entry")
+        move.add_argument("--force", action="store_true", help="move despite similar entries")
+    tools = sub.add_parser(
+        "tools", parents=[common], help="print the tool definitions as JSON (ADR 0028)"
+    )
+    tools.add_argument(
+        "--format", default="openai", choices=["openai", "openai-responses", "anthropic", "mcp"]
+    )
+    tools.add_argument(
+        "--strict", action="store_true", help="OpenAI strict-mode schemas (null = absent)"
+    )
+    for verb, what in (
+        ("get", "show the entry with this id"),
+        ("history", "the versions of the entry with this id, oldest first"),
+        ("delete", "remove the entry with this id (restore brings it back)"),
+        ("update", "replace the text of the entry with this id (the old text is kept)"),
+    ):
+        by_id = sub.add_parser(verb, parents=[common], help=what)
+        by_id.add_argument("id", help="an entry id (list --json, search --json)")
+        if verb == "update":
+            by_id.add_argument("text", help="the new text")
+            by_id.add_argument(
+                "--category",
+                choices=add_category.choices,
+                help="failure entries: the new category",
+            )
+    sub.add_parser(
+        "switch-project",
+        parents=[common],
+        help="entries per real project attribution (the current project comes from cwd/config)",
+    )
+    sub.add_parser("insights", parents=[common], help="overview of every memory target")
+    find = sub.add_parser("search", parents=[common], help="full-text search (memory_search)")
+    find.add_argument("query", help="words to look for (any language)")
+    find.add_argument(
+        "--target",
+        choices=["memory", "user", "failure", "project"],
+        help="memory: global and the current project's memory; user; failure; "
+        "project: the current project's memory only (default: all)",
+    )
+    find.add_argument(
+        "--category",
+        choices=["failure", "correction", "insight", "preference", "convention", "tool-quirk"],
+        help="failure entries of this category only",
+    )
+    find.add_argument("--limit", type=_limit, default=10, help="1-20 results (default 10)")
+    find.add_argument("--history", action="store_true", help="include superseded history")
+    sub.add_parser(
+        "sync-markdown",
+        parents=[common],
+        help="import Markdown edits, then verify and repair the search index",
+    )
+    sub.add_parser(
+        "recover",
+        parents=[common],
+        help="move a damaged sessions.db aside and rebuild it from the event log",
+    )
+    reembed = sub.add_parser(
+        "reembed",
+        parents=[common],
+        help="embed the entries lacking a vector of the configured embedding model",
+    )
+    reembed.add_argument(
+        "--all", action="store_true", help="re-embed every entry, not only the missing ones"
+    )
+    reembed.add_argument(
+        "--batch-size", type=_batch_size, default=64, help="entries per request (default 64)"
+    )
+    index = sub.add_parser(
+        "index-sessions",
+        parents=[common],
+        help="index the Pi session files for session-search (incremental)",
+    )
+    index.add_argument("--file", help="index only this session file's new lines (live indexing)")
+    history = sub.add_parser(
+        "session-search", parents=[common], help="search past sessions (session_search)"
+    )
+    history.add_argument("query", nargs="?", help="words to look for (legacy variant)")
+    history.add_argument(
+        "--only-project", help="only sessions of this project ('*': all, none first)"
+    )
+    history.add_argument("--role", choices=["user", "assistant", "system"])
+    history.add_argument("--limit", type=_limit, default=5, help="1-20 sessions (default 5)")
+    history.add_argument(
+        "--request",
+        help="an anchors Markdown request (JSONL source ranges); - reads it from stdin",
+    )
+    for module in _EXTRA:
+        module.add_parsers(sub, common)
+    return parser
+
+
+def _index_sessions(memory: Any, args: argparse.Namespace) -> int:
+    """Progress on stderr at most once a second; the report on stdout."""
+    import time
+
+    last = [time.monotonic()]
+
+    def progress(p: Any) -> None:
+        now = time.monotonic()
+        if now - last[0] >= 1.0:
+            last[0] = now
+            print(
+                f"index-sessions: {p.files_done}/{p.files_total} files, {p.messages} messages, "
+                f"{p.bytes_read / 1e6:.1f} MB ({p.mb_per_second:.1f} MB/s)",
+                file=sys.stderr,
+                flush=True,
+            )
+
+    if args.file and not os.path.isfile(args.file):
+        print(
+            f"pi-hermes-memory: warning: {args.file} does not exist (or is not a file); "
+            "nothing was indexed",
+            file=sys.stderr,
+        )
+    report = memory.index_live(args.file) if args.file else memory.index_sessions(progress)
+    if args.json:
+        print(json.dumps(report.to_json(), ensure_ascii=False, indent=2))
+    else:
+        read = report.files_new + report.files_appended + report.files_reindexed
+        skipped = ", ".join(f"{k} {v}" for k, v in sorted(report.skipped.items())) or "none"
+        print(
+            f"Indexed {report.messages} messages from {read} of {report.files_seen} session "
+            f"files ({report.files_unchanged} unchanged, {report.files_new} new, "
+            f"{report.files_appended} grown, {report.files_reindexed} rewritten, "
+            f"{report.files_removed} removed) in {report.seconds:.1f} s "
+            f"({report.mb_per_second:.1f} MB/s)."
+        )
+        print(f"Lines skipped: {skipped} ({report.problems} damaged).")
+    for failure in report.failures:
+        print(f"pi-hermes-memory: warning: cannot read {failure}", file=sys.stderr)
+    return EXIT_OK
+
+
+def _session_search(memory: Any, args: argparse.Namespace, request: str | None) -> int:
+    """Exit 0 when the search ran (also without results), 1 for an invalid query/request."""
+    from pi_hermes_memory.history.tool import anchors_json, legacy_json
+
+    if request is not None:
+        result = memory.session_anchors(request)
+        out = anchors_json(result)
+    else:
+        result = memory.session_search(
+            args.query, project=args.only_project, role=args.role, limit=args.limit
+        )
+        out = legacy_json(result)
+    if args.json:
+        print(json.dumps(out, ensure_ascii=False, indent=2))
+    elif result.status == Status.INVALID_ARGUMENTS:
+        print(f"pi-hermes-memory: {result.message}", file=sys.stderr)
+    else:
+        print(result.message)
+    return EXIT_FAILED if result.status == Status.INVALID_ARGUMENTS else EXIT_OK
+
+
+def _batch_size(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {_shown(value)}") from None
+    if not 1 <= number <= 2048:
+        raise argparse.ArgumentTypeError(f"must be from 1 to 2048, got {number}")
+    return number
+
+
+def _shown(value: str) -> str:
+    from pi_hermes_memory.domain.echo import shown
+
+    return shown(value)
+
+
+def _count(value: str) -> int:
+    """A count option (`list --limit/--offset`): a whole number, 0 or more."""
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, not {_shown(value)}") from None
+    if number < 0:
+        raise argparse.ArgumentTypeError("expected 0 or more")
+    return number
+
+
+def _limit(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {_shown(value)}") from None
+    if not 1 <= number <= 20:
+        raise argparse.ArgumentTypeError(f"must be from 1 to 20, got {number}")
+    return number
+
+
+def _search(memory: Any, args: argparse.Namespace) -> int:
+    """Exit 0 when the search ran (also without results), 1 when the query was invalid."""
+    from pi_hermes_memory.search.memory_search import search_result_json
+
+    result = memory.search(
+        args.query,
+        target=args.target,
+        category=args.category,
+        limit=args.limit,
+        include_superseded=args.history,
+    )
+    if args.json:
+        print(json.dumps(search_result_json(result), ensure_ascii=False, indent=2))
+    elif result.status == Status.INVALID_ARGUMENTS:
+        print(f"pi-hermes-memory: {result.message}", file=sys.stderr)
+    else:
+        print(result.message)
+    return EXIT_FAILED if result.status == Status.INVALID_ARGUMENTS else EXIT_OK
+
+
+def _jsonable(value: Any) -> Any:
+    if attrs.has(type(value)):
+        return {k: _jsonable(v) for k, v in attrs.asdict(value, recurse=False).items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    if hasattr(value, "isoformat"):
+        return value.isoformat()
+    return value
+
+
+def _print_json(value: Any) -> None:
+    print(json.dumps(_jsonable(value), ensure_ascii=False, indent=2))
+
+
+def _sync_markdown(memory: Any, *, as_json: bool) -> int:
+    report = memory.sync_markdown()
+    if as_json:
+        print(json.dumps(report.to_json(), ensure_ascii=False, indent=2))
+        return EXIT_OK
+    print(
+        f"Imported {report.imported} Markdown change(s); search index: {report.added} added, "
+        f"{report.updated} updated, {report.removed} removed, {report.skipped} skipped"
+        + (", full-text index rebuilt" if report.fts_rebuilt else "")
+        + "."
+    )
+    for t in report.targets:
+        print(
+            f"  {t.target}: imported {t.imported}, added {t.added}, updated {t.updated}, "
+            f"removed {t.removed}, skipped {t.skipped}"
+        )
+    for warning in report.warnings:
+        print(f"pi-hermes-memory: warning: {warning}", file=sys.stderr)
+    return EXIT_OK
+
+
+def _reembed(memory: Any, args: argparse.Namespace) -> int:
+    """Progress lines on stderr; exit 1 when embeddings are off or some rows failed."""
+    from pi_hermes_memory.errors import HermesMemoryError
+
+    def progress(p: Any) -> None:
+        print(
+            f"reembed: {p.done}/{p.total} entries ({p.rate:.1f} entries/s)"
+            + (f", {p.failed} failed" if p.failed else ""),
+            file=sys.stderr,
+            flush=True,
+        )
+
+    try:
+        report = memory.reembed(progress, everything=args.all, batch_size=args.batch_size)
+    except HermesMemoryError as exc:
+        if args.json:
+            print(json.dumps({"success": False, "message": f"cannot reembed: {exc}"}, indent=2))
+        print(f"pi-hermes-memory: cannot reembed: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    if args.json:
+        print(json.dumps(report.to_json(), ensure_ascii=False, indent=2))
+    else:
+        print(
+            f"Embedded {report.embedded} of {report.total} entries with {report.model_id} in "
+            f"{report.seconds:.1f} s ({report.rate:.1f} entries/s); {report.failed} failed."
+        )
+    if report.stopped:
+        print(f"pi-hermes-memory: stopped early: {report.stopped}", file=sys.stderr)
+    return EXIT_OK if report.success else EXIT_FAILED
+
+
+def _recover(*, as_json: bool) -> int:
+    """Exit 0 when the database is sound or was rebuilt, 1 when it could not be."""
+    import pi_hermes_memory
+    from pi_hermes_memory.errors import HermesMemoryError
+
+    try:
+        report = pi_hermes_memory.recover()
+    except (HermesMemoryError, OSError) as exc:
+        print(f"pi-hermes-memory: cannot recover: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    if as_json:
+        print(json.dumps(report.to_json(), ensure_ascii=False, indent=2))
+    else:
+        print(report.message)
+    for line in (*report.problems, *report.warnings):
+        print(f"pi-hermes-memory: warning: {line}", file=sys.stderr)
+    return EXIT_OK
+
+
+#: modules that add their own commands (each: COMMANDS, WRITES, add_parsers, run)
+_EXTRA = (
+    cli_skills,
+    cli_governance,
+    cli_learn,
+    cli_consolidate,
+    cli_review,
+    cli_context,
+    cli_doctor,
+    cli_port,
+    cli_server,
+    cli_knowledge,
+)
+#: commands that write (in a read-only store their refusal says why; no warning first)
+_WRITES = frozenset(
+    {
+        "add",
+        "promote",
+        "demote",
+        "restore",
+        "purge",
+        "sync-markdown",
+        "reembed",
+        "index-sessions",
+        "update",
+        "delete",
+    }
+)
+
+
+def _entry_line(e: Any) -> str:
+    where = e.target + (f"/{e.project}" if e.project else "")
+    where += "" if e.scope == "global" else f" {e.scope}"
+    old = f" (superseded by {e.superseded_by})" if e.superseded_by else ""
+    flag = " (flagged: kept out of search until fixed)" if e.flagged else ""
+    return f"[{where}] {e.text}{old}{flag}"
+
+
+def _by_id(memory: Any, args: argparse.Namespace) -> int:
+    """get / history (exit 1 when this session sees no entry with the id), update / delete
+    (exit 1 when not applied: not_found, gone, superseded, ...)."""
+    if args.command == "update":
+        return _write(memory.update(args.id, args.text, category=args.category), as_json=args.json)
+    if args.command == "delete":
+        return _write(memory.delete(args.id), as_json=args.json)
+    if args.command == "get":
+        entry = memory.get(args.id)
+        rows = [] if entry is None else [entry]
+    else:
+        rows = memory.history(args.id)
+    if args.json:
+        _print_json((rows[0] if rows else None) if args.command == "get" else rows)
+    else:
+        for e in rows:
+            print(f"{e.id}  {_entry_line(e)}")
+    if not rows:
+        print("pi-hermes-memory: no visible entry has this id", file=sys.stderr)
+        return EXIT_FAILED
+    return EXIT_OK
+
+
+def _tools(memory: Any, args: argparse.Namespace) -> int:
+    from pi_hermes_memory.tools.schemas import render_all
+
+    rendered = render_all(memory.tool_definitions(), args.format, strict=args.strict)
+    print(json.dumps(rendered, ensure_ascii=False, indent=2))
+    return EXIT_OK
+
+
+def _write(outcome: Any, *, as_json: bool) -> int:
+    if as_json:  # the shape the memory tool returns (`tool memory`)
+        from pi_hermes_memory.tools.registry import write_result_json
+
+        _print_json(write_result_json(outcome))
+    else:
+        print(outcome.message)
+        for c in outcome.candidates:
+            print(f"  similar ({c.basis} {c.score:.2f}): {c.text}")
+        for warning in outcome.warnings:
+            print(f"pi-hermes-memory: warning: {warning}", file=sys.stderr)
+    return EXIT_OK if outcome.success else EXIT_FAILED
+
+
+def _restore(memory: Any, args: argparse.Namespace) -> int:
+    if args.text_or_id is None:
+        removed = memory.removed(args.target)
+        if args.json:
+            _print_json(removed)
+        else:
+            for e in removed:
+                print(f"{e.id}  {e.text}")
+            if not removed:
+                print(f"(no removed {args.target} entries)")
+        return EXIT_OK
+    outcome = memory.restore(args.text_or_id, target=args.target)
+    if not args.json:
+        for c in outcome.candidates if outcome.status == Status.AMBIGUOUS else ():
+            print(f"  {c.entry_id}  {c.text}")
+        outcome = attrs.evolve(outcome, candidates=())
+    return _write(outcome, as_json=args.json)
+
+
+def _purge(memory: Any, args: argparse.Namespace) -> int:
+    """Without --yes a dry run: exit 1 after saying what would be purged (nothing changed)."""
+    if not args.text_or_id.strip():
+        print("pi-hermes-memory: purge needs an id or a part of the text", file=sys.stderr)
+        return EXIT_USAGE
+    outcome = memory.purge(args.text_or_id, target=args.target, dry_run=not args.yes)
+    if args.json:
+        _print_json(outcome.to_json())
+    else:
+        print(outcome.message)
+        for c in outcome.candidates:
+            print(f"  {c.entry_id}  {c.text}")
+        if outcome.status == "preview":
+            print("Run again with --yes to purge; this cannot be undone.")
+        for leftover in outcome.leftovers:
+            print(
+                f"pi-hermes-memory: warning: may still hold the text: {leftover}", file=sys.stderr
+            )
+        for warning in outcome.warnings:
+            print(f"pi-hermes-memory: warning: {warning}", file=sys.stderr)
+    return EXIT_OK if outcome.status == "purged" else EXIT_FAILED
+
+
+def _switch_project(overview: Any, *, as_json: bool) -> int:
+    if as_json:
+        _print_json(overview)
+        return EXIT_OK
+    print(f"Current project: {overview.current or '(none)'} (set by projectName, --project or cwd)")
+    for p in overview.projects:
+        mark = "*" if p.project == overview.current else " "
+        print(f" {mark} {p.project}: {p.project_entries} project entries, {p.failures} failures")
+    print(
+        f"Unattributed: {overview.unattributed_project_entries} project entries, "
+        f"{overview.unattributed_failures} failures (global)"
+    )
+    return EXIT_OK
+
+
+def _insights(insights: Any, *, as_json: bool) -> int:
+    if as_json:
+        _print_json(insights)
+        return EXIT_OK
+    sharing = " (projectMemorySharing on)" if insights.sharing else ""
+    print(f"Project: {insights.project or '(none)'}{sharing}")
+    for t in insights.targets:
+        print(
+            f"  {t.target}: {t.active} active, {t.superseded} superseded, "
+            f"{t.chars_used}/{t.char_limit} characters ({t.limit_setting})"
+        )
+        for text in t.latest:
+            print(f"    - {text if len(text) <= 100 else text[:99] + '…'}")
+    return EXIT_OK
+
+
+#: the library's log event for a warning it also keeps in `Memory.warnings`
+_SHOWN_BY_THE_CLI = "memory.warning"
+
+
+class _StderrLines(logging.Handler):
+    """The CLI's readable log output: `pi-hermes-memory: warning: <event> key=value` on
+    whatever `sys.stderr` is at the time (the library itself only logs through `logging`)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            if record.getMessage().startswith(_SHOWN_BY_THE_CLI):
+                return  # the command prints `Memory.warnings` itself, once, in plain words
+            sys.stderr.write(
+                f"pi-hermes-memory: {record.levelname.lower()}: {self.format(record)}\n"
+            )
+        except Exception:
+            self.handleError(record)
+
+
+def _configure_logging() -> None:
+    logger = logging.getLogger(LOGGER_NAME)
+    if not any(isinstance(h, _StderrLines) for h in logger.handlers):
+        logger.addHandler(_StderrLines(logging.WARNING))
+        logger.propagate = False  # no second copy through a root handler
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The console script. Ctrl-C ends it quietly with 130 (128 + SIGINT), as shells expect."""
+    _configure_logging()
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        print("pi-hermes-memory: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # the reader went away (`... | head`): not an error of ours; point stdout at devnull
+        # so the interpreter's final flush does not complain again
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    args = _parser().parse_args(argv)
+    arguments: Any = None
+    if args.command == "tool":
+        raw = sys.stdin.read() if args.arguments == "-" else args.arguments
+        try:
+            arguments = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            print(f"pi-hermes-memory: arguments are not valid JSON: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+        except RecursionError:
+            print("pi-hermes-memory: arguments are nested too deeply", file=sys.stderr)
+            return EXIT_USAGE
+
+    request: str | None = None
+    if args.command == "session-search":
+        if (args.query is None) == (args.request is None):
+            print(
+                "pi-hermes-memory: session-search takes a QUERY (legacy) or --request "
+                "(anchors), not both or neither",
+                file=sys.stderr,
+            )
+            return EXIT_USAGE
+        request = sys.stdin.read() if args.request == "-" else args.request
+
+    if args.command == "search" and args.category and args.target not in (None, "failure"):
+        print("pi-hermes-memory: --category applies only to --target failure", file=sys.stderr)
+        return EXIT_USAGE
+
+    if args.command == "recover":
+        return _recover(as_json=args.json)
+
+    for module in _EXTRA:  # commands that must not open the store (the read-only doctor)
+        unopened = getattr(module, "unopened", None)
+        if args.command in getattr(module, "NO_STORE", ()) or (unopened and unopened(args)):
+            return int(module.run_unopened(args))
+
+    import pi_hermes_memory
+    from pi_hermes_memory.config.settings import ConfigError
+    from pi_hermes_memory.errors import HermesMemoryError
+
+    try:
+        memory = pi_hermes_memory.open(project=args.project, cwd=args.cwd, agent_id=args.agent)
+    except (HermesMemoryError, OSError, RuntimeError, ValueError) as exc:
+        print(f"pi-hermes-memory: cannot open the memory store: {exc}", file=sys.stderr)
+        return EXIT_USAGE if isinstance(exc, ConfigError) else EXIT_FAILED
+    with memory:
+        writes = (
+            args.command in _WRITES
+            or any(args.command in m.WRITES for m in _EXTRA)
+            or (args.command == "tool" and isinstance(arguments, dict) and args.name == "memory")
+        )
+        shown = 1 if memory.read_only and writes else 0
+        for warning in memory.warnings[shown:]:
+            print(f"pi-hermes-memory: warning: {warning}", file=sys.stderr)
+        shown = max(shown, len(memory.warnings))
+        try:
+            return _run(memory, args, arguments, request)
+        except BrokenPipeError:
+            raise  # the reader went away: `main` ends quietly
+        except (HermesMemoryError, OSError) as exc:  # one line, never a traceback
+            print(f"pi-hermes-memory: {exc}", file=sys.stderr)
+            return EXIT_FAILED
+        except Exception as exc:
+            if type(exc).__module__ != "apsw":  # e.g. the session index's own connection
+                raise
+            print(
+                f"pi-hermes-memory: the database failed ({type(exc).__name__}: {exc}); if "
+                "it is damaged, run `pi-hermes-memory recover`",
+                file=sys.stderr,
+            )
+            return EXIT_FAILED
+        finally:  # warnings of documents first read by the command itself (lazy open)
+            for warning in memory.warnings[shown:]:
+                print(f"pi-hermes-memory: warning: {warning}", file=sys.stderr)
+
+
+def _run(memory: Any, args: argparse.Namespace, arguments: Any, request: str | None) -> int:
+    """Run the parsed command on an open store."""
+    for module in _EXTRA:
+        if args.command in module.COMMANDS:
+            return int(module.run(memory, args))
+    if args.command == "tool":
+        result = memory.call_tool(args.name, arguments)
+        _print_json(result)
+        return EXIT_OK if result.get("success") else EXIT_FAILED
+    if args.command == "sync-markdown":
+        return _sync_markdown(memory, as_json=args.json)
+    if args.command == "search":
+        return _search(memory, args)
+    if args.command == "reembed":
+        return _reembed(memory, args)
+    if args.command == "index-sessions":
+        return _index_sessions(memory, args)
+    if args.command == "session-search":
+        return _session_search(memory, args, request)
+    if args.command == "add":
+        outcome = memory.add(
+            args.text,
+            target=args.target,
+            category=args.category,
+            force=args.force,
+            scope=args.scope,
+        )
+        return _write(outcome, as_json=args.json)
+    if args.command == "restore":
+        return _restore(memory, args)
+    if args.command == "purge":
+        return _purge(memory, args)
+    if args.command in ("promote", "demote"):
+        move = memory.promote if args.command == "promote" else memory.demote
+        return _write(move(args.old_text, force=args.force), as_json=args.json)
+    if args.command in ("get", "history", "update", "delete"):
+        return _by_id(memory, args)
+    if args.command == "tools":
+        return _tools(memory, args)
+    if args.command == "switch-project":
+        return _switch_project(memory.project_overview(), as_json=args.json)
+    if args.command == "insights":
+        return _insights(memory.insights(), as_json=args.json)
+    entries = memory.entries(args.target, include_history=args.history)
+    if args.scope is not None:  # the scope names of stats, export and delete-bulk
+        entries = [e for e in entries if _scope_of(e) == args.scope]
+    if args.of_project is not None:
+        entries = [e for e in entries if e.project == args.of_project]
+    if args.category is not None:
+        entries = [e for e in entries if args.category in (e.category, e.kind)]
+    end = None if args.limit is None else args.offset + args.limit
+    entries = entries[args.offset : end]
+    if args.json:
+        _print_json(entries)
+    else:
+        for e in entries:
+            print(_entry_line(e))
+        if not entries:
+            print("(no entries)")
+    return EXIT_OK
+
+
+def _scope_of(view: Any) -> str:
+    """A row's scope as `porting.entry_scope` names it: its namespace, else
+    `project:<name>` for a project-attributed row, else global."""
+    if view.scope == "global" and view.project is not None:
+        return f"project:{view.project}"
+    return str(view.scope)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,333 @@
+"""CLI commands for the whole store (registered by `pi_hermes_memory.adapters.cli.app`, ADR 0046).
+
+stats         counts per target, scope and project; superseded; characters vs limits; vectors
+delete-bulk   remove the active entries of one or more scopes (--before DATE, --dry-run)
+export        every entry with its supersede history as JSON Lines (header line first)
+import        an export file, idempotent by id (--dry-run, --scope)
+migrate       a second-seed export ({"memories": [...]}) into this store; with --to postgres:
+              copy the local SQLite store into the PostgreSQL one (ADR 0050)
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import sys
+from datetime import date
+from typing import Any
+
+from pi_hermes_memory.domain.memory.model import FailureCategory, MemoryKind
+
+COMMANDS: frozenset[str] = frozenset({"stats", "delete-bulk", "export", "import", "migrate"})
+WRITES: frozenset[str] = frozenset({"delete-bulk", "import", "migrate"})
+#: `migrate --to postgres` runs without opening the store (see `unopened`)
+NO_STORE: frozenset[str] = frozenset()
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+_TARGETS = ["user", "memory", "project", "failure"]
+#: `--category` of list and export: a failure category or the second seed's (ADR 0045);
+#: "preference" is both and matches either
+CATEGORIES: list[str] = list(
+    dict.fromkeys([*(c.value for c in FailureCategory), *(k.value for k in MemoryKind)])
+)
+_SCOPE_HELP = "global, agent:<id>, custom:<name>, user:<id> or project:<name>"
+
+
+def scope_name(value: str) -> str:
+    """An argparse type: a scope as `stats` names them (global, agent:<id>, custom:<name>,
+    user:<id>, project:<name>); anything else is a usage error (exit 2), so a typo in the
+    form of a scope never selects nothing silently."""
+    from pi_hermes_memory.domain.memory.model import (
+        GLOBAL_NAMESPACE,
+        Target,
+        is_safe_project_name,
+        namespace_problem,
+    )
+
+    kind, colon, name = value.partition(":")
+    if value == GLOBAL_NAMESPACE:
+        return value
+    if kind == "project" and colon and is_safe_project_name(name):
+        return value
+    target = Target.USER if kind == "user" else Target.MEMORY
+    if colon and namespace_problem(value, target) is None:
+        return value
+    raise argparse.ArgumentTypeError(f"expected {_SCOPE_HELP}, got {value[:60]!r}")
+
+
+def _date(value: str) -> date:
+    try:
+        return date.fromisoformat(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError("expected a date as YYYY-MM-DD") from None
+
+
+def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
+    """Add this module's subcommands to the `pi-hermes-memory` parser."""
+    sub.add_parser(
+        "stats",
+        parents=[common],
+        help="counts per target, scope and project; superseded; characters vs limits; vectors",
+    )
+    bulk = sub.add_parser(
+        "delete-bulk",
+        parents=[common],
+        help="remove the active entries of these scopes (restore brings each back)",
+    )
+    bulk.add_argument("--scope", nargs="+", required=True, type=scope_name, help=_SCOPE_HELP)
+    bulk.add_argument("--before", type=_date, help="only entries created before this date")
+    bulk.add_argument("--dry-run", action="store_true", help="only show what would be removed")
+    export = sub.add_parser(
+        "export",
+        parents=[common],
+        help="every entry and its supersede history as JSON Lines (the whole store)",
+    )
+    export.add_argument("--scope", nargs="+", default=(), type=scope_name, help=_SCOPE_HELP)
+    export.add_argument("--target", choices=_TARGETS)
+    export.add_argument(
+        "--category",
+        choices=CATEGORIES,
+        help="only entries of this category: a failure category, or the second seed's "
+        "(preference, fact, decision, entity, other)",
+    )
+    export.add_argument("--output", "-o", help="write to this file (default: stdout)")
+    imp = sub.add_parser(
+        "import", parents=[common], help="import an export file (idempotent by id)"
+    )
+    imp.add_argument("file", help="an export file (JSON Lines), or - for stdin")
+    imp.add_argument(
+        "--scope",
+        nargs="+",
+        default=(),
+        type=scope_name,
+        help="only entries of these scopes (a second-seed JSON export: import into this scope)",
+    )
+    imp.add_argument("--dry-run", action="store_true", help="only show what would be imported")
+    mig = sub.add_parser(
+        "migrate",
+        parents=[common],
+        help='import a second-seed export ({"memories": [...]}: id, text, scope, timestamp, …)',
+    )
+    mig.add_argument("file", nargs="?", help="the JSON export file, or - for stdin")
+    mig.add_argument(
+        "--to",
+        choices=["postgres"],
+        help="instead: copy the local SQLite store (sessions.db) into the PostgreSQL store "
+        "(idempotent; the Markdown files are left as they are)",
+    )
+    mig.add_argument(
+        "--dsn-env",
+        help="with --to postgres: the environment variable holding the DSN "
+        "(default: storage.dsnEnv of the configuration)",
+    )
+    mig.add_argument(
+        "--scope",
+        help="import every memory into this scope (global, agent:<id>, custom:<name>,"
+        " user:<id>, project:<name>) instead of its own",
+    )
+    mig.add_argument("--dry-run", action="store_true", help="only show what would be imported")
+
+
+def unopened(args: argparse.Namespace) -> bool:
+    """Whether `args` is a command that must run before (without) opening the store."""
+    return args.command == "migrate" and getattr(args, "to", None) is not None
+
+
+def run_unopened(args: argparse.Namespace) -> int:
+    from pi_hermes_memory.adapters.cli.store_copy import migrate_to_postgres
+
+    return migrate_to_postgres(args)
+
+
+def run(memory: Any, args: argparse.Namespace) -> int:
+    """Run one of COMMANDS on an open store; returns the exit code."""
+    from pi_hermes_memory.errors import InvalidArgument
+    from pi_hermes_memory.memory import porting
+
+    if args.command == "stats":
+        return _stats(porting.stats(memory), as_json=args.json)
+    if args.command == "delete-bulk":
+        return _delete_bulk(memory, args)
+    if args.command == "export":
+        return _export(memory, args)
+    if args.command == "import":
+        with _open(args.file) as handle:
+            first, rest = _first_line(handle)
+            seed = _seed_document(first, rest)
+            if seed is None:
+                read = porting.read_export(itertools.chain([first], rest))
+        if seed is not None:  # a second-seed export: imported as `migrate` does
+            if len(args.scope) > 1:
+                raise InvalidArgument(
+                    "a second-seed export (memories: [...]) is imported into one --scope;"
+                    " nothing was imported"
+                )
+            return _migrate(memory, seed, args, into=args.scope[0] if args.scope else None)
+        report = porting.import_entries(
+            memory, read.rows, scopes=args.scope, dry_run=args.dry_run, removed=read.removed
+        )
+        return _report(report, {}, as_json=args.json)
+    if args.file is None:  # a usage error, as argparse's own (FILE is optional for --to)
+        print("pi-hermes-memory: migrate takes an export FILE (or --to postgres)", file=sys.stderr)
+        return EXIT_USAGE
+    with _open(args.file) as handle:
+        try:
+            data = json.load(handle)
+        except json.JSONDecodeError as e:
+            raise InvalidArgument(f"{args.file}: not JSON ({e}); nothing was imported") from None
+    return _migrate(memory, data, args, into=args.scope)
+
+
+def _migrate(memory: Any, data: Any, args: argparse.Namespace, *, into: str | None) -> int:
+    from pi_hermes_memory.adapters.system import UlidFactory
+    from pi_hermes_memory.memory import porting
+
+    report, mapping = porting.migrate_seed(
+        memory, data, new_id=UlidFactory().new_id, dry_run=args.dry_run, into_scope=into
+    )
+    return _report(report, mapping, as_json=args.json)
+
+
+def _first_line(handle: Any) -> tuple[str, Any]:
+    """The first non-blank line of `handle` ("" when none) and the iterator of the rest."""
+    lines = iter(handle)
+    for line in lines:
+        if line.strip():
+            return line, lines
+    return "", lines
+
+
+def _seed_document(first: str, rest: Any) -> Any:
+    """The parsed second-seed export when the file is one (a JSON document whose first line
+    is not this library's export header), else None (the lines are left to `read_export`,
+    whose errors name the line)."""
+    try:
+        header = json.loads(first)
+    except json.JSONDecodeError:
+        header = None
+    if isinstance(header, dict) and "format" in header:
+        return None  # this library's JSON Lines export
+    if isinstance(header, dict) and "memories" not in header:
+        return None
+    text = first + "".join(rest)
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError:
+        return None
+    if isinstance(data, list) or (isinstance(data, dict) and "memories" in data):
+        return data
+    return None
+
+
+def _open(path: str) -> Any:
+    import contextlib
+
+    if path == "-":
+        return contextlib.nullcontext(sys.stdin)
+    return open(path, encoding="utf-8")
+
+
+def _stats(data: dict[str, Any], *, as_json: bool) -> int:
+    if as_json:
+        json.dump(data, sys.stdout, ensure_ascii=False, indent=2)
+        print()
+        return EXIT_OK
+    for name, t in data["targets"].items():
+        print(
+            f"{name}: {t['active']} active, {t['superseded']} superseded, {t['removed']} removed,"
+            f" {t['chars']:,}/{t['limit']:,} chars"
+        )
+    print("scopes: " + (", ".join(f"{k} {v}" for k, v in data["scopes"].items()) or "(none)"))
+    print("projects: " + (", ".join(f"{k} {v}" for k, v in data["projects"].items()) or "(none)"))
+    v = data["vectors"]
+    print(
+        "vectors: off" if v is None else f"vectors: {v['with_vector']}/{v['rows']} ({v['model']})"
+    )
+    return EXIT_OK
+
+
+def _delete_bulk(memory: Any, args: argparse.Namespace) -> int:
+    from pi_hermes_memory.memory import porting
+
+    rows = porting.bulk_candidates(memory, args.scope, before=args.before)
+    hidden = porting.bulk_hidden(memory, args.scope, before=args.before)
+    removed: list[str] = []
+    failed: list[dict[str, str]] = []
+    if not args.dry_run:
+        for e, outcome in porting.remove_rows(memory, rows):
+            if outcome.success:
+                removed.append(e.id)
+            else:
+                failed.append({"id": e.id, "message": outcome.message})
+    if args.json:
+        data = {
+            "dry_run": args.dry_run,
+            "matched": [{"id": e.id, "target": e.target.value, "text": e.text} for e in rows],
+            "removed": removed,
+            "failed": failed,
+            "not_visible": hidden,
+        }
+        json.dump(data, sys.stdout, ensure_ascii=False, indent=2)
+        print()
+    else:
+        for e in rows:
+            print(f"{e.id}  [{e.target.value} {porting.entry_scope(e)}] {e.text}")
+        if args.dry_run:
+            print(f"Would remove {len(rows)} entries (dry run: nothing changed).")
+        else:
+            print(f"Removed {len(removed)} of {len(rows)} entries (restore brings one back).")
+        for f in failed:
+            print(f"pi-hermes-memory: {f['id']}: {f['message']}", file=sys.stderr)
+    for scope, count in hidden.items():
+        how = (
+            "--project NAME" if scope.startswith("project:") else "--agent ID (scopes.agentAccess)"
+        )
+        print(
+            f"pi-hermes-memory: note: {count} entries of {scope} are not visible to this session "
+            f"and are not selected; run with the {how} that may see them",
+            file=sys.stderr,
+        )
+    return EXIT_FAILED if failed else EXIT_OK
+
+
+def _export(memory: Any, args: argparse.Namespace) -> int:
+    from pi_hermes_memory.domain.memory.model import Target
+    from pi_hermes_memory.memory import porting
+
+    targets = [Target(args.target)] if args.target else None
+    lines = porting.export_lines(memory, targets=targets, scopes=args.scope, category=args.category)
+    count = -1  # the header is not an entry
+    if args.output:
+        temp = f"{args.output}.partial"
+        with open(temp, "w", encoding="utf-8") as out:
+            for line in lines:
+                out.write(line + "\n")
+                count += 1
+        import os
+
+        os.replace(temp, args.output)
+        print(f"Exported {count} entries to {args.output}", file=sys.stderr)
+    else:
+        for line in lines:
+            sys.stdout.write(line + "\n")
+            count += 1
+    return EXIT_OK
+
+
+def _report(report: Any, mapping: dict[str, str], *, as_json: bool) -> int:
+    if as_json:
+        data = report.to_json()
+        if mapping:
+            data["id_mapping"] = mapping
+        json.dump(data, sys.stdout, ensure_ascii=False, indent=2)
+        print()
+    else:
+        print(report.message[0].upper() + report.message[1:] + ".")
+        for r in report.refused:
+            print(f"  refused {', '.join(r.ids)}: {r.reason}")
+        for old, new in mapping.items():
+            print(f"  id {old} -> {new}")
+        for note in report.notes:
+            print(f"pi-hermes-memory: note: {note}", file=sys.stderr)
+    return EXIT_FAILED if report.refused else EXIT_OK

@@ -1,0 +1,224 @@
+"""CLI commands for the server (registered by `pi_hermes_memory.adapters.cli.app`, ADR 0044).
+
+    serve [--host H] [--port P] [--api-key K] [--no-http] [--no-mcp] [--allow-origin O ...]
+          [--max-body BYTES] [--config openclaw.json]
+                                 REST (/api/memory, /health, /openapi.json) + MCP (/mcp)
+    mcp [--config openclaw.json]  MCP over stdio, for desktop clients (the same store settings)
+
+Also the `pi-memory-server` console script (`main`), the second seed's name for `serve`.
+Precedence: command line > environment (PI_MEMORY_API_KEY, PI_MEMORY_HTTP_HOST,
+PI_MEMORY_HTTP_PORT, PI_MEMORY_ALLOWED_ORIGINS, PI_MEMORY_EMBED_*, PI_MEMORY_RERANK_*,
+PI_MEMORY_DB_PATH, PI_MEMORY_KNOWLEDGE_PATHS) > openclaw.json (`--config` / PI_MEMORY_CONFIG /
+~/.openclaw/openclaw.json, ADR 0047; see adapters/server/config.py) > defaults. The server's
+modules (mcp, starlette, uvicorn: the optional `[server]` extra) load only here, when serving.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+COMMANDS: frozenset[str] = frozenset({"serve", "mcp"})
+WRITES: frozenset[str] = frozenset()
+#: the server opens its stores itself, per (project, agent)
+NO_STORE: frozenset[str] = frozenset({"serve", "mcp"})
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 9873
+DEFAULT_MAX_BODY = 1024 * 1024
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+def _serve_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--host", help=f"address to bind (default {DEFAULT_HOST})")
+    parser.add_argument("--port", type=int, help=f"port (default {DEFAULT_PORT})")
+    parser.add_argument(
+        "--api-key",
+        help="require this key (Authorization: Bearer or X-API-Key) on every route; "
+        "prefer PI_MEMORY_API_KEY: a command line is visible to other users",
+    )
+    parser.add_argument("--no-http", action="store_true", help="serve MCP only (no REST)")
+    parser.add_argument("--no-mcp", action="store_true", help="serve REST only (no /mcp)")
+    parser.add_argument(
+        "--allow-origin",
+        action="append",
+        help="a browser Origin allowed besides loopback ones (repeatable; also enables CORS "
+        "for exactly these origins)",
+    )
+    parser.add_argument(
+        "--max-body",
+        type=int,
+        help=f"largest request body in bytes (default {DEFAULT_MAX_BODY}); larger gets 413",
+    )
+    parser.add_argument(
+        "--config",
+        metavar="FILE",
+        help="an openclaw.json whose plugins.entries['pi-memory'].config sets the embedding, "
+        "reranker and dbPath (default: PI_MEMORY_CONFIG, else ~/.openclaw/openclaw.json "
+        "when it exists)",
+    )
+
+
+def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
+    """Add this module's subcommands to the `pi-hermes-memory` parser."""
+    serve = sub.add_parser(
+        "serve",
+        parents=[common],
+        help="serve REST and MCP (streamable HTTP at /mcp) on one port",
+        description="Serve the store over HTTP: REST under /api/memory, /health, "
+        "/openapi.json, and MCP (streamable HTTP, stateless) at /mcp. Loopback only unless an "
+        "API key is set. Project and agent per request: X-Project/X-Agent headers or "
+        "project/agent query parameters (REST), project/agent tool arguments (MCP).",
+    )
+    _serve_options(serve)
+    mcp = sub.add_parser(
+        "mcp",
+        parents=[common],
+        help="serve MCP over stdio (for Claude Desktop, Claude Code, Cursor)",
+        description="Serve MCP over stdin/stdout. The store settings come from the environment "
+        "(PI_MEMORY_DB_PATH, PI_MEMORY_EMBED_*, PI_MEMORY_RERANK_*, PI_MEMORY_KNOWLEDGE_PATHS) "
+        "and the openclaw.json, as for serve.",
+    )
+    mcp.add_argument(
+        "--config",
+        metavar="FILE",
+        help="an openclaw.json (default: PI_MEMORY_CONFIG, else ~/.openclaw/openclaw.json "
+        "when it exists)",
+    )
+
+
+def _origins(values: Sequence[str] | None, environ: Mapping[str, str]) -> tuple[str, ...]:
+    if values:
+        return tuple(values)
+    raw = environ.get("PI_MEMORY_ALLOWED_ORIGINS", "")
+    return tuple(o.strip() for o in raw.split(",") if o.strip())
+
+
+def _store_options(args: argparse.Namespace, environ: Mapping[str, str]) -> tuple[Any, Any]:
+    from pathlib import Path
+
+    from pi_hermes_memory.adapters.server.config import (
+        CONFIG_ENV,
+        default_config_path,
+        read_plugin_config,
+        resolve_store_options,
+    )
+
+    named = getattr(args, "config", None) or environ.get(CONFIG_ENV, "").strip()
+    path = Path(named).expanduser() if named else default_config_path(environ)
+    file: Mapping[str, Any] = {}
+    read_warnings: tuple[str, ...] = ()
+    if path is not None:
+        file, read_warnings = read_plugin_config(path)
+    cwd = Path(args.cwd) if args.cwd else Path.cwd()
+    options, warnings = resolve_store_options(file, environ, cwd=cwd)
+    return options, read_warnings + warnings
+
+
+def _check_tenant(args: argparse.Namespace) -> None:
+    """The server's default project and agent are checked at start (exit 2), not on every
+    request that falls back to them."""
+    from pi_hermes_memory.domain.memory.model import Target, is_safe_project_name, namespace_problem
+
+    if args.project is not None and not is_safe_project_name(args.project.strip()):
+        raise ValueError(
+            f"invalid --project {args.project[:60]!r}: it must be non-empty, not '.' or '..', "
+            "and contain no / \\ , < > or control characters"
+        )
+    if args.agent is not None and namespace_problem(f"agent:{args.agent}", Target.MEMORY):
+        raise ValueError(
+            f"invalid --agent {args.agent[:60]!r}: letters, digits, '.', '_' and '-' only"
+        )
+
+
+def resolve_settings(args: argparse.Namespace, environ: Mapping[str, str]) -> Any:
+    """Command line > environment > openclaw.json > defaults; raises ValueError (a
+    `ServerConfigError` for the store settings) with a usage message."""
+    from pi_hermes_memory.adapters.server.app import ServerSettings
+
+    _check_tenant(args)
+
+    host = args.host or environ.get("PI_MEMORY_HTTP_HOST") or DEFAULT_HOST
+    port: Any = args.port
+    if port is None:
+        raw = environ.get("PI_MEMORY_HTTP_PORT")
+        try:
+            port = int(raw) if raw else DEFAULT_PORT
+        except ValueError:
+            raise ValueError(f"PI_MEMORY_HTTP_PORT must be a port number, got {raw!r}") from None
+    if not 0 <= port <= 65535:
+        raise ValueError(f"the port must be between 0 and 65535, got {port}")
+    key = args.api_key if args.api_key is not None else environ.get("PI_MEMORY_API_KEY")
+    max_body = args.max_body if args.max_body is not None else DEFAULT_MAX_BODY
+    if max_body <= 0:
+        raise ValueError("--max-body must be a positive number of bytes")
+    if args.no_http and args.no_mcp:
+        raise ValueError("--no-http and --no-mcp together leave nothing to serve")
+    store, warnings = _store_options(args, environ)
+    return ServerSettings(
+        host=host,
+        port=port,
+        api_key=key or None,
+        http=not args.no_http,
+        mcp=not args.no_mcp,
+        allowed_origins=_origins(args.allow_origin, environ),
+        max_body=max_body,
+        project=args.project,
+        agent=args.agent,
+        cwd=args.cwd,
+        store=store,
+        warnings=warnings,
+    )
+
+
+def run(memory: Any, args: argparse.Namespace) -> int:  # pragma: no cover - NO_STORE
+    raise AssertionError("serve and mcp open their own stores")
+
+
+def run_unopened(args: argparse.Namespace) -> int:
+    """Start the server (or the stdio MCP server); returns when it stops."""
+    try:
+        if args.command == "mcp":
+            from pi_hermes_memory.adapters.server.mcp_tools import serve_stdio
+
+            _check_tenant(args)
+            store, warnings = _store_options(args, os.environ)
+            for warning in warnings:  # stdout is the protocol's: warnings go to stderr
+                print(f"pi-hermes-memory: warning: {warning}", file=sys.stderr, flush=True)
+            serve_stdio(project=args.project, agent=args.agent, cwd=args.cwd, store=store)
+            return EXIT_OK
+        settings = resolve_settings(args, os.environ)
+    except ImportError as exc:
+        print(
+            f"pi-hermes-memory: the server needs the optional extra: "
+            f"pip install 'pi-hermes-memory[server]' ({exc})",
+            file=sys.stderr,
+        )
+        return EXIT_FAILED
+    except ValueError as exc:
+        print(f"pi-hermes-memory: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    from pi_hermes_memory.adapters.server.app import ServeFailed, UnsafeBind, serve
+
+    try:
+        serve(settings)
+    except UnsafeBind as exc:
+        print(f"pi-hermes-memory: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except ServeFailed as exc:
+        print(f"pi-hermes-memory: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    return EXIT_OK
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The `pi-memory-server` console script: `pi-hermes-memory serve` with its options."""
+    from pi_hermes_memory.adapters.cli import app as cli
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args == ["--version"]:
+        return cli.main(args)
+    return cli.main(["serve", *args])

@@ -1,0 +1,1 @@
+"""In-memory adapters: real implementations of the ports, for tests and embedding."""

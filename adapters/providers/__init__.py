@@ -1,0 +1,1 @@
+"""Model providers: embedders, rerankers and LLM completers (HTTP and child process)."""

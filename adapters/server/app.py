@@ -1,0 +1,957 @@
+"""The HTTP server: REST under /api/memory and MCP (streamable HTTP) at /mcp on one port
+(ADR 0044). Loaded only by `pi-hermes-memory serve`; needs the `[server]` extra.
+
+Every REST answer is the envelope `{"success": bool, "data": ..., "error": str | null}`.
+One guard in front of every route: request size limit, Host and Origin checks (DNS
+rebinding), API key (constant time), CORS only for an allowlist, one log line per request.
+Stores are opened once per (project, agent) and kept in a small cache; each store's calls run
+in a worker thread, one at a time (a `Memory` is not thread-safe: see StoreCache).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hmac
+import ipaddress
+import json
+import logging
+import os
+import resource
+import sys
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Mapping
+from datetime import date, datetime
+from enum import Enum
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import attrs
+from pi_hermes_memory.adapters.server import knowledge as server_knowledge
+from pi_hermes_memory.adapters.server.config import StoreOptions
+from pi_hermes_memory.config.settings import KNOWLEDGE_PATHS_ENV
+from pi_hermes_memory.domain.memory.model import FailureCategory, MemoryKind
+from pi_hermes_memory.errors import HermesMemoryError
+
+Scope = dict[str, Any]
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+#: deepest JSON nesting a request body may have
+MAX_DEPTH = 32
+#: stores kept open at once (one per (project, agent) pair)
+CACHE_SIZE = 8
+LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
+
+#: outside the library's logger tree (the CLI sends that one to stderr at WARNING)
+log = logging.getLogger("pi-hermes-memory.http")
+
+
+class UnsafeBind(HermesMemoryError):
+    """A non-loopback bind without an API key."""
+
+
+class ServeFailed(HermesMemoryError):
+    """The server could not start listening (the CLI exits 1)."""
+
+
+@attrs.frozen(kw_only=True)
+class ServerSettings:
+    host: str = "127.0.0.1"
+    port: int = 9873
+    api_key: str | None = attrs.field(default=None, repr=False)
+    http: bool = True
+    mcp: bool = True
+    allowed_origins: tuple[str, ...] = ()
+    max_body: int = 1024 * 1024
+    project: str | None = None
+    agent: str | None = None
+    cwd: str | None = None
+    cache_size: int = CACHE_SIZE
+    #: embedding, reranker, agent root from openclaw.json and the environment (ADR 0047)
+    store: StoreOptions = attrs.field(factory=StoreOptions)
+    #: configuration warnings, printed at start
+    warnings: tuple[str, ...] = ()
+
+
+def is_loopback(host: str) -> bool:
+    name = host.strip("[]").lower()
+    if name == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
+def check_bind(settings: ServerSettings) -> None:
+    if not is_loopback(settings.host) and not settings.api_key:
+        raise UnsafeBind(
+            f"refusing to listen on {settings.host} without an API key: anyone who can reach "
+            "it could read and change the memory. Set PI_MEMORY_API_KEY (or --api-key), or "
+            "bind to 127.0.0.1"
+        )
+
+
+# -- stores ------------------------------------------------------------------------------
+
+
+class ApiError(HermesMemoryError):
+    """An error answered with the envelope and `status`."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class _Store:
+    def __init__(self, memory: Any) -> None:
+        self.memory = memory
+        self.lock = threading.Lock()
+        self.closed = False
+
+
+class StoreCache:
+    """Opened stores keyed by (project, agent), least recently used closed beyond `size`.
+
+    A `Memory` keeps in-memory state (documents read, caches) next to its SQLite
+    connection and is not safe to use from two threads at once; every call on a store holds
+    that store's lock, and runs in a worker thread (`call`) so the event loop never blocks
+    on SQLite, an fsync or an embedding request. Different stores work in parallel; they
+    coordinate through the library's own file locks and SQLite transactions, as separate
+    processes would.
+    """
+
+    def __init__(self, settings: ServerSettings) -> None:
+        self._settings = settings
+        self._stores: OrderedDict[tuple[str | None, str | None], _Store] = OrderedDict()
+        self._guard = threading.Lock()
+        self._shared: dict[str, Any] = {}  # the embedder and reranker, built on first use
+        self._closers: list[Callable[[], None]] = []
+
+    @property
+    def settings(self) -> ServerSettings:
+        return self._settings
+
+    def _providers(self) -> dict[str, Any]:
+        """The embedder and reranker of `settings.store`, shared by every store (called
+        under the guard)."""
+        options = self._settings.store
+        if options.embedding is not None and options.embedding.enabled and not self._shared:
+            from pi_hermes_memory.adapters.providers.openai_embedder import OpenAICompatibleEmbedder
+
+            embedder = OpenAICompatibleEmbedder(options.embedding, logger=log)
+            self._shared["embedder"] = embedder
+            self._closers.append(embedder.close)
+            if options.rerank is not None and options.rerank.enabled:
+                from pi_hermes_memory.adapters.providers.jina_reranker import JinaReranker
+
+                rerank = options.rerank
+                reranker = JinaReranker(
+                    base_url=rerank.base_url,
+                    model=rerank.model,
+                    api_key=rerank.api_key,
+                    timeout_s=rerank.timeout_ms / 1000,
+                    logger=log,
+                )
+                self._shared["reranker"] = reranker
+                self._closers.append(reranker.close)
+        return self._shared
+
+    def _open(self, project: str | None, agent: str | None) -> _Store:
+        import pi_hermes_memory
+
+        environ = None
+        if self._settings.store.knowledge_paths:  # ADR 0048: the server's folders win
+            environ = dict(os.environ)
+            environ[KNOWLEDGE_PATHS_ENV] = json.dumps(list(self._settings.store.knowledge_paths))
+        memory = pi_hermes_memory.open(
+            project=project,
+            agent_id=agent,
+            cwd=self._settings.cwd,
+            agent_root=self._settings.store.agent_root,
+            environ=environ,
+            **self._providers(),
+        )
+        for warning in memory.warnings:
+            log.warning(json.dumps({"event": "store.warning", "warning": warning}))
+        return _Store(memory)
+
+    def _get(self, project: str | None, agent: str | None) -> _Store:
+        key = (project or self._settings.project, agent or self._settings.agent)
+        with self._guard:
+            store = self._stores.get(key)
+            if store is not None:
+                self._stores.move_to_end(key)
+                return store
+            store = self._open(*key)
+            self._stores[key] = store
+            evicted = []
+            while len(self._stores) > self._settings.cache_size:
+                evicted.append(self._stores.popitem(last=False)[1])
+        for old in evicted:
+            self._close(old)
+        return store
+
+    @staticmethod
+    def _close(store: _Store) -> None:
+        with store.lock:
+            store.closed = True
+            store.memory.close()
+
+    def run(self, project: str | None, agent: str | None, work: Callable[[Any], Any]) -> Any:
+        """`work(memory)` on the store of (project, agent), holding its lock (blocking)."""
+        while True:
+            store = self._get(project, agent)
+            with store.lock:
+                if not store.closed:  # else evicted meanwhile: open it again
+                    return work(store.memory)
+
+    async def call(self, project: str | None, agent: str | None, work: Callable[[Any], Any]) -> Any:
+        import anyio.to_thread
+
+        return await anyio.to_thread.run_sync(self.run, project, agent, work)
+
+    def states(self) -> list[dict[str, Any]]:
+        with self._guard:
+            items = list(self._stores.items())
+        return [
+            {
+                "project": project,
+                "agent": agent,
+                "read_only": s.memory.read_only is not None,
+                "embeddings": _embedding_state(s.memory.embeddings),
+            }
+            for (project, agent), s in items
+        ]
+
+    def provider_state(self) -> dict[str, Any]:
+        """The embedding and rerank settings the server passes to every store (no key, no
+        URL): None for a section neither the config file nor the environment sets."""
+        options = self._settings.store
+        embedding = options.embedding
+        rerank = options.rerank
+        return {
+            "embedding": None
+            if embedding is None
+            else {
+                "enabled": embedding.enabled,
+                "model": embedding.model,
+                "dimensions": embedding.dimensions,
+                "disabled_reason": _name(embedding.disabled_reason),
+            },
+            "rerank": None
+            if rerank is None
+            else {"enabled": rerank.enabled, "model": rerank.model},
+        }
+
+    def close(self) -> None:
+        with self._guard:
+            stores = list(self._stores.values())
+            self._stores.clear()
+            closers, self._closers = self._closers, []
+            self._shared = {}
+        for store in stores:
+            self._close(store)
+        for close in closers:
+            close()
+
+
+def _embedding_state(service: Any) -> dict[str, Any] | None:
+    """An open store's embedding state: the model and dimension it embeds with, or None
+    (embeddings off)."""
+    if service is None:
+        return None
+    return {"model": service.model_id, "dimension": service.dimension}
+
+
+def _name(value: Enum | None) -> str | None:
+    return None if value is None else str(value.value)
+
+
+# -- JSON --------------------------------------------------------------------------------
+
+
+def _default(value: Any) -> Any:
+    if isinstance(value, datetime | date):
+        return value.isoformat()
+    if isinstance(value, Enum):
+        return value.value
+    if isinstance(value, tuple | frozenset | set):
+        return list(value)
+    if attrs.has(type(value)):
+        return attrs.asdict(value, recurse=False)
+    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+
+
+def dumps(value: Any) -> bytes:
+    return json.dumps(value, default=_default, ensure_ascii=False).encode()
+
+
+def _depth(value: Any) -> int:
+    """Nesting depth of parsed JSON, without recursion."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        deepest = max(deepest, level)
+        if isinstance(item, dict):
+            stack.extend((v, level + 1) for v in item.values())
+        elif isinstance(item, list):
+            stack.extend((v, level + 1) for v in item)
+    return deepest
+
+
+def parse_body(body: bytes) -> dict[str, Any]:
+    if not body:
+        raise ApiError(400, "the request body must be a JSON object")
+    try:
+        value = json.loads(body)
+    except RecursionError:
+        raise ApiError(400, f"the JSON body is nested too deeply (at most {MAX_DEPTH})") from None
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise ApiError(400, f"the body is not valid JSON: {exc}") from None
+    if not isinstance(value, dict):
+        raise ApiError(400, f"the body must be a JSON object, got {type(value).__name__}")
+    if _depth(value) > MAX_DEPTH:
+        raise ApiError(400, f"the JSON body is nested too deeply (at most {MAX_DEPTH})")
+    return value
+
+
+# -- results -> status codes ---------------------------------------------------------------
+
+_STATUS_CODES = {
+    "invalid_arguments": 400,
+    "invalid": 400,
+    "blocked": 400,
+    "unknown_tool": 400,
+    "forbidden": 403,
+    "not_found": 404,
+    "gone": 404,
+    "superseded": 409,
+    "near_duplicate": 409,
+    "ambiguous": 409,
+    "capacity_exceeded": 409,
+    "needs_consolidation": 409,
+    "conflict": 409,
+    "duplicate": 409,
+    "busy": 503,
+    "error": 503,
+}
+
+
+def result_status(result: Mapping[str, Any]) -> int:
+    if result.get("success"):
+        return 200
+    return _STATUS_CODES.get(str(result.get("status")), 400)
+
+
+def error_status(exc: BaseException) -> int:
+    """The HTTP status for a library error."""
+    from pi_hermes_memory.config.settings import ConfigError
+    from pi_hermes_memory.errors import (
+        DomainError,
+        InvalidArgument,
+        StorageFailed,
+    )
+
+    if isinstance(exc, InvalidArgument | ConfigError):
+        return 400
+    if isinstance(exc, DomainError):
+        return 409
+    if isinstance(exc, StorageFailed | HermesMemoryError):
+        return 503
+    return 500
+
+
+def _write_json(result: Any) -> dict[str, Any]:
+    from pi_hermes_memory.tools.registry import write_result_json
+
+    return dict(write_result_json(result))
+
+
+# -- REST handlers -------------------------------------------------------------------------
+
+
+@attrs.frozen(kw_only=True)
+class Request:
+    method: str
+    path: str
+    query: Mapping[str, list[str]]
+    headers: Mapping[str, str]
+    body: bytes
+
+    def tenant(self) -> tuple[str | None, str | None]:
+        project = _utf8(self.headers.get("x-project")) or _first(self.query, "project")
+        agent = _utf8(self.headers.get("x-agent")) or _first(self.query, "agent")
+        return project or None, agent or None
+
+
+def _utf8(header: str | None) -> str | None:
+    """A header value (decoded as latin-1, as ASGI bytes are) read as the UTF-8 clients send:
+    `X-Project: 项目` names the project 项目, not its bytes as latin-1 letters."""
+    if header is None:
+        return None
+    try:
+        return header.encode("latin-1").decode("utf-8")
+    except UnicodeError:
+        return header
+
+
+def _first(query: Mapping[str, list[str]], name: str) -> str | None:
+    values = query.get(name)
+    return values[0] if values else None
+
+
+def _int_param(request: Request, name: str, default: int, low: int, high: int) -> int:
+    raw = _first(request.query, name)
+    if raw is None:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ApiError(400, f"{name} must be an integer, got {raw[:40]!r}") from None
+    if not low <= value <= high:
+        raise ApiError(400, f"{name} must be between {low} and {high}, got {value}")
+    return value
+
+
+def _str_field(body: Mapping[str, Any], name: str, *, required: bool = False) -> str | None:
+    value = body.get(name)
+    if value is None:
+        if required:
+            raise ApiError(400, f"{name} is required (a string)")
+        return None
+    if not isinstance(value, str):
+        raise ApiError(400, f"{name} must be a string, got {type(value).__name__}")
+    return value
+
+
+def _check_keys(body: Mapping[str, Any], allowed: set[str]) -> None:
+    extra = sorted(set(body) - allowed)
+    if extra:
+        raise ApiError(
+            400,
+            f"unknown field(s): {', '.join(e[:40] for e in extra[:5])}; allowed: "
+            f"{', '.join(sorted(allowed))}",
+        )
+
+
+#: the second seed's fields a write may carry besides the text (ADR 0045)
+_SEED_FIELDS = ("category", "importance", "kind")
+_KINDS = tuple(k.value for k in MemoryKind)
+_FAILURE_CATEGORIES = tuple(c.value for c in FailureCategory)
+#: `category` of a listing: a failure category or a second-seed category ("preference": both)
+_CATEGORIES = tuple(dict.fromkeys((*_FAILURE_CATEGORIES, *_KINDS)))
+
+
+def _seed_fields(body: Mapping[str, Any], *, failure: bool) -> tuple[str | None, Any, str | None]:
+    """(failure category, importance, kind) of a write. The second seed's `category`
+    (preference, fact, decision, entity, other) is the entry's kind except on a failure
+    entry, whose `category` is its failure category; `kind` names the seed's category
+    explicitly. Values are checked by the library (400 with its message)."""
+    category = _str_field(body, "category")
+    kind = _str_field(body, "kind")
+    importance = body.get("importance")
+    if category is not None and not failure and category in _KINDS:
+        if kind is not None and kind != category:
+            raise ApiError(400, "category and kind name different categories")
+        category, kind = None, category
+    return category, importance, kind
+
+
+Handler = Callable[["Rest", Request, str | None], Awaitable[tuple[int, Any]]]
+
+
+class Rest:
+    """The REST routes over the store cache."""
+
+    def __init__(self, stores: StoreCache, settings: ServerSettings) -> None:
+        self.stores = stores
+        self.settings = settings
+
+    async def health(self, request: Request, _: str | None) -> tuple[int, Any]:
+        from pi_hermes_memory import __version__
+
+        rss_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        return 200, {
+            "status": "ok",
+            "version": __version__,
+            "pid": os.getpid(),
+            "max_rss_bytes": rss_kb * (1 if sys.platform == "darwin" else 1024),
+            "rss_bytes": _current_rss(),
+            "http": self.settings.http,
+            "mcp": self.settings.mcp,
+            "stores": self.stores.states(),
+            "knowledge": {"folders": len(self.settings.store.knowledge_paths)},
+            **self.stores.provider_state(),
+        }
+
+    async def search(self, request: Request, _: str | None) -> tuple[int, Any]:
+        body = parse_body(request.body)
+        result = await self._call(request, lambda m: m.call_tool("memory_search", body))
+        return result_status(result), result
+
+    async def store(self, request: Request, _: str | None) -> tuple[int, Any]:
+        body = parse_body(request.body)
+        _check_keys(body, {"content", *_SEED_FIELDS, "target", "scope", "force"})
+        content = _str_field(body, "content", required=True)
+        target = _str_field(body, "target") or "memory"
+        scope = _str_field(body, "scope")
+        force = body.get("force", False)
+        if not isinstance(force, bool):
+            raise ApiError(400, f"force must be a boolean, got {type(force).__name__}")
+        category, importance, kind = _seed_fields(body, failure=target == "failure")
+
+        def add(memory: Any) -> dict[str, Any]:
+            return _write_json(
+                memory.add(
+                    content,
+                    target=target,
+                    category=category,
+                    force=force,
+                    scope=scope,
+                    importance=importance,
+                    kind=kind,
+                )
+            )
+
+        result = await self._call(request, add)
+        status = result_status(result)
+        return (201 if status == 200 and result.get("status") == "added" else status), result
+
+    async def list(self, request: Request, _: str | None) -> tuple[int, Any]:
+        limit = _int_param(request, "limit", 50, 1, 1000)
+        offset = _int_param(request, "offset", 0, 0, 10**9)
+        target = _first(request.query, "target")
+        scope = _first(request.query, "scope")
+        history = _first(request.query, "history") in ("1", "true", "yes")
+        category = _first(request.query, "category")
+        if category is not None and category not in _CATEGORIES:
+            raise ApiError(
+                400, f"category must be one of {', '.join(_CATEGORIES)}, got {category[:40]!r}"
+            )
+
+        def page(memory: Any) -> dict[str, Any]:
+            views = memory.entries(target, include_history=history, scope=scope)
+            if category is not None:
+                views = [v for v in views if category in (v.category, v.kind)]
+            return {
+                "entries": views[offset : offset + limit],
+                "total": len(views),
+                "limit": limit,
+                "offset": offset,
+            }
+
+        return 200, await self._call(request, page)
+
+    async def stats(self, request: Request, _: str | None) -> tuple[int, Any]:
+        def stats(memory: Any) -> Any:
+            return {"project": memory.project, "insights": memory.insights()}
+
+        return 200, json.loads(dumps(await self._call(request, stats)))
+
+    async def get(self, request: Request, entry_id: str | None) -> tuple[int, Any]:
+        view = await self._call(request, lambda m: m.get(entry_id))
+        if view is None:
+            raise ApiError(404, f"no entry with id {str(entry_id)[:40]!r}")
+        return 200, view
+
+    async def delete(self, request: Request, entry_id: str | None) -> tuple[int, Any]:
+        result = await self._call(request, lambda m: _write_json(m.delete(entry_id)))
+        return result_status(result), result
+
+    async def patch(self, request: Request, entry_id: str | None) -> tuple[int, Any]:
+        body = parse_body(request.body)
+        _check_keys(body, {"content", *_SEED_FIELDS})
+        content = _str_field(body, "content")
+        if content is None and not any(body.get(k) is not None for k in _SEED_FIELDS):
+            raise ApiError(400, "give content, category, importance or kind to change")
+
+        def update(memory: Any) -> dict[str, Any]:
+            current = memory.get(entry_id)
+            failure = current is not None and current.target == "failure"
+            category, importance, kind = _seed_fields(body, failure=failure)
+            text = content if content is not None else (current.text if current else "")
+            return _write_json(
+                memory.update(entry_id, text, category=category, importance=importance, kind=kind)
+            )
+
+        result = await self._call(request, update)
+        return result_status(result), result
+
+    async def openapi(self, request: Request, _: str | None) -> tuple[int, Any]:
+        from pi_hermes_memory.adapters.server.openapi import document
+
+        return 200, document()
+
+    async def _call(self, request: Request, work: Callable[[Any], Any]) -> Any:
+        project, agent = request.tenant()
+        return await self.stores.call(project, agent, work)
+
+    call = _call  # for the routes of other modules (server_knowledge)
+
+
+def _current_rss() -> int | None:
+    try:
+        with open("/proc/self/statm", encoding="ascii") as statm:
+            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+_ROUTES: dict[tuple[str, str], Handler] = {
+    ("GET", "/health"): Rest.health,
+    ("GET", "/openapi.json"): Rest.openapi,
+    ("POST", "/api/memory/search"): Rest.search,
+    ("POST", "/api/memory/store"): Rest.store,
+    ("GET", "/api/memory/list"): Rest.list,
+    ("GET", "/api/memory/stats"): Rest.stats,
+    ("POST", "/api/knowledge/search"): server_knowledge.search,
+    ("POST", "/api/knowledge/index"): server_knowledge.index,
+    ("GET", "/api/knowledge/stats"): server_knowledge.stats,
+}
+_BY_ID: dict[str, Handler] = {"GET": Rest.get, "DELETE": Rest.delete, "PATCH": Rest.patch}
+_PREFIX = "/api/memory/"
+
+
+def route(method: str, path: str) -> tuple[Handler | None, str | None, bool]:
+    """(handler, entry id, path known): a known path with another method is a 405."""
+    handler = _ROUTES.get((method, path))
+    if handler is not None:
+        return handler, None, True
+    if any(p == path for _, p in _ROUTES):
+        return None, None, True
+    if path.startswith(_PREFIX):
+        entry_id = path[len(_PREFIX) :]
+        if entry_id and "/" not in entry_id and entry_id not in ("search", "store"):
+            return _BY_ID.get(method), entry_id, True
+    return None, None, False
+
+
+# -- the guard and the ASGI app --------------------------------------------------------------
+
+
+class _TooLarge(HermesMemoryError):
+    """A streamed body went over the limit (answered 413)."""
+
+
+def _host_ok(host: str, settings: ServerSettings) -> bool:
+    """DNS rebinding: on a loopback bind, only loopback names in Host."""
+    if not is_loopback(settings.host):
+        return True
+    name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
+    if host.startswith("["):
+        name = host[: host.find("]") + 1]
+    return name.lower() in LOOPBACK_NAMES
+
+
+def origin_ok(origin: str | None, settings: ServerSettings) -> bool:
+    """Absent (not a browser) or a loopback origin or one on the allowlist."""
+    if origin is None:
+        return True
+    if origin in settings.allowed_origins:
+        return True
+    parts = urlsplit(origin)
+    return parts.scheme in ("http", "https") and is_loopback(parts.hostname or "")
+
+
+def key_ok(headers: Mapping[str, str], key: str) -> bool:
+    """Bearer or X-API-Key, compared in constant time on bytes (any header bytes)."""
+    given = headers.get("x-api-key")
+    auth = headers.get("authorization")
+    if given is None and auth is not None and auth[:7].lower() == "bearer ":
+        given = auth[7:].strip()
+    if not given or not key:  # an empty key never matches, whatever was configured
+        return False
+    return hmac.compare_digest(
+        given.encode("utf-8", "surrogateescape"), key.encode("utf-8", "surrogateescape")
+    )
+
+
+async def _send_json(
+    send: Send, status: int, payload: Any, extra: list[tuple[bytes, bytes]] | None = None
+) -> None:
+    body = dumps(payload)
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode()),
+        *(extra or []),
+    ]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+def envelope(success: bool, data: Any = None, error: str | None = None) -> dict[str, Any]:
+    return {"success": success, "data": data, "error": error}
+
+
+async def _read_body(receive: Receive, limit: int) -> bytes:
+    chunks, size = [], 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            break
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            raise _TooLarge
+        chunks.append(chunk)
+        if not message.get("more_body"):
+            break
+    return b"".join(chunks)
+
+
+class App:
+    """The ASGI application: the guard, then REST or MCP."""
+
+    def __init__(self, settings: ServerSettings, stores: StoreCache) -> None:
+        self.settings = settings
+        self.stores = stores
+        self.rest = Rest(stores, settings)
+        self.mcp: Any = None  # the SDK's session manager, built by `build_app`
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+            return
+        if scope["type"] != "http":
+            return
+        started = time.perf_counter()
+        status_box = [0]
+
+        async def logged_send(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                status_box[0] = message["status"]
+            await send(message)
+
+        try:
+            await self._http(scope, receive, logged_send)
+        finally:
+            log.info(
+                json.dumps(
+                    {
+                        "event": "request",
+                        "method": scope.get("method"),
+                        "path": scope.get("path", "")[:200],
+                        "status": status_box[0],
+                        "ms": round((time.perf_counter() - started) * 1000, 2),
+                    }
+                )
+            )
+
+    def _cors(self, origin: str | None) -> list[tuple[bytes, bytes]]:
+        if origin is None or origin not in self.settings.allowed_origins:
+            return []
+        return [
+            (b"access-control-allow-origin", origin.encode()),
+            (b"vary", b"Origin"),
+        ]
+
+    async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        headers = {
+            k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])
+        }
+        origin = headers.get("origin")
+        method, path = scope.get("method", "GET"), scope.get("path", "/")
+        if not _host_ok(headers.get("host", ""), self.settings):
+            await _send_json(send, 403, envelope(False, error="this Host is not allowed"))
+            return
+        if not origin_ok(origin, self.settings):
+            await _send_json(send, 403, envelope(False, error="this Origin is not allowed"))
+            return
+        cors = self._cors(origin)
+        if method == "OPTIONS" and cors:  # a preflight from an allowlisted origin
+            cors += [
+                (b"access-control-allow-methods", b"GET, POST, PATCH, DELETE"),
+                (
+                    b"access-control-allow-headers",
+                    b"authorization, x-api-key, content-type, x-project, x-agent, "
+                    b"mcp-protocol-version, mcp-session-id",
+                ),
+            ]
+            await send({"type": "http.response.start", "status": 204, "headers": cors})
+            await send({"type": "http.response.body", "body": b""})
+            return
+        if self.settings.api_key and not key_ok(headers, self.settings.api_key):
+            await _send_json(
+                send,
+                401,
+                envelope(
+                    False, error="an API key is required (Authorization: Bearer or X-API-Key)"
+                ),
+                [(b"www-authenticate", b"Bearer"), *cors],
+            )
+            return
+        length = headers.get("content-length")
+        if length is not None and (not length.isdigit() or int(length) > self.settings.max_body):
+            await _send_json(
+                send,
+                413,
+                envelope(False, error=f"the body is larger than {self.settings.max_body} bytes"),
+                cors,
+            )
+            return
+        if path == "/mcp" or path.startswith("/mcp/"):
+            if self.mcp is None:
+                await _send_json(send, 404, envelope(False, error="MCP is off (--no-mcp)"), cors)
+                return
+            if method == "GET":
+                # stateless: no session, so a server-to-client SSE stream would stay open and
+                # empty forever; the MCP specification lets the server answer 405 instead
+                error = "GET /mcp: this server is stateless and offers no SSE stream; use POST"
+                await _send_json(
+                    send, 405, envelope(False, error=error), [(b"allow", b"POST"), *cors]
+                )
+                return
+            await self.mcp.handle_request(scope, _limited(receive, self.settings.max_body), send)
+            return
+        await self._rest(method, path, scope, receive, send, cors)
+
+    async def _rest(
+        self,
+        method: str,
+        path: str,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        cors: list[tuple[bytes, bytes]],
+    ) -> None:
+        handler, entry_id, known = route(method, path)
+        if not self.settings.http and path != "/health":
+            handler, known = None, False
+        if handler is None:
+            status = 405 if known else 404
+            error = f"{method} is not allowed here" if known else f"no route {path[:100]!r}"
+            await _send_json(send, status, envelope(False, error=error), cors)
+            return
+        try:
+            body = await _read_body(receive, self.settings.max_body)
+        except _TooLarge:
+            error = f"the body is larger than {self.settings.max_body} bytes"
+            await _send_json(send, 413, envelope(False, error=error), cors)
+            return
+        headers = {
+            k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])
+        }
+        request = Request(
+            method=method,
+            path=path,
+            query=parse_qs(scope.get("query_string", b"").decode("utf-8", "replace")),
+            headers=headers,
+            body=body,
+        )
+        try:
+            status, data = await handler(self.rest, request, entry_id)
+        except ApiError as exc:
+            await _send_json(send, exc.status, envelope(False, error=str(exc)), cors)
+            return
+        except Exception as exc:
+            status = error_status(exc)
+            if status == 500:
+                log.error(json.dumps({"event": "request.failed", "error": type(exc).__name__}))
+                error = f"the server failed ({type(exc).__name__}); details are in its log"
+            else:
+                error = str(exc)
+            await _send_json(send, status, envelope(False, error=error), cors)
+            return
+        ok = 200 <= status < 300
+        message = None if ok or not isinstance(data, dict) else str(data.get("message", ""))
+        await _send_json(send, status, envelope(ok, data, message), cors)
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        async with contextlib.AsyncExitStack() as stack:
+            while True:
+                message = await receive()
+                if message["type"] == "lifespan.startup":
+                    try:
+                        if self.mcp is not None:
+                            await stack.enter_async_context(self.mcp.run())
+                    except Exception as exc:
+                        await send({"type": "lifespan.startup.failed", "message": str(exc)})
+                        return
+                    await send({"type": "lifespan.startup.complete"})
+                elif message["type"] == "lifespan.shutdown":
+                    await stack.aclose()
+                    self.stores.close()
+                    await send({"type": "lifespan.shutdown.complete"})
+                    return
+
+
+def _limited(receive: Receive, limit: int) -> Receive:
+    """Counts streamed body bytes (a chunked body has no Content-Length)."""
+    seen = [0]
+
+    async def wrapped() -> dict[str, Any]:
+        message = await receive()
+        if message["type"] == "http.request":
+            seen[0] += len(message.get("body", b""))
+            if seen[0] > limit:
+                return {"type": "http.disconnect"}
+        return message
+
+    return wrapped
+
+
+def build_app(settings: ServerSettings) -> App:
+    stores = StoreCache(settings)
+    app = App(settings, stores)
+    if settings.mcp:
+        from pi_hermes_memory.adapters.server.mcp_tools import session_manager
+
+        app.mcp = session_manager(stores, max_body=settings.max_body)
+    return app
+
+
+def serve(settings: ServerSettings) -> None:
+    """Run until interrupted. Raises UnsafeBind for a non-loopback bind without a key."""
+    check_bind(settings)
+    import uvicorn
+
+    logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
+    # httpx logs every request's full URL at INFO: an embedding base URL may hold a tenant or
+    # a token in its path (ADR 0047)
+    for name in ("httpx", "httpcore"):
+        logging.getLogger(name).setLevel(logging.WARNING)
+    # the SDK logs each stateless MCP request in plain text at INFO ("Terminating session");
+    # the request log is one JSON line per request
+    logging.getLogger("mcp").setLevel(logging.WARNING)
+    app = build_app(settings)
+    for warning in settings.warnings:
+        print(f"pi-hermes-memory: warning: {warning}", file=sys.stderr, flush=True)
+    config = uvicorn.Config(
+        app,
+        host=settings.host,
+        port=settings.port,
+        log_level="warning",
+        access_log=False,
+        lifespan="on",
+        timeout_keep_alive=5,
+        limit_concurrency=256,
+    )
+
+    class Server(uvicorn.Server):
+        async def startup(self, sockets: Any = None) -> None:
+            await super().startup(sockets=sockets)
+            if self.started:  # said once the port is really bound
+                print(
+                    f"pi-hermes-memory: serving on http://{settings.host}:{settings.port} "
+                    f"(REST {'on' if settings.http else 'off'}, "
+                    f"MCP {'on' if settings.mcp else 'off'})",
+                    file=sys.stderr,
+                    flush=True,
+                )
+
+    server = Server(config)
+    try:
+        server.run()
+    except SystemExit:  # uvicorn's start-up failure (its reason is logged just above)
+        pass
+    except KeyboardInterrupt:
+        pass
+    if not server.started:
+        raise ServeFailed(
+            f"could not serve on {settings.host}:{settings.port} (the reason is above: a port "
+            "in use, an address this machine does not have, or a name that does not resolve)"
+        )

@@ -1,0 +1,213 @@
+"""MCP over the official SDK (ADR 0044): every tool of `Memory.tool_definitions()` becomes an
+MCP tool (rendered by `tool_schemas(fmt="mcp")`, annotations included), so tools added to the
+library appear here without a change. Calls go to `Memory.call_tool(name, arguments)`.
+
+Tenancy: every tool takes two optional arguments more, `project` and `agent`, which choose
+the store (removed before the library sees the arguments). Served over streamable HTTP at
+/mcp (stateless, by `pi-hermes-memory serve`) and over stdio (`pi-hermes-memory mcp`).
+
+Over stdio, a call without a `project` argument, on a server started without `--project`,
+takes its project from the client's declared roots (`roots/list`, asked once per connection
+and again after `notifications/roots/list_changed`): the name of the first `file://` root,
+as the library derives a project from a working directory. A client that declares no roots,
+or whose roots name no usable folder, falls back to the server's working directory. Stateless
+HTTP has no channel for the server to ask, so there the arguments and the server's own
+project decide (ADR 0044 amendment in docs/server.md).
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import PurePosixPath
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+from pi_hermes_memory.adapters.server.app import ServerSettings, StoreCache, log
+from pi_hermes_memory.adapters.server.config import StoreOptions
+from pi_hermes_memory.config.settings import ConfigError
+from pi_hermes_memory.domain.memory.model import is_safe_project_name
+from pi_hermes_memory.errors import InvalidArgument
+
+#: the arguments the server takes for itself
+TENANT_PROPERTIES = {
+    "project": {
+        "type": "string",
+        "description": "The project whose memory to use (default: the server's project).",
+    },
+    "agent": {
+        "type": "string",
+        "description": "The agent id: selects the scopes this call may read and write.",
+    },
+}
+
+
+def mcp_tools(memory: Any) -> list[Any]:
+    """The store's tools as MCP `Tool`s, with the tenancy arguments added."""
+    from mcp import types
+
+    tools = []
+    for schema in memory.tool_schemas("mcp"):
+        schema = dict(schema)
+        params = dict(schema["inputSchema"])
+        # a tool's own `project` (session_search, memory_skill_stats: a filter) stays its own
+        params["properties"] = {**TENANT_PROPERTIES, **params.get("properties", {})}
+        schema["inputSchema"] = params
+        tools.append(types.Tool.model_validate(schema))
+    return tools
+
+
+def own_tenant_arguments(memory: Any) -> dict[str, frozenset[str]]:
+    """Tool name -> the tenancy argument names (project, agent) that are the tool's own
+    parameters: those reach the tool and do not choose the store."""
+    out: dict[str, frozenset[str]] = {}
+    for definition in memory.tool_definitions():
+        own = frozenset(TENANT_PROPERTIES) & set(definition.parameters.get("properties", {}))
+        if own:
+            out[definition.name] = own
+    return out
+
+
+def root_project(uris: list[str]) -> str | None:
+    """The project a client's roots name: the last path segment of the first `file://` root
+    that is a safe project name (None when no root qualifies)."""
+    for uri in uris:
+        parts = urlsplit(uri)
+        if parts.scheme != "file":
+            continue
+        name = PurePosixPath(unquote(parts.path).rstrip("/")).name.strip()
+        if is_safe_project_name(name):
+            return name
+    return None
+
+
+class ClientRoots:
+    """The project named by one connection's client roots, asked for once and again after
+    the client says its roots changed."""
+
+    def __init__(self) -> None:
+        self._known = False
+        self._project: str | None = None
+
+    def forget(self) -> None:
+        self._known = False
+
+    async def project(self, ctx: Any) -> str | None:
+        if self._known:
+            return self._project
+        from mcp import types
+
+        with warnings.catch_warnings():  # roots are deprecated from protocol 2026-07-28 on
+            warnings.simplefilter("ignore")
+            declared = ctx.session.check_client_capability(
+                types.ClientCapabilities(roots=types.RootsCapability())
+            )
+            project = None
+            if declared:
+                try:
+                    listed = await ctx.session.list_roots()
+                    project = root_project([str(root.uri) for root in listed.roots])
+                except Exception as exc:  # a client that fails to answer: fall back
+                    log.warning(json.dumps({"event": "mcp.roots_failed", "error": str(exc)}))
+        self._project, self._known = project, True
+        return project
+
+
+def build_server(stores: StoreCache, *, roots: ClientRoots | None = None) -> Any:
+    """The SDK's low-level server, answering tools/list and tools/call from the stores.
+    With `roots`, a call without a project argument takes the client's roots' project."""
+    from mcp import types
+    from mcp.server.lowlevel import Server
+    from pi_hermes_memory import __version__
+
+    async def roots_changed(ctx: Any, params: Any) -> None:
+        if roots is not None:
+            roots.forget()
+
+    async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+        tools = await stores.call(None, None, mcp_tools)
+        return types.ListToolsResult(tools=tools)
+
+    owned: dict[str, frozenset[str]] = {}
+
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        if not owned:
+            owned.update(await stores.call(None, None, own_tenant_arguments) or {"": frozenset()})
+        arguments = dict(params.arguments or {})
+        own = owned.get(params.name, frozenset())
+        project = None if "project" in own else arguments.pop("project", None)
+        agent = None if "agent" in own else arguments.pop("agent", None)
+        if not all(isinstance(v, str | None) for v in (project, agent)):
+            result: dict[str, Any] = {
+                "success": False,
+                "status": "invalid_arguments",
+                "message": "project and agent must be strings",
+            }
+        else:
+            if project is None and roots is not None and stores.settings.project is None:
+                project = await roots.project(ctx)
+            try:
+                result = dict(
+                    await stores.call(project, agent, lambda m: m.call_tool(params.name, arguments))
+                )
+            except (InvalidArgument, ConfigError) as exc:  # a bad project or agent name
+                result = {"success": False, "status": "invalid_arguments", "message": str(exc)}
+            except Exception as exc:  # opening the store failed: a result, not a crash
+                result = {"success": False, "status": "error", "message": str(exc)}
+        text = json.dumps(result, ensure_ascii=False, default=str)
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=text)],
+            structured_content=json.loads(text),
+            is_error=not result.get("success", False),
+        )
+
+    with warnings.catch_warnings():  # the roots notification is deprecated from 2026-07-28 on
+        warnings.simplefilter("ignore")
+        return Server(
+            "pi-hermes-memory",
+            version=__version__,
+            on_list_tools=list_tools,
+            on_call_tool=call_tool,
+            on_roots_list_changed=roots_changed if roots is not None else None,
+        )
+
+
+def session_manager(stores: StoreCache, *, max_body: int) -> Any:
+    """Streamable HTTP, stateless, JSON answers. Host and Origin are checked for every route
+    by the server's guard (adapters/server/app.py), so the SDK's own check is not repeated."""
+    from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    return StreamableHTTPSessionManager(
+        app=build_server(stores),
+        stateless=True,
+        json_response=True,
+        security_settings=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+        max_request_body_size=max_body,
+    )
+
+
+def serve_stdio(
+    *,
+    project: str | None,
+    agent: str | None,
+    cwd: str | None,
+    store: StoreOptions | None = None,
+) -> None:
+    """MCP over stdin/stdout until the client closes it. `store`: the store settings of the
+    environment and openclaw.json (ADR 0047), as `serve` uses them."""
+    import anyio
+    from mcp.server.stdio import stdio_server
+
+    settings = ServerSettings(project=project, agent=agent, cwd=cwd, store=store or StoreOptions())
+    stores = StoreCache(settings)
+    server = build_server(stores, roots=ClientRoots())
+
+    async def main() -> None:
+        async with stdio_server() as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+
+    try:
+        anyio.run(main)
+    finally:
+        stores.close()

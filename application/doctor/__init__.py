@@ -1,0 +1,1 @@
+"""The read-only doctor: its report and the cross-scope near-duplicate scan."""

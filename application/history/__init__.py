@@ -1,0 +1,1 @@
+"""Session history (past transcripts): indexing, reading, session_search and its tool."""

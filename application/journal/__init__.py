@@ -1,0 +1,1 @@
+"""The write pipeline over streams and the wire formats of events and snapshots."""

@@ -1,0 +1,1 @@
+"""The knowledge base over the user's folders: indexing, search and its tools."""

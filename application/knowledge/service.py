@@ -1,0 +1,485 @@
+"""The knowledge base: folders the user names, indexed for search (issue 15 §1, ADR 0048).
+
+`KnowledgeBase.index` walks the configured roots (`KnowledgeSource`: hidden, `.gitignore`d,
+binary and oversized files and symlinks leaving a root are skipped there) and brings the
+`KnowledgeIndex` up to date incrementally: a file whose size and mtime are unchanged is not
+read; a changed file is read, and re-chunked only when its content hash changed; files gone
+from disk (deleted, renamed, now excluded) lose their chunks. Writes go in batches, each one
+transaction, so an interrupted run keeps what it finished and the next run goes on from there.
+A file that changes while it is read is read again once, else left for the next run (its old
+chunks, if any, stay: never half a file). One run at a time (`KnowledgeIndex.run_lock`).
+
+`KnowledgeBase.search` ranks chunks with FTS5 exactly like memory_search ranks memories (the
+same terms for English and CJK); with embeddings on, the cosine ranking of the chunk vectors
+is fused with it by the same weighted RRF and relevance floor (`HybridSettings`). Hits carry
+path, line range, heading, snippet and score; presentation frames them as untrusted text.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Final
+
+import attrs
+from pi_hermes_memory.domain.knowledge.chunks import (
+    DEFAULT_CHUNK_CHARS,
+    DEFAULT_FILE_BYTES,
+    chunk_text,
+)
+from pi_hermes_memory.domain.search.terms import plan_terms
+from pi_hermes_memory.errors import HermesMemoryError, InvalidArgument
+from pi_hermes_memory.log import library_logger
+
+if TYPE_CHECKING:
+    from pi_hermes_memory.ports.store import KnowledgeIndex, KnowledgeSource
+    from pi_hermes_memory.search.embedding import EmbeddingService
+    from pi_hermes_memory.search.hybrid import HybridSettings
+
+DEFAULT_KNOWLEDGE_LIMIT: Final = 5
+MAX_KNOWLEDGE_LIMIT: Final = 20
+#: files (or bytes of text) written per transaction
+BATCH_FILES: Final = 64
+BATCH_BYTES: Final = 8 * 1024 * 1024
+#: chunks embedded per provider call
+EMBED_BATCH: Final = 64
+#: characters of a hit's snippet
+SNIPPET_CHARS: Final = 240
+
+
+class KnowledgeNotConfigured(HermesMemoryError):
+    """No knowledge folders are configured (`knowledge.paths` / PI_MEMORY_KNOWLEDGE_PATHS)."""
+
+
+class KnowledgeBusy(HermesMemoryError):
+    """Another process is indexing the knowledge base right now."""
+
+
+@attrs.frozen(kw_only=True)
+class SourceFile:
+    """A candidate document found by the walk: `path` is its real absolute path, `rel` the
+    path below `root` ("/"-separated)."""
+
+    path: str
+    root: str
+    rel: str
+    size: int
+    mtime_ns: int
+    kind: str
+
+
+@attrs.frozen(kw_only=True)
+class KnownFile:
+    size: int
+    mtime_ns: int
+    sha256: str
+    root: str = ""
+    rel: str = ""
+
+
+@attrs.frozen(kw_only=True)
+class FileChunks:
+    """A file's new content for the index (chunks = None: only size/mtime changed)."""
+
+    file: SourceFile
+    sha256: str
+    chunks: tuple[Any, ...] | None
+
+
+@attrs.frozen(kw_only=True)
+class KnowledgeQuery:
+    text: str
+    limit: int = DEFAULT_KNOWLEDGE_LIMIT
+    #: a prefix of the absolute or root-relative path, or a glob (`*`, `?`, `[`) over either
+    path: str | None = None
+    #: only files whose real path lies below one of these folders (None: every indexed file)
+    roots: tuple[str, ...] | None = None
+
+
+@attrs.frozen(kw_only=True)
+class KnowledgeHit:
+    chunk_id: int
+    path: str
+    rel: str
+    root: str
+    start_line: int
+    end_line: int
+    heading: str | None
+    text: str
+    score: float
+    snippet: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "root": self.root,
+            "relative_path": self.rel,
+            "start_line": self.start_line,
+            "end_line": self.end_line,
+            "heading": self.heading,
+            "snippet": self.snippet,
+            "score": float(f"{self.score:.4g}"),
+        }
+
+
+@attrs.frozen(kw_only=True)
+class KnowledgeProgress:
+    files_seen: int
+    files_indexed: int
+    bytes_read: int
+    seconds: float
+
+    @property
+    def mb_per_second(self) -> float:
+        return self.bytes_read / 1e6 / self.seconds if self.seconds > 0 else 0.0
+
+
+@attrs.frozen(kw_only=True)
+class KnowledgeReport:
+    roots: tuple[str, ...]
+    files_seen: int
+    files_new: int
+    files_changed: int
+    files_unchanged: int
+    files_removed: int
+    files_deferred: int  # changed while read: left for the next run
+    chunks_written: int
+    vectors_written: int
+    bytes_read: int
+    seconds: float
+    skipped: dict[str, int]
+
+    @property
+    def mb_per_second(self) -> float:
+        return self.bytes_read / 1e6 / self.seconds if self.seconds > 0 else 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        out = attrs.asdict(self)
+        out["roots"] = list(self.roots)
+        out["seconds"] = round(self.seconds, 3)
+        out["mb_per_second"] = round(self.mb_per_second, 2)
+        return out
+
+
+@attrs.frozen(kw_only=True)
+class KnowledgeStats:
+    roots: tuple[str, ...]
+    missing_roots: tuple[str, ...]
+    files: int
+    chunks: int
+    bytes: int
+    vectors: int
+    embeddings: bool
+    last_run: dict[str, Any] | None
+
+    def to_json(self) -> dict[str, Any]:
+        out = attrs.asdict(self)
+        out["roots"] = list(self.roots)
+        out["missing_roots"] = list(self.missing_roots)
+        return out
+
+
+def check_knowledge_query(query: str, limit: int, path: str | None) -> None:
+    if not isinstance(query, str):
+        raise InvalidArgument(f"query must be a string; got {type(query).__name__}")
+    if (
+        isinstance(limit, bool)
+        or not isinstance(limit, int)
+        or not 1 <= limit <= (MAX_KNOWLEDGE_LIMIT)
+    ):
+        raise InvalidArgument(
+            f"limit must be an integer from 1 to {MAX_KNOWLEDGE_LIMIT}; got {limit!r}"
+        )
+    if path is not None and (not isinstance(path, str) or not path.strip() or "\x00" in path):
+        raise InvalidArgument("path must be a non-empty string (a path prefix or a glob)")
+
+
+def snippet(text: str, query: str, size: int = SNIPPET_CHARS) -> str:
+    """About `size` characters of `text` around the first query term it holds, on one line."""
+    flat = " ".join(text.split())
+    if len(flat) <= size:
+        return flat
+    terms = plan_terms(query)
+    lower = flat.lower()
+    at = min(
+        (i for i in (lower.find(t.lower()) for t in (*terms.words, *terms.grams)) if i >= 0),
+        default=0,
+    )
+    start = max(0, min(at - size // 3, len(flat) - size))
+    piece = flat[start : start + size]
+    return ("…" if start else "") + piece + ("…" if start + size < len(flat) else "")
+
+
+class _Batch:
+    def __init__(self, index: KnowledgeIndex) -> None:
+        self._index = index
+        self.items: list[FileChunks] = []
+        self.size = 0
+        self.chunks = 0
+
+    def add(self, item: FileChunks, size: int) -> None:
+        self.items.append(item)
+        self.size += size
+        if len(self.items) >= BATCH_FILES or self.size >= BATCH_BYTES:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.items:
+            self.chunks += self._index.write(self.items)
+            self.items, self.size = [], 0
+
+
+class KnowledgeBase:
+    """Index, search and describe the knowledge folders (see the module docstring)."""
+
+    def __init__(
+        self,
+        *,
+        roots: Sequence[str],
+        source: KnowledgeSource,
+        index: KnowledgeIndex,
+        embeddings: EmbeddingService | None = None,
+        hybrid: HybridSettings | None = None,
+        max_file_bytes: int = DEFAULT_FILE_BYTES,
+        max_chunk_chars: int = DEFAULT_CHUNK_CHARS,
+        logger: Any = None,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.roots = tuple(roots)
+        self._source = source
+        self._index = index
+        self._embeddings = embeddings
+        self._hybrid = hybrid
+        self._max_file_bytes = max_file_bytes
+        self._max_chunk_chars = max_chunk_chars
+        self._log = logger or library_logger()
+        self._monotonic = monotonic
+
+    def close(self) -> None:
+        self._index.close()
+
+    def _check_configured(self) -> None:
+        if not self.roots:
+            raise KnowledgeNotConfigured(
+                "no knowledge folders are configured: set knowledge.paths in the config file "
+                "or PI_MEMORY_KNOWLEDGE_PATHS (a JSON array of folders)"
+            )
+
+    # -- indexing -------------------------------------------------------------------------
+
+    def index(self, progress: Callable[[KnowledgeProgress], None] | None = None) -> KnowledgeReport:
+        """Bring the index up to date with the folders (see the module docstring). Raises
+        KnowledgeBusy when another process is indexing."""
+        self._check_configured()
+        with self._index.run_lock() as taken:
+            if not taken:
+                raise KnowledgeBusy(
+                    "another process is indexing the knowledge base; try again when it is done"
+                )
+            report = self._run(progress)
+        self._index.record_run(report.to_json())
+        return report
+
+    def _run(self, progress: Callable[[KnowledgeProgress], None] | None) -> KnowledgeReport:
+        started = self._monotonic()
+        skipped: Counter[str] = Counter()
+        known = self._index.known()
+        kept: set[str] = set()
+        counts: Counter[str] = Counter()
+        batch = _Batch(self._index)
+        read = 0
+        for file in self._source.scan(self.roots, skipped):
+            counts["seen"] += 1
+            previous = known.get(file.path)
+            if previous is not None and (previous.size, previous.mtime_ns) == (
+                file.size,
+                file.mtime_ns,
+            ):
+                kept.add(file.path)
+                counts["unchanged"] += 1
+                if (previous.root, previous.rel) != (file.root, file.rel):
+                    # the same file under another configured folder: its path below it changed
+                    batch.add(FileChunks(file=file, sha256=previous.sha256, chunks=None), 0)
+                continue
+            outcome = self._read(file)
+            if isinstance(outcome, str):
+                skipped[outcome] += 1
+                if outcome == "changing" and previous is not None:
+                    kept.add(file.path)  # its old chunks stay until a read that stands still
+                continue
+            current, data, text = outcome
+            kept.add(file.path)
+            read += len(data)
+            sha = hashlib.sha256(data).hexdigest()
+            if previous is not None and previous.sha256 == sha:
+                batch.add(FileChunks(file=current, sha256=sha, chunks=None), 0)
+                counts["unchanged"] += 1
+            else:
+                chunks = tuple(chunk_text(text, file.kind, max_chars=self._max_chunk_chars))
+                batch.add(FileChunks(file=current, sha256=sha, chunks=chunks), len(data))
+                counts["changed" if previous is not None else "new"] += 1
+            if progress is not None:
+                progress(
+                    KnowledgeProgress(
+                        files_seen=counts["seen"],
+                        files_indexed=counts["new"] + counts["changed"],
+                        bytes_read=read,
+                        seconds=self._monotonic() - started,
+                    )
+                )
+        batch.flush()
+        # a configured folder that is missing now (an unmounted disk) keeps its chunks
+        missing = {self._source.real_path(r) for r in self.roots if not self._source.is_dir(r)}
+        gone = [p for p, f in known.items() if p not in kept and f.root not in missing]
+        removed = self._index.remove(gone) if gone else 0
+        vectors = self._embed_missing()
+        deferred = skipped.pop("changing", 0)
+        return KnowledgeReport(
+            roots=self.roots,
+            files_seen=counts["seen"],
+            files_new=counts["new"],
+            files_changed=counts["changed"],
+            files_unchanged=counts["unchanged"],
+            files_removed=removed,
+            files_deferred=deferred,
+            chunks_written=batch.chunks,
+            vectors_written=vectors,
+            bytes_read=read,
+            seconds=self._monotonic() - started,
+            skipped=dict(sorted(skipped.items())),
+        )
+
+    def _read(self, file: SourceFile) -> tuple[SourceFile, bytes, str] | str:
+        """The file's bytes and text, read while it stood still (two tries), or why not:
+        too_large, unreadable, binary (a NUL byte in the first 8 KiB, or not UTF-8) or
+        changing (it changed during both reads)."""
+        if file.size > self._max_file_bytes:
+            return "too_large"
+        for _ in range(2):
+            got = self._source.read(file, self._max_file_bytes)
+            if got is None:
+                return "unreadable"
+            current, data = got
+            if current is None:
+                continue  # it changed while read
+            if current.size > self._max_file_bytes:
+                return "too_large"
+            if b"\x00" in data[:8192]:
+                return "binary"
+            try:
+                return current, data, data.decode("utf-8-sig")
+            except UnicodeDecodeError:
+                return "binary"
+        return "changing"
+
+    def _embed_missing(self) -> int:
+        embeddings = self._embeddings
+        if embeddings is None:
+            return 0
+        written = 0
+        model = embeddings.model_id
+        while True:
+            rows = self._index.missing_vectors(model, EMBED_BATCH)
+            if not rows:
+                return written
+            matrix = embeddings.try_embed([text for _, text in rows], "passage")
+            if matrix is None:  # the provider failed: logged; the next run goes on
+                return written
+            written += self._index.put_vectors(model, [cid for cid, _ in rows], matrix)
+
+    # -- search ---------------------------------------------------------------------------
+
+    def search(
+        self, query: str, *, limit: int = DEFAULT_KNOWLEDGE_LIMIT, path: str | None = None
+    ) -> list[KnowledgeHit]:
+        """The best `limit` chunks for `query` (see the module docstring)."""
+        check_knowledge_query(query, limit, path)
+        self._check_configured()
+        if not plan_terms(query):
+            raise InvalidArgument(
+                "query has nothing to search for: it must contain at least one word (letters "
+                "or digits)"
+            )
+        wanted = KnowledgeQuery(
+            text=query, limit=limit, path=self._real_filter(path), roots=self._stale_roots()
+        )
+        hits = self._ranked(wanted)
+        return [attrs.evolve(h, snippet=snippet(h.text, query)) for h in hits]
+
+    def _stale_roots(self) -> tuple[str, ...] | None:
+        """The configured folders' real paths when the index still holds files of a folder no
+        longer configured (until the next run removes them, a search leaves them out), else
+        None (no restriction: the usual case costs nothing in the search)."""
+        configured = {self._source.real_path(r) for r in self.roots}
+        if self._index.roots() <= configured:
+            return None
+        return tuple(sorted(configured))
+
+    def _real_filter(self, path: str | None) -> str | None:
+        """An absolute filter written below a configured folder that is (or passes through) a
+        symlink, rewritten below its real path: the index keeps real paths. A relative filter
+        loses a leading "./" (`./docs/` is `docs/`)."""
+        if path is None:
+            return None
+        if not path.startswith("/"):
+            while path.startswith("./") and len(path) > 2:
+                path = path[2:].lstrip("/")
+            return path
+        for root in self.roots:
+            base = root.rstrip("/")
+            if not base or not (path == base or path.startswith(base + "/")):
+                continue
+            real = self._source.real_path(root).rstrip("/")
+            if real != base:
+                return real + path[len(base) :]
+        return path
+
+    def _ranked(self, query: KnowledgeQuery) -> list[KnowledgeHit]:
+        embeddings = self._embeddings
+        if embeddings is None:
+            return self._index.search(query)
+        from pi_hermes_memory.knowledge.hybrid import hybrid_knowledge_hits
+        from pi_hermes_memory.search.hybrid import HybridSettings
+
+        return hybrid_knowledge_hits(
+            query,
+            index=self._index,
+            embeddings=embeddings,
+            settings=self._hybrid or HybridSettings(),
+        )
+
+    # -- stats ----------------------------------------------------------------------------
+
+    def stats(self) -> KnowledgeStats:
+        self._check_configured()
+        counts = self._index.counts(self._embeddings.model_id if self._embeddings else None)
+        return KnowledgeStats(
+            roots=self.roots,
+            missing_roots=tuple(r for r in self.roots if not self._source.is_dir(r)),
+            files=counts["files"],
+            chunks=counts["chunks"],
+            bytes=counts["bytes"],
+            vectors=counts["vectors"],
+            embeddings=self._embeddings is not None,
+            last_run=self._index.last_run(),
+        )
+
+
+__all__ = [
+    "DEFAULT_KNOWLEDGE_LIMIT",
+    "MAX_KNOWLEDGE_LIMIT",
+    "FileChunks",
+    "KnowledgeBase",
+    "KnowledgeBusy",
+    "KnowledgeHit",
+    "KnowledgeNotConfigured",
+    "KnowledgeProgress",
+    "KnowledgeQuery",
+    "KnowledgeReport",
+    "KnowledgeStats",
+    "KnownFile",
+    "SourceFile",
+    "snippet",
+]

@@ -1,0 +1,1 @@
+"""Background learning through the LLM port: reviews, consolidation, the interview, learn-skill."""

@@ -1,0 +1,315 @@
+"""Auto-recall and auto-capture on the session API (issue 15 §3, ADR 0049; seed 自动捕获 &
+自动回忆, Session 记忆).
+
+`AgentSession.before_turn(user_text)` asks adaptive retrieval
+(`pi_hermes_memory.domain.prompt.adaptive`) whether the message needs memory; when it does, it
+searches the store on a worker thread and waits at most `autoRecallTimeoutMs`. Hits that are
+failure entries or noise are dropped, the best `autoRecallMaxItems` become the
+`<relevant-memories>` block (`pi_hermes_memory.domain.prompt.recall_block`). A search still running
+at the budget is abandoned (it finishes on its thread, its result unused) and the turn gets
+no block; while it runs, the next turn's recall is skipped (`busy`) rather than piling up
+threads.
+
+`AgentSession.after_turn(user_text, assistant_text, success=True)` captures, after a
+successful turn, at most `autoCaptureMaxPerTurn` statements of the user's message that
+`pi_hermes_memory.domain.learning.capture` finds worth keeping, with their category and importance
+0.7, through `Memory.add`: the content scanner and the near-duplicate rule of the target
+apply as to any write, so a secret is blocked and a re-stated fact is not stored twice. The
+target is the current project's memory when the session has a project, else the global
+memory layer. The assistant's text is never captured (the seed captures what the user said).
+
+`sessionSummary` (off by default): at shutdown, one `fact` entry (importance 0.5) sums up the
+last `sessionSummaryMessages` messages of the session, clipped to 500 characters.
+
+Every outcome is counted (`AutoMemoryStatus`), shown by `AgentSession.review_status()` and
+saved under `auto_memory` in `review-status.json` after each turn's capture and at shutdown.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter, deque
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any, Final
+
+import attrs
+from pi_hermes_memory.config.settings import AutoMemoryConfig
+from pi_hermes_memory.domain.learning.capture import MAX_CAPTURE_CHARS, capture_candidates
+from pi_hermes_memory.domain.learning.noise import noise_problem
+from pi_hermes_memory.domain.memory.model import MemoryKind, Target
+from pi_hermes_memory.domain.prompt.adaptive import should_retrieve
+from pi_hermes_memory.domain.prompt.blocks import inline
+from pi_hermes_memory.domain.prompt.recall_block import RecalledItem, recall_block
+from pi_hermes_memory.domain.status import SUCCESS, Status
+
+__all__ = [
+    "CAPTURE_IMPORTANCE",
+    "SUMMARY_IMPORTANCE",
+    "AutoMemory",
+    "AutoMemoryStatus",
+    "CaptureOutcome",
+]
+
+#: the seed's importance of an auto-captured statement
+CAPTURE_IMPORTANCE: Final = 0.7
+#: the seed's importance of a session summary
+SUMMARY_IMPORTANCE: Final = 0.5
+#: search hits read per recall: failure rows and noise are dropped after the search
+_SEARCH_LIMIT: Final = 20
+#: outcomes kept per kind in the status
+_KEPT: Final = 5
+_SHOWN_CHARS: Final = 160
+_SUMMARY_MESSAGE_CHARS: Final = 120
+
+
+@attrs.frozen(kw_only=True)
+class CaptureOutcome:
+    """One statement auto-capture tried to store: `status` is the write's (added, noop for
+    the same text again, near_duplicate, blocked, …), or `failed` when the store raised.
+    `text` is clipped, and withheld when the content scanner blocked it."""
+
+    text: str
+    category: str
+    status: str
+    entry_id: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return attrs.asdict(self)
+
+
+@attrs.frozen(kw_only=True)
+class AutoMemoryStatus:
+    """Counts of recall and capture outcomes of one session, and the last few of each.
+
+    recall counts: injected, empty (searched, nothing usable), skipped (adaptive retrieval
+    said no; `skip_reasons` has why), timed_out, busy, failed, off. capture counts: the write
+    statuses (added, near_duplicate, blocked, …), failed, plus `turns` and `not_successful`."""
+
+    session_id: str
+    recall_enabled: bool
+    capture_enabled: bool
+    recall: dict[str, int]
+    skip_reasons: dict[str, int]
+    recalled_items: int
+    capture: dict[str, int]
+    last_recalls: tuple[dict[str, Any], ...]
+    last_captures: tuple[dict[str, Any], ...]
+
+    def to_json(self) -> dict[str, Any]:
+        data = attrs.asdict(self)
+        data["last_recalls"] = list(self.last_recalls)
+        data["last_captures"] = list(self.last_captures)
+        return data
+
+
+def _clip(text: str) -> str:
+    flat = inline(text)
+    return flat if len(flat) <= _SHOWN_CHARS else flat[: _SHOWN_CHARS - 1] + "…"
+
+
+class _Search:
+    """The one recall search of a session in flight (a daemon thread and its result)."""
+
+    def __init__(self, run: Callable[[], list[RecalledItem]]) -> None:
+        self.done = threading.Event()
+        self.items: list[RecalledItem] = []
+        self.error: BaseException | None = None
+        self._run = run
+        self.thread = threading.Thread(
+            target=self._main, name="pi-hermes-memory-recall", daemon=True
+        )
+
+    def _main(self) -> None:
+        try:
+            self.items = self._run()
+        except BaseException as exc:  # reported to the waiting turn, never raised there
+            self.error = exc
+        finally:
+            self.done.set()
+
+
+class AutoMemory:
+    """Auto-recall and auto-capture of one `AgentSession` (see the module)."""
+
+    def __init__(
+        self,
+        memory: Any,
+        settings: AutoMemoryConfig,
+        *,
+        session_id: str,
+        now: Callable[[], datetime],
+        logger: Any,
+    ) -> None:
+        self._memory = memory
+        self.settings = settings
+        self._session_id = session_id
+        self._now = now
+        self._log = logger
+        self._lock = threading.Lock()
+        self._recall: Counter[str] = Counter()
+        self._skips: Counter[str] = Counter()
+        self._capture: Counter[str] = Counter()
+        self._items = 0
+        self._last_recalls: deque[dict[str, Any]] = deque(maxlen=_KEPT)
+        self._last_captures: deque[dict[str, Any]] = deque(maxlen=_KEPT)
+        self._inflight: _Search | None = None
+
+    # -- recall ---------------------------------------------------------------------------
+
+    def before_turn(self, user_text: str) -> str | None:
+        s = self.settings
+        if not s.recall:
+            self._note_recall("off", "autoRecall is off")
+            return None
+        decision = should_retrieve(
+            user_text, min_length=s.min_length, min_length_cjk=s.min_length_cjk
+        )
+        if not decision.retrieve:
+            with self._lock:
+                self._skips[decision.reason.value] += 1
+            self._note_recall("skipped", decision.reason.value)
+            return None
+        with self._lock:
+            running = self._inflight is not None and not self._inflight.done.is_set()
+            if not running:
+                search = self._inflight = _Search(lambda: self._search(user_text))
+        if running:
+            self._note_recall("busy", "the previous recall search is still running")
+            return None
+        search.thread.start()
+        if not search.done.wait(s.recall_timeout_ms / 1000):
+            self._note_recall("timed_out", f"no answer within {s.recall_timeout_ms} ms")
+            return None
+        if search.error is not None:
+            self._log.warning("auto_recall.failed", exc_info=search.error)
+            self._note_recall("failed", type(search.error).__name__)
+            return None
+        if not search.items:
+            self._note_recall("empty", decision.reason.value)
+            return None
+        block = recall_block(search.items)
+        self._note_recall(
+            "injected",
+            decision.reason.value,
+            items=[f"[{i.category}:{i.scope}] {_clip(i.text)}" for i in search.items],
+        )
+        return block
+
+    def _search(self, query: str) -> list[RecalledItem]:
+        from pi_hermes_memory.tools.pi_memory import scope_name
+
+        result = self._memory.search(query, limit=_SEARCH_LIMIT)
+        items: list[RecalledItem] = []
+        for hit in result.hits:
+            if hit.target is Target.FAILURE or noise_problem(hit.text) is not None:
+                continue
+            view = self._memory.active_entry(hit.id, hit.target)
+            if view is None:
+                continue
+            category = view.kind or MemoryKind.OTHER.value
+            items.append(RecalledItem(category=category, scope=scope_name(view), text=view.text))
+            if len(items) >= self.settings.recall_max_items:
+                break
+        return items
+
+    def _note_recall(self, outcome: str, reason: str, items: list[str] | None = None) -> None:
+        with self._lock:
+            self._recall[outcome] += 1
+            self._items += len(items or ())
+            self._last_recalls.append(
+                {
+                    "at": self._now().isoformat(timespec="seconds"),
+                    "outcome": outcome,
+                    "reason": reason,
+                    "items": list(items or ()),
+                }
+            )
+
+    # -- capture --------------------------------------------------------------------------
+
+    def after_turn(self, user_text: str, *, success: bool) -> tuple[CaptureOutcome, ...]:
+        s = self.settings
+        with self._lock:
+            self._capture["turns"] += 1
+        if not s.capture:
+            return ()
+        if not success:
+            with self._lock:
+                self._capture["not_successful"] += 1
+            return ()
+        outcomes = tuple(
+            self._store(c.text, c.category, CAPTURE_IMPORTANCE)
+            for c in capture_candidates(user_text, limit=s.capture_max_per_turn)
+        )
+        return outcomes
+
+    def _target(self) -> Target:
+        return Target.PROJECT if getattr(self._memory, "project", None) else Target.MEMORY
+
+    def _store(self, text: str, category: MemoryKind, importance: float) -> CaptureOutcome:
+        try:
+            result = self._memory.add(
+                text, target=self._target(), importance=importance, kind=category
+            )
+            status = result.status.value
+            entry_id = result.entry_id if result.status in SUCCESS else None
+        except Exception as exc:  # a read-only or failing store: counted, never raised
+            self._log.warning("auto_capture.failed", exc_info=True)
+            status, entry_id = Status.FAILED.value, None
+            text = f"{text} ({type(exc).__name__})"
+        if status == Status.BLOCKED.value:
+            # the scanner refused it (a secret, an injection): the status file never keeps it
+            text = "(withheld: refused by the content scanner)"
+        outcome = CaptureOutcome(
+            text=_clip(text), category=category.value, status=status, entry_id=entry_id
+        )
+        with self._lock:
+            self._capture[status] += 1
+            self._last_captures.append(
+                {"at": self._now().isoformat(timespec="seconds"), **outcome.to_json()}
+            )
+        return outcome
+
+    # -- session summary -------------------------------------------------------------------
+
+    def summarize(self, messages: tuple[tuple[str, str], ...]) -> CaptureOutcome | None:
+        """The session summary (when `sessionSummary` is on and there are messages)."""
+        s = self.settings
+        if not s.session_summary:
+            return None
+        kept = [(role, inline(text)) for role, text in messages[-s.session_summary_messages :]]
+        kept = [(role, text) for role, text in kept if text]
+        if not kept:
+            return None
+        head = f"Session {self._session_id} on {self._now().date().isoformat()}:"
+        parts = [head]
+        for role, text in kept:
+            clipped = text if len(text) <= _SUMMARY_MESSAGE_CHARS else text[:119] + "…"
+            parts.append(f"{role}: {clipped};")
+        summary = " ".join(parts)
+        if len(summary) > MAX_CAPTURE_CHARS:
+            summary = summary[: MAX_CAPTURE_CHARS - 1] + "…"
+        return self._store(summary, MemoryKind.FACT, SUMMARY_IMPORTANCE)
+
+    # -- status ---------------------------------------------------------------------------
+
+    @property
+    def active(self) -> bool:
+        """Whether this session recalled or captured anything (or tried to)."""
+        with self._lock:
+            return bool(self._recall or self._capture)
+
+    def status(self) -> AutoMemoryStatus:
+        with self._lock:
+            return AutoMemoryStatus(
+                session_id=self._session_id,
+                recall_enabled=self.settings.recall,
+                capture_enabled=self.settings.capture,
+                recall=dict(sorted(self._recall.items())),
+                skip_reasons=dict(sorted(self._skips.items())),
+                recalled_items=self._items,
+                capture=dict(sorted(self._capture.items())),
+                last_recalls=tuple(self._last_recalls),
+                last_captures=tuple(self._last_captures),
+            )

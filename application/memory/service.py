@@ -1,0 +1,619 @@
+"""The memory service: load state, import hand edits, decide, append, project, render.
+
+Every write runs under the store-wide file lock (so Markdown writes of several processes never
+interleave), inside one IMMEDIATE transaction (events, SQLite rows, FTS and the render ledger
+commit together), and renders the touched Markdown documents before the lock is released
+(ADR 0002). A crash anywhere leaves the journal authoritative; the next operation converges.
+"""
+
+from __future__ import annotations
+
+import collections
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import attrs
+from pi_hermes_memory.domain.memory.capacity import OverflowStrategy
+from pi_hermes_memory.domain.memory.commands import (
+    AddMemory,
+    MemoryCommand,
+    MoveMemory,
+    RemoveMemory,
+    ReplaceMemory,
+)
+from pi_hermes_memory.domain.memory.decide import Decision, WritePolicy, decide
+from pi_hermes_memory.domain.memory.document import (
+    MemoryDocument,
+    WorkingDocument,
+    stream_for,
+    target_of,
+)
+from pi_hermes_memory.domain.memory.events import Event
+from pi_hermes_memory.domain.memory.model import GLOBAL_NAMESPACE, MemoryEntry, Target
+from pi_hermes_memory.domain.memory.move import MoveDecision, decide_move, move_subject
+from pi_hermes_memory.domain.memory.purge import PurgeIndex, PurgePlan, newest_version, plan_purge
+from pi_hermes_memory.domain.memory.purge import index as purge_index
+from pi_hermes_memory.domain.memory.purge import select as select_purge
+from pi_hermes_memory.domain.memory.restore import (
+    RemovedEntry,
+    decide_restore,
+    restorable,
+    select_restorable,
+)
+from pi_hermes_memory.domain.memory.scope import SessionScope
+from pi_hermes_memory.domain.status import Status
+from pi_hermes_memory.errors import MarkdownUnreadable
+from pi_hermes_memory.journal.pipeline import Pipeline, RenderLag
+from pi_hermes_memory.log import library_logger
+from pi_hermes_memory.memory.documents import MemoryDocuments
+from pi_hermes_memory.memory.purging import PurgeResult
+from pi_hermes_memory.ports.store import (
+    Clock,
+    DocumentFormat,
+    IdFactory,
+    MarkdownStore,
+    Storage,
+    UnitOfWork,
+)
+from pi_hermes_memory.ports.vectors import VectorScope
+from pi_hermes_memory.results import CandidateView, EntryView, WriteResult
+from pi_hermes_memory.search.memory_search import ScopeClause
+from pi_hermes_memory.tools.registry import MAX_BATCH_OPERATIONS, ArgumentError
+
+if TYPE_CHECKING:  # imports numpy: loaded by bootstrap only when embeddings are on
+    from pi_hermes_memory.search.embedding import EmbeddingService, PreparedWrites
+
+_R = TypeVar("_R")
+
+
+@attrs.frozen(kw_only=True)
+class MemorySettings:
+    scope: SessionScope
+    limits: dict[Target, int]
+    overflow: OverflowStrategy = OverflowStrategy.AUTO_CONSOLIDATE
+    consolidation_available: bool = False
+
+    def policy(self, target: Target) -> WritePolicy:
+        return WritePolicy(
+            scope=self.scope,
+            char_limit=self.limits[target],
+            overflow=self.overflow,
+            consolidation_available=self.consolidation_available,
+        )
+
+
+class MemoryService:
+    def __init__(
+        self,
+        *,
+        storage: Storage,
+        markdown: MarkdownStore,
+        fmt: DocumentFormat,
+        clock: Clock,
+        ids: IdFactory,
+        settings: MemorySettings,
+        logger: Any = None,
+        lock_timeout: float = 30.0,
+        embeddings: EmbeddingService | None = None,
+        render_lag: RenderLag | None = None,
+    ) -> None:
+        self._storage = storage
+        self._markdown = markdown
+        self._fmt = fmt
+        self._clock = clock
+        self._ids = ids
+        self.settings = settings
+        self._log = logger or library_logger()
+        self._lock_timeout = lock_timeout
+        #: vectors of the rows (ADR 0015); None: embeddings are off, search is FTS-only
+        self.embeddings = embeddings
+        self._pipe: Pipeline[MemoryDocument] = Pipeline(
+            storage=storage,
+            kind=MemoryDocuments(markdown=markdown, fmt=fmt, clock=clock, ids=ids),
+            lock=markdown.lock,
+            logger=self._log,
+            lock_timeout=lock_timeout,
+            lag=render_lag,
+        )
+        # the most recent warnings (hand-edit imports, …), bounded for long-running hosts
+        self.warnings: collections.deque[str] = collections.deque(maxlen=200)
+
+    @property
+    def clock(self) -> Clock:
+        return self._clock
+
+    # -- the write path (application/journal/pipeline.py) ------------------------------------------
+
+    def run(
+        self,
+        targets: Iterable[Target],
+        plan: Callable[[dict[Target, MemoryDocument]], Sequence[tuple[Target, Decision]]],
+        *,
+        publish_first: Target | None = None,
+        read: Callable[[UnitOfWork, dict[Target, MemoryDocument]], None] | None = None,
+    ) -> tuple[list[tuple[Target, Decision]], list[str]]:
+        """Run `plan` on fresh state of `targets` and commit the events of its decisions.
+
+        `plan` sees the documents after the hand-edit import and returns decisions in order;
+        decisions for the same target must chain versions (the batch path folds as it goes).
+        """
+        wanted = sorted(set(targets), key=lambda t: t.value)
+        warnings: list[str] = []
+        first = stream_for(publish_first) if publish_first is not None else None
+        streams = [stream_for(t) for t in wanted]
+        with self._pipe.writing(streams, warnings, publish_first=first, defer=True) as batch:
+            docs = _by_target(batch.states)
+            if read is not None:  # what `plan` needs from the journal, in this transaction
+                read(batch.uow, docs)
+            decisions = list(plan(dict(docs)))
+            for target in wanted:
+                events: list[Event] = [e for t, d in decisions if t is target for e in d.events]
+                batch.append(stream_for(target), events)
+        self._note(warnings)
+        return decisions, warnings
+
+    # -- commands -------------------------------------------------------------------------
+
+    def execute(self, command: MemoryCommand) -> WriteResult:
+        target = command.target
+        notes: tuple[str, ...] = ()
+        if isinstance(command, AddMemory | ReplaceMemory):
+            scanned, notes = self._scan(command)
+            if isinstance(scanned, WriteResult):
+                return scanned
+            command = scanned
+        prepared = self._prepare_embeddings([command])
+        if prepared is not None:
+            command = prepared.commands[0]
+
+        def plan(docs: dict[Target, MemoryDocument]) -> list[tuple[Target, Decision]]:
+            return [(target, decide(docs[target], command, self.settings.policy(target)))]
+
+        decisions, warnings = self.run([target], plan)
+        self._embed_new_rows([d for _, d in decisions], prepared)
+        return to_result(decisions[0][1], command, (*notes, *warnings))
+
+    def _prepare_embeddings(self, items: Sequence[object]) -> PreparedWrites | None:
+        """Before the write, outside the lock: vectors and cosines for the adds' near-duplicate
+        check (ADR 0015). None when embeddings are off."""
+        if self.embeddings is None:
+            return None
+        return self.embeddings.prepare_writes(items, self.settings.scope)
+
+    def _embed_new_rows(
+        self, decisions: Sequence[Decision], prepared: PreparedWrites | None
+    ) -> None:
+        """After COMMIT and the lock: store vectors of the new rows; never fails the write."""
+        if self.embeddings is not None:
+            self.embeddings.after_writes(decisions, prepared)
+
+    def _with_move_cosines(self, command: MoveMemory, source: MemoryDocument) -> MoveMemory:
+        """`command` with the cosines of the moved entry's stored vector to the destination
+        rows (ADR 0019): read from the vector store only, never from the provider; none
+        without embeddings, with force, or when the entry has no current vector."""
+        if self.embeddings is None or command.force:
+            return command
+        entry = move_subject(source, command, self.settings.scope)
+        if not isinstance(entry, MemoryEntry):
+            return command
+        project = self.settings.scope.project
+        if command.destination is Target.PROJECT:
+            clause = ScopeClause(Target.PROJECT, projects=(project,))
+        else:
+            clause = ScopeClause(Target.MEMORY, namespaces=(None,))
+        cosines = self.embeddings.stored_cosines(entry.id, VectorScope(clauses=(clause,)))
+        return attrs.evolve(command, cosines={entry.id: cosines}) if cosines else command
+
+    def move(self, command: MoveMemory) -> WriteResult:
+        """promote / demote one entry (see domain/memory/move.py); both documents in one transaction."""
+        if not self._markdown.distinct_roots():
+            return WriteResult(
+                success=False,
+                status=Status.INVALID,
+                message="Refused: memoryDir and projectsMemoryDir resolve to the same physical "
+                "directory, so a move could not tell its source from its destination; nothing "
+                "was written. Fix the configuration or the symlink.",
+                action=command.direction.value,
+            )
+        outcome: list[MoveDecision] = []
+        # read before the write transaction: the vector store reads in a transaction of its own
+        # (inside ours SQLite refuses it). Keyed by the subject's id: if the subject is another
+        # entry by the time the move decides, the cosines simply do not apply to it.
+        command = self._with_move_cosines(command, self.document(command.source))
+
+        def plan(docs: dict[Target, MemoryDocument]) -> list[tuple[Target, Decision]]:
+            result = decide_move(
+                docs[command.source],
+                docs[command.destination],
+                command,
+                self.settings.policy(command.destination),
+            )
+            outcome.append(result)
+            carrier = Decision(status=result.decision.status, message="")
+            return [
+                (command.source, attrs.evolve(carrier, events=result.source_events)),
+                (command.destination, attrs.evolve(carrier, events=result.destination_events)),
+            ]
+
+        _, warnings = self.run(
+            [command.source, command.destination], plan, publish_first=command.destination
+        )
+        decision = outcome[0].decision
+        return WriteResult(
+            success=decision.success,
+            status=decision.status,
+            message=decision.message,
+            target=command.destination.value,
+            action=command.direction.value,
+            entry_id=decision.entry_id,
+            candidates=tuple(
+                CandidateView(
+                    entry_id=c.entry_id, text=c.text, score=round(c.score, 3), basis=c.basis
+                )
+                for c in decision.candidates
+            ),
+            matches=decision.matches,
+            evicted=len(decision.evicted),
+            warnings=tuple(warnings),
+        )
+
+    def removed(self, target: Target, *, every_scope: bool = False) -> list[RemovedEntry]:
+        """The removed entries of `target` this session may see (`every_scope`: all of them,
+        for export) and `restore` can bring back, most recently removed first (read from the
+        journal)."""
+        doc = self.document(target)
+        with self._storage.transaction() as uow:
+            events = uow.journal.read(doc.stream, upto=doc.version)
+        scope = self.settings.scope
+        return [r for r in restorable(target, events) if every_scope or scope.visible(r.entry)]
+
+    def restore(self, target: Target, query: str) -> WriteResult:
+        """Bring back a removed entry (by id, or a unique part of its text) with its old id."""
+
+        removed: list[RemovedEntry] = []
+
+        def read(uow: UnitOfWork, docs: dict[Target, MemoryDocument]) -> None:
+            doc = docs[target]
+            events = uow.journal.read(doc.stream, upto=doc.version)
+            removed.extend(restorable(target, events))
+
+        def plan(docs: dict[Target, MemoryDocument]) -> list[tuple[Target, Decision]]:
+            found = select_restorable(removed, query, self.settings.scope)
+            return [(target, decide_restore(docs[target], found, query, self._clock.now()))]
+
+        decisions, warnings = self.run([target], plan, read=read)
+        decision = decisions[0][1]
+        return WriteResult(
+            success=decision.success,
+            status=decision.status,
+            message=decision.message,
+            target=target.value,
+            action="restore",
+            entry_id=decision.entry_id,
+            candidates=tuple(
+                CandidateView(
+                    entry_id=c.entry_id, text=c.text, score=round(c.score, 3), basis=c.basis
+                )
+                for c in decision.candidates
+            ),
+            matches=decision.matches,
+            warnings=tuple(warnings),
+        )
+
+    def purge(self, target: Target, query: str, *, dry_run: bool = False) -> PurgeResult:
+        """Erase an entry's text and its whole supersede chain's (ADR 0026): blank the text of
+        the earlier events in place, append `MemoryPurged` to every stream holding a version,
+        drop the rows, replace the snapshots, render the files, then let the storage scrub
+        its older copies. `dry_run`: only say what would be purged."""
+        warnings: list[str] = []
+        outcome: PurgePlan | Decision
+        leftovers: tuple[str, ...] = ()
+
+        def finish(plan: PurgePlan) -> None:
+            """After the render, under the lock: name what still holds the text, then let
+            the storage erase its older copies."""
+            nonlocal leftovers
+            warnings.extend(self._still_holding(plan.texts))
+            try:
+                report = self._storage.scrub()
+            except OSError as exc:  # committed: the next open of the store scrubs
+                warnings.append(
+                    f"The purge is saved, but erasing older copies failed ({exc}); the "
+                    "next open of the store finishes it."
+                )
+            else:
+                warnings.extend(report.warnings)
+                leftovers = report.leftovers
+
+        with self._pipe.writing(_ALL_STREAMS, warnings, erasing=True) as batch:
+            docs = _by_target(batch.states)
+            streams = {d.stream: batch.uow.journal.read(d.stream) for d in docs.values()}
+            idx = purge_index(streams)
+            chain = select_purge(idx, target, query, self.settings.scope)
+            if isinstance(chain, Decision) or dry_run:
+                outcome = chain if isinstance(chain, Decision) else _preview(idx, chain)
+            else:
+                planned = outcome = plan_purge(streams, idx, chain, self._clock.now())
+                batch.uow.journal.redact(planned.redacted)
+                for doc in docs.values():
+                    event = planned.purges.get(doc.stream)
+                    if event is not None:
+                        # the stored snapshot folds the text in: replace it with the head's
+                        self._pipe.replace_snapshot(batch.uow, batch.append(doc.stream, [event]))
+                batch.after_publish(lambda: finish(planned))
+        self._note(warnings)
+        if isinstance(outcome, Decision):
+            return PurgeResult(
+                success=outcome.success,
+                status=outcome.status,
+                message=outcome.message,
+                target=target.value,
+                entry_id=outcome.entry_id,
+                candidates=tuple(
+                    CandidateView(entry_id=c.entry_id, text=c.text, score=c.score, basis=c.basis)
+                    for c in outcome.candidates
+                ),
+                matches=outcome.matches,
+                warnings=tuple(warnings),
+            )
+        ids = tuple(sorted(outcome.ids))
+        shown = (
+            outcome.newest.text
+            if len(outcome.newest.text) <= 80
+            else outcome.newest.text[:79] + "…"
+        )
+        if dry_run:
+            message = (
+                f"Would purge {outcome.versions} version(s) of {shown!r} ({', '.join(ids)}); "
+                "nothing was changed."
+            )
+        else:
+            message = (
+                f"Purged {outcome.versions} version(s) of an entry: its text is erased from the "
+                "journal, the event log, search, vectors, snapshots and the Markdown files."
+            )
+            if leftovers:
+                message += f" Copies moved aside may still hold it: {', '.join(leftovers)}."
+        return PurgeResult(
+            success=True,
+            status=Status.PREVIEW if dry_run else Status.PURGED,
+            message=message,
+            target=target.value,
+            entry_id=outcome.newest.id,
+            entry_ids=ids,
+            versions=outcome.versions,
+            leftovers=leftovers,
+            warnings=tuple(warnings),
+        )
+
+    def _still_holding(self, texts: Sequence[str]) -> list[str]:
+        """After the render: a Markdown file that still holds purged text (it could not be
+        rewritten, or a person saved it meanwhile) is named, never reported as erased."""
+        found = []
+        for target in Target:
+            try:
+                data = self._markdown.read(target) or b""
+            except (MarkdownUnreadable, OSError):
+                continue
+            if any(t.encode("utf-8") in data for t in texts):
+                found.append(
+                    f"{self._markdown.describe(target)} still holds purged text (it could not be "
+                    "rewritten now); the next operation renders it again unless it was saved "
+                    "by hand meanwhile: then delete the text from it"
+                )
+        return found
+
+    def execute_batch(self, items: Sequence[MemoryCommand | WriteResult]) -> list[WriteResult]:
+        """Apply commands in order with partial-commit semantics.
+
+        Each command is decided against the state left by the ones before it; failed ones
+        (and items that are already failed results, e.g. bad arguments) change nothing while
+        the others proceed. All events commit in one transaction. At most
+        MAX_BATCH_OPERATIONS items (ArgumentError above: nothing is applied).
+        """
+        if len(items) > MAX_BATCH_OPERATIONS:
+            raise ArgumentError(
+                f"a batch may hold at most {MAX_BATCH_OPERATIONS:,} operations, not "
+                f"{len(items):,}; nothing was applied. Split it into several batches."
+            )
+        prepared: list[MemoryCommand | WriteResult] = []
+        scan_notes: dict[int, tuple[str, ...]] = {}
+        for index, item in enumerate(items):
+            if isinstance(item, AddMemory | ReplaceMemory):
+                scanned, scan_notes[index] = self._scan(item)
+                prepared.append(scanned)
+            else:
+                prepared.append(item)
+        vectors = self._prepare_embeddings(prepared)
+        if vectors is not None:
+            prepared = vectors.commands
+        targets = {i.target for i in prepared if not isinstance(i, WriteResult)}
+
+        def plan(docs: dict[Target, MemoryDocument]) -> list[tuple[Target, Decision]]:
+            # one mutable, indexed copy per document: O(events) per decision, not O(entries)
+            work = {t: WorkingDocument(doc) for t, doc in docs.items()}
+            policies = {t: self.settings.policy(t) for t in docs}
+            out: list[tuple[Target, Decision]] = []
+            for item in prepared:
+                if isinstance(item, WriteResult):
+                    continue
+                decision = decide(work[item.target], item, policies[item.target])
+                if decision.events:
+                    work[item.target].apply(decision.events)
+                out.append((item.target, decision))
+            return out
+
+        decisions, warnings = self.run(targets, plan) if targets else ([], [])
+        self._embed_new_rows([d for _, d in decisions], vectors)
+        results: list[WriteResult] = []
+        it = iter(decisions)
+        for index, item in enumerate(prepared):
+            if isinstance(item, WriteResult):
+                results.append(item)
+            else:
+                results.append(to_result(next(it)[1], item, scan_notes.get(index, ())))
+        if warnings and results:
+            results[-1] = attrs.evolve(results[-1], warnings=(*results[-1].warnings, *warnings))
+        return results
+
+    def _scan(
+        self, command: AddMemory | ReplaceMemory
+    ) -> tuple[AddMemory | ReplaceMemory | WriteResult, tuple[str, ...]]:
+        """Scan new content; a refusal becomes a failed result, warnings become notes."""
+        from pi_hermes_memory.domain.scanning.scanner import scan  # loaded by the first write
+
+        result = scan(command.text)
+        if result.blocked:
+            refused = WriteResult(
+                success=False,
+                status=Status.BLOCKED,
+                message=result.message(),
+                target=command.target.value,
+                action=_action(command),
+            )
+            return refused, ()
+        notes = (result.message(),) if result.warnings or result.stripped else ()
+        return attrs.evolve(command, text=result.text), notes
+
+    def entries(
+        self, target: Target | None = None, *, include_history: bool = False
+    ) -> list[EntryView]:
+        targets = [target] if target else list(Target)
+        warnings: list[str] = []
+        docs = _by_target(self._pipe.read([stream_for(t) for t in targets], warnings))
+        self._note(warnings)
+        scope = self.settings.scope
+        views: list[EntryView] = []
+        for t in targets:
+            doc = docs[t]
+            rows: Iterable[MemoryEntry] = doc.active
+            if include_history:
+                rows = [*doc.active, *doc.history]
+            views.extend(entry_view(e) for e in rows if scope.visible(e))
+        return views
+
+    def converge(self) -> None:
+        """Finish interrupted renders and import hand edits of every document, without reading
+        any document when every file is what the ledger recorded (a hash check, ADR 0038):
+        what `open` runs, so opening costs the files, not the history."""
+        warnings: list[str] = []
+        self._pipe.converge(_ALL_STREAMS, warnings)
+        self._note(warnings)
+
+    @property
+    def pending_renders(self) -> tuple[Target, ...]:
+        """The documents whose Markdown file lags the journal by this process's writes: large
+        files are rendered at most once per interval while a process writes (ADR 0042)."""
+        return tuple(target_of(s) for s in self._pipe.pending)
+
+    def flush(self) -> list[str]:
+        """Render every pending Markdown file now (hand edits made meanwhile are merged first);
+        returns the warnings (empty when every file was rendered)."""
+        warnings: list[str] = []
+        self._pipe.flush(warnings)
+        self._note(warnings)
+        return warnings
+
+    def maintain(
+        self, step: Callable[[UnitOfWork, dict[Target, MemoryDocument], dict[Target, int]], _R]
+    ) -> tuple[_R, list[str]]:
+        """Run `step` under the store lock, in one transaction, on every document after its hand
+        edits were imported (with the number of events each import appended), then render what
+        is stale. For maintenance such as sync-markdown (`pi_hermes_memory.memory.sync`)."""
+        warnings: list[str] = []
+        with self._pipe.writing(_ALL_STREAMS, warnings, strict=False) as batch:
+            imported = {target_of(s): n for s, n in batch.imported.items()}
+            result = step(batch.uow, _by_target(batch.states), imported)
+        self._note(warnings)
+        return result, warnings
+
+    def refresh(self, targets: Iterable[Target] | None = None) -> None:
+        """Import hand edits of documents whose file changed since this service last synced.
+
+        Cheap when nothing changed (one stat per file), so read paths such as search call it
+        first and see what a person typed into the Markdown without taking the write lock.
+        """
+        wanted = list(targets) if targets is not None else list(Target)
+        for stream in self._pipe.changed([stream_for(t) for t in wanted]):
+            self.entries(target_of(stream))
+
+    def _note(self, warnings: Sequence[str]) -> None:
+        """Log warnings and keep them for the caller (`Memory.warnings`, a future doctor)."""
+        for warning in warnings:
+            self._log.warning("memory.warning", detail=warning)
+        self.warnings.extend(warnings)
+
+    def current(self, target: Target) -> MemoryDocument:
+        """The current state of one document, caught up with the journal (other processes'
+        writes too), without building entry views: for a read path such as search's
+        importance lookup (ADR 0045)."""
+        warnings: list[str] = []
+        doc = self._pipe.read([stream_for(target)], warnings)[stream_for(target)]
+        self._note(warnings)
+        return doc
+
+    def document(self, target: Target) -> MemoryDocument:
+        """The current state of one document (after catching up and importing hand edits)."""
+        self.entries(target)
+        doc = self._pipe.cached(stream_for(target))
+        assert doc is not None  # entries() just read it
+        return doc
+
+
+_ALL_STREAMS = tuple(stream_for(t) for t in Target)
+
+
+def _by_target(states: dict[str, MemoryDocument]) -> dict[Target, MemoryDocument]:
+    return {target_of(stream): doc for stream, doc in states.items()}
+
+
+def _preview(idx: PurgeIndex, chain: frozenset[str]) -> PurgePlan:
+    """A dry run's plan: the chain and its newest version, nothing to write."""
+    return PurgePlan(
+        ids=chain, redacted=(), purges={}, newest=newest_version(idx, chain).entry, texts=()
+    )
+
+
+def _action(command: MemoryCommand) -> str:
+    return {AddMemory: "add", ReplaceMemory: "replace", RemoveMemory: "remove"}[type(command)]
+
+
+def entry_view(e: MemoryEntry) -> EntryView:
+    return EntryView(
+        id=e.id,
+        target=e.target.value,
+        text=e.text,
+        project=e.project,
+        category=e.category.value if e.category else None,
+        created=e.created,
+        last_referenced=e.last_referenced,
+        superseded_by=e.superseded_by,
+        superseded_at=e.superseded_at,
+        scope=e.namespace or GLOBAL_NAMESPACE,
+        flagged=e.flagged,
+        importance=e.importance,
+        kind=e.kind.value if e.kind is not None else None,
+    )
+
+
+def to_result(
+    decision: Decision, command: MemoryCommand, warnings: Sequence[str] = ()
+) -> WriteResult:
+    return WriteResult(
+        success=decision.success,
+        status=decision.status,
+        message=decision.message,
+        target=command.target.value,
+        action=_action(command),
+        entry_id=decision.entry_id,
+        candidates=tuple(
+            CandidateView(entry_id=c.entry_id, text=c.text, score=round(c.score, 3), basis=c.basis)
+            for c in decision.candidates
+        ),
+        matches=decision.matches,
+        evicted=len(decision.evicted),
+        warnings=tuple(warnings),
+    )
+
+
+__all__ = ["MemoryService", "MemorySettings", "Status"]

@@ -1,0 +1,1 @@
+"""memory_search: full-text, hybrid (embeddings) and the retrieval scoring pipeline."""

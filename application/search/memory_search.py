@@ -1,0 +1,514 @@
+"""memory_search: scoped full-text search over the active rows (and, if asked, their history).
+
+The session scope decides which rows a search may return (the seed's rules, ADR 0012):
+
+- `memory` and `user` rows: all of them;
+- `project` rows: the current project's only (none without a current project); every
+  attributed project with `projectMemorySharing`; unattributed project rows never (they live
+  in Markdown only);
+- `failure` rows: the current project's and the unattributed (global) ones; all with sharing.
+
+A `target` narrows the search (ADR 0027, the seed's `memory`, `user` or `failure`): `memory`
+means the memory the agent works with, the global `memory` rows *and* the visible `project`
+rows; `user` and `failure` their own rows; `project` (our extra value) only the project rows.
+
+`SearchService` turns that into `ScopeClause`s, imports hand edits of the searched documents
+first (`MemoryService.refresh`, one stat per file when nothing changed) and asks the
+`SearchIndex` port (SQLite FTS5, or the in-memory index). The index applies every predicate
+itself, before its LIMIT. Searching writes nothing: no `last_referenced` refresh.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from datetime import date
+from typing import TYPE_CHECKING, Any
+
+import attrs
+from pi_hermes_memory.domain.echo import shown
+from pi_hermes_memory.domain.memory.model import (
+    GLOBAL_NAMESPACE,
+    FailureCategory,
+    Target,
+    namespace_problem,
+)
+from pi_hermes_memory.domain.memory.scope import SessionScope
+from pi_hermes_memory.domain.search.terms import MAX_QUERY_TERMS, QueryTerms, plan_terms
+from pi_hermes_memory.domain.status import Status
+from pi_hermes_memory.errors import InvalidArgument
+from pi_hermes_memory.log import library_logger
+from pi_hermes_memory.tools.registry import (
+    ArgumentError,
+    ToolDefinition,
+    ToolResult,
+    _check_keys,
+    _enum,
+    _json_type,
+    _string,
+    listing_json,
+    present,
+)
+
+if TYPE_CHECKING:
+    from pi_hermes_memory.domain.memory.document import MemoryDocument
+    from pi_hermes_memory.memory.service import MemoryService
+    from pi_hermes_memory.ports.store import Clock, SearchIndex
+    from pi_hermes_memory.search.hybrid import HybridSettings
+    from pi_hermes_memory.search.retrieval import Reranker
+
+DEFAULT_LIMIT = 10
+MAX_LIMIT = 20
+#: Characters of each hit's text shown in the model-facing message (results carry all of it).
+MESSAGE_TEXT_CHARS = 300
+
+#: the seed's three values first; `project` is ours (narrows to the project layer)
+_TARGETS = [Target.MEMORY.value, Target.USER.value, Target.FAILURE.value, Target.PROJECT.value]
+_CATEGORIES = [c.value for c in FailureCategory]
+
+
+# --- values -----------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class ScopeClause:
+    """Rows of `target` whose project attribution is one of `projects` (None in the tuple =
+    unattributed); `projects=None` means any attribution."""
+
+    target: Target
+    projects: tuple[str | None, ...] | None = None
+    #: memory/user namespaces the session may read (None in the tuple = the global layer);
+    #: None = any namespace (ADR 0014)
+    namespaces: tuple[str | None, ...] | None = None
+
+    def admits(self, target: Target, project: str | None, namespace: str | None = None) -> bool:
+        return (
+            target is self.target
+            and (self.projects is None or project in self.projects)
+            and (self.namespaces is None or namespace in self.namespaces)
+        )
+
+
+@attrs.frozen(kw_only=True)
+class SearchQuery:
+    """What a `SearchIndex` must answer: rows matching at least one term of `text`, inside one
+    of `clauses`, of `category` (if set), active only unless `include_superseded`; the best
+    `limit`, rows matching every term first, then by score, ties: the larger id first."""
+
+    text: str
+    clauses: tuple[ScopeClause, ...]
+    category: FailureCategory | None = None
+    include_superseded: bool = False
+    limit: int = DEFAULT_LIMIT
+
+    @property
+    def terms(self) -> QueryTerms:
+        return plan_terms(self.text)
+
+    def admits(
+        self,
+        target: Target,
+        project: str | None,
+        category: str | None,
+        superseded_by: str | None,
+        namespace: str | None = None,
+    ) -> bool:
+        """The scope predicate, for indexes that filter in Python (and for double checks)."""
+        if superseded_by is not None and not self.include_superseded:
+            return False
+        if self.category is not None and category != self.category.value:
+            return False
+        return any(c.admits(target, project, namespace) for c in self.clauses)
+
+
+@attrs.frozen(kw_only=True)
+class SearchHit:
+    id: str
+    target: Target
+    project: str | None
+    category: FailureCategory | None
+    text: str
+    created: date
+    last_referenced: date
+    superseded_by: str | None
+    superseded_at: date | None
+    score: float  # > 0, higher is better; comparable only within one search
+    namespace: str | None = None  # agent:/custom:/user: scope of a memory/user row
+
+
+@attrs.frozen(kw_only=True)
+class SearchResult:
+    """`status`: ok (hits found), no_results, or invalid_arguments (nothing to search for)."""
+
+    success: bool
+    status: Status
+    message: str
+    hits: tuple[SearchHit, ...] = ()
+
+
+# --- scope ------------------------------------------------------------------------------------
+
+
+def search_clauses(
+    scope: SessionScope, target: Target | None = None, category: FailureCategory | None = None
+) -> tuple[ScopeClause, ...]:
+    """The rows a session may search (see the module docstring), narrowed to `target`; a
+    category narrows to failures."""
+    if target is None:
+        wanted = list(Target)
+    elif target is Target.MEMORY:
+        # the seed's `memory` is the memory the agent works with: the global layer and the
+        # current project's layer (ADR 0027); `project` alone narrows to the project layer
+        wanted = [Target.MEMORY, Target.PROJECT]
+    else:
+        wanted = [target]
+    if category is not None:
+        wanted = [t for t in wanted if t is Target.FAILURE]
+    clauses: list[ScopeClause] = []
+    for t in wanted:
+        if t in (Target.MEMORY, Target.USER):
+            readable = tuple(
+                None if ns == GLOBAL_NAMESPACE else ns
+                for ns in sorted(scope.access)
+                if ns == GLOBAL_NAMESPACE or namespace_problem(ns, t) is None
+            )
+            if readable:
+                clauses.append(ScopeClause(t, namespaces=readable))
+        elif t is Target.PROJECT:
+            if scope.sharing:
+                clauses.append(ScopeClause(t))  # unattributed project rows are never indexed
+            elif scope.project is not None:
+                clauses.append(ScopeClause(t, (scope.project,)))
+        elif scope.sharing:
+            clauses.append(ScopeClause(t))
+        else:
+            clauses.append(ScopeClause(t, (scope.project, None) if scope.project else (None,)))
+    return tuple(clauses)
+
+
+# --- the service ------------------------------------------------------------------------------
+
+
+def check_search_options(
+    target: Target | None, category: FailureCategory | None, limit: int
+) -> None:
+    """Raise ValueError for options that do not fit together (the typed API's validation)."""
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
+        raise InvalidArgument(f"limit must be an integer from 1 to {MAX_LIMIT}; got {limit!r}")
+    if category is not None and target not in (None, Target.FAILURE):
+        raise InvalidArgument(
+            "category applies only to failure entries: use target 'failure' or no target"
+        )
+
+
+class SearchService:
+    """memory_search. FTS-only without an embedder (or when the query cannot be embedded);
+    hybrid (`pi_hermes_memory.search.hybrid`) with one."""
+
+    def __init__(
+        self,
+        *,
+        service: MemoryService,
+        index: SearchIndex,
+        logger: Any = None,
+        clock: Clock | None = None,
+        hybrid: HybridSettings | None = None,
+        reranker: Reranker | None = None,
+    ) -> None:
+        self._service = service
+        self._index = index
+        self._log = logger or library_logger()
+        self._clock = clock
+        self._hybrid = hybrid
+        self._reranker = reranker
+
+    def search(
+        self,
+        text: str,
+        *,
+        target: Target | None = None,
+        category: FailureCategory | None = None,
+        limit: int = DEFAULT_LIMIT,
+        include_superseded: bool = False,
+    ) -> SearchResult:
+        check_search_options(target, category, limit)
+        if not isinstance(text, str):
+            raise InvalidArgument(f"query must be a string; got {type(text).__name__}")
+        if not plan_terms(text):
+            return SearchResult(
+                success=False,
+                status=Status.INVALID_ARGUMENTS,
+                message="query has nothing to search for: it must contain at least one word "
+                "(letters or digits); punctuation, symbols and emoji are ignored.",
+            )
+        clauses = search_clauses(self._service.settings.scope, target, category)
+        if not clauses:
+            why = (
+                "this session has no current project"
+                if target is Target.PROJECT
+                else "this session has no access to any scope of that target"
+            )
+            return SearchResult(
+                success=True, status=Status.NO_RESULTS, message=f"Nothing to search: {why}."
+            )
+        self._service.refresh({c.target for c in clauses})
+        query = SearchQuery(
+            text=text,
+            clauses=clauses,
+            category=category,
+            include_superseded=include_superseded,
+            limit=limit,
+        )
+        hits = self._ranked(query)
+        allowed = [
+            h
+            for h in hits
+            if query.admits(
+                h.target,
+                h.project,
+                h.category.value if h.category else None,
+                h.superseded_by,
+                h.namespace,
+            )
+        ]
+        if len(allowed) != len(hits):  # an index bug must never leak rows out of scope
+            self._log.error("search.out_of_scope_hits", dropped=len(hits) - len(allowed))
+        return _result(text, tuple(allowed[:limit]))
+
+    def _ranked(self, query: SearchQuery) -> list[SearchHit]:
+        embeddings = self._service.embeddings
+        if embeddings is None:
+            return self._index.search(query)
+        from pi_hermes_memory.search.hybrid import HybridSettings, ranked_hits
+
+        return ranked_hits(
+            query,
+            index=self._index,
+            embeddings=embeddings,
+            settings=self._hybrid or HybridSettings(),
+            now=(self._clock or self._service.clock).now().date(),
+            reranker=self._reranker,
+            logger=self._log,
+            importance_of=self._importance_lookup(),
+        )
+
+    def _importance_lookup(self) -> Callable[[SearchHit], float | None]:
+        """A hit's stored importance (ADR 0045); None: not set (the default) or not an active
+        row. Each document is read once per search; a lookup is O(1) in its index, which is
+        carried from write to write (ADR 0039)."""
+        docs: dict[Target, MemoryDocument] = {}
+
+        def importance_of(hit: SearchHit) -> float | None:
+            doc = docs.get(hit.target)
+            if doc is None:
+                doc = docs[hit.target] = self._service.current(hit.target)
+            entry = doc.index.entry(hit.id)
+            return None if entry is None else entry.importance
+
+        return importance_of
+
+
+# --- presentation -----------------------------------------------------------------------------
+
+
+def _clip(text: str, limit: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
+
+
+def hit_line(rank: int, hit: SearchHit) -> str:
+    """`[1] (project:web, 2026-07-29) text…` plus a superseded marker."""
+    where = hit.target.value + (f":{hit.project}" if hit.project else "")
+    if hit.category is not None:
+        where += f" {hit.category.value}"
+    line = f"[{rank}] ({where}, {hit.created.isoformat()}) {_clip(hit.text, MESSAGE_TEXT_CHARS)}"
+    if hit.superseded_by is not None:
+        on = f" on {hit.superseded_at.isoformat()}" if hit.superseded_at else ""
+        line += f" (superseded by {hit.superseded_by}{on})"
+    return line
+
+
+def _result(text: str, hits: Sequence[SearchHit]) -> SearchResult:
+    shown = _clip(text, 80)
+    if not hits:
+        return SearchResult(
+            success=True,
+            status=Status.NO_RESULTS,
+            message=f'No memories match "{shown}". Try other or fewer words.',
+        )
+    noun = "memory matches" if len(hits) == 1 else "memories match"
+    lines = [f'{len(hits)} {noun} "{shown}" (best first):']
+    lines += [hit_line(i, h) for i, h in enumerate(hits, start=1)]
+    return SearchResult(success=True, status=Status.OK, message="\n".join(lines), hits=tuple(hits))
+
+
+def _rounded(score: float) -> float:
+    """Four significant digits: bm25 scores can be tiny (1e-06) and must stay > 0."""
+    return float(f"{score:.4g}") if math.isfinite(score) else 0.0
+
+
+def hit_json(hit: SearchHit) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "id": hit.id,
+        "target": hit.target.value,
+        "project": hit.project,
+        "category": hit.category.value if hit.category else None,
+        "text": hit.text,
+        "created": hit.created.isoformat(),
+        "last_referenced": hit.last_referenced.isoformat(),
+        "score": _rounded(hit.score),
+    }
+    if hit.namespace is not None:
+        out["scope"] = hit.namespace
+    if hit.superseded_by is not None:
+        out["superseded_by"] = hit.superseded_by
+        out["superseded_at"] = hit.superseded_at.isoformat() if hit.superseded_at else None
+    return out
+
+
+def search_result_json(result: SearchResult) -> ToolResult:
+    return listing_json(result, lambda: [hit_json(h) for h in result.hits])
+
+
+# --- the tool ---------------------------------------------------------------------------------
+
+MEMORY_SEARCH_TOOL_DESCRIPTION = (
+    "Search durable memory saved in earlier sessions: user preferences, global facts, this "
+    "project's notes, and past failures and lessons. Use it before answering when something "
+    "may already be known (commands, conventions, preferences, earlier mistakes). query: "
+    "keywords or a short question, in any language (Chinese/Japanese/Korean text matches by "
+    "character pairs); rows matching every word rank first, rows matching some still appear; "
+    "in an English question, words like 'what' or 'the' count least and words also match "
+    "longer forms (paint: painted, painting). "
+    "Results are this project's entries plus global ones (other projects' only when project "
+    "memory sharing is on). target narrows the search: memory (global and this project's "
+    "memory), user (the user profile), failure (failures and lessons), or project (this "
+    "project's memory only); category narrows failure entries (implies target "
+    "failure); include_superseded also returns replaced old versions, marked with what "
+    f"replaced them and when. limit: 1-{MAX_LIMIT} (default {DEFAULT_LIMIT}). Read-only."
+)
+
+MEMORY_SEARCH_TOOL_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "query": {
+            "type": "string",
+            "minLength": 1,
+            "description": "Words to look for; punctuation and operators are ignored.",
+        },
+        "target": {
+            "type": "string",
+            "enum": _TARGETS,
+            "description": "memory: global and this project's memory; user: the user "
+            "profile; failure: failures and lessons; project: this project's memory only "
+            "(default: all of them).",
+        },
+        "category": {
+            "type": "string",
+            "enum": _CATEGORIES,
+            "description": "Only failure entries of this category (target failure or none).",
+        },
+        "limit": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": MAX_LIMIT,
+            "default": DEFAULT_LIMIT,
+            "description": "Maximum number of results.",
+        },
+        "include_superseded": {
+            "type": "boolean",
+            "default": False,
+            "description": "Also return replaced (superseded) old versions as history.",
+        },
+    },
+    "required": ["query"],
+    "additionalProperties": False,
+}
+
+MEMORY_SEARCH_TOOL = ToolDefinition(
+    name="memory_search",
+    description=MEMORY_SEARCH_TOOL_DESCRIPTION,
+    parameters=MEMORY_SEARCH_TOOL_SCHEMA,
+    title="Memory search",
+    read_only=True,
+    idempotent=True,
+)
+
+
+@attrs.frozen(kw_only=True)
+class SearchCall:
+    """Validated memory_search arguments."""
+
+    query: str
+    target: Target | None = None
+    category: FailureCategory | None = None
+    limit: int = DEFAULT_LIMIT
+    include_superseded: bool = False
+
+
+def parse_search_arguments(args: object) -> SearchCall:
+    """Validate memory_search's JSON arguments; raise ArgumentError saying what is wrong."""
+    if not isinstance(args, Mapping):
+        raise ArgumentError(f"arguments must be a JSON object, got {_json_type(args)}")
+    args = present(args)  # null is absent (ADR 0028)
+    _check_keys(args, set(MEMORY_SEARCH_TOOL_SCHEMA["properties"]), "")
+    query = _string(args, "query", "")
+    if query is None:
+        raise ArgumentError("query is required: the words to search for")
+    target = _enum(args, "target", _TARGETS, "")
+    category = _enum(args, "category", _CATEGORIES, "")
+    if category is not None and target not in (None, "failure"):
+        raise ArgumentError(
+            "category applies only to failure entries: use target 'failure' or no target"
+        )
+    limit = args.get("limit", DEFAULT_LIMIT)
+    if isinstance(limit, float) and limit.is_integer():
+        limit = int(limit)
+    if isinstance(limit, bool) or not isinstance(limit, int):
+        raise ArgumentError(f"limit must be an integer, got {_json_type(limit)}")
+    if not 1 <= limit <= MAX_LIMIT:
+        raise ArgumentError(f"limit must be between 1 and {MAX_LIMIT}, got {shown(limit)}")
+    history = args.get("include_superseded", False)
+    if not isinstance(history, bool):
+        raise ArgumentError(f"include_superseded must be a boolean, got {_json_type(history)}")
+    return SearchCall(
+        query=query,
+        target=Target(target) if target is not None else None,
+        category=FailureCategory(category) if category is not None else None,
+        limit=limit,
+        include_superseded=history,
+    )
+
+
+def run_search_tool(search: SearchService, arguments: object) -> ToolResult:
+    """The memory_search tool: validate, search, answer JSON (ArgumentError propagates)."""
+    call = parse_search_arguments(arguments)
+    return search_result_json(
+        search.search(
+            call.query,
+            target=call.target,
+            category=call.category,
+            limit=call.limit,
+            include_superseded=call.include_superseded,
+        )
+    )
+
+
+__all__ = [
+    "DEFAULT_LIMIT",
+    "MAX_LIMIT",
+    "MAX_QUERY_TERMS",
+    "MEMORY_SEARCH_TOOL",
+    "QueryTerms",
+    "ScopeClause",
+    "SearchCall",
+    "SearchHit",
+    "SearchQuery",
+    "SearchResult",
+    "SearchService",
+    "parse_search_arguments",
+    "plan_terms",
+    "run_search_tool",
+    "search_clauses",
+    "search_result_json",
+]

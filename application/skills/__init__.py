@@ -1,0 +1,1 @@
+"""Procedural skills: the skill service and tool, statistics, curation and governance."""

@@ -1,0 +1,1 @@
+"""The framework-neutral tool API: definitions, schemas per ecosystem, dispatch, the tool guide."""

@@ -1,0 +1,1 @@
+"""Past session transcripts: Pi JSONL lines, incremental-indexing bookkeeping, search requests."""

@@ -1,0 +1,2 @@
+"""What the LLM's replies and the user's messages teach: reply parsing, capture, corrections,
+clustering."""

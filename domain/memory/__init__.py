@@ -1,0 +1,1 @@
+"""Memory entries: values, commands, events, the document aggregate, chains and their rules."""

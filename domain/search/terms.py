@@ -1,0 +1,248 @@
+"""Search terms: how stored text and queries are cut into the keys full-text search matches.
+
+One module for both sides of the search (ADR 0005, ADR 0012), so the index and the queries can
+never disagree:
+
+- `index_grams(text)`: the extra keys stored with a row in the `grams` column: the code-point
+  bigrams of every CJK run (a run of one character stays a unigram), plus the Latin/digit pieces
+  of words glued to CJK text ("用pytest运行" → "pytest"), which a word tokenizer would otherwise
+  keep inside one long token.
+- `plan_terms(query)`: the terms of a query: words (runs of letters, digits and combining marks
+  that are not CJK, lower-cased) and the CJK bigrams of the query's CJK runs. The NFC form is the
+  primary spelling; the NFKC + case-folded spelling adds alternatives when it differs
+  (full-width letters, ligatures, ß → ss), so either way a row was written still matches.
+
+A term always contains at least one letter or digit; punctuation, symbols, quotes and operators
+never become terms, so no user input can change the structure of a query built from them.
+
+Questions (ADR 0016): a query with at least one English function word ("what", "did", "the"…)
+besides other words is read as a natural-language question. Its function words are *weak* (they
+take no part in the all-terms and informative tiers; rows matching only them still come last),
+and its other all-letter ASCII words are searched by prefix (`question_prefix`: "painted" →
+`paint*`, "sunrise" → `sunrise*`), so inflected forms match without a stemmer in the index.
+Keyword queries (no function word, or nothing but function words) are searched as typed.
+"""
+
+from __future__ import annotations
+
+import functools
+import unicodedata
+
+import attrs
+from pi_hermes_memory.domain.search.similarity import CJK_CHAR, CJK_RUN, is_cjk
+
+#: At most this many distinct terms of a query are used (the rest are ignored).
+MAX_QUERY_TERMS = 32
+#: Only this many leading characters of a query are read (a query is not a document).
+MAX_QUERY_CHARS = 4_096
+#: A question's word is searched by prefix when the prefix has at least this many characters.
+PREFIX_MIN_CHARS = 4
+#: Inflection endings cut from a question's word before its prefix search (first match wins,
+#: only when at least PREFIX_MIN_CHARS characters remain): "painted" → "paint*".
+PREFIX_SUFFIXES = ("ing", "ed", "es", "s")
+
+#: English function words: pronouns, articles, prepositions, conjunctions, auxiliaries,
+#: question words and the pieces contractions leave ("what's" → "what", "s"). Their presence
+#: marks a query as a question; in a question they are weak terms (ADR 0016).
+_STOP_WORDS = (
+    "a", "about", "above", "after", "again", "against", "all", "am", "an", "and", "any", "are",
+    "aren", "as", "at", "be", "because", "been", "before", "being", "below", "between", "both",
+    "but", "by", "can", "could", "couldn", "d", "did", "didn", "do", "does", "doesn", "doing",
+    "don", "down", "during", "each", "few", "for", "from", "further", "had", "hadn", "has", "hasn",
+    "have", "haven", "having", "he", "her", "here", "hers", "herself", "him", "himself", "his",
+    "how", "i", "if", "in", "into", "is", "isn", "it", "its", "itself", "just", "ll", "m", "me",
+    "more", "most", "my", "myself", "no", "nor", "not", "now", "of", "off", "on", "once", "only",
+    "or", "other", "our", "ours", "ourselves", "out", "over", "own", "re", "s", "same", "she",
+    "should", "shouldn", "so", "some", "such", "t", "than", "that", "the", "their", "theirs",
+    "them", "themselves", "then", "there", "these", "they", "this", "those", "through", "to",
+    "too", "under", "until", "up", "ve", "very", "was", "wasn", "we", "were", "weren", "what",
+    "when", "where", "which", "while", "who", "whom", "why", "will", "with", "would", "wouldn",
+    "you", "your", "yours", "yourself", "yourselves",
+)  # fmt: skip
+STOP_WORDS = frozenset(_STOP_WORDS)
+
+
+def _is_word_char(ch: str) -> bool:
+    """Letters, digits and combining marks (the marks keep e.g. Devanagari words whole)."""
+    return ch.isalnum() or unicodedata.category(ch)[0] == "M"
+
+
+def cjk_runs(text: str) -> list[str]:
+    """Maximal runs of CJK characters (Han, kana, Hangul), in order."""
+    runs: list[str] = []
+    current: list[str] = []
+    for ch in text:
+        if is_cjk(ch):
+            current.append(ch)
+        elif current:
+            runs.append("".join(current))
+            current = []
+    if current:
+        runs.append("".join(current))
+    return runs
+
+
+def bigrams(run: str) -> list[str]:
+    """Code-point bigrams of one CJK run; a single character stays a unigram."""
+    if len(run) < 2:
+        return [run]
+    return [run[i : i + 2] for i in range(len(run) - 1)]
+
+
+def split_pieces(text: str) -> list[tuple[str, str]]:
+    """Split `text` into ("cjk", run), ("word", run) and ("sep", run) pieces, in order."""
+    pieces: list[tuple[str, str]] = []
+    kind = ""
+    start = 0
+    for i, ch in enumerate(text):
+        k = "cjk" if is_cjk(ch) else ("word" if _is_word_char(ch) else "sep")
+        if k != kind:
+            if kind:
+                pieces.append((kind, text[start:i]))
+            kind, start = k, i
+    if kind:
+        pieces.append((kind, text[start:]))
+    return pieces
+
+
+def _has_alnum(term: str) -> bool:
+    return any(ch.isalnum() for ch in term)
+
+
+def index_grams(text: str) -> list[str]:
+    """The `grams` keys of a stored text (see the module docstring), in text order: each
+    CJK run's bigrams, and each word piece (`split_pieces`) that touches a CJK run.
+
+    Only the characters next to CJK runs are looked at one by one (regular expressions find
+    the runs), so a long text with a little CJK costs little; the result equals walking
+    `split_pieces(text)` (a test checks that)."""
+    if text.isascii() or CJK_CHAR.search(text) is None:  # no CJK, nothing glued to CJK
+        return []
+    keys: list[str] = []
+    runs = [m.span() for m in CJK_RUN.finditer(text)]
+    emitted = -1  # where the last glued word that was emitted ends
+    for i, (start, end) in enumerate(runs):
+        floor = runs[i - 1][1] if i else 0
+        j = start
+        while j > floor and _is_word_char(text[j - 1]):
+            j -= 1
+        if j < start and emitted != start and _has_alnum(text[j:start]):
+            keys.append(text[j:start])
+        keys.extend(bigrams(text[start:end]))
+        ceiling = runs[i + 1][0] if i + 1 < len(runs) else len(text)
+        k = end
+        while k < ceiling and _is_word_char(text[k]):
+            k += 1
+        if k > end and _has_alnum(text[end:k]):
+            keys.append(text[end:k])
+            emitted = k
+    return keys
+
+
+@attrs.frozen(kw_only=True)
+class QueryTerms:
+    """The terms of one query. `words`/`grams` are the primary (NFC) spelling, in query order;
+    `alt_words`/`alt_grams` are extra NFKC + case-folded spellings not already among them."""
+
+    words: tuple[str, ...] = ()
+    grams: tuple[str, ...] = ()
+    alt_words: tuple[str, ...] = ()
+    alt_grams: tuple[str, ...] = ()
+    #: A question's function words (empty for a keyword query): no say in tiers 1-2.
+    weak: frozenset[str] = frozenset()
+    #: A question's words searched by prefix: (word, prefix) pairs (empty for keywords).
+    prefixes: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def primary(self) -> tuple[str, ...]:
+        """Every primary term (words, then grams)."""
+        return (*self.words, *self.grams)
+
+    @property
+    def required(self) -> tuple[str, ...]:
+        """The primary terms that are not weak: a row matching all of them ranks first."""
+        return tuple(t for t in self.primary if t not in self.weak)
+
+    @property
+    def is_question(self) -> bool:
+        return bool(self.weak)
+
+    def prefix(self, word: str) -> str | None:
+        """The prefix `word` is searched by (None: searched as the whole word)."""
+        for term, key in self.prefixes:
+            if term == word:
+                return key
+        return None
+
+    def __len__(self) -> int:
+        return len(self.words) + len(self.grams) + len(self.alt_words) + len(self.alt_grams)
+
+
+def _terms_of(text: str, lower: bool) -> list[tuple[str, str]]:
+    found: list[tuple[str, str]] = []
+    for kind, run in split_pieces(text):
+        if kind == "word" and _has_alnum(run):
+            found.append(("word", run.lower() if lower else run))
+        elif kind == "cjk":
+            found.extend(("gram", g) for g in bigrams(run) if _has_alnum(g))
+    return found
+
+
+@functools.lru_cache(maxsize=512)
+def plan_terms(query: str, *, max_terms: int = MAX_QUERY_TERMS) -> QueryTerms:
+    """The search terms of `query`; empty (falsy) when it has no letters or digits.
+
+    Memoised (the result is a frozen value): one search plans its query in the service, the
+    index and the hybrid flow, and an agent often repeats a query (ADR 0040)."""
+    head = query[:MAX_QUERY_CHARS]
+    primary = _terms_of(unicodedata.normalize("NFC", head), lower=True)
+    folded = _terms_of(unicodedata.normalize("NFKC", head).casefold(), lower=False)
+    seen: set[tuple[str, str]] = set()
+    chosen: list[tuple[str, str, bool]] = []
+    for is_alt, terms in ((False, primary), (True, folded)):
+        for term in terms:
+            if term in seen:
+                continue
+            seen.add(term)
+            chosen.append((*term, is_alt))
+            if len(chosen) >= max_terms:
+                break
+        if len(chosen) >= max_terms:
+            break
+
+    def pick(kind: str, alt: bool) -> tuple[str, ...]:
+        return tuple(t for k, t, a in chosen if k == kind and a is alt)
+
+    words, alt_words = pick("word", False), pick("word", True)
+    weak = frozenset(w for w in (*words, *alt_words) if w in STOP_WORDS)
+    question = bool(weak) and any(t not in weak for k, t, _ in chosen)
+    prefixes: list[tuple[str, str]] = []
+    if question:
+        for word in (*words, *alt_words):
+            key = question_prefix(word)
+            if key is not None:
+                prefixes.append((word, key))
+    return QueryTerms(
+        words=words,
+        grams=pick("gram", False),
+        alt_words=alt_words,
+        alt_grams=pick("gram", True),
+        weak=weak if question else frozenset(),
+        prefixes=tuple(prefixes),
+    )
+
+
+def question_prefix(word: str) -> str | None:
+    """The prefix a question's `word` is searched by, or None (searched as the whole word).
+
+    Only all-letter ASCII words that are not function words: one inflection ending is cut
+    (`PREFIX_SUFFIXES`) when PREFIX_MIN_CHARS letters remain, and the result must have at least
+    PREFIX_MIN_CHARS letters: "painted" → "paint", "sunrise" → "sunrise", "uses" → "uses",
+    "pets" → "pets", "go" → None. Stemming-free: "paint" finds painting, painter, paints.
+    """
+    if not (word.isascii() and word.isalpha()) or word in STOP_WORDS:
+        return None
+    for suffix in PREFIX_SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= PREFIX_MIN_CHARS:
+            return word[: -len(suffix)]
+    return word if len(word) >= PREFIX_MIN_CHARS else None
