@@ -13,6 +13,10 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from pi_hermes_memory import _moved
+
+_moved.install()  # the 0.1 flat module paths still import, with a warning (ADR 0055)
+
 if TYPE_CHECKING:
     from pi_hermes_memory.api import Memory
     from pi_hermes_memory.bootstrap import open_memory as open

@@ -1,1 +1,9 @@
 """Procedural skills: the skill service and tool, statistics, curation and governance."""
+
+from typing import TYPE_CHECKING
+
+if not TYPE_CHECKING:  # the old flat module's names, for one release (ADR 0055)
+    from pi_hermes_memory._moved import forward_attributes
+
+    __getattr__ = forward_attributes(__name__, "pi_hermes_memory.skills.service")
+    del forward_attributes

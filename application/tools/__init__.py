@@ -1,1 +1,9 @@
 """The framework-neutral tool API: definitions, schemas per ecosystem, dispatch, the tool guide."""
+
+from typing import TYPE_CHECKING
+
+if not TYPE_CHECKING:  # the old flat module's names, for one release (ADR 0055)
+    from pi_hermes_memory._moved import forward_attributes
+
+    __getattr__ = forward_attributes(__name__, "pi_hermes_memory.tools.registry")
+    del forward_attributes

@@ -1,2 +1,3 @@
 """The content scanner: secrets, prompt injection and invisible Unicode, checked before every
 write."""
+
