@@ -1,2 +1,1 @@
 """The knowledge base: which files are documents, how they are cut into chunks, .gitignore rules."""
-
