@@ -14,7 +14,13 @@ from typing import TYPE_CHECKING, Any
 import attrs
 from pi_hermes_memory.api import Memory
 from pi_hermes_memory.composition import Backend, BackendKind, Part, split_part
-from pi_hermes_memory.config.settings import Config, EmbeddingProvider
+from pi_hermes_memory.config.settings import (
+    Config,
+    EmbeddingConfig,
+    EmbeddingProvider,
+    RerankConfig,
+    RerankProvider,
+)
 from pi_hermes_memory.config.storage import StorageBackend
 from pi_hermes_memory.domain.memory.capacity import OverflowStrategy
 from pi_hermes_memory.domain.memory.model import GLOBAL_NAMESPACE, Target, namespace_problem
@@ -365,7 +371,7 @@ def open_memory(
         completer = completer_from_config(config, env, logger=logger, cwd=cwd_text)
     from pi_hermes_memory.adapters.markdown.atomic import try_file_lock
 
-    memory.attach_llm(
+    memory._attach_llm(
         completer or OffCompleter(status),
         status if completer is None else None,
         try_lock=try_file_lock,
@@ -405,12 +411,12 @@ def open_memory(
             storage=store,
             clock=clock,
             logger=logger,
-            write_guard=memory.check_writable,
+            write_guard=memory._writable,
             classifier=LlmClassifier(llm) if llm is not None else None,
         )
 
-    memory.attach_skills(skills)
-    memory.attach_governance(governance)
+    memory._attach_skills(skills)
+    memory._attach_governance(governance)
     return memory
 
 
@@ -496,7 +502,7 @@ def _skill_service(
         host_skills_dir=config.agent_root / "skills",
         session_id=session_id,
         child=child,
-        write_guard=memory.check_writable,
+        write_guard=memory._writable,
         governance=config.skill_governance,
     )
 
@@ -712,18 +718,59 @@ def hybrid_settings(config: Config) -> HybridSettings:
     )
 
 
-def _reranker(config: Config, logger: Any) -> tuple[Reranker, Callable[[], None]]:
+def _reranker(config: Config, logger: Any) -> tuple[Reranker, Callable[[], None] | None]:
+    return build_reranker(config.retrieval.rerank, logger)
+
+
+def build_reranker(
+    settings: RerankConfig, logger: Any
+) -> tuple[Reranker, Callable[[], None] | None]:
+    """The reranker of an enabled `retrieval.rerank` section and what closes it: the
+    Jina-compatible client, or the adapter named by import path (ADR 0057). The one place
+    that builds it: `open()` and the server both call this."""
+    if settings.provider is RerankProvider.CUSTOM and settings.custom is not None:
+        from pi_hermes_memory.adapters.providers.custom import load_adapter
+
+        custom: Reranker = load_adapter("retrieval.rerank.provider", settings.custom)
+        return custom, _closer(custom)
     from pi_hermes_memory.adapters.providers.jina_reranker import JinaReranker
 
-    rerank = config.retrieval.rerank
     client = JinaReranker(
-        base_url=rerank.base_url,
-        model=rerank.model,
-        api_key=rerank.api_key,
-        timeout_s=rerank.timeout_ms / 1000,
+        base_url=settings.base_url,
+        model=settings.model,
+        api_key=settings.api_key,
+        timeout_s=settings.timeout_ms / 1000,
         logger=logger,
     )
     return client, client.close
+
+
+def build_embedder(
+    settings: EmbeddingConfig, logger: Any
+) -> tuple[Embedder, Callable[[], None] | None]:
+    """The embedder of an enabled `embedding` section and what closes it: the
+    OpenAI-compatible client, the local model (raises `LocalEmbedderUnavailable`), or the
+    adapter named by import path (ADR 0057). The one place that builds it: `open()` and the
+    server both call this."""
+    if settings.provider is EmbeddingProvider.CUSTOM and settings.custom is not None:
+        from pi_hermes_memory.adapters.providers.custom import load_adapter
+
+        custom: Embedder = load_adapter("embedding.provider", settings.custom)
+        return custom, _closer(custom)
+    if settings.provider is EmbeddingProvider.LOCAL:
+        from pi_hermes_memory.adapters.providers.local_embedder import LocalEmbedder
+
+        return LocalEmbedder(), None
+    from pi_hermes_memory.adapters.providers.openai_embedder import OpenAICompatibleEmbedder
+
+    provider = OpenAICompatibleEmbedder(settings, logger=logger)
+    return provider, provider.close
+
+
+def _closer(adapter: object) -> Callable[[], None] | None:
+    """A custom adapter's `close()`, when it has one (ADR 0057)."""
+    close = getattr(adapter, "close", None)
+    return close if callable(close) else None
 
 
 def _session_history(
@@ -819,24 +866,16 @@ def _embeddings(
     if store is None or (embedder is None and not config.embedding.enabled):
         return None
     on_close = None
-    if embedder is None and config.embedding.provider is EmbeddingProvider.LOCAL:
-        from pi_hermes_memory.adapters.providers.local_embedder import (
-            LocalEmbedder,
-            LocalEmbedderUnavailable,
-        )
+    if embedder is None:
+        from pi_hermes_memory.adapters.providers.local_embedder import LocalEmbedderUnavailable
 
         try:
-            embedder = LocalEmbedder()
+            embedder, on_close = build_embedder(config.embedding, logger)
         except LocalEmbedderUnavailable as exc:
             warnings.append(f"embedding.provider: {exc}; embeddings are off")
             return None
     if isinstance(store, _LazyVectors):
         store = store.build()
-    if embedder is None:
-        from pi_hermes_memory.adapters.providers.openai_embedder import OpenAICompatibleEmbedder
-
-        provider = OpenAICompatibleEmbedder(config.embedding, logger=logger)
-        embedder, on_close = provider, provider.close
     from pi_hermes_memory.search.embedding import EmbeddingService
 
     return EmbeddingService(embedder=embedder, store=store, logger=logger, on_close=on_close)
