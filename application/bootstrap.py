@@ -329,7 +329,12 @@ def open_memory(
         )
     warnings = [f"{w.field}: {w.message}" for w in config_warnings] + open_warnings
     warnings.extend(_layout_notes(config))
-    warnings.extend(getattr(storage, "warnings", ()))  # a rebuild from the event log, …
+    # a rebuild from the event log, …: said by the default storage, also under a wrapper
+    warnings.extend(
+        getattr(
+            backend.storage if storage_factory and read_only is None else storage, "warnings", ()
+        )
+    )
     if read_only is not None:
         warnings.insert(0, read_only_warning(read_only))
     if migration is not None:
