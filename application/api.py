@@ -260,7 +260,7 @@ class Memory:
         (see `config.embedding_disabled_reason`)."""
         return self._service.embeddings
 
-    def attach_llm(
+    def _attach_llm(
         self, completer: Completer, off: LlmStatus | None, *, try_lock: TryLock | None = None
     ) -> None:
         """Set by `open_memory`: the LLM of background learning (issue 12) and, when it is
@@ -305,7 +305,7 @@ class Memory:
 
         return AgentSession(self, session_id=session_id, logger=self._log)
 
-    def attach_skills(self, skills: SkillService | Callable[[], SkillService]) -> None:
+    def _attach_skills(self, skills: SkillService | Callable[[], SkillService]) -> None:
         """Set by `open_memory`: the skill service of this session (ADR 0030), or a function
         that builds it on first use (a call that never touches skills does not load them)."""
         if callable(skills):
@@ -332,7 +332,7 @@ class Memory:
             raise InvalidArgument("skills are not available on this store")
         return skills
 
-    def attach_governance(
+    def _attach_governance(
         self, governance: SkillGovernance | Callable[[], SkillGovernance]
     ) -> None:
         """Set by `open_memory`: the skill governance of this session (ADR 0031), or a
@@ -399,10 +399,6 @@ class Memory:
             skill_id=skill_id,
             project=project,
         )
-
-    def check_writable(self) -> None:
-        """Raise the read-only error (ADR 0023) when nothing may be written."""
-        self._writable()
 
     def _writable(self, *targets: Target) -> None:
         """Refuse a write before anything is decided or committed (ADR 0023): the store is

@@ -13,7 +13,14 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 from pi_hermes_memory.api import Memory
-from pi_hermes_memory.config.settings import Config, EmbeddingProvider
+from pi_hermes_memory.composition import Backend, BackendKind, Part, split_part
+from pi_hermes_memory.config.settings import (
+    Config,
+    EmbeddingConfig,
+    EmbeddingProvider,
+    RerankConfig,
+    RerankProvider,
+)
 from pi_hermes_memory.config.storage import StorageBackend
 from pi_hermes_memory.domain.memory.capacity import OverflowStrategy
 from pi_hermes_memory.domain.memory.model import GLOBAL_NAMESPACE, Target, namespace_problem
@@ -77,15 +84,15 @@ def open_memory(
     clock: Clock | None = None,
     ids: IdFactory | None = None,
     logger: Any = None,
-    storage: Storage | None = None,
+    storage: Part[Storage] | None = None,
     markdown: MarkdownStore | None = None,
-    search_index: SearchIndex | None = None,
+    search_index: Part[SearchIndex] | None = None,
     embedder: Embedder | None = None,
-    vector_store: VectorStore | None = None,
-    session_index: SessionIndex | None = None,
+    vector_store: Part[VectorStore] | None = None,
+    session_index: Part[SessionIndex] | None = None,
     session_source: SessionSource | None = None,
     reranker: Reranker | None = None,
-    skill_telemetry: SkillTelemetry | None = None,
+    skill_telemetry: Part[SkillTelemetry] | None = None,
     session_id: str | None = None,
     child_session: bool = False,
     completer: Completer | None = None,
@@ -98,6 +105,13 @@ def open_memory(
     agent_id: which agent this session is; it selects the scopes the session may read and
     write (``scopes.agentAccess``; default: global + ``agent:<id>``, ADR 0014).
     project: an explicit project name (wins over config and cwd; must be a safe name).
+    storage, search_index, vector_store, session_index, skill_telemetry: each an instance, or
+    a factory ``lambda backend: ...`` that receives the configured backend's default parts
+    (``pi_hermes_memory.composition.Backend``) and replaces that one part, keeping every other
+    default (ADR 0057), e.g. ``storage=lambda backend: Audited(backend.storage)`` or
+    ``vector_store=lambda backend: MyStore(backend.rows)``. A storage *instance* comes with
+    no default search index, vectors, session history or skill statistics: each one not given
+    is off, and open() logs a warning naming them (``open.defaults_off``).
     storage / markdown: custom adapters (they must pass the contract suite in
     ``pi_hermes_memory.testing``); default: SQLite ``sessions.db`` and Markdown files.
     search_index: the memory_search index (must pass ``SearchIndexContract``); default: FTS5
@@ -129,6 +143,11 @@ def open_memory(
     from pi_hermes_memory.adapters.markdown.codec import MarkdownFormat
     from pi_hermes_memory.adapters.system import SystemClock, UlidFactory
 
+    storage, storage_factory = split_part(storage)
+    search_index, search_factory = split_part(search_index)
+    vector_store, vectors_factory = split_part(vector_store)
+    session_index, sessions_factory = split_part(session_index)
+    skill_telemetry, telemetry_factory = split_part(skill_telemetry)
     env = dict(os.environ if environ is None else environ)
     if agent_root is not None:
         env["PI_CODING_AGENT_DIR"] = os.fspath(agent_root)
@@ -201,6 +220,35 @@ def open_memory(
                 vectors = _LazyVectors(sqlite, "sqlite")
             if skill_telemetry is None:  # SqliteSkillTables, built by the first skill call
                 skill_tables_of = sqlite
+    if own_storage and read_only is None:
+        backend = _backend(config, logger, storage, markdown, search_index, session_index)
+        backend = attrs.evolve(
+            backend,
+            vectors=vectors.build if isinstance(vectors, _LazyVectors) else None,
+            telemetry=(lambda: _skill_tables(config, skill_tables_of))
+            if skill_tables_of is not None
+            else None,
+        )
+    else:
+        if not own_storage:
+            _say_defaults_off(logger, search_index, vectors, session_index, skill_telemetry)
+        backend = Backend(
+            kind=BackendKind.CUSTOM, config=config, logger=logger, storage=storage,
+            markdown=markdown, search_index=search_index, session_index=session_index,
+        )  # fmt: skip
+    if read_only is None:  # a read-only store (ADR 0023) keeps its read-only parts
+        if search_factory is not None:
+            search_index = search_factory(backend)
+        if vectors_factory is not None:
+            vectors = vectors_factory(backend)
+        if sessions_factory is not None:
+            if close_sessions is not None:
+                close_sessions()  # the default index never connected: nothing to lose
+            session_index, close_sessions = sessions_factory(backend), None
+        if telemetry_factory is not None:
+            skill_telemetry, skill_tables_of = telemetry_factory(backend), None
+        if storage_factory is not None:
+            storage = storage_factory(backend)
     clock = clock or SystemClock()
     ids = ids or UlidFactory()
     open_warnings: list[str] = []
@@ -281,7 +329,12 @@ def open_memory(
         )
     warnings = [f"{w.field}: {w.message}" for w in config_warnings] + open_warnings
     warnings.extend(_layout_notes(config))
-    warnings.extend(getattr(storage, "warnings", ()))  # a rebuild from the event log, …
+    # a rebuild from the event log, …: said by the default storage, also under a wrapper
+    warnings.extend(
+        getattr(
+            backend.storage if storage_factory and read_only is None else storage, "warnings", ()
+        )
+    )
     if read_only is not None:
         warnings.insert(0, read_only_warning(read_only))
     if migration is not None:
@@ -323,7 +376,7 @@ def open_memory(
         completer = completer_from_config(config, env, logger=logger, cwd=cwd_text)
     from pi_hermes_memory.adapters.markdown.atomic import try_file_lock
 
-    memory.attach_llm(
+    memory._attach_llm(
         completer or OffCompleter(status),
         status if completer is None else None,
         try_lock=try_file_lock,
@@ -363,13 +416,52 @@ def open_memory(
             storage=store,
             clock=clock,
             logger=logger,
-            write_guard=memory.check_writable,
+            write_guard=memory._writable,
             classifier=LlmClassifier(llm) if llm is not None else None,
         )
 
-    memory.attach_skills(skills)
-    memory.attach_governance(governance)
+    memory._attach_skills(skills)
+    memory._attach_governance(governance)
     return memory
+
+
+def _backend(
+    config: Config,
+    logger: Any,
+    storage: Storage,
+    markdown: MarkdownStore,
+    search_index: SearchIndex | None,
+    session_index: SessionIndex | None,
+) -> Backend:
+    """The bundle of the configured backend's default parts (ADR 0057)."""
+    if config.storage.backend is StorageBackend.POSTGRES:
+        return Backend(
+            kind=BackendKind.POSTGRES, config=config, logger=logger, storage=storage,
+            markdown=markdown, search_index=search_index, session_index=session_index,
+        )  # fmt: skip
+    from pi_hermes_memory.adapters.sqlite.rows import SqliteRows
+    from pi_hermes_memory.adapters.sqlite.storage import SqliteStorage
+
+    assert isinstance(storage, SqliteStorage)
+    return Backend(
+        kind=BackendKind.SQLITE, config=config, logger=logger, storage=storage,
+        markdown=markdown, rows=SqliteRows(storage), search_index=search_index,
+        session_index=session_index,
+    )  # fmt: skip
+
+
+def _say_defaults_off(logger: Any, *parts: object) -> None:
+    """A storage instance comes with no default search index, vectors, session history or
+    skill statistics: never switched off silently (style rule 36)."""
+    names = ("search_index", "vector_store", "session_index", "skill_telemetry")
+    off = [name for name, part in zip(names, parts, strict=True) if part is None]
+    if off:
+        logger.warning(
+            "open.defaults_off",
+            parts=off,
+            reason="storage is a custom instance; pass these too, or pass storage as a "
+            "factory (storage=lambda backend: ...) to keep the defaults (ADR 0057)",
+        )
 
 
 def _skill_tables(config: Config, storage: Any) -> SkillTelemetry:
@@ -415,7 +507,7 @@ def _skill_service(
         host_skills_dir=config.agent_root / "skills",
         session_id=session_id,
         child=child,
-        write_guard=memory.check_writable,
+        write_guard=memory._writable,
         governance=config.skill_governance,
     )
 
@@ -631,18 +723,59 @@ def hybrid_settings(config: Config) -> HybridSettings:
     )
 
 
-def _reranker(config: Config, logger: Any) -> tuple[Reranker, Callable[[], None]]:
+def _reranker(config: Config, logger: Any) -> tuple[Reranker, Callable[[], None] | None]:
+    return build_reranker(config.retrieval.rerank, logger)
+
+
+def build_reranker(
+    settings: RerankConfig, logger: Any
+) -> tuple[Reranker, Callable[[], None] | None]:
+    """The reranker of an enabled `retrieval.rerank` section and what closes it: the
+    Jina-compatible client, or the adapter named by import path (ADR 0057). The one place
+    that builds it: `open()` and the server both call this."""
+    if settings.provider is RerankProvider.CUSTOM and settings.custom is not None:
+        from pi_hermes_memory.adapters.providers.custom import load_adapter
+
+        custom: Reranker = load_adapter("retrieval.rerank.provider", settings.custom)
+        return custom, _closer(custom)
     from pi_hermes_memory.adapters.providers.jina_reranker import JinaReranker
 
-    rerank = config.retrieval.rerank
     client = JinaReranker(
-        base_url=rerank.base_url,
-        model=rerank.model,
-        api_key=rerank.api_key,
-        timeout_s=rerank.timeout_ms / 1000,
+        base_url=settings.base_url,
+        model=settings.model,
+        api_key=settings.api_key,
+        timeout_s=settings.timeout_ms / 1000,
         logger=logger,
     )
     return client, client.close
+
+
+def build_embedder(
+    settings: EmbeddingConfig, logger: Any
+) -> tuple[Embedder, Callable[[], None] | None]:
+    """The embedder of an enabled `embedding` section and what closes it: the
+    OpenAI-compatible client, the local model (raises `LocalEmbedderUnavailable`), or the
+    adapter named by import path (ADR 0057). The one place that builds it: `open()` and the
+    server both call this."""
+    if settings.provider is EmbeddingProvider.CUSTOM and settings.custom is not None:
+        from pi_hermes_memory.adapters.providers.custom import load_adapter
+
+        custom: Embedder = load_adapter("embedding.provider", settings.custom)
+        return custom, _closer(custom)
+    if settings.provider is EmbeddingProvider.LOCAL:
+        from pi_hermes_memory.adapters.providers.local_embedder import LocalEmbedder
+
+        return LocalEmbedder(), None
+    from pi_hermes_memory.adapters.providers.openai_embedder import OpenAICompatibleEmbedder
+
+    provider = OpenAICompatibleEmbedder(settings, logger=logger)
+    return provider, provider.close
+
+
+def _closer(adapter: object) -> Callable[[], None] | None:
+    """A custom adapter's `close()`, when it has one (ADR 0057)."""
+    close = getattr(adapter, "close", None)
+    return close if callable(close) else None
 
 
 def _session_history(
@@ -738,24 +871,16 @@ def _embeddings(
     if store is None or (embedder is None and not config.embedding.enabled):
         return None
     on_close = None
-    if embedder is None and config.embedding.provider is EmbeddingProvider.LOCAL:
-        from pi_hermes_memory.adapters.providers.local_embedder import (
-            LocalEmbedder,
-            LocalEmbedderUnavailable,
-        )
+    if embedder is None:
+        from pi_hermes_memory.adapters.providers.local_embedder import LocalEmbedderUnavailable
 
         try:
-            embedder = LocalEmbedder()
+            embedder, on_close = build_embedder(config.embedding, logger)
         except LocalEmbedderUnavailable as exc:
             warnings.append(f"embedding.provider: {exc}; embeddings are off")
             return None
     if isinstance(store, _LazyVectors):
         store = store.build()
-    if embedder is None:
-        from pi_hermes_memory.adapters.providers.openai_embedder import OpenAICompatibleEmbedder
-
-        provider = OpenAICompatibleEmbedder(config.embedding, logger=logger)
-        embedder, on_close = provider, provider.close
     from pi_hermes_memory.search.embedding import EmbeddingService
 
     return EmbeddingService(embedder=embedder, store=store, logger=logger, on_close=on_close)

@@ -6,6 +6,7 @@ in `pi_hermes_memory.testing` runs against both): a failed transaction leaves no
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import hashlib
 import threading
@@ -33,6 +34,9 @@ from pi_hermes_memory.errors import MarkdownChanged
 from pi_hermes_memory.memory.mirror import RebuildReport, RepairTally, in_scope, plan_mirror
 from pi_hermes_memory.memory.purging import ScrubReport
 from pi_hermes_memory.ports.store import UNCHECKED
+
+#: commits whose changed row ids are remembered for the read port (`changed_since`)
+_CHANGES_KEPT = 4096
 
 
 @attrs.define
@@ -234,10 +238,30 @@ class InMemoryStorage:
     def __init__(self) -> None:
         self._state = _State()
         self._lock = threading.RLock()
+        #: (position, ids of the rows a commit changed), the newest `_CHANGES_KEPT` commits
+        self._changes: collections.deque[tuple[int, frozenset[str]]] = collections.deque(
+            maxlen=_CHANGES_KEPT
+        )
+        self._position = 0
 
     @property
     def rows(self) -> dict[str, dict[str, object]]:
         return self._state.rows
+
+    @property
+    def position(self) -> int:
+        """The number of commits that changed a row (the read port's cursor)."""
+        return self._position
+
+    def changes_after(self, position: int) -> frozenset[str] | None:
+        """The ids of the rows changed by the commits after `position`, or None when they
+        are no longer all remembered."""
+        changes = list(self._changes)
+        if position >= self._position:
+            return frozenset()
+        if not changes or changes[0][0] > position + 1:
+            return None
+        return frozenset().union(*(ids for at, ids in changes if at > position))
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[InMemoryUnitOfWork]:
@@ -246,7 +270,14 @@ class InMemoryStorage:
             yield InMemoryUnitOfWork(
                 InMemoryJournal(work), InMemoryProjection(work), InMemoryLedger(work)
             )
+            before = self._state.rows
             self._state = work  # commit only when the block ended without an exception
+            changed = frozenset(
+                i for i in before.keys() | work.rows.keys() if before.get(i) != work.rows.get(i)
+            )
+            if changed:
+                self._position += 1
+                self._changes.append((self._position, changed))
 
     def erasing(self) -> contextlib.AbstractContextManager[InMemoryUnitOfWork]:
         """A transaction: the replaced state object holds no copy of what it erased."""

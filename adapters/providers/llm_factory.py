@@ -35,6 +35,11 @@ def completer_from_config(
     if not plan.status.enabled:
         return None
     settings = plan.settings
+    if settings.provider is LlmProvider.CUSTOM and settings.custom is not None:
+        from pi_hermes_memory.adapters.providers.custom import load_adapter
+
+        completer: Completer = load_adapter("llm.provider", settings.custom)
+        return completer
     if settings.provider is LlmProvider.OPENAI_COMPATIBLE:
         from pi_hermes_memory.adapters.providers.openai_llm import OpenAICompatibleCompleter
 

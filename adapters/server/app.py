@@ -140,24 +140,18 @@ class StoreCache:
         under the guard)."""
         options = self._settings.store
         if options.embedding is not None and options.embedding.enabled and not self._shared:
-            from pi_hermes_memory.adapters.providers.openai_embedder import OpenAICompatibleEmbedder
+            # built where open() builds its own (one provider wiring, ADR 0057)
+            from pi_hermes_memory.bootstrap import build_embedder, build_reranker
 
-            embedder = OpenAICompatibleEmbedder(options.embedding, logger=log)
+            embedder, close = build_embedder(options.embedding, log)
             self._shared["embedder"] = embedder
-            self._closers.append(embedder.close)
+            if close is not None:
+                self._closers.append(close)
             if options.rerank is not None and options.rerank.enabled:
-                from pi_hermes_memory.adapters.providers.jina_reranker import JinaReranker
-
-                rerank = options.rerank
-                reranker = JinaReranker(
-                    base_url=rerank.base_url,
-                    model=rerank.model,
-                    api_key=rerank.api_key,
-                    timeout_s=rerank.timeout_ms / 1000,
-                    logger=log,
-                )
+                reranker, close = build_reranker(options.rerank, log)
                 self._shared["reranker"] = reranker
-                self._closers.append(reranker.close)
+                if close is not None:
+                    self._closers.append(close)
         return self._shared
 
     def _open(self, project: str | None, agent: str | None) -> _Store:

@@ -93,11 +93,28 @@ class SessionSearchVariant(enum.StrEnum):
     ANCHORS = "anchors"
 
 
+#: `provider` naming a host's own adapter: `package.module:Attribute` (ADR 0057)
+IMPORT_PATH: Final = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
+
+
+@attrs.frozen(kw_only=True)
+class CustomAdapter:
+    """A provider named by import path (ADR 0057): `open()` imports `path`
+    (`package.module:Attribute`) and calls it with `options`, the section as written (a
+    read-only mapping, `provider` included); a path that cannot be imported is a
+    `ConfigError` at open. The options stay out of repr (they may name secrets' variables)."""
+
+    path: str
+    options: Mapping[str, object] = attrs.field(repr=False)
+
+
 class EmbeddingProvider(enum.StrEnum):
     OFF = "off"
     OPENAI_COMPATIBLE = "openai-compatible"
     #: the offline embedder of the `[local]` extra (ADR 0017); no key, no network
     LOCAL = "local"
+    #: a host's own adapter named by import path (`"provider": "pkg.module:Factory"`, ADR 0057)
+    CUSTOM = "custom"
 
 
 class EmbeddingDisabledReason(enum.StrEnum):
@@ -140,6 +157,8 @@ class EmbeddingConfig:
     normalized: bool | None = None
     api_key: str | None = attrs.field(default=None, repr=False)
     disabled_reason: EmbeddingDisabledReason | None = EmbeddingDisabledReason.PROVIDER_OFF
+    #: the adapter of provider CUSTOM
+    custom: CustomAdapter | None = None
 
     @property
     def enabled(self) -> bool:
@@ -161,6 +180,8 @@ class EmbeddingConfig:
 class RerankProvider(enum.StrEnum):
     OFF = "off"
     JINA_COMPATIBLE = "jina-compatible"
+    #: a host's own adapter named by import path (ADR 0057)
+    CUSTOM = "custom"
 
 
 DEFAULT_RERANK_BASE_URL: Final = "https://api.jina.ai/v1"
@@ -186,10 +207,12 @@ class RerankConfig:
     top_n: int = DEFAULT_RERANK_TOP_N
     api_key_env: str | None = None
     api_key: str | None = attrs.field(default=None, repr=False)
+    #: the adapter of provider CUSTOM
+    custom: CustomAdapter | None = None
 
     @property
     def enabled(self) -> bool:
-        return self.provider is RerankProvider.JINA_COMPATIBLE
+        return self.provider is not RerankProvider.OFF
 
 
 @attrs.frozen(kw_only=True)
@@ -216,6 +239,8 @@ class LlmProvider(enum.StrEnum):
     PI = "pi"
     #: POST {baseUrl}/chat/completions
     OPENAI_COMPATIBLE = "openai-compatible"
+    #: a host's own adapter named by import path (ADR 0057)
+    CUSTOM = "custom"
 
 
 DEFAULT_LLM_MAX_REPLY_BYTES: Final = 1 << 20
@@ -246,6 +271,8 @@ class LlmConfig:
     #: sent as `temperature`; None: the field is left out of the request
     temperature: float | None = 0.0
     invalid_fields: tuple[str, ...] = ()
+    #: the adapter of provider CUSTOM
+    custom: CustomAdapter | None = None
 
     @property
     def redacted_base_url(self) -> str | None:
@@ -546,6 +573,10 @@ class _Section:
 
     def get(self, key: str) -> object:
         return self._raw.get(key)
+
+    @property
+    def raw(self) -> Mapping[str, object]:
+        return self._raw
 
     def warn_field(self, field: str, message: str) -> None:
         """A warning about a setting outside the file (an environment variable)."""
@@ -959,6 +990,23 @@ def _base_url(
     return default
 
 
+def _custom(section: _Section, *, fallback: str) -> CustomAdapter | None:
+    """The adapter named by `provider` when it is an import path (ADR 0057); the literal
+    "custom" names none and is rejected."""
+    value = section.get("provider")
+    if isinstance(value, str) and IMPORT_PATH.fullmatch(value):
+        import types
+
+        return CustomAdapter(path=value, options=types.MappingProxyType(dict(section.raw)))
+    if value == "custom":
+        section.reject(
+            "provider",
+            "name your adapter by import path ('package.module:Attribute'), not 'custom'; "
+            + fallback,
+        )
+    return None
+
+
 def _api_key_env(section: _Section, *, fallback: str = _EMBEDDING_OFF) -> str | None:
     name = section.optional_text("apiKeyEnv", fallback=fallback)
     if name is None or _ENV_VAR_NAME.fullmatch(name):
@@ -987,7 +1035,14 @@ def _with_api_key(settings: EmbeddingConfig, environ: Mapping[str, str]) -> Embe
 
 def _embedding(top: _Section, environ: Mapping[str, str]) -> EmbeddingConfig:
     section = top.section("embedding")
-    provider = section.optional_choice("provider", EmbeddingProvider, fallback=_EMBEDDING_OFF)
+    custom = _custom(section, fallback=_EMBEDDING_OFF)
+    provider = (
+        EmbeddingProvider.CUSTOM
+        if custom is not None
+        else section.optional_choice("provider", EmbeddingProvider, fallback=_EMBEDDING_OFF)
+    )
+    if provider is EmbeddingProvider.CUSTOM and custom is None:
+        provider = None  # "custom" itself was rejected above
     settings = EmbeddingConfig(
         requested_provider=provider or EmbeddingProvider.OFF,
         base_url=_base_url(section),
@@ -1013,6 +1068,10 @@ def _embedding(top: _Section, environ: Mapping[str, str]) -> EmbeddingConfig:
         )
     if not section.valid or section.rejected:
         return attrs.evolve(settings, disabled_reason=EmbeddingDisabledReason.INVALID_CONFIG)
+    if custom is not None:  # the adapter reads its own key, if it needs one
+        return attrs.evolve(
+            settings, provider=EmbeddingProvider.CUSTOM, custom=custom, disabled_reason=None
+        )
     return _with_api_key(settings, environ)
 
 
@@ -1056,7 +1115,12 @@ def _stages(section: _Section) -> tuple[str, ...]:
 
 
 def _rerank(section: _Section, environ: Mapping[str, str]) -> RerankConfig:
-    provider = section.optional_choice("provider", RerankProvider, fallback=_RERANK_OFF)
+    custom = _custom(section, fallback=_RERANK_OFF)
+    provider = (
+        RerankProvider.CUSTOM
+        if custom is not None
+        else section.optional_choice("provider", RerankProvider, fallback=_RERANK_OFF)
+    )
     base_url = _base_url(
         section, default=DEFAULT_RERANK_BASE_URL, endpoint="/rerank", fallback=_RERANK_OFF
     )
@@ -1080,6 +1144,8 @@ def _rerank(section: _Section, environ: Mapping[str, str]) -> RerankConfig:
             "API keys are never read from the config file; it was ignored. Put the key in an"
             " environment variable and name it in retrieval.rerank.apiKeyEnv",
         )
+    if custom is not None and section.valid and not section.rejected:
+        return attrs.evolve(settings, provider=RerankProvider.CUSTOM, custom=custom)
     if provider is not RerankProvider.JINA_COMPATIBLE or not section.valid or section.rejected:
         return settings
     key = None
@@ -1164,7 +1230,14 @@ def _temperature(section: _Section) -> float | None:
 
 def _llm(top: _Section, *, fallback_timeout: int) -> LlmConfig:
     section = top.section("llm")
-    provider = section.optional_choice("provider", LlmProvider, fallback=_LLM_OFF)
+    custom = _custom(section, fallback=_LLM_OFF)
+    provider = (
+        LlmProvider.CUSTOM
+        if custom is not None
+        else section.optional_choice("provider", LlmProvider, fallback=_LLM_OFF)
+    )
+    if provider is LlmProvider.CUSTOM and custom is None:
+        provider = None  # "custom" itself was rejected above
     model = section.non_empty_text("model", fallback=_LLM_OFF)
     if model is not None and _holds_secret(model):  # the status line shows the model
         section.reject("model", f"looks like a secret, not a model name; {_LLM_OFF}")
@@ -1197,6 +1270,7 @@ def _llm(top: _Section, *, fallback_timeout: int) -> LlmConfig:
         model=model.strip() if model else None,
         api_key_env=key_env,
         temperature=_temperature(section),
+        custom=custom,
     )
     invalid = tuple(section.rejected) if section.valid else (top.field("llm"),)
     return attrs.evolve(settings, invalid_fields=invalid)

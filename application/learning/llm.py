@@ -223,6 +223,12 @@ def llm_plan(config: Config, environ: Mapping[str, str], *, which: Which = shuti
         )
     elif provider is LlmProvider.OPENAI_COMPATIBLE:
         result = _http_plan(settings, environ)
+    elif provider is LlmProvider.CUSTOM and settings.custom is not None:
+        result = LlmStatus(
+            provider=provider,
+            off_reason=None,
+            message=f"custom adapter {settings.custom.path}; {_limits(settings)}",
+        )
     else:
         result = _command_plan(config, environ, which)
     if isinstance(result, LlmStatus):

@@ -229,7 +229,7 @@ def import_entries(
     if scopes:
         rows = [r for r in rows if entry_scope(r) in scopes]
     if not dry_run:
-        memory.check_writable()
+        memory._writable()  # the read-only check (ADR 0023)
     clean, refused, scan_notes = _scanned(rows)
     by_target: dict[Target, list[MemoryEntry]] = {}
     for row in clean:

@@ -7,11 +7,17 @@ against the names exported here and check it with the matching suite in
   knowledge base, clock and ids;
 - `skills`: skill statistics and governance storage (`SkillTelemetry`);
 - `vectors`: the values of the vector ports;
+- `read_model`: the read port over the memory rows (`MemoryRows`, ADR 0057);
 - the LLM port `Completer` lives beside the LLM facts in `pi_hermes_memory.learning.llm`.
 """
 
 from pi_hermes_memory.learning.llm import (
     Completer,
+)
+from pi_hermes_memory.ports.read_model import (
+    MemoryRow,
+    MemoryRows,
+    RowChanges,
 )
 from pi_hermes_memory.ports.skills import (
     CleanupReport,
@@ -78,12 +84,15 @@ __all__ = [
     "KnowledgeIndex",
     "KnowledgeSource",
     "MarkdownStore",
+    "MemoryRow",
+    "MemoryRows",
     "PolicyOverrides",
     "Projection",
     "ReembedProgress",
     "ReembedReport",
     "RefusalReason",
     "RenderLedger",
+    "RowChanges",
     "SearchIndex",
     "SessionIndex",
     "SessionSource",

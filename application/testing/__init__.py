@@ -20,6 +20,7 @@ from pi_hermes_memory.testing.contracts import (
     SearchIndexContract,
     StorageContract,
 )
+from pi_hermes_memory.testing.read_model_contracts import MemoryRowsContract
 from pi_hermes_memory.testing.replica_contracts import SharedJournalContract
 from pi_hermes_memory.testing.session_contracts import SessionIndexContract
 from pi_hermes_memory.testing.skill_contracts import SkillTelemetryContract
@@ -27,6 +28,7 @@ from pi_hermes_memory.testing.vector_contracts import VectorStoreContract
 
 __all__ = [
     "MarkdownStoreContract",
+    "MemoryRowsContract",
     "SearchIndexContract",
     "SessionIndexContract",
     "SharedJournalContract",

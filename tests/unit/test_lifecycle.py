@@ -62,7 +62,7 @@ def make_memory(completer: Any = None) -> Memory:
         ids=ids,
     )
     if completer is not None:
-        memory.attach_llm(completer, None)
+        memory._attach_llm(completer, None)
     return memory
 
 
@@ -182,7 +182,7 @@ def test_llm_off_is_a_result_with_the_reason() -> None:
         message="the LLM is off: llm.provider is off",
     )
     memory = make_memory()
-    memory.attach_llm(OffCompleter(status), status)
+    memory._attach_llm(OffCompleter(status), status)
     s = session(memory, nudge_interval=1)
     s.user_message("hi")
     assert s.shutdown(timeout=5)
@@ -220,7 +220,7 @@ def test_operations_commit_one_by_one() -> None:
         {"action": "remove", "target": "project", "old_text": "no such entry"},
         {"action": "explode", "target": "project"},
     )
-    memory.attach_llm(FakeCompleter(reply), None)
+    memory._attach_llm(FakeCompleter(reply), None)
     s = session(memory, nudge_interval=1)
     s.user_message("hi")
     assert s.shutdown(timeout=5)
