@@ -16,7 +16,7 @@ import importlib.util
 import sys
 import warnings
 from collections.abc import Callable, Sequence
-from types import ModuleType
+from types import FrameType, ModuleType
 from typing import Any
 
 __all__ = ["MOVED", "forward_attributes", "install"]
@@ -179,7 +179,8 @@ MOVED: dict[str, str] = {
 
 def _warn(old: str, new: str) -> None:
     """Warn at the caller's line: the first frame outside this module and the import system."""
-    level, frame = 2, sys._getframe(1)
+    level = 2
+    frame: FrameType | None = sys._getframe(1)
     while frame is not None and (
         frame.f_code.co_filename == __file__ or frame.f_code.co_filename.startswith("<frozen")
     ):
