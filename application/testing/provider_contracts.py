@@ -58,7 +58,7 @@ TEXTS = (
     "The user prefers tabs over spaces",
 )
 #: a long text: an adapter embeds it (truncating or windowing) or fails with its own error
-LONG_TEXT = "The release checklist has many steps. " * 250
+LONG_TEXT = "The release checklist has many steps. " * 120
 
 
 def _expect(error: type[E], call: Callable[[], object], what: str) -> E:
@@ -147,7 +147,8 @@ class EmbedderContract:
 
     def test_no_texts_give_an_empty_matrix(self, embedder: Any) -> None:
         matrix = self._matrix(embedder, [], "passage")
-        assert matrix.shape[1] in (0, embedder.dimension or 0), f"shape {matrix.shape}"
+        if embedder.dimension is not None:  # unknown: any width of nothing will do
+            assert matrix.shape[1] in (0, embedder.dimension), f"shape {matrix.shape}"
 
     def test_unicode_and_cjk_texts_embed(self, embedder: Any) -> None:
         matrix = self._matrix(embedder, list(UNICODE_TEXTS), "passage")
