@@ -69,3 +69,10 @@ wheel-test: dev
 
 clean:
 	rm -rf $(VENV) build dist .pytest_cache .mypy_cache .ruff_cache .hypothesis
+
+# the shipped contract suite of KIND (embedder, reranker, completer) against your adapter:
+#   make contracts KIND=embedder ADAPTER=my_pkg.my_module:make_embedder [FAILING=...] [SLOW=... TIMEOUT=0.5]
+.PHONY: contracts
+contracts: dev
+	@test -n "$(KIND)" -a -n "$(ADAPTER)" || { echo "usage: make contracts KIND=embedder|reranker|completer ADAPTER=pkg.module:factory [FAILING=pkg.module:factory] [SLOW=pkg.module:factory TIMEOUT=seconds]"; exit 2; }
+	$(BIN)/python -m pi_hermes_memory.testing.run --kind '$(KIND)' --adapter '$(ADAPTER)' $(if $(FAILING),--failing '$(FAILING)') $(if $(SLOW),--slow '$(SLOW)') $(if $(TIMEOUT),--timeout '$(TIMEOUT)')

@@ -55,19 +55,25 @@ class MarkdownUnreadable(HermesMemoryError):
 
 
 class EmbeddingFailed(HermesMemoryError):
-    """An embedding request failed (HTTP status, timeout, transport, or a malformed answer).
+    """An embedding request failed (HTTP status, timeout, transport, a malformed answer, or a
+    local engine's error).
 
     `reason` is a short machine-readable kind (`http_status`, `timeout`, `transport`,
-    `malformed`, `count`, `dimension`, `non_finite`); `host` is the redacted endpoint
-    (scheme and host only). The message names both and never carries the API key, the full
-    base URL or the server's response body (which may echo the key).
+    `malformed`, `count`, `dimension`, `non_finite`, `engine`, or a custom embedder's own);
+    `host` is the redacted endpoint (scheme and host only), or None for an embedder that has
+    none (a local model, a custom adapter): ``EmbeddingFailed("engine", detail="...")``. The
+    message names both and never carries the API key, the full base URL or the server's
+    response body (which may echo the key).
     """
 
-    def __init__(self, reason: str, host: str, detail: str = "") -> None:
+    def __init__(self, reason: str, host: str | None = None, detail: str = "") -> None:
         self.reason = reason
         self.host = host
         self.detail = detail
-        message = f"embedding request to {host} failed ({reason})"
+        if host:
+            message = f"embedding request to {host} failed ({reason})"
+        else:
+            message = f"the embedder failed ({reason})"
         super().__init__(f"{message}: {detail}" if detail else message)
 
 
@@ -132,6 +138,9 @@ class CompletionFailure(enum.StrEnum):
     TRANSPORT = "transport"
     #: the answer is not of the expected shape (not JSON, no choices[0].message.content)
     BAD_REPLY = "bad-reply"
+    #: the completer raised something other than `CompletionFailed` (a custom adapter's bug
+    #: or an unwrapped library error); `detail` names the exception's class and message
+    ADAPTER = "adapter"
 
 
 class CompletionFailed(HermesMemoryError):

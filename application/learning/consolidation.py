@@ -50,7 +50,7 @@ from pi_hermes_memory.domain.memory.scope import SessionScope
 from pi_hermes_memory.domain.scanning.scanner import scan
 from pi_hermes_memory.domain.status import Status
 from pi_hermes_memory.errors import CompletionFailed
-from pi_hermes_memory.learning.llm import Completer
+from pi_hermes_memory.learning.llm import Completer, guarded_complete
 from pi_hermes_memory.ports.store import Clock, IdFactory
 from pi_hermes_memory.results import WriteResult
 
@@ -331,7 +331,7 @@ class Consolidator:
                 break
             calls += 1
             try:
-                reply = self._completer.complete(SYSTEM_PROMPT, user, timeout=left)
+                reply = guarded_complete(self._completer, SYSTEM_PROMPT, user, timeout=left)
             except CompletionFailed as exc:
                 why = f"the LLM call failed ({exc.reason.value}): {exc}"
                 break

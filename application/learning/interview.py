@@ -25,6 +25,7 @@ from pi_hermes_memory.domain.learning.llm_reply import locate_json
 from pi_hermes_memory.domain.skills.rules import SkillAction, child_session_problem
 from pi_hermes_memory.domain.status import Status
 from pi_hermes_memory.errors import CompletionFailed, InvalidArgument
+from pi_hermes_memory.learning.llm import guarded_complete
 from pi_hermes_memory.tools.registry import ToolResult
 
 if TYPE_CHECKING:
@@ -205,7 +206,7 @@ def learn_skill(memory: Memory, source: str, *, name: str | None = None) -> Tool
         user += f"\n\nName the skill: {name}"
     timeout = memory.config.llm.timeout_ms / 1000
     try:
-        reply = memory.llm.complete(LEARN_SYSTEM_PROMPT, user, timeout=timeout)
+        reply = guarded_complete(memory.llm, LEARN_SYSTEM_PROMPT, user, timeout=timeout)
     except CompletionFailed as exc:
         return _refused(Status.FAILED, f"The LLM gave no skill: {exc}; nothing was written.")
     _, value = locate_json(reply)

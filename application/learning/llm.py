@@ -30,6 +30,7 @@ from pi_hermes_memory.config.settings import (
     LlmProvider,
     ThinkingLevel,
 )
+from pi_hermes_memory.domain.echo import shown
 from pi_hermes_memory.errors import CompletionFailed, CompletionFailure, InvalidArgument
 
 __all__ = [
@@ -40,6 +41,7 @@ __all__ = [
     "LlmStatus",
     "OffCompleter",
     "checked_timeout",
+    "guarded_complete",
     "llm_plan",
     "llm_status",
     "pi_command",
@@ -252,3 +254,41 @@ class OffCompleter:
 
     def complete(self, system: str, user: str, *, timeout: float) -> str:
         raise CompletionFailed(CompletionFailure.OFF, "off", self.status.message)
+
+
+#: characters of a foreign exception's message a `CompletionFailed` shows
+FOREIGN_DETAIL_CHARS: Final = 200
+
+
+def _source(completer: object) -> str:
+    source = getattr(completer, "source", None)
+    return source if isinstance(source, str) and source else type(completer).__name__
+
+
+def guarded_complete(completer: Completer, system: str, user: str, *, timeout: float) -> str:
+    """`completer.complete(...)` where every failure is a `CompletionFailed` (ADR 0058).
+
+    The port promises `CompletionFailed` only, but a custom completer may raise anything (its
+    own bug, an unwrapped httpx or OS error). Every caller in the library goes through here,
+    so such an exception becomes `CompletionFailed(ADAPTER)` naming its class and its message
+    (clipped, secrets refused by `shown`), and a reply that is not a `str` becomes
+    `CompletionFailed(BAD_REPLY)`: the feature then reports "the LLM failed" and writes
+    nothing, exactly as for an adapter's own failure. `BaseException`s that are not
+    `Exception`s (KeyboardInterrupt, SystemExit) pass through."""
+    try:
+        reply = completer.complete(system, user, timeout=timeout)
+    except CompletionFailed:
+        raise
+    except Exception as exc:
+        message = str(exc)
+        detail = type(exc).__name__
+        if message:
+            detail += ": " + shown(message, FOREIGN_DETAIL_CHARS)
+        raise CompletionFailed(CompletionFailure.ADAPTER, _source(completer), detail) from exc
+    if not isinstance(reply, str):
+        raise CompletionFailed(
+            CompletionFailure.BAD_REPLY,
+            _source(completer),
+            f"the completer returned {type(reply).__name__}, not str",
+        )
+    return reply

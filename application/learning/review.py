@@ -31,6 +31,7 @@ from pi_hermes_memory.domain.skills.rules import SkillAction, child_session_prob
 from pi_hermes_memory.domain.skills.skill import parse_skill_id
 from pi_hermes_memory.domain.status import SUCCESS, Status
 from pi_hermes_memory.errors import CompletionFailed, CompletionFailure
+from pi_hermes_memory.learning.llm import guarded_complete
 from pi_hermes_memory.log import library_logger
 
 __all__ = [
@@ -395,7 +396,7 @@ def _review(memory: Any, request: ReviewRequest, now: Callable[[], datetime]) ->
         + (f"\n\n{request.extra}" if request.extra else "")
     )
     try:
-        reply = completer.complete(system, user, timeout=request.timeout_s)
+        reply = guarded_complete(completer, system, user, timeout=request.timeout_s)
     except CompletionFailed as exc:
         if exc.reason is CompletionFailure.OFF:
             return _summary(request, now, Status.OFF, str(exc))

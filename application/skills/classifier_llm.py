@@ -33,7 +33,7 @@ from pi_hermes_memory.domain.learning.llm_reply import locate_json
 from pi_hermes_memory.domain.skills.promotion import Classification, PromotionPolicy
 from pi_hermes_memory.domain.skills.skill import SkillState
 from pi_hermes_memory.errors import CompletionFailed, CompletionFailure, HermesMemoryError
-from pi_hermes_memory.learning.llm import Completer
+from pi_hermes_memory.learning.llm import Completer, guarded_complete
 from pi_hermes_memory.skills.classifier import CurationTimedOut, RuleBasedClassifier
 from pi_hermes_memory.skills.governance.tool import Submission, check_submission
 from pi_hermes_memory.tools.registry import ArgumentError
@@ -105,8 +105,11 @@ class LlmClassifier:
         project_names: frozenset[str] = frozenset(),
     ) -> list[Classification]:
         try:
-            reply = self.completer.complete(
-                SYSTEM_PROMPT, classifier_prompt(skills, policy, project), timeout=timeout
+            reply = guarded_complete(
+                self.completer,
+                SYSTEM_PROMPT,
+                classifier_prompt(skills, policy, project),
+                timeout=timeout,
             )
         except CompletionFailed as exc:
             if exc.reason is CompletionFailure.TIMEOUT:

@@ -20,6 +20,11 @@ from pi_hermes_memory.testing.contracts import (
     SearchIndexContract,
     StorageContract,
 )
+from pi_hermes_memory.testing.provider_contracts import (
+    CompleterContract,
+    EmbedderContract,
+    RerankerContract,
+)
 from pi_hermes_memory.testing.read_model_contracts import MemoryRowsContract
 from pi_hermes_memory.testing.replica_contracts import SharedJournalContract
 from pi_hermes_memory.testing.session_contracts import SessionIndexContract
@@ -27,8 +32,11 @@ from pi_hermes_memory.testing.skill_contracts import SkillTelemetryContract
 from pi_hermes_memory.testing.vector_contracts import VectorStoreContract
 
 __all__ = [
+    "CompleterContract",
+    "EmbedderContract",
     "MarkdownStoreContract",
     "MemoryRowsContract",
+    "RerankerContract",
     "SearchIndexContract",
     "SessionIndexContract",
     "SharedJournalContract",

@@ -8,6 +8,7 @@ high cosine, and paraphrases that the synonym table maps onto each other ("prod 
 
 Switches make it misbehave: `mode` = "ok" | "status" (answer `status`) | "timeout" (wait
 `delay` seconds first) | "wrong_count" | "wrong_dimension" | "malformed" | "non_finite";
+"rerank_status" / "rerank_slow" do the same to `/rerank`;
 `fail_texts`: a request containing one of these texts is answered with HTTP 500 (a partial
 failure of a batch). `data` comes back in reverse order unless `shuffle` is False. Each
 request is recorded in `requests` (path, JSON body, Authorization header).
@@ -202,6 +203,8 @@ class EmbeddingServer(LocalPostServer):
             return self._reply(handler, 401, b'{"error": "bad key"}')
         if self.mode == "rerank_status":
             return self._reply(handler, 503, b'{"error": "fixture failure"}')
+        if self.mode == "rerank_slow" and self._release.wait(self.delay):
+            return None  # stopped while waiting: the client is long gone
         query, documents = body.get("query"), body.get("documents")
         if not isinstance(query, str) or not isinstance(documents, list):
             return self._reply(handler, 400, b'{"error": "query and documents are required"}')
