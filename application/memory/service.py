@@ -205,7 +205,7 @@ class MemoryService:
         return attrs.evolve(command, cosines={entry.id: cosines}) if cosines else command
 
     def move(self, command: MoveMemory) -> WriteResult:
-        """promote / demote one entry (see domain/memory/move.py); both documents in one transaction."""
+        """promote / demote one entry (domain/memory/move.py); both documents in one transaction."""
         if not self._markdown.distinct_roots():
             return WriteResult(
                 success=False,

@@ -1,5 +1,5 @@
-"""The reply protocol parser (domain/learning/llm_reply.py): where the JSON is, what is kept, what is
-dropped, and that no text makes it raise."""
+"""The reply protocol parser (domain/learning/llm_reply.py): where the JSON is, what is kept,
+what is dropped, and that no text makes it raise."""
 
 from __future__ import annotations
 

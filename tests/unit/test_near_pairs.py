@@ -155,7 +155,7 @@ def test_cross_scope_rule_per_pair(rows) -> None:
         )
 
 
-# -- consolidation's pre-clustering uses the token join (domain/learning/clustering.py) ------------------
+# -- consolidation's pre-clustering uses the token join (domain/learning/clustering.py) ---------
 
 
 def brute_clusters(entries, vectors, links):
