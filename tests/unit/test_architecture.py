@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import subprocess
 import sys
 import tomllib
@@ -241,17 +242,23 @@ def _context(module: str) -> tuple[str, str]:
     return folder, ".".join(context) or ROOT_CONTEXT
 
 
-def _project_imports(path: Path) -> set[str]:
+@functools.cache
+def _tree(path: Path) -> ast.Module:
+    return ast.parse(path.read_text(encoding="utf-8"))
+
+
+@functools.cache
+def _project_imports(path: Path) -> frozenset[str]:
     """Every pi_hermes_memory module a file imports; `from pkg import mod` names the module."""
     found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in ast.walk(_tree(path)):
         if isinstance(node, ast.Import):
             found.update(a.name for a in node.names)
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             for alias in node.names:
                 sub = f"{node.module}.{alias.name}"
                 found.add(sub if _is_module(sub) else node.module)
-    return {name for name in found if name.split(".")[0] == "pi_hermes_memory"}
+    return frozenset(name for name in found if name.split(".")[0] == "pi_hermes_memory")
 
 
 def _edges(layer: str) -> dict[tuple[str, str], set[str]]:
@@ -344,6 +351,6 @@ def test_every_package_and_module_has_a_docstring() -> None:
         str(path.relative_to(ROOT))
         for layer in FOLDERS
         for path in sorted((ROOT / layer).rglob("*.py"))
-        if ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) is None
+        if ast.get_docstring(_tree(path)) is None
     ]
     assert not missing, f"modules without a docstring: {missing}"
