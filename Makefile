@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 FUZZ_SECONDS ?= 60
 DATA ?= ../shared/data/locomo-dev.json
 
-.PHONY: dev dev-postgres pg bench-postgres test check unit lint typecheck fuzz bench bench-sessions bench-retrieval bench-scanner bench-server bench-recall bench-knowledge wheel-test clean
+.PHONY: dev dev-postgres pg bench-postgres test check unit lint adr-index typecheck fuzz bench bench-sessions bench-retrieval bench-scanner bench-server bench-recall bench-knowledge wheel-test clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -49,6 +49,10 @@ check: lint typecheck unit
 
 unit: dev
 	$(BIN)/python -m pytest -q -p no:cacheprovider tests/unit
+
+# docs/adr/README.md from the records' headers (tests/unit/test_adr_index.py fails when stale)
+adr-index: $(BIN)/python
+	$(BIN)/python docs/adr/index.py
 
 lint: dev
 	$(BIN)/ruff check domain application adapters tests
