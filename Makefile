@@ -1,18 +1,36 @@
-# pi-hermes-memory developer tasks. `make dev` once, then `make test`.
+# pi-hermes-memory developer tasks. `make check` while working (lint + typecheck + unit tests),
+# `make test` for everything. Both install first through `make dev` when anything changed.
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 FUZZ_SECONDS ?= 60
 DATA ?= ../shared/data/locomo-dev.json
 
-.PHONY: dev dev-postgres pg bench-postgres test lint typecheck fuzz bench bench-sessions bench-retrieval bench-scanner bench-server bench-recall bench-knowledge wheel-test clean
+.PHONY: dev dev-postgres pg bench-postgres test check unit lint adr-index typecheck fuzz bench bench-sessions bench-retrieval bench-scanner bench-server bench-recall bench-knowledge wheel-test clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip setuptools wheel
 
-dev: $(BIN)/python
+# `make dev` is a stamp (ADR 0055): the strict editable install links each file of the package
+# into build/__editable__.*, so it is redone when pyproject.toml changes, when the venv is new,
+# when a source file is added, removed or renamed (the file list below changes), or when the
+# link tree is gone; editing an existing module needs no reinstall.
+STAMP := $(VENV)/.installed
+FILE_LIST := $(VENV)/.package-files
+
+$(FILE_LIST): FORCE | $(BIN)/python
+	@find domain application adapters -type f -not -path '*/__pycache__/*' -not -name '*.pyc' \
+		| LC_ALL=C sort > $@.new
+	@if cmp -s $@.new $@; then rm -f $@.new; else mv $@.new $@; fi
+
+$(STAMP): pyproject.toml $(FILE_LIST) $(BIN)/python $(if $(wildcard build/__editable__.*),,FORCE)
 	$(BIN)/pip install -q -e '.[dev,local,server,postgres]' --config-settings editable_mode=strict
+	touch $@
+
+dev: $(STAMP)
+
+FORCE:
 
 # the OS PostgreSQL server binaries (installed when missing, as root) for the PostgreSQL tests
 dev-postgres: dev
@@ -22,8 +40,19 @@ dev-postgres: dev
 pg: dev-postgres
 	$(BIN)/python -m tests.support.postgres
 
+# everything: unit, integration, e2e (about 40 minutes on a loaded shared 2-core machine)
 test: dev
 	$(BIN)/python -m pytest -q
+
+# the fast loop: lint, strict typecheck, then the unit and property tests (tests/unit)
+check: lint typecheck unit
+
+unit: dev
+	$(BIN)/python -m pytest -q -p no:cacheprovider tests/unit
+
+# docs/adr/README.md from the records' headers (tests/unit/test_adr_index.py fails when stale)
+adr-index: $(BIN)/python
+	$(BIN)/python docs/adr/index.py
 
 lint: dev
 	$(BIN)/ruff check domain application adapters tests

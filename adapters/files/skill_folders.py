@@ -3,8 +3,8 @@
 A skill's replica is its folder packed into one byte string (`domain/skills/bundle.py`): SKILL.md
 and every regular file under `references/`, `templates/`, `scripts/` and `assets/`. Anything else in
 the folder is not ours and is never read, written or deleted. A symlink is never followed: a
-symlinked SKILL.md makes the skill unreadable (left as it is), a symlinked support file is not
-part of the skill. A folder without SKILL.md and support files packs to `b""` (no skill).
+symlinked SKILL.md makes the skill unreadable (left as it is), a symlinked support file is not part
+of the skill. A folder without SKILL.md and support files packs to `b""` (no skill).
 """
 
 from __future__ import annotations
