@@ -29,6 +29,7 @@ from pi_hermes_memory.testing.read_model_contracts import MemoryRowsContract
 from pi_hermes_memory.testing.replica_contracts import SharedJournalContract
 from pi_hermes_memory.testing.session_contracts import SessionIndexContract
 from pi_hermes_memory.testing.skill_contracts import SkillTelemetryContract
+from pi_hermes_memory.testing.source_contracts import SessionSourceContract
 from pi_hermes_memory.testing.vector_contracts import VectorStoreContract
 
 __all__ = [
@@ -39,6 +40,7 @@ __all__ = [
     "RerankerContract",
     "SearchIndexContract",
     "SessionIndexContract",
+    "SessionSourceContract",
     "SharedJournalContract",
     "SkillTelemetryContract",
     "StorageContract",

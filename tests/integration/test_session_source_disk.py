@@ -1,0 +1,27 @@
+"""The Pi sessions tree on disk passes the `SessionSource` contract."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pi_hermes_memory.adapters.files.session_files import PiSessionFiles
+from pi_hermes_memory.testing import SessionSourceContract
+
+
+class TestPiSessionFiles(SessionSourceContract):
+    @pytest.fixture
+    def session_source(self, tmp_path: Path) -> PiSessionFiles:
+        return PiSessionFiles(tmp_path / "sessions")
+
+    def write_session(self, source: PiSessionFiles, name: str, data: bytes) -> None:
+        path = source.root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+
+    def append_session(self, source: PiSessionFiles, name: str, data: bytes) -> None:
+        with open(source.root / name, "ab") as f:
+            f.write(data)
+
+    def remove_session(self, source: PiSessionFiles, name: str) -> None:
+        (source.root / name).unlink()
