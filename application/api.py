@@ -25,7 +25,7 @@ from pi_hermes_memory.domain.memory.model import (
     importance_problem,
 )
 from pi_hermes_memory.domain.status import Status
-from pi_hermes_memory.errors import HermesMemoryError, InvalidArgument, StorageFailed
+from pi_hermes_memory.errors import ArgumentError, HermesMemoryError, InvalidArgument, StorageFailed
 from pi_hermes_memory.history.search import (
     DEFAULT_SESSIONS,
     AnchorResult,
@@ -49,7 +49,6 @@ from pi_hermes_memory.search.memory_search import (
 )
 from pi_hermes_memory.tools.registry import (
     MEMORY_TOOL,
-    ArgumentError,
     MemoryCall,
     ToolDefinition,
     ToolResult,

@@ -136,7 +136,7 @@ def open_memory(
         environ=env, cwd=Path(cwd if cwd is not None else os.getcwd()), project_override=project
     )
     if storage is None and config.storage.problem is not None:
-        from pi_hermes_memory.config.settings import ConfigError
+        from pi_hermes_memory.errors import ConfigError
 
         # before anything on disk moves; never a local store instead of the one meant
         raise ConfigError(config.storage.problem)
@@ -702,7 +702,7 @@ def _postgres_store(
     """The shared PostgreSQL store of `config.storage` (ADR 0050), its search index and its
     vectors; a missing DSN is a ConfigError (falling back to a local store would split the
     team's memory), an unreachable server a StorageFailed naming it (never the DSN)."""
-    from pi_hermes_memory.config.settings import ConfigError
+    from pi_hermes_memory.errors import ConfigError
 
     settings = config.storage
     if settings.problem is not None or settings.dsn is None:
@@ -739,10 +739,8 @@ def _embeddings(
         return None
     on_close = None
     if embedder is None and config.embedding.provider is EmbeddingProvider.LOCAL:
-        from pi_hermes_memory.adapters.providers.local_embedder import (
-            LocalEmbedder,
-            LocalEmbedderUnavailable,
-        )
+        from pi_hermes_memory.adapters.providers.local_embedder import LocalEmbedder
+        from pi_hermes_memory.errors import LocalEmbedderUnavailable
 
         try:
             embedder = LocalEmbedder()

@@ -20,10 +20,10 @@ from pi_hermes_memory.domain.history.transcripts import (
     MessageLine,
     SessionChunk,
     SessionFile,
-    StaleProgress,
     cwd_within,
 )
 from pi_hermes_memory.domain.search.terms import QueryTerms, plan_terms
+from pi_hermes_memory.errors import StaleProgress
 from pi_hermes_memory.history.search import (
     AnchorLine,
     AnchorQuery,

@@ -37,11 +37,10 @@ from pi_hermes_memory.domain.history.transcripts import (
     FileProgress,
     MessageLine,
     SessionChunk,
-    StaleProgress,
     normalize_cwd,
 )
 from pi_hermes_memory.domain.search.terms import plan_terms
-from pi_hermes_memory.errors import InvalidArgument
+from pi_hermes_memory.errors import InvalidArgument, StaleProgress
 from pi_hermes_memory.history.search import (
     AnchorLine,
     AnchorQuery,

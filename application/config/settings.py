@@ -33,7 +33,7 @@ from pi_hermes_memory.domain.memory.model import (
     is_safe_project_name,
     namespace_problem,
 )
-from pi_hermes_memory.errors import HermesMemoryError
+from pi_hermes_memory.errors import ConfigError
 
 CONFIG_FILE_NAME: Final = "hermes-memory-config.json"
 DEFAULT_MEMORY_DIR_NAME: Final = "pi-hermes-memory"
@@ -46,11 +46,6 @@ DOCUMENT_FIELD: Final = "$"
 MAX_SAFE_INTEGER: Final = 2**53 - 1
 EMBEDDING_MAX_TIMEOUT_MS: Final = 30_000
 # The usual file-name limit of local file systems; a project name becomes a directory.
-
-
-class ConfigError(HermesMemoryError, ValueError):
-    """A usage error in configuration supplied by the caller (e.g. an invalid `--project`).
-    Under the library's error base (and a ValueError, as before)."""
 
 
 @attrs.frozen(kw_only=True)

@@ -10,10 +10,10 @@ from pi_hermes_memory.domain.echo import shown
 from pi_hermes_memory.domain.history.request import (
     DEFAULT_ANCHOR_LIMIT,
     MAX_ANCHOR_LIMIT,
-    AnchorRequestError,
     parse_anchor_request,
 )
 from pi_hermes_memory.domain.status import Status
+from pi_hermes_memory.errors import AnchorRequestError, ArgumentError
 from pi_hermes_memory.history.search import (
     ALL_PROJECTS,
     DEFAULT_SESSIONS,
@@ -26,7 +26,6 @@ from pi_hermes_memory.history.search import (
     hit_json,
 )
 from pi_hermes_memory.tools.registry import (
-    ArgumentError,
     ToolDefinition,
     ToolResult,
     _check_keys,

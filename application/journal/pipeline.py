@@ -265,7 +265,7 @@ class Pipeline(Generic[S]):
         """The stream's stored snapshot, else the empty state (ADR 0024): opening costs the live
         state plus the events after the snapshot, not all history. A snapshot that does not
         decode, or does not fit the journal, is ignored: the events are the truth."""
-        from pi_hermes_memory.journal.snapshots import CorruptSnapshot
+        from pi_hermes_memory.errors import CorruptSnapshot
 
         empty = self._kind.empty(stream)
         stored = uow.journal.snapshot(stream)

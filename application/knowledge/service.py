@@ -30,7 +30,11 @@ from pi_hermes_memory.domain.knowledge.chunks import (
     chunk_text,
 )
 from pi_hermes_memory.domain.search.terms import plan_terms
-from pi_hermes_memory.errors import HermesMemoryError, InvalidArgument
+from pi_hermes_memory.errors import (
+    InvalidArgument,
+    KnowledgeBusy,
+    KnowledgeNotConfigured,
+)
 from pi_hermes_memory.log import library_logger
 
 if TYPE_CHECKING:
@@ -47,14 +51,6 @@ BATCH_BYTES: Final = 8 * 1024 * 1024
 EMBED_BATCH: Final = 64
 #: characters of a hit's snippet
 SNIPPET_CHARS: Final = 240
-
-
-class KnowledgeNotConfigured(HermesMemoryError):
-    """No knowledge folders are configured (`knowledge.paths` / PI_MEMORY_KNOWLEDGE_PATHS)."""
-
-
-class KnowledgeBusy(HermesMemoryError):
-    """Another process is indexing the knowledge base right now."""
 
 
 @attrs.frozen(kw_only=True)

@@ -21,7 +21,6 @@ from pi_hermes_memory.domain.memory.decide import Decision
 from pi_hermes_memory.domain.memory.model import GLOBAL_NAMESPACE, MemoryEntry, Target
 from pi_hermes_memory.domain.memory.porting import (
     ImportPlan,
-    RecordError,
     Refusal,
     Removal,
     chains,
@@ -35,7 +34,7 @@ from pi_hermes_memory.domain.memory.porting import (
 )
 from pi_hermes_memory.domain.memory.restore import restorable
 from pi_hermes_memory.domain.status import Status
-from pi_hermes_memory.errors import InvalidArgument
+from pi_hermes_memory.errors import InvalidArgument, RecordError
 
 if TYPE_CHECKING:
     from pi_hermes_memory.api import Memory

@@ -36,10 +36,9 @@ from pi_hermes_memory.domain.memory.model import (
 from pi_hermes_memory.domain.memory.scope import SessionScope
 from pi_hermes_memory.domain.search.terms import MAX_QUERY_TERMS, QueryTerms, plan_terms
 from pi_hermes_memory.domain.status import Status
-from pi_hermes_memory.errors import InvalidArgument
+from pi_hermes_memory.errors import ArgumentError, InvalidArgument
 from pi_hermes_memory.log import library_logger
 from pi_hermes_memory.tools.registry import (
-    ArgumentError,
     ToolDefinition,
     ToolResult,
     _check_keys,

@@ -27,7 +27,6 @@ from pi_hermes_memory.domain.skills.revise import (
 from pi_hermes_memory.domain.skills.rules import SkillAction, child_session_problem
 from pi_hermes_memory.domain.skills.skill import (
     STREAM_PREFIX,
-    InvalidSkillId,
     SkillDecision,
     SkillState,
     parse_skill_id,
@@ -35,6 +34,7 @@ from pi_hermes_memory.domain.skills.skill import (
     skill_stream,
 )
 from pi_hermes_memory.domain.status import Status
+from pi_hermes_memory.errors import InvalidSkillId
 from pi_hermes_memory.journal.pipeline import Batch, Pipeline, Replicas
 from pi_hermes_memory.ports.skills import SkillTelemetry, SkillVisibility
 from pi_hermes_memory.ports.store import Clock, Storage

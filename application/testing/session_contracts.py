@@ -13,9 +13,9 @@ from pi_hermes_memory.domain.history.transcripts import (
     HeaderLine,
     MessageLine,
     SessionChunk,
-    StaleProgress,
     project_of,
 )
+from pi_hermes_memory.errors import StaleProgress
 from pi_hermes_memory.history.search import AnchorQuery, SessionHit, SessionQuery
 from pi_hermes_memory.testing.contracts import HOSTILE_QUERIES
 

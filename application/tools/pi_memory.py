@@ -38,9 +38,9 @@ from pi_hermes_memory.domain.memory.model import (
     normalize_text,
 )
 from pi_hermes_memory.domain.status import Status
+from pi_hermes_memory.errors import ArgumentError
 from pi_hermes_memory.results import EntryView
 from pi_hermes_memory.tools.registry import (
-    ArgumentError,
     ToolDefinition,
     ToolResult,
     json_object,

@@ -21,6 +21,7 @@ from pi_hermes_memory.domain.search.terms import (
     index_grams,
     plan_terms,
 )
+from pi_hermes_memory.errors import ArgumentError
 from pi_hermes_memory.search.memory_search import (
     MEMORY_SEARCH_TOOL,
     ScopeClause,
@@ -29,7 +30,6 @@ from pi_hermes_memory.search.memory_search import (
     search_clauses,
 )
 from pi_hermes_memory.testing.contracts import HOSTILE_QUERIES
-from pi_hermes_memory.tools.registry import ArgumentError
 
 from tests.support.builders import service
 from tests.support.fakes import SequentialIds, StepClock

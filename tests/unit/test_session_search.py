@@ -13,6 +13,7 @@ import pytest
 from pi_hermes_memory.adapters.inmemory.history import InMemorySessionFiles, InMemorySessionIndex
 from pi_hermes_memory.adapters.inmemory.storage import InMemoryMarkdown, InMemoryStorage
 from pi_hermes_memory.domain.history.request import AnchorRequest
+from pi_hermes_memory.errors import ArgumentError
 from pi_hermes_memory.history.search import (
     AnchorLine,
     AnchorQuery,
@@ -22,7 +23,6 @@ from pi_hermes_memory.history.search import (
 )
 from pi_hermes_memory.history.tool import run_anchors_tool, run_legacy_tool
 from pi_hermes_memory.testing.session_contracts import T0, Sessions, message
-from pi_hermes_memory.tools.registry import ArgumentError
 
 
 @pytest.fixture
