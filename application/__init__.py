@@ -61,8 +61,9 @@ if TYPE_CHECKING:
         VersionConflict,
     )
     from pi_hermes_memory.memory.purging import PurgeResult
+    from pi_hermes_memory.ports.search import SearchHit
     from pi_hermes_memory.results import BatchResult, CandidateView, EntryView, WriteResult
-    from pi_hermes_memory.search.memory_search import SearchHit, SearchResult
+    from pi_hermes_memory.search.memory_search import SearchResult
     from pi_hermes_memory.tools.registry import ToolDefinition
 
 __version__ = "0.1.0"
@@ -177,7 +178,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "CandidateView": ("pi_hermes_memory.results", "CandidateView"),
     "EntryView": ("pi_hermes_memory.results", "EntryView"),
     "WriteResult": ("pi_hermes_memory.results", "WriteResult"),
-    "SearchHit": ("pi_hermes_memory.search.memory_search", "SearchHit"),
+    "SearchHit": ("pi_hermes_memory.ports.search", "SearchHit"),
     "SearchResult": ("pi_hermes_memory.search.memory_search", "SearchResult"),
     "ToolDefinition": ("pi_hermes_memory.tools.registry", "ToolDefinition"),
 }

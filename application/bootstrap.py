@@ -45,8 +45,8 @@ if TYPE_CHECKING:
     from pi_hermes_memory.history.features import SessionHistory
     from pi_hermes_memory.journal.pipeline import RenderLag
     from pi_hermes_memory.knowledge.service import KnowledgeBase
-    from pi_hermes_memory.learning.llm import Completer
     from pi_hermes_memory.memory.recovery import RecoveryReport
+    from pi_hermes_memory.ports.llm import Completer
     from pi_hermes_memory.ports.skills import SkillTelemetry
     from pi_hermes_memory.search.embedding import EmbeddingService
     from pi_hermes_memory.search.hybrid import HybridSettings

@@ -24,7 +24,7 @@ from pi_hermes_memory.domain.history.transcripts import (
 )
 from pi_hermes_memory.domain.search.terms import QueryTerms, plan_terms
 from pi_hermes_memory.errors import StaleProgress
-from pi_hermes_memory.history.search import (
+from pi_hermes_memory.ports.history import (
     AnchorLine,
     AnchorQuery,
     IndexCounts,

@@ -16,7 +16,6 @@ from pi_hermes_memory.domain.status import Status
 from pi_hermes_memory.errors import AnchorRequestError, ArgumentError
 from pi_hermes_memory.history.search import (
     ALL_PROJECTS,
-    DEFAULT_SESSIONS,
     MAX_SESSIONS,
     ROLES,
     AnchorResult,
@@ -25,6 +24,7 @@ from pi_hermes_memory.history.search import (
     anchor_json,
     hit_json,
 )
+from pi_hermes_memory.ports.history import DEFAULT_SESSIONS
 from pi_hermes_memory.tools.registry import (
     ToolDefinition,
     ToolResult,

@@ -17,11 +17,8 @@ from pi_hermes_memory.domain.echo import shown
 from pi_hermes_memory.domain.prompt.blocks import inline
 from pi_hermes_memory.domain.status import Status
 from pi_hermes_memory.errors import ArgumentError, InvalidArgument
-from pi_hermes_memory.knowledge.service import (
-    DEFAULT_KNOWLEDGE_LIMIT,
-    MAX_KNOWLEDGE_LIMIT,
-    KnowledgeHit,
-)
+from pi_hermes_memory.knowledge.service import MAX_KNOWLEDGE_LIMIT
+from pi_hermes_memory.ports.knowledge import DEFAULT_KNOWLEDGE_LIMIT, KnowledgeHit
 from pi_hermes_memory.tools.registry import (
     ToolDefinition,
     ToolResult,

@@ -39,7 +39,7 @@ from pi_hermes_memory.errors import (
     CurationTimedOut,
     HermesMemoryError,
 )
-from pi_hermes_memory.learning.llm import Completer
+from pi_hermes_memory.ports.llm import Completer
 from pi_hermes_memory.skills.classifier import RuleBasedClassifier
 from pi_hermes_memory.skills.governance.tool import Submission, check_submission
 

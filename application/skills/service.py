@@ -39,6 +39,7 @@ from pi_hermes_memory.journal.pipeline import Batch, Pipeline, Replicas
 from pi_hermes_memory.ports.skills import SkillTelemetry, SkillVisibility
 from pi_hermes_memory.ports.store import Clock, Storage
 from pi_hermes_memory.skills.documents import SkillDocuments
+from pi_hermes_memory.skills.stats import after_discovery
 
 __all__ = ["SkillResult", "SkillService"]
 
@@ -143,8 +144,6 @@ class SkillService:
 
     def discover(self) -> tuple[list[SkillState], list[str]]:
         """The skills to offer the model, counted as one exposure each per UTC day."""
-        from pi_hermes_memory.skills.stats import after_discovery
-
         offered = self.visible()
         warnings: list[str] = []
         if self.telemetry is not None and self._config is not None:

@@ -71,7 +71,8 @@ from pi_hermes_memory.domain.memory.scope import SessionScope
 from pi_hermes_memory.errors import AnchorRequestError, CorruptEvent
 from pi_hermes_memory.journal.codec import decode, encode
 from pi_hermes_memory.memory.service import MemoryService
-from pi_hermes_memory.search.memory_search import DEFAULT_LIMIT, MAX_LIMIT
+from pi_hermes_memory.ports.search import DEFAULT_LIMIT
+from pi_hermes_memory.search.memory_search import MAX_LIMIT
 
 from tests.support.builders import settings
 from tests.support.fakes import SequentialIds, StepClock

@@ -22,10 +22,9 @@ from pi_hermes_memory.domain.search.terms import (
     plan_terms,
 )
 from pi_hermes_memory.errors import ArgumentError
+from pi_hermes_memory.ports.search import ScopeClause, SearchQuery
 from pi_hermes_memory.search.memory_search import (
     MEMORY_SEARCH_TOOL,
-    ScopeClause,
-    SearchQuery,
     parse_search_arguments,
     search_clauses,
 )
