@@ -72,6 +72,7 @@ if TYPE_CHECKING:  # imports numpy: loaded only when embeddings are on
     from pi_hermes_memory.skills.service import SkillService
     from pi_hermes_memory.skills.stats_tool import SkillStatsReport
 
+__all__ = ["Memory"]
 
 _OFF_REASONS = {
     "provider-off": "embedding.provider is 'off' (the default); set it to 'openai-compatible'",
