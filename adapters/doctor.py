@@ -22,7 +22,6 @@ from typing import Any
 from pi_hermes_memory.config.settings import Config, EmbeddingProvider
 from pi_hermes_memory.config.storage import StorageBackend
 from pi_hermes_memory.doctor.report import (
-    DoctorFailed,
     DoctorReport,
     EmbeddingState,
     ModelCoverage,
@@ -34,7 +33,7 @@ from pi_hermes_memory.doctor.report import (
 )
 from pi_hermes_memory.domain.memory.document import MemoryDocument, fold, stream_for
 from pi_hermes_memory.domain.memory.model import Target
-from pi_hermes_memory.errors import HermesMemoryError
+from pi_hermes_memory.errors import DoctorFailed, HermesMemoryError
 
 __all__ = ["current_model", "diagnose", "diagnose_config"]
 

@@ -25,23 +25,20 @@ from pi_hermes_memory.domain.memory.model import (
     importance_problem,
 )
 from pi_hermes_memory.domain.status import Status
-from pi_hermes_memory.errors import HermesMemoryError, InvalidArgument, StorageFailed
-from pi_hermes_memory.history.search import (
-    DEFAULT_SESSIONS,
-    AnchorResult,
-    SessionSearchResult,
-)
+from pi_hermes_memory.errors import ArgumentError, HermesMemoryError, InvalidArgument, StorageFailed
+from pi_hermes_memory.history.search import AnchorResult, SessionSearchResult
 from pi_hermes_memory.log import library_logger
 from pi_hermes_memory.memory import by_id
 from pi_hermes_memory.memory.insights import Insights, ProjectOverview, insights, project_overview
 from pi_hermes_memory.memory.purging import PurgeResult
 from pi_hermes_memory.memory.service import MemoryService, entry_view
 from pi_hermes_memory.memory.sync import SyncReport, sync_markdown
+from pi_hermes_memory.ports.history import DEFAULT_SESSIONS
+from pi_hermes_memory.ports.search import DEFAULT_LIMIT
 from pi_hermes_memory.ports.store import Clock, IdFactory, SearchIndex, Storage
 from pi_hermes_memory.ports.vectors import REEMBED_BATCH, ReembedProgress, ReembedReport
 from pi_hermes_memory.results import BatchResult, EntryView, WriteResult
 from pi_hermes_memory.search.memory_search import (
-    DEFAULT_LIMIT,
     MEMORY_SEARCH_TOOL,
     SearchResult,
     SearchService,
@@ -49,7 +46,6 @@ from pi_hermes_memory.search.memory_search import (
 )
 from pi_hermes_memory.tools.registry import (
     MEMORY_TOOL,
-    ArgumentError,
     MemoryCall,
     ToolDefinition,
     ToolResult,
@@ -65,9 +61,10 @@ if TYPE_CHECKING:  # imports numpy: loaded only when embeddings are on
     from pi_hermes_memory.history.indexer import IndexProgress, IndexReport, RecordResult
     from pi_hermes_memory.knowledge.service import KnowledgeBase
     from pi_hermes_memory.learning.consolidation import ConsolidationResult, Consolidator, TryLock
-    from pi_hermes_memory.learning.llm import Completer, LlmStatus
+    from pi_hermes_memory.learning.llm import LlmStatus
     from pi_hermes_memory.lifecycle.prompt_context import ContextPreview
     from pi_hermes_memory.lifecycle.session import AgentSession
+    from pi_hermes_memory.ports.llm import Completer
     from pi_hermes_memory.search.embedding import EmbeddingService
     from pi_hermes_memory.search.hybrid import HybridSettings
     from pi_hermes_memory.search.retrieval import Reranker
@@ -75,6 +72,7 @@ if TYPE_CHECKING:  # imports numpy: loaded only when embeddings are on
     from pi_hermes_memory.skills.service import SkillService
     from pi_hermes_memory.skills.stats_tool import SkillStatsReport
 
+__all__ = ["Memory"]
 
 _OFF_REASONS = {
     "provider-off": "embedding.provider is 'off' (the default); set it to 'openai-compatible'",

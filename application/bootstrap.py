@@ -52,8 +52,8 @@ if TYPE_CHECKING:
     from pi_hermes_memory.history.features import SessionHistory
     from pi_hermes_memory.journal.pipeline import RenderLag
     from pi_hermes_memory.knowledge.service import KnowledgeBase
-    from pi_hermes_memory.learning.llm import Completer
     from pi_hermes_memory.memory.recovery import RecoveryReport
+    from pi_hermes_memory.ports.llm import Completer
     from pi_hermes_memory.ports.skills import SkillTelemetry
     from pi_hermes_memory.search.embedding import EmbeddingService
     from pi_hermes_memory.search.hybrid import HybridSettings
@@ -155,7 +155,7 @@ def open_memory(
         environ=env, cwd=Path(cwd if cwd is not None else os.getcwd()), project_override=project
     )
     if storage is None and config.storage.problem is not None:
-        from pi_hermes_memory.config.settings import ConfigError
+        from pi_hermes_memory.errors import ConfigError
 
         # before anything on disk moves; never a local store instead of the one meant
         raise ConfigError(config.storage.problem)
@@ -835,7 +835,7 @@ def _postgres_store(
     """The shared PostgreSQL store of `config.storage` (ADR 0050), its search index and its
     vectors; a missing DSN is a ConfigError (falling back to a local store would split the
     team's memory), an unreachable server a StorageFailed naming it (never the DSN)."""
-    from pi_hermes_memory.config.settings import ConfigError
+    from pi_hermes_memory.errors import ConfigError
 
     settings = config.storage
     if settings.problem is not None or settings.dsn is None:
@@ -872,7 +872,7 @@ def _embeddings(
         return None
     on_close = None
     if embedder is None:
-        from pi_hermes_memory.adapters.providers.local_embedder import LocalEmbedderUnavailable
+        from pi_hermes_memory.errors import LocalEmbedderUnavailable
 
         try:
             embedder, on_close = build_embedder(config.embedding, logger)

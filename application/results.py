@@ -7,6 +7,8 @@ from datetime import date
 import attrs
 from pi_hermes_memory.domain.status import Status
 
+__all__ = ["BatchResult", "CandidateView", "EntryView", "WriteResult"]
+
 
 @attrs.frozen(kw_only=True)
 class CandidateView:

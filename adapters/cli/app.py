@@ -675,8 +675,7 @@ def _main(argv: Sequence[str] | None) -> int:
             return int(module.run_unopened(args))
 
     import pi_hermes_memory
-    from pi_hermes_memory.config.settings import ConfigError
-    from pi_hermes_memory.errors import HermesMemoryError
+    from pi_hermes_memory.errors import ConfigError, HermesMemoryError
 
     try:
         memory = pi_hermes_memory.open(project=args.project, cwd=args.cwd, agent_id=args.agent)

@@ -48,8 +48,7 @@ def run(memory: Any, args: argparse.Namespace) -> int:
 def run_unopened(args: argparse.Namespace) -> int:
     """Run the doctor on the configured store without opening it."""
     from pi_hermes_memory.adapters.doctor import diagnose
-    from pi_hermes_memory.config.settings import ConfigError
-    from pi_hermes_memory.errors import HermesMemoryError
+    from pi_hermes_memory.errors import ConfigError, HermesMemoryError
 
     try:
         report = diagnose(cwd=args.cwd, project=args.project)

@@ -60,7 +60,7 @@ def _print_json(value: Any) -> None:
 
 
 def run(memory: Any, args: argparse.Namespace) -> int:
-    from pi_hermes_memory.knowledge.service import KnowledgeBusy, KnowledgeNotConfigured
+    from pi_hermes_memory.errors import KnowledgeBusy, KnowledgeNotConfigured
 
     try:
         if args.knowledge_command == "index":

@@ -201,7 +201,8 @@ def run_unopened(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"pi-hermes-memory: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    from pi_hermes_memory.adapters.server.app import ServeFailed, UnsafeBind, serve
+    from pi_hermes_memory.adapters.server.app import serve
+    from pi_hermes_memory.errors import ServeFailed, UnsafeBind
 
     try:
         serve(settings)

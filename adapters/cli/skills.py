@@ -145,7 +145,8 @@ def _since_days(value: str) -> int:
 
 def _bad_id(skill_id: str) -> str | None:
     """Why `skill_id` is not a skill id, or None."""
-    from pi_hermes_memory.domain.skills.skill import InvalidSkillId, parse_skill_id
+    from pi_hermes_memory.domain.skills.skill import parse_skill_id
+    from pi_hermes_memory.errors import InvalidSkillId
 
     try:
         parse_skill_id(skill_id)
@@ -203,8 +204,8 @@ def _list(memory: Any, *, as_json: bool) -> int:
 
 
 def _view(memory: Any, skill_id: str, *, as_json: bool) -> int:
-    from pi_hermes_memory.domain.skills.skill import InvalidSkillId
     from pi_hermes_memory.domain.skills.skill_md import render_skill
+    from pi_hermes_memory.errors import InvalidSkillId
     from pi_hermes_memory.skills.tool import skill_json
 
     problem = _bad_id(skill_id)

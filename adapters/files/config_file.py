@@ -17,10 +17,10 @@ from pi_hermes_memory.config.settings import (
     CONFIG_FILE_NAME,
     DOCUMENT_FIELD,
     Config,
-    ConfigError,
     ConfigWarning,
     parse_config,
 )
+from pi_hermes_memory.errors import ConfigError
 
 AGENT_DIR_ENV: Final = "PI_CODING_AGENT_DIR"
 _USING_DEFAULTS: Final = "using defaults for every field"

@@ -25,7 +25,7 @@ from pathlib import Path
 import attrs
 from pi_hermes_memory.domain.knowledge.chunks import file_kind
 from pi_hermes_memory.domain.knowledge.gitignore import IgnoreRule, is_ignored, parse_gitignore
-from pi_hermes_memory.knowledge.service import SourceFile
+from pi_hermes_memory.ports.knowledge import SourceFile
 
 #: bytes of a `.gitignore` that are read at all
 _MAX_GITIGNORE = 256 * 1024

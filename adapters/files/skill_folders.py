@@ -15,10 +15,15 @@ import stat as stat_module
 import time
 from pathlib import Path
 
-from pi_hermes_memory.adapters.markdown.atomic import StorageError, atomic_write
+from pi_hermes_memory.adapters.markdown.atomic import atomic_write
 from pi_hermes_memory.domain.errors import InvariantViolation
 from pi_hermes_memory.domain.skills.bundle import pack, unpack
-from pi_hermes_memory.errors import MarkdownChanged, MarkdownTooLarge, MarkdownUnreadable
+from pi_hermes_memory.errors import (
+    MarkdownChanged,
+    MarkdownTooLarge,
+    MarkdownUnreadable,
+    StorageFailed,
+)
 from pi_hermes_memory.ports.store import UNCHECKED
 
 __all__ = ["SKILL_FILE", "SUPPORT_DIRS", "SkillFolders"]
@@ -95,7 +100,7 @@ class SkillFolders:
             except FileNotFoundError:
                 continue
             except OSError as exc:
-                raise StorageError.from_os_error("stat", path, exc) from exc
+                raise StorageFailed.from_os_error("stat", path, exc) from exc
             marks.append((rel, st.st_mtime_ns, st.st_size, st.st_ino))
         return tuple(marks) or None
 
@@ -137,7 +142,7 @@ class SkillFolders:
             except FileNotFoundError:
                 continue
             except OSError as exc:
-                raise StorageError.from_os_error("read", path, exc) from exc
+                raise StorageFailed.from_os_error("read", path, exc) from exc
         return pack(files)
 
     def write(self, stream: str, data: bytes, *, expected: object = UNCHECKED) -> None:
@@ -175,7 +180,7 @@ class SkillFolders:
         except FileNotFoundError:
             pass
         except OSError as exc:
-            raise StorageError.from_os_error("delete", path, exc) from exc
+            raise StorageFailed.from_os_error("delete", path, exc) from exc
 
 
 def _skill_dirs(root: Path) -> list[str]:
@@ -208,7 +213,7 @@ def _members(folder: Path) -> list[tuple[str, Path]]:
     except (FileNotFoundError, NotADirectoryError):
         return []
     except OSError as exc:
-        raise StorageError.from_os_error("list", folder, exc) from exc
+        raise StorageFailed.from_os_error("list", folder, exc) from exc
     if not found and os.path.lexists(folder / SKILL_FILE):  # a case-insensitive file system
         found.append((SKILL_FILE, folder / SKILL_FILE))
     for name in sorted(tops, key=SUPPORT_DIRS.index):
@@ -234,7 +239,7 @@ def _refuse_links(folder: Path, path: Path) -> None:
     """Never write through a symlink: any link between the skill folder and the file."""
     link = _first_link(folder, path)
     if link is not None:
-        raise StorageError(f"{link} is a symlink; nothing was written through it", path=link)
+        raise StorageFailed(f"{link} is a symlink; nothing was written through it", path=link)
 
 
 def _prune(folder: Path) -> None:

@@ -20,11 +20,11 @@ from pi_hermes_memory.domain.history.transcripts import (
     MessageLine,
     SessionChunk,
     SessionFile,
-    StaleProgress,
     cwd_within,
 )
 from pi_hermes_memory.domain.search.terms import QueryTerms, plan_terms
-from pi_hermes_memory.history.search import (
+from pi_hermes_memory.errors import StaleProgress
+from pi_hermes_memory.ports.history import (
     AnchorLine,
     AnchorQuery,
     IndexCounts,

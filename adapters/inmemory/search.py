@@ -21,7 +21,7 @@ from pi_hermes_memory.adapters.inmemory.storage import InMemoryStorage
 from pi_hermes_memory.domain.memory.model import FailureCategory, Target
 from pi_hermes_memory.domain.search.similarity import is_cjk
 from pi_hermes_memory.domain.search.terms import QueryTerms, bigrams, plan_terms, split_pieces
-from pi_hermes_memory.search.memory_search import SearchHit, SearchQuery
+from pi_hermes_memory.ports.search import SearchHit, SearchQuery
 
 _EPOCH = date(1970, 1, 1)
 

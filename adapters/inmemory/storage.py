@@ -31,8 +31,8 @@ from pi_hermes_memory.domain.memory.rows import (
     projected,
 )
 from pi_hermes_memory.errors import MarkdownChanged
-from pi_hermes_memory.memory.mirror import RebuildReport, RepairTally, in_scope, plan_mirror
-from pi_hermes_memory.memory.purging import ScrubReport
+from pi_hermes_memory.memory.mirror import RepairTally, in_scope, plan_mirror
+from pi_hermes_memory.ports.memory import RebuildReport, ScrubReport
 from pi_hermes_memory.ports.store import UNCHECKED
 
 #: commits whose changed row ids are remembered for the read port (`changed_since`)

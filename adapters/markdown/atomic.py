@@ -20,12 +20,11 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import TracebackType
 
-from pi_hermes_memory.errors import StorageFailed, StoreBusy
+from pi_hermes_memory.errors import LockTimeout, StorageFailed
 
 __all__ = [
     "FileLock",
     "LockTimeout",
-    "StorageError",
     "atomic_write",
     "stale_temp_files",
     "try_file_lock",
@@ -39,31 +38,6 @@ _SYNC_UNSUPPORTED = frozenset({errno_codes.EINVAL, errno_codes.ENOTSUP, errno_co
 # mkstemp names are prefix + 8 characters from [a-z0-9_] + suffix. Matching the 8 exactly keeps
 # other tools' temp files (e.g. Syncthing's `.syncthing.MEMORY.md.tmp`) out of a cleanup.
 _TEMP_NAME = re.compile(r"\.(?P<name>.+)\.[a-z0-9_]{8}\.tmp")
-
-
-class StorageError(StorageFailed):
-    """A write did not happen durably; whatever it carried must not be reported as saved.
-
-    An OSError, so callers that handle I/O failures handle this one too.
-
-    `errno` is the underlying OS error number when there is one (ENOSPC, EIO, EACCES...).
-    """
-
-    def __init__(self, message: str, *, path: Path | None = None, errno: int | None = None):
-        super().__init__(message)
-        self.path = path
-        self.errno = errno
-
-    @classmethod
-    def from_os_error(cls, action: str, path: Path, exc: OSError) -> StorageError:
-        """`could not <action> <path>: <reason>`, keeping the errno."""
-        reason = exc.strerror or exc.__class__.__name__
-        return cls(f"could not {action} {path}: {reason}", path=path, errno=exc.errno)
-
-
-class LockTimeout(StorageError, StoreBusy):
-    """Another process held the lock for longer than the timeout; also the library's typed
-    `StoreBusy`, so callers see one error for "the store was busy" (ADR 0024)."""
 
 
 # --- atomic replacement ------------------------------------------------------------------------
@@ -80,7 +54,7 @@ def atomic_write(
     writeback error once and then forgets it, so a retry could "succeed" over lost data.
 
     A symlink at `path` is followed, so a memory file linked into e.g. a dotfiles repository
-    stays linked. Raises StorageError on any OS failure. `before_replace` runs once the temp
+    stays linked. Raises StorageFailed on any OS failure. `before_replace` runs once the temp
     file is durable, just before the rename; if it raises, nothing is replaced.
     """
     target = Path(os.path.realpath(path))
@@ -102,7 +76,7 @@ def _make_parent(target: Path) -> None:
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise StorageError.from_os_error("create the directory of", target, exc) from exc
+        raise StorageFailed.from_os_error("create the directory of", target, exc) from exc
 
 
 def _write_temp(target: Path, data: bytes) -> Path:
@@ -110,7 +84,7 @@ def _write_temp(target: Path, data: bytes) -> Path:
     try:
         fd, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     except OSError as exc:
-        raise StorageError.from_os_error("create a temporary file for", target, exc) from exc
+        raise StorageFailed.from_os_error("create a temporary file for", target, exc) from exc
     tmp = Path(name)
     try:
         try:
@@ -122,7 +96,7 @@ def _write_temp(target: Path, data: bytes) -> Path:
     except BaseException as exc:
         _discard(tmp)
         if isinstance(exc, OSError):
-            raise StorageError.from_os_error("write", target, exc) from exc
+            raise StorageFailed.from_os_error("write", target, exc) from exc
         raise
     return tmp
 
@@ -168,7 +142,7 @@ def _replace_file(tmp: Path, target: Path) -> None:
         else:
             os.replace(tmp, target)
     except OSError as exc:
-        raise StorageError.from_os_error("replace", target, exc) from exc
+        raise StorageFailed.from_os_error("replace", target, exc) from exc
 
 
 def _replace_with_retry(
@@ -204,7 +178,7 @@ def _fsync_directory(directory: Path) -> None:
     except OSError as exc:
         if exc.errno in _SYNC_UNSUPPORTED:
             return
-        raise StorageError.from_os_error("sync the directory", directory, exc) from exc
+        raise StorageFailed.from_os_error("sync the directory", directory, exc) from exc
 
 
 def _discard(tmp: Path) -> None:
@@ -406,13 +380,13 @@ class FileLock:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             return os.open(self.path, _OPEN_FLAGS, 0o600)
         except OSError as exc:
-            raise StorageError.from_os_error("open the lock file", self.path, exc) from exc
+            raise StorageFailed.from_os_error("open the lock file", self.path, exc) from exc
 
     def _try(self, fd: int) -> bool:
         try:
             return _try_lock(fd)
         except OSError as exc:
-            raise StorageError.from_os_error("lock", self.path, exc) from exc
+            raise StorageFailed.from_os_error("lock", self.path, exc) from exc
 
     def _timeout(self) -> LockTimeout:
         return LockTimeout(
@@ -435,7 +409,7 @@ class FileLock:
             raise self._timeout()
         if waiter.error is not None:
             os.close(fd)
-            raise StorageError.from_os_error("lock", self.path, waiter.error) from waiter.error
+            raise StorageFailed.from_os_error("lock", self.path, waiter.error) from waiter.error
 
     def _wait_for(self, fd: int) -> None:
         deadline = time.monotonic() + self.timeout

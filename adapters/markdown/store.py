@@ -13,14 +13,9 @@ import time
 from pathlib import Path
 
 import attrs
-from pi_hermes_memory.adapters.markdown.atomic import (
-    FileLock,
-    StorageError,
-    atomic_write,
-    stale_temp_files,
-)
+from pi_hermes_memory.adapters.markdown.atomic import FileLock, atomic_write, stale_temp_files
 from pi_hermes_memory.domain.memory.model import Target
-from pi_hermes_memory.errors import MarkdownChanged, MarkdownTooLarge
+from pi_hermes_memory.errors import MarkdownChanged, MarkdownTooLarge, StorageFailed
 from pi_hermes_memory.ports.store import UNCHECKED
 
 __all__ = ["LOCK_FILE_NAME", "MarkdownFiles", "read_only_file"]
@@ -97,7 +92,7 @@ class MarkdownFiles:
         except FileNotFoundError:
             return None
         except OSError as exc:
-            raise StorageError.from_os_error("stat", self.path_for(target), exc) from exc
+            raise StorageFailed.from_os_error("stat", self.path_for(target), exc) from exc
         return (st.st_mtime_ns, st.st_size, st.st_ino, st.st_ctime_ns)
 
     def distinct_roots(self) -> bool:
@@ -144,7 +139,7 @@ class MarkdownFiles:
         return None
 
     def read(self, target: Target) -> bytes | None:
-        """The file's bytes, or None when it does not exist yet. Raises StorageError, and
+        """The file's bytes, or None when it does not exist yet. Raises StorageFailed, and
         MarkdownTooLarge (the file is not read) above MAX_FILE_BYTES.
 
         An editor that saves in place truncates, then writes: bytes read meanwhile would look
@@ -169,7 +164,7 @@ class MarkdownFiles:
         except FileNotFoundError:
             return None
         except OSError as exc:
-            raise StorageError.from_os_error("read", path, exc) from exc
+            raise StorageFailed.from_os_error("read", path, exc) from exc
         if len(data) > MAX_FILE_BYTES:
             raise MarkdownTooLarge(
                 f"{path} is larger than {MAX_FILE_BYTES // 2**20} MiB, more than a memory file "
@@ -179,7 +174,7 @@ class MarkdownFiles:
         return data
 
     def write(self, target: Target, data: bytes, *, expected: object = UNCHECKED) -> None:
-        """Replace the file atomically and durably. Raises StorageError: then nothing was saved.
+        """Replace the file atomically and durably. Raises StorageFailed: then nothing was saved.
 
         Take `lock()` around the read-modify-write that produced `data`. A file without write
         permission (chmod 0444) is respected, never replaced (ADR 0023). With `expected` (the
@@ -188,7 +183,7 @@ class MarkdownFiles:
         """
         path = self.path_for(target)
         if read_only_file(path):
-            raise StorageError(
+            raise StorageFailed(
                 f"{path} is read-only; it was left as it is", path=path, errno=errno.EACCES
             )
         self._remove_stale_temps(path)

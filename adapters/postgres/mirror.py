@@ -9,7 +9,8 @@ from typing import Any
 from pi_hermes_memory.adapters.postgres.keys import row_keys
 from pi_hermes_memory.domain.memory.document import MemoryDocument
 from pi_hermes_memory.domain.memory.model import MemoryEntry
-from pi_hermes_memory.memory.mirror import RebuildReport, RepairTally, in_scope, plan_mirror
+from pi_hermes_memory.memory.mirror import RepairTally, in_scope, plan_mirror
+from pi_hermes_memory.ports.memory import RebuildReport
 
 _COLUMNS = (
     "target",

@@ -24,7 +24,7 @@ from pi_hermes_memory.adapters.postgres.storage import PgStorage
 from pi_hermes_memory.adapters.sqlite.search import hit_of, scope_sql
 from pi_hermes_memory.domain.search.similarity import is_cjk
 from pi_hermes_memory.domain.search.terms import QueryTerms, plan_terms
-from pi_hermes_memory.search.memory_search import SearchHit, SearchQuery
+from pi_hermes_memory.ports.search import SearchHit, SearchQuery
 
 _ROW = (
     "m.id, m.target, m.project, m.category, m.text, m.created, m.last_referenced, "

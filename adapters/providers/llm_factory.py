@@ -11,7 +11,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from pi_hermes_memory.config.settings import Config, LlmProvider
-from pi_hermes_memory.learning.llm import Completer, Which, llm_plan
+from pi_hermes_memory.learning.llm import Which, llm_plan
+from pi_hermes_memory.ports.llm import Completer
 
 if TYPE_CHECKING:
     import httpx

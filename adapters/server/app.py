@@ -32,7 +32,7 @@ from pi_hermes_memory.adapters.server import knowledge as server_knowledge
 from pi_hermes_memory.adapters.server.config import StoreOptions
 from pi_hermes_memory.config.settings import KNOWLEDGE_PATHS_ENV
 from pi_hermes_memory.domain.memory.model import FailureCategory, MemoryKind
-from pi_hermes_memory.errors import HermesMemoryError
+from pi_hermes_memory.errors import HermesMemoryError, ServeFailed, UnsafeBind
 
 Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
@@ -47,14 +47,6 @@ LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
 
 #: outside the library's logger tree (the CLI sends that one to stderr at WARNING)
 log = logging.getLogger("pi-hermes-memory.http")
-
-
-class UnsafeBind(HermesMemoryError):
-    """A non-loopback bind without an API key."""
-
-
-class ServeFailed(HermesMemoryError):
-    """The server could not start listening (the CLI exits 1)."""
 
 
 @attrs.frozen(kw_only=True)
@@ -343,8 +335,8 @@ def result_status(result: Mapping[str, Any]) -> int:
 
 def error_status(exc: BaseException) -> int:
     """The HTTP status for a library error."""
-    from pi_hermes_memory.config.settings import ConfigError
     from pi_hermes_memory.errors import (
+        ConfigError,
         DomainError,
         InvalidArgument,
         StorageFailed,

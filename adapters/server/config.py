@@ -24,13 +24,13 @@ from typing import Any, Final
 
 import attrs
 from pi_hermes_memory.config.settings import (
-    ConfigError,
     EmbeddingConfig,
     EmbeddingProvider,
     RerankConfig,
     RerankProvider,
     parse_config,
 )
+from pi_hermes_memory.errors import ServerConfigError
 
 CONFIG_ENV: Final = "PI_MEMORY_CONFIG"
 PLUGIN_NAME: Final = "pi-memory"
@@ -51,10 +51,6 @@ _EMBEDDING_KEYS: Final = {
 _RERANK_KEYS: Final = frozenset({"apiKey", "model", "endpoint", "provider"})
 _TOP_KEYS: Final = frozenset({"embedding", "rerank", "dbPath", "knowledgePaths"})
 _RERANK_PROVIDERS: Final = frozenset({"jina", "jina-compatible"})
-
-
-class ServerConfigError(ConfigError):
-    """A configuration the server refuses to start with (the CLI exits 2)."""
 
 
 @attrs.frozen(kw_only=True)

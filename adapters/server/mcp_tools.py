@@ -25,9 +25,8 @@ from urllib.parse import unquote, urlsplit
 
 from pi_hermes_memory.adapters.server.app import ServerSettings, StoreCache, log
 from pi_hermes_memory.adapters.server.config import StoreOptions
-from pi_hermes_memory.config.settings import ConfigError
 from pi_hermes_memory.domain.memory.model import is_safe_project_name
-from pi_hermes_memory.errors import InvalidArgument
+from pi_hermes_memory.errors import ConfigError, InvalidArgument
 
 #: the arguments the server takes for itself
 TENANT_PROPERTIES = {

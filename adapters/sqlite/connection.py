@@ -27,14 +27,10 @@ BUSY_TIMEOUT_MS = 10_000
 MIN_SQLITE = (3, 51, 3)
 
 
-class StorageVersionError(StoreVersionError, RuntimeError):
-    """The SQLite library is older than the version that fixed the WAL-reset race."""
-
-
 def check_sqlite_version() -> None:
     version = tuple(int(p) for p in apsw.sqlite_lib_version().split(".")[:3])
     if version < MIN_SQLITE:
-        raise StorageVersionError(
+        raise StoreVersionError(
             f"SQLite {apsw.sqlite_lib_version()} is older than 3.51.3 (WAL-reset corruption "
             "bug); upgrade apsw to >= 3.51.3.0"
         )

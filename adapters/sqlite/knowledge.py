@@ -30,12 +30,7 @@ from pi_hermes_memory.adapters.sqlite.fts import grams
 from pi_hermes_memory.adapters.sqlite.search import match_all, match_any
 from pi_hermes_memory.domain.search.terms import plan_terms
 from pi_hermes_memory.errors import CorruptData
-from pi_hermes_memory.knowledge.service import (
-    FileChunks,
-    KnowledgeHit,
-    KnowledgeQuery,
-    KnownFile,
-)
+from pi_hermes_memory.ports.knowledge import FileChunks, KnowledgeHit, KnowledgeQuery, KnownFile
 
 APPLICATION_ID: Final = 0x50484B31  # "PHK1"
 SCHEMA_VERSION: Final = 1

@@ -12,7 +12,8 @@ import apsw
 from pi_hermes_memory.adapters.sqlite.fts import grams
 from pi_hermes_memory.domain.memory.document import MemoryDocument
 from pi_hermes_memory.domain.memory.model import MemoryEntry
-from pi_hermes_memory.memory.mirror import RebuildReport, RepairTally, in_scope, plan_mirror
+from pi_hermes_memory.memory.mirror import RepairTally, in_scope, plan_mirror
+from pi_hermes_memory.ports.memory import RebuildReport
 
 __all__ = ["rebuild_rows"]
 

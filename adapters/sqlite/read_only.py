@@ -22,7 +22,8 @@ from pi_hermes_memory.adapters.sqlite.eventlog import EventLog
 from pi_hermes_memory.adapters.sqlite.recovery import read_events
 from pi_hermes_memory.domain.memory.events import Event
 from pi_hermes_memory.domain.memory.model import Target
-from pi_hermes_memory.journal.codec import CorruptEvent, decode
+from pi_hermes_memory.errors import CorruptEvent
+from pi_hermes_memory.journal.codec import decode
 
 __all__ = ["ReadOnlyMarkdown", "ReadOnlyStorage", "load_journal"]
 

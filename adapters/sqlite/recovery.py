@@ -27,7 +27,8 @@ from pi_hermes_memory.adapters.sqlite.schema import check_ours, migrate
 from pi_hermes_memory.domain.memory.document import MemoryDocument, fold, stream_for
 from pi_hermes_memory.domain.memory.events import Event
 from pi_hermes_memory.domain.memory.model import Target
-from pi_hermes_memory.journal.codec import CorruptEvent, decode
+from pi_hermes_memory.errors import CorruptEvent
+from pi_hermes_memory.journal.codec import decode
 
 __all__ = [
     "Rebuilt",

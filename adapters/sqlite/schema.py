@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import apsw
-from pi_hermes_memory.errors import StoreVersionError
+from pi_hermes_memory.errors import ForeignDatabaseError
 
 APPLICATION_ID = 0x50484D31  # "PHM1"
 
@@ -273,10 +273,6 @@ MIGRATIONS: tuple[str, ...] = (
     """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
-
-
-class ForeignDatabaseError(StoreVersionError, RuntimeError):
-    """The file exists but belongs to another program or a newer version of this one."""
 
 
 def _user_tables(conn: apsw.Connection) -> list[str]:

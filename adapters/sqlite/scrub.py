@@ -28,7 +28,7 @@ from pathlib import Path
 
 import apsw
 from pi_hermes_memory.adapters.sqlite.eventlog import SCRUB_PENDING, EventLog
-from pi_hermes_memory.memory.purging import ScrubReport
+from pi_hermes_memory.ports.memory import ScrubReport
 
 __all__ = ["leftover_copies", "scrub", "secure_delete"]
 

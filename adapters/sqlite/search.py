@@ -41,7 +41,7 @@ from typing import Any, Final
 from pi_hermes_memory.adapters.sqlite.storage import SqliteStorage
 from pi_hermes_memory.domain.memory.model import FailureCategory, Target
 from pi_hermes_memory.domain.search.terms import QueryTerms, plan_terms
-from pi_hermes_memory.search.memory_search import ScopeClause, SearchHit, SearchQuery
+from pi_hermes_memory.ports.search import ScopeClause, SearchHit, SearchQuery
 
 #: fts5vocab over memories_fts in the temp schema: nothing is written to the database file.
 _VOCAB = "temp.pi_hermes_memory_fts_vocab"

@@ -37,12 +37,11 @@ from pi_hermes_memory.domain.history.transcripts import (
     FileProgress,
     MessageLine,
     SessionChunk,
-    StaleProgress,
     normalize_cwd,
 )
 from pi_hermes_memory.domain.search.terms import plan_terms
-from pi_hermes_memory.errors import InvalidArgument
-from pi_hermes_memory.history.search import (
+from pi_hermes_memory.errors import InvalidArgument, StaleProgress
+from pi_hermes_memory.ports.history import (
     AnchorLine,
     AnchorQuery,
     IndexCounts,

@@ -40,8 +40,7 @@ from pi_hermes_memory.domain.memory.rows import (
 )
 from pi_hermes_memory.errors import StorageFailed, StoreReadOnly
 from pi_hermes_memory.journal.codec import decode, encode
-from pi_hermes_memory.memory.mirror import RebuildReport
-from pi_hermes_memory.memory.purging import ScrubReport
+from pi_hermes_memory.ports.memory import RebuildReport, ScrubReport
 
 
 class SqliteJournal:

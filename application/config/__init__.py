@@ -26,7 +26,6 @@ from pi_hermes_memory.config.settings import (
     TOOL_SETS,
     AutoMemoryConfig,
     Config,
-    ConfigError,
     ConfigWarning,
     EmbeddingConfig,
     EmbeddingDisabledReason,
@@ -56,6 +55,7 @@ from pi_hermes_memory.config.storage import (
     StorageConfig,
     parse_storage,
 )
+from pi_hermes_memory.errors import ConfigError
 
 __all__ = [
     "CONFIG_FILE_NAME",

@@ -33,7 +33,7 @@ from pi_hermes_memory.domain.memory.model import (
     is_safe_project_name,
     namespace_problem,
 )
-from pi_hermes_memory.errors import HermesMemoryError
+from pi_hermes_memory.errors import ConfigError
 
 CONFIG_FILE_NAME: Final = "hermes-memory-config.json"
 DEFAULT_MEMORY_DIR_NAME: Final = "pi-hermes-memory"
@@ -46,11 +46,6 @@ DOCUMENT_FIELD: Final = "$"
 MAX_SAFE_INTEGER: Final = 2**53 - 1
 EMBEDDING_MAX_TIMEOUT_MS: Final = 30_000
 # The usual file-name limit of local file systems; a project name becomes a directory.
-
-
-class ConfigError(HermesMemoryError, ValueError):
-    """A usage error in configuration supplied by the caller (e.g. an invalid `--project`).
-    Under the library's error base (and a ValueError, as before)."""
 
 
 @attrs.frozen(kw_only=True)
@@ -1499,3 +1494,54 @@ def parse_config(
         ),
     )
     return config, tuple(sink)
+
+
+__all__ = [
+    "CONFIG_FILE_NAME",
+    "DB_FILE_NAME",
+    "DEFAULT_EMBEDDING_BASE_URL",
+    "DEFAULT_EMBEDDING_MODEL",
+    "DEFAULT_EMBEDDING_TIMEOUT_MS",
+    "DEFAULT_LLM_MAX_REPLY_BYTES",
+    "DEFAULT_MEMORY_DIR_NAME",
+    "DEFAULT_PROJECTS_MEMORY_DIR_NAME",
+    "DEFAULT_RERANK_BASE_URL",
+    "DEFAULT_RERANK_MODEL",
+    "DEFAULT_RERANK_TIMEOUT_MS",
+    "DEFAULT_RERANK_TOP_N",
+    "DOCUMENT_FIELD",
+    "EMBEDDING_MAX_TIMEOUT_MS",
+    "KNOWLEDGE_PATHS_ENV",
+    "LLM_MAX_ARGV_ITEMS",
+    "LLM_MAX_REPLY_BYTES_CAP",
+    "LLM_MAX_TIMEOUT_MS",
+    "LLM_MIN_REPLY_BYTES",
+    "MAX_SAFE_INTEGER",
+    "RETRIEVAL_STAGES",
+    "TOOL_SETS",
+    "AutoMemoryConfig",
+    "Config",
+    "ConfigError",
+    "ConfigWarning",
+    "EmbeddingConfig",
+    "EmbeddingDisabledReason",
+    "EmbeddingProvider",
+    "KnowledgeConfig",
+    "LlmConfig",
+    "LlmProvider",
+    "MemoryMode",
+    "MemoryPolicyStyle",
+    "OverflowStrategy",
+    "Physical",
+    "PromotionConflictStrategy",
+    "RerankConfig",
+    "RerankProvider",
+    "RetrievalConfig",
+    "SessionSearchConfig",
+    "SessionSearchVariant",
+    "SkillGovernanceConfig",
+    "SkillScopesConfig",
+    "TaskDomain",
+    "ThinkingLevel",
+    "parse_config",
+]

@@ -98,3 +98,11 @@ def parse_storage(top: _Section, environ: Mapping[str, str]) -> StorageConfig:
         else f"storage.backend is 'postgres' but the environment variable {name} is not set "
         "or is empty",
     )
+
+
+__all__ = [
+    "DEFAULT_MAX_CONNECTIONS",
+    "StorageBackend",
+    "StorageConfig",
+    "parse_storage",
+]

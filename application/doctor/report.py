@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 import attrs
 from pi_hermes_memory.doctor.cross_scope import GLOBAL_SCOPE, ScopePair
-from pi_hermes_memory.errors import HermesMemoryError
+from pi_hermes_memory.errors import DoctorFailed
 
 __all__ = [
     "SHOWN_PAIRS",
@@ -34,10 +34,6 @@ __all__ = [
 #: the report renders this many near-duplicate candidates (the counts stay exact)
 SHOWN_PAIRS = 50
 _EXCERPT = 80
-
-
-class DoctorFailed(HermesMemoryError):
-    """The doctor could not run (the agent root or the configuration file cannot be read)."""
 
 
 @attrs.frozen(kw_only=True)

@@ -40,12 +40,11 @@ from pi_hermes_memory.domain.history.transcripts import (
     LineSkip,
     MessageLine,
     SessionFile,
-    StaleProgress,
     classify,
     project_of,
 )
 from pi_hermes_memory.domain.memory.model import is_safe_project_name
-from pi_hermes_memory.errors import InvalidArgument
+from pi_hermes_memory.errors import InvalidArgument, StaleProgress
 from pi_hermes_memory.history.reading import (
     Events,
     FileDone,

@@ -10,13 +10,12 @@ from pi_hermes_memory.domain.echo import shown
 from pi_hermes_memory.domain.history.request import (
     DEFAULT_ANCHOR_LIMIT,
     MAX_ANCHOR_LIMIT,
-    AnchorRequestError,
     parse_anchor_request,
 )
 from pi_hermes_memory.domain.status import Status
+from pi_hermes_memory.errors import AnchorRequestError, ArgumentError
 from pi_hermes_memory.history.search import (
     ALL_PROJECTS,
-    DEFAULT_SESSIONS,
     MAX_SESSIONS,
     ROLES,
     AnchorResult,
@@ -25,8 +24,8 @@ from pi_hermes_memory.history.search import (
     anchor_json,
     hit_json,
 )
+from pi_hermes_memory.ports.history import DEFAULT_SESSIONS
 from pi_hermes_memory.tools.registry import (
-    ArgumentError,
     ToolDefinition,
     ToolResult,
     _check_keys,

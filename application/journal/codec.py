@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from pi_hermes_memory.domain.memory.events import EVENT_TYPES, OPTIONAL_EVENT_FIELDS, Event
 from pi_hermes_memory.domain.skills.events import SKILL_EVENT_TYPES
-from pi_hermes_memory.errors import CorruptData
+from pi_hermes_memory.errors import CorruptEvent
 from pi_hermes_memory.journal.structure import structure_function
 
 if TYPE_CHECKING:
@@ -62,10 +62,6 @@ def _strict_scalar(value: object, kind: type) -> object:
     if type(value) is not base:
         raise TypeError(f"expected {base.__name__}, got {type(value).__name__}")
     return value
-
-
-class CorruptEvent(CorruptData):
-    """A stored event cannot be decoded (unknown tag, bad shape)."""
 
 
 def encode(event: Event) -> tuple[str, str]:

@@ -32,7 +32,7 @@ from typing import Any, Generic, Protocol, TypeVar
 import attrs
 from pi_hermes_memory.domain.errors import VersionConflict
 from pi_hermes_memory.domain.memory.events import UNSTAMPED, Event, stamp
-from pi_hermes_memory.errors import MarkdownChanged, MarkdownUnreadable
+from pi_hermes_memory.errors import CorruptSnapshot, MarkdownChanged, MarkdownUnreadable
 from pi_hermes_memory.ports.store import UNCHECKED, Storage, UnitOfWork
 
 __all__ = [
@@ -265,8 +265,6 @@ class Pipeline(Generic[S]):
         """The stream's stored snapshot, else the empty state (ADR 0024): opening costs the live
         state plus the events after the snapshot, not all history. A snapshot that does not
         decode, or does not fit the journal, is ignored: the events are the truth."""
-        from pi_hermes_memory.journal.snapshots import CorruptSnapshot
-
         empty = self._kind.empty(stream)
         stored = uow.journal.snapshot(stream)
         if stored is None:

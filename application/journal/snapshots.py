@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 
 from pi_hermes_memory.domain.memory.document import MemoryDocument
-from pi_hermes_memory.errors import CorruptData
+from pi_hermes_memory.errors import CorruptSnapshot
 from pi_hermes_memory.journal.codec import strict_converter
 from pi_hermes_memory.journal.structure import structure_function
 
@@ -22,10 +22,6 @@ __all__ = ["FORMAT", "CorruptSnapshot", "decode_document", "encode_document"]
 #: Bumped whenever MemoryDocument or MemoryEntry change shape incompatibly; an older snapshot
 #: is then ignored (folded from events) and replaced by the next write.
 FORMAT = 1
-
-
-class CorruptSnapshot(CorruptData):
-    """A stored snapshot cannot be decoded; fold the stream from its events instead."""
 
 
 def encode_document(doc: MemoryDocument) -> str:

@@ -16,7 +16,7 @@ import attrs
 from pi_hermes_memory.search.retrieval import top_scores
 
 if TYPE_CHECKING:
-    from pi_hermes_memory.knowledge.service import KnowledgeHit, KnowledgeQuery
+    from pi_hermes_memory.ports.knowledge import KnowledgeHit, KnowledgeQuery
     from pi_hermes_memory.ports.store import KnowledgeIndex
     from pi_hermes_memory.search.embedding import EmbeddingService
     from pi_hermes_memory.search.hybrid import HybridSettings

@@ -30,15 +30,27 @@ from pi_hermes_memory.domain.knowledge.chunks import (
     chunk_text,
 )
 from pi_hermes_memory.domain.search.terms import plan_terms
-from pi_hermes_memory.errors import HermesMemoryError, InvalidArgument
+from pi_hermes_memory.errors import (
+    InvalidArgument,
+    KnowledgeBusy,
+    KnowledgeNotConfigured,
+)
+from pi_hermes_memory.knowledge.hybrid import hybrid_knowledge_hits
 from pi_hermes_memory.log import library_logger
+from pi_hermes_memory.ports.knowledge import (
+    DEFAULT_KNOWLEDGE_LIMIT,
+    FileChunks,
+    KnowledgeHit,
+    KnowledgeQuery,
+    KnownFile,
+    SourceFile,
+)
+from pi_hermes_memory.search.hybrid import HybridSettings
 
 if TYPE_CHECKING:
     from pi_hermes_memory.ports.store import KnowledgeIndex, KnowledgeSource
     from pi_hermes_memory.search.embedding import EmbeddingService
-    from pi_hermes_memory.search.hybrid import HybridSettings
 
-DEFAULT_KNOWLEDGE_LIMIT: Final = 5
 MAX_KNOWLEDGE_LIMIT: Final = 20
 #: files (or bytes of text) written per transaction
 BATCH_FILES: Final = 64
@@ -47,81 +59,6 @@ BATCH_BYTES: Final = 8 * 1024 * 1024
 EMBED_BATCH: Final = 64
 #: characters of a hit's snippet
 SNIPPET_CHARS: Final = 240
-
-
-class KnowledgeNotConfigured(HermesMemoryError):
-    """No knowledge folders are configured (`knowledge.paths` / PI_MEMORY_KNOWLEDGE_PATHS)."""
-
-
-class KnowledgeBusy(HermesMemoryError):
-    """Another process is indexing the knowledge base right now."""
-
-
-@attrs.frozen(kw_only=True)
-class SourceFile:
-    """A candidate document found by the walk: `path` is its real absolute path, `rel` the
-    path below `root` ("/"-separated)."""
-
-    path: str
-    root: str
-    rel: str
-    size: int
-    mtime_ns: int
-    kind: str
-
-
-@attrs.frozen(kw_only=True)
-class KnownFile:
-    size: int
-    mtime_ns: int
-    sha256: str
-    root: str = ""
-    rel: str = ""
-
-
-@attrs.frozen(kw_only=True)
-class FileChunks:
-    """A file's new content for the index (chunks = None: only size/mtime changed)."""
-
-    file: SourceFile
-    sha256: str
-    chunks: tuple[Any, ...] | None
-
-
-@attrs.frozen(kw_only=True)
-class KnowledgeQuery:
-    text: str
-    limit: int = DEFAULT_KNOWLEDGE_LIMIT
-    #: a prefix of the absolute or root-relative path, or a glob (`*`, `?`, `[`) over either
-    path: str | None = None
-    #: only files whose real path lies below one of these folders (None: every indexed file)
-    roots: tuple[str, ...] | None = None
-
-
-@attrs.frozen(kw_only=True)
-class KnowledgeHit:
-    chunk_id: int
-    path: str
-    rel: str
-    root: str
-    start_line: int
-    end_line: int
-    heading: str | None
-    text: str
-    score: float
-    snippet: str = ""
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "path": self.path,
-            "root": self.root,
-            "relative_path": self.rel,
-            "start_line": self.start_line,
-            "end_line": self.end_line,
-            "heading": self.heading,
-            "snippet": self.snippet,
-            "score": float(f"{self.score:.4g}"),
-        }
 
 
 @attrs.frozen(kw_only=True)
@@ -440,8 +377,6 @@ class KnowledgeBase:
         embeddings = self._embeddings
         if embeddings is None:
             return self._index.search(query)
-        from pi_hermes_memory.knowledge.hybrid import hybrid_knowledge_hits
-        from pi_hermes_memory.search.hybrid import HybridSettings
 
         return hybrid_knowledge_hits(
             query,

@@ -16,14 +16,10 @@ from typing import TYPE_CHECKING, Any, Final
 from pi_hermes_memory.domain.echo import shown
 from pi_hermes_memory.domain.prompt.blocks import inline
 from pi_hermes_memory.domain.status import Status
-from pi_hermes_memory.errors import InvalidArgument
-from pi_hermes_memory.knowledge.service import (
-    DEFAULT_KNOWLEDGE_LIMIT,
-    MAX_KNOWLEDGE_LIMIT,
-    KnowledgeHit,
-)
+from pi_hermes_memory.errors import ArgumentError, InvalidArgument
+from pi_hermes_memory.knowledge.service import MAX_KNOWLEDGE_LIMIT
+from pi_hermes_memory.ports.knowledge import DEFAULT_KNOWLEDGE_LIMIT, KnowledgeHit
 from pi_hermes_memory.tools.registry import (
-    ArgumentError,
     ToolDefinition,
     ToolResult,
     _check_keys,

@@ -50,8 +50,11 @@ from pi_hermes_memory.domain.memory.scope import SessionScope
 from pi_hermes_memory.domain.scanning.scanner import scan
 from pi_hermes_memory.domain.status import Status
 from pi_hermes_memory.errors import CompletionFailed
-from pi_hermes_memory.learning.llm import Completer, guarded_complete
+from pi_hermes_memory.learning.llm import guarded_complete
+from pi_hermes_memory.ports.llm import Completer
+from pi_hermes_memory.ports.search import ScopeClause
 from pi_hermes_memory.ports.store import Clock, IdFactory
+from pi_hermes_memory.ports.vectors import VectorScope
 from pi_hermes_memory.results import WriteResult
 
 if TYPE_CHECKING:
@@ -273,8 +276,6 @@ class Consolidator:
         if embeddings is None or not rows:
             return None
         import numpy as np
-        from pi_hermes_memory.ports.vectors import VectorScope
-        from pi_hermes_memory.search.memory_search import ScopeClause
 
         wanted = {e.id for e in rows}
         try:

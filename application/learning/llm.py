@@ -20,7 +20,7 @@ import math
 import os
 import shutil
 from collections.abc import Callable, Mapping
-from typing import Final, Protocol
+from typing import Final
 
 import attrs
 from pi_hermes_memory.config.settings import (
@@ -32,6 +32,7 @@ from pi_hermes_memory.config.settings import (
 )
 from pi_hermes_memory.domain.echo import shown
 from pi_hermes_memory.errors import CompletionFailed, CompletionFailure, InvalidArgument
+from pi_hermes_memory.ports.llm import Completer
 
 __all__ = [
     "PI_PROGRAM",
@@ -52,16 +53,6 @@ PI_PROGRAM: Final = "pi"
 MAX_TIMEOUT_S: Final = LLM_MAX_TIMEOUT_MS / 1000
 
 Which = Callable[..., str | None]
-
-
-class Completer(Protocol):
-    """One completion: `system` and `user` prompts in, the reply's text out.
-
-    Raises `CompletionFailed` (never anything else for a failure of the LLM) when there is
-    no usable reply within `timeout` seconds; the reason code says why. Implementations
-    never hang past the timeout (plus a short grace to stop a child process)."""
-
-    def complete(self, system: str, user: str, *, timeout: float) -> str: ...
 
 
 class LlmOffReason(enum.StrEnum):

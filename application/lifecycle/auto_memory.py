@@ -42,6 +42,7 @@ from pi_hermes_memory.domain.prompt.adaptive import should_retrieve
 from pi_hermes_memory.domain.prompt.blocks import inline
 from pi_hermes_memory.domain.prompt.recall_block import RecalledItem, recall_block
 from pi_hermes_memory.domain.status import SUCCESS, Status
+from pi_hermes_memory.tools.pi_memory import scope_name
 
 __all__ = [
     "CAPTURE_IMPORTANCE",
@@ -197,8 +198,6 @@ class AutoMemory:
         return block
 
     def _search(self, query: str) -> list[RecalledItem]:
-        from pi_hermes_memory.tools.pi_memory import scope_name
-
         result = self._memory.search(query, limit=_SEARCH_LIMIT)
         items: list[RecalledItem] = []
         for hit in result.hits:

@@ -42,6 +42,10 @@ from pi_hermes_memory.domain.prompt.blocks import (
     standing_block,
 )
 from pi_hermes_memory.domain.prompt.standing import parse_standing
+from pi_hermes_memory.history.tool import SESSION_SEARCH_LEGACY_TOOL
+from pi_hermes_memory.search.memory_search import MEMORY_SEARCH_TOOL
+from pi_hermes_memory.skills.tool import SKILL_TOOL
+from pi_hermes_memory.tools.registry import MEMORY_TOOL
 
 STANDING_FILE_NAME: Final = "STANDING.md"
 #: bytes of a STANDING.md read at most (the block holds 2,000 characters; a huge file is a
@@ -90,11 +94,6 @@ class ContextPreview:
 def policy_tools(names: Iterable[str]) -> PolicyTools:
     """The tool names the policy may mention: those the session really registered, under the
     names their definitions give them."""
-    from pi_hermes_memory.history.tool import SESSION_SEARCH_LEGACY_TOOL
-    from pi_hermes_memory.search.memory_search import MEMORY_SEARCH_TOOL
-    from pi_hermes_memory.skills.tool import SKILL_TOOL
-    from pi_hermes_memory.tools.registry import MEMORY_TOOL
-
     have = set(names)
 
     def named(definition: Any) -> str | None:

@@ -13,6 +13,7 @@ import attrs
 from pi_hermes_memory.domain.memory.document import MemoryDocument
 from pi_hermes_memory.domain.memory.model import MemoryEntry, Target
 from pi_hermes_memory.domain.memory.rows import stored
+from pi_hermes_memory.ports.memory import RebuildReport, TargetRepair
 
 
 def mirrored(entry: MemoryEntry) -> bool:
@@ -50,36 +51,6 @@ def plan_mirror(documents: Iterable[MemoryDocument]) -> MirrorPlan:
     return MirrorPlan(
         targets=frozenset(targets), rows=rows, skipped=tuple(skipped), duplicates=tuple(duplicates)
     )
-
-
-@attrs.frozen(kw_only=True)
-class TargetRepair:
-    """Changes to the mirror rows of one target. `kept_history`: superseded rows that the
-    journal does not know, kept because history is never deleted by a repair."""
-
-    target: Target
-    added: int = 0
-    updated: int = 0
-    removed: int = 0
-    skipped: int = 0
-    kept_history: int = 0
-
-    @property
-    def changed(self) -> int:
-        return self.added + self.updated + self.removed
-
-
-@attrs.frozen(kw_only=True)
-class RebuildReport:
-    targets: tuple[TargetRepair, ...]
-    #: the full-text index did not match its rows and was rebuilt from them
-    fts_rebuilt: bool = False
-
-    def of(self, target: Target) -> TargetRepair:
-        for repair in self.targets:
-            if repair.target is target:
-                return repair
-        return TargetRepair(target=target)
 
 
 class RepairTally:

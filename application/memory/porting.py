@@ -21,7 +21,6 @@ from pi_hermes_memory.domain.memory.decide import Decision
 from pi_hermes_memory.domain.memory.model import GLOBAL_NAMESPACE, MemoryEntry, Target
 from pi_hermes_memory.domain.memory.porting import (
     ImportPlan,
-    RecordError,
     Refusal,
     Removal,
     chains,
@@ -35,7 +34,8 @@ from pi_hermes_memory.domain.memory.porting import (
 )
 from pi_hermes_memory.domain.memory.restore import restorable
 from pi_hermes_memory.domain.status import Status
-from pi_hermes_memory.errors import InvalidArgument
+from pi_hermes_memory.errors import InvalidArgument, RecordError
+from pi_hermes_memory.tools.registry import MAX_BATCH_OPERATIONS
 
 if TYPE_CHECKING:
     from pi_hermes_memory.api import Memory
@@ -364,8 +364,6 @@ def remove_rows(
     """Remove `rows` by id as batches (one transaction and one Markdown write per document
     and batch, instead of one per entry; project rows and memory/user rows in batches of
     their own, as a batch requires); each row paired with its own outcome, in `rows` order."""
-    from pi_hermes_memory.tools.registry import MAX_BATCH_OPERATIONS
-
     outcome: dict[int, WriteResult] = {}
     for project in (False, True):
         group = [i for i, e in enumerate(rows) if (e.target is Target.PROJECT) is project]

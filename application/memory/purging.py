@@ -6,22 +6,10 @@ from typing import Any
 
 import attrs
 from pi_hermes_memory.domain.status import Status
+from pi_hermes_memory.ports.memory import ScrubReport
 from pi_hermes_memory.results import CandidateView
 
 __all__ = ["PurgeResult", "ScrubReport"]
-
-
-@attrs.frozen(kw_only=True)
-class ScrubReport:
-    """What `Storage.scrub` did after a purge committed.
-
-    `leftovers`: files the storage must not rewrite (backups of a damaged database, event logs
-    of another history moved aside) that may still hold the erased text: delete them by hand.
-    `warnings`: a copy that could not be scrubbed now (e.g. a reader kept the write-ahead log
-    from being truncated; the next checkpoint does it)."""
-
-    leftovers: tuple[str, ...] = ()
-    warnings: tuple[str, ...] = ()
 
 
 @attrs.frozen(kw_only=True)

@@ -42,11 +42,12 @@ from pi_hermes_memory.domain.memory.restore import (
 )
 from pi_hermes_memory.domain.memory.scope import SessionScope
 from pi_hermes_memory.domain.status import Status
-from pi_hermes_memory.errors import MarkdownUnreadable
+from pi_hermes_memory.errors import ArgumentError, MarkdownUnreadable
 from pi_hermes_memory.journal.pipeline import Pipeline, RenderLag
 from pi_hermes_memory.log import library_logger
 from pi_hermes_memory.memory.documents import MemoryDocuments
 from pi_hermes_memory.memory.purging import PurgeResult
+from pi_hermes_memory.ports.search import ScopeClause
 from pi_hermes_memory.ports.store import (
     Clock,
     DocumentFormat,
@@ -57,8 +58,7 @@ from pi_hermes_memory.ports.store import (
 )
 from pi_hermes_memory.ports.vectors import VectorScope
 from pi_hermes_memory.results import CandidateView, EntryView, WriteResult
-from pi_hermes_memory.search.memory_search import ScopeClause
-from pi_hermes_memory.tools.registry import MAX_BATCH_OPERATIONS, ArgumentError
+from pi_hermes_memory.tools.registry import MAX_BATCH_OPERATIONS
 
 if TYPE_CHECKING:  # imports numpy: loaded by bootstrap only when embeddings are on
     from pi_hermes_memory.search.embedding import EmbeddingService, PreparedWrites

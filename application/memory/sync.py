@@ -13,8 +13,9 @@ from __future__ import annotations
 import attrs
 from pi_hermes_memory.domain.memory.document import MemoryDocument
 from pi_hermes_memory.domain.memory.model import MemoryEntry, Target
-from pi_hermes_memory.memory.mirror import RebuildReport, plan_mirror
+from pi_hermes_memory.memory.mirror import plan_mirror
 from pi_hermes_memory.memory.service import MemoryService
+from pi_hermes_memory.ports.memory import RebuildReport
 from pi_hermes_memory.ports.store import UnitOfWork
 
 __all__ = ["SyncReport", "TargetSync", "sync_markdown"]

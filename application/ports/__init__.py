@@ -5,21 +5,61 @@ against the names exported here and check it with the matching suite in
 
 - `store`: the journal, storage, Markdown replicas, search index, vectors, session history,
   knowledge base, clock and ids;
-- `skills`: skill statistics and governance storage (`SkillTelemetry`);
-- `vectors`: the values of the vector ports;
 - `read_model`: the read port over the memory rows (`MemoryRows`, ADR 0057);
-- the LLM port `Completer` lives beside the LLM facts in `pi_hermes_memory.learning.llm`.
+- `skills`: skill statistics and governance storage (`SkillTelemetry`) and their values;
+- `llm`: the LLM port `Completer`;
+- `search`, `history`, `knowledge`, `memory`, `vectors`: the values those ports speak
+  (queries, hits, reports).
+
+The value types live here, not in the services that use them, so that an adapter or a
+service imports the ports without importing another service, and the ports import nothing
+but the domain and `pi_hermes_memory.errors` (ADR 0056; `tests/unit/test_ports_hub.py`).
 """
 
-from pi_hermes_memory.learning.llm import (
+from pi_hermes_memory.ports.history import (
+    DEFAULT_SESSIONS,
+    MATCHES_PER_SESSION,
+    WINDOW_TURNS,
+    AnchorLine,
+    AnchorQuery,
+    IndexCounts,
+    SessionHit,
+    SessionInfo,
+    SessionQuery,
+    Turn,
+)
+from pi_hermes_memory.ports.knowledge import (
+    DEFAULT_KNOWLEDGE_LIMIT,
+    FileChunks,
+    KnowledgeHit,
+    KnowledgeQuery,
+    KnownFile,
+    SourceFile,
+)
+from pi_hermes_memory.ports.llm import (
     Completer,
+)
+from pi_hermes_memory.ports.memory import (
+    RebuildReport,
+    ScrubReport,
+    TargetRepair,
 )
 from pi_hermes_memory.ports.read_model import (
     MemoryRow,
     MemoryRows,
     RowChanges,
 )
+from pi_hermes_memory.ports.search import (
+    DEFAULT_LIMIT,
+    ScopeClause,
+    SearchHit,
+    SearchQuery,
+)
 from pi_hermes_memory.ports.skills import (
+    ACTIVE_JOB_STATES,
+    CLEANUP_INTERVAL,
+    FINISHED_JOB_STATES,
+    STALE_REASON,
     CleanupReport,
     CurationJob,
     CurationKind,
@@ -36,6 +76,8 @@ from pi_hermes_memory.ports.skills import (
     SkillVisibility,
     UsageFields,
     UsageRecord,
+    aware,
+    since_day,
 )
 from pi_hermes_memory.ports.store import (
     UNCHECKED,
@@ -57,6 +99,8 @@ from pi_hermes_memory.ports.store import (
     VectorStore,
 )
 from pi_hermes_memory.ports.vectors import (
+    BACKFILL_LIMIT,
+    REEMBED_BATCH,
     EmbeddingKind,
     ReembedProgress,
     ReembedReport,
@@ -64,7 +108,20 @@ from pi_hermes_memory.ports.vectors import (
 )
 
 __all__ = [
+    "ACTIVE_JOB_STATES",
+    "BACKFILL_LIMIT",
+    "CLEANUP_INTERVAL",
+    "DEFAULT_KNOWLEDGE_LIMIT",
+    "DEFAULT_LIMIT",
+    "DEFAULT_SESSIONS",
+    "FINISHED_JOB_STATES",
+    "MATCHES_PER_SESSION",
+    "REEMBED_BATCH",
+    "STALE_REASON",
     "UNCHECKED",
+    "WINDOW_TURNS",
+    "AnchorLine",
+    "AnchorQuery",
     "CleanupReport",
     "Clock",
     "Completer",
@@ -76,33 +133,51 @@ __all__ = [
     "DocumentFormat",
     "Embedder",
     "EmbeddingKind",
+    "FileChunks",
     "GovernanceRecord",
     "IdFactory",
+    "IndexCounts",
     "JobLease",
     "JobState",
     "Journal",
+    "KnowledgeHit",
     "KnowledgeIndex",
+    "KnowledgeQuery",
     "KnowledgeSource",
+    "KnownFile",
     "MarkdownStore",
     "MemoryRow",
     "MemoryRows",
     "PolicyOverrides",
     "Projection",
+    "RebuildReport",
     "ReembedProgress",
     "ReembedReport",
     "RefusalReason",
     "RenderLedger",
     "RowChanges",
+    "ScopeClause",
+    "ScrubReport",
+    "SearchHit",
     "SearchIndex",
+    "SearchQuery",
+    "SessionHit",
     "SessionIndex",
+    "SessionInfo",
+    "SessionQuery",
     "SessionSource",
     "SkillStatRow",
     "SkillTelemetry",
     "SkillVisibility",
+    "SourceFile",
     "Storage",
+    "TargetRepair",
+    "Turn",
     "UnitOfWork",
     "UsageFields",
     "UsageRecord",
     "VectorScope",
     "VectorStore",
+    "aware",
+    "since_day",
 ]

@@ -18,29 +18,48 @@ from pi_hermes_memory.domain.memory.document import MemoryDocument
 from pi_hermes_memory.domain.memory.events import Event
 from pi_hermes_memory.domain.memory.markdown_doc import ParsedDocument, VersionLine
 from pi_hermes_memory.domain.memory.model import MemoryEntry, Target
-from pi_hermes_memory.history.search import (
+from pi_hermes_memory.ports.history import (
     AnchorLine,
     AnchorQuery,
     IndexCounts,
     SessionHit,
     SessionQuery,
 )
-from pi_hermes_memory.knowledge.service import (
+from pi_hermes_memory.ports.knowledge import (
     FileChunks,
     KnowledgeHit,
     KnowledgeQuery,
     KnownFile,
     SourceFile,
 )
-from pi_hermes_memory.memory.mirror import RebuildReport
-from pi_hermes_memory.memory.purging import ScrubReport
+from pi_hermes_memory.ports.memory import RebuildReport, ScrubReport
+from pi_hermes_memory.ports.search import SearchHit, SearchQuery
 from pi_hermes_memory.ports.vectors import EmbeddingKind, VectorScope
-from pi_hermes_memory.search.memory_search import SearchHit, SearchQuery
 
 if TYPE_CHECKING:  # numpy loads only where vectors are used (bootstrap with embeddings on)
     import numpy as np
     from numpy.typing import NDArray
 
+
+__all__ = [
+    "UNCHECKED",
+    "Clock",
+    "DocumentFormat",
+    "Embedder",
+    "IdFactory",
+    "Journal",
+    "KnowledgeIndex",
+    "KnowledgeSource",
+    "MarkdownStore",
+    "Projection",
+    "RenderLedger",
+    "SearchIndex",
+    "SessionIndex",
+    "SessionSource",
+    "Storage",
+    "UnitOfWork",
+    "VectorStore",
+]
 
 #: `MarkdownStore.write(expected=...)` default: replace whatever the file holds
 UNCHECKED: object = object()

@@ -11,7 +11,7 @@ from typing import Any, Final, Literal
 
 import attrs
 from pi_hermes_memory.domain.memory.model import FailureCategory, Target
-from pi_hermes_memory.search.memory_search import ScopeClause, SearchQuery
+from pi_hermes_memory.ports.search import ScopeClause, SearchQuery
 
 #: What a text is embedded as: a search query, or a stored passage (task-aware models differ).
 EmbeddingKind = Literal["query", "passage"]

@@ -26,6 +26,7 @@ from pi_hermes_memory.domain.memory.model import Target, clean_entry_text
 from pi_hermes_memory.domain.memory.scope import SessionScope
 from pi_hermes_memory.errors import EmbeddingFailed, InvalidArgument
 from pi_hermes_memory.log import library_logger
+from pi_hermes_memory.ports.search import ScopeClause
 from pi_hermes_memory.ports.store import Embedder, VectorStore
 from pi_hermes_memory.ports.vectors import (
     BACKFILL_LIMIT,
@@ -36,7 +37,6 @@ from pi_hermes_memory.ports.vectors import (
     ReembedReport,
     VectorScope,
 )
-from pi_hermes_memory.search.memory_search import ScopeClause
 
 __all__ = ["EmbeddingService", "PreparedWrites", "SearchVectors", "dedup_scope"]
 

@@ -44,9 +44,9 @@ from pi_hermes_memory.search.retrieval import (
 )
 
 if TYPE_CHECKING:
+    from pi_hermes_memory.ports.search import SearchHit, SearchQuery
     from pi_hermes_memory.ports.store import SearchIndex
     from pi_hermes_memory.search.embedding import EmbeddingService, SearchVectors
-    from pi_hermes_memory.search.memory_search import SearchHit, SearchQuery
 
 #: Rows each ranking contributes to the fusion, and candidates that enter the pipeline.
 FUSION_DEPTH: Final = 50

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from datetime import date
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -36,10 +35,11 @@ from pi_hermes_memory.domain.memory.model import (
 from pi_hermes_memory.domain.memory.scope import SessionScope
 from pi_hermes_memory.domain.search.terms import MAX_QUERY_TERMS, QueryTerms, plan_terms
 from pi_hermes_memory.domain.status import Status
-from pi_hermes_memory.errors import InvalidArgument
+from pi_hermes_memory.errors import ArgumentError, InvalidArgument
 from pi_hermes_memory.log import library_logger
+from pi_hermes_memory.ports.search import DEFAULT_LIMIT, ScopeClause, SearchHit, SearchQuery
+from pi_hermes_memory.search.hybrid import HybridSettings, ranked_hits
 from pi_hermes_memory.tools.registry import (
-    ArgumentError,
     ToolDefinition,
     ToolResult,
     _check_keys,
@@ -54,10 +54,8 @@ if TYPE_CHECKING:
     from pi_hermes_memory.domain.memory.document import MemoryDocument
     from pi_hermes_memory.memory.service import MemoryService
     from pi_hermes_memory.ports.store import Clock, SearchIndex
-    from pi_hermes_memory.search.hybrid import HybridSettings
     from pi_hermes_memory.search.retrieval import Reranker
 
-DEFAULT_LIMIT = 10
 MAX_LIMIT = 20
 #: Characters of each hit's text shown in the model-facing message (results carry all of it).
 MESSAGE_TEXT_CHARS = 300
@@ -68,72 +66,6 @@ _CATEGORIES = [c.value for c in FailureCategory]
 
 
 # --- values -----------------------------------------------------------------------------------
-
-
-@attrs.frozen
-class ScopeClause:
-    """Rows of `target` whose project attribution is one of `projects` (None in the tuple =
-    unattributed); `projects=None` means any attribution."""
-
-    target: Target
-    projects: tuple[str | None, ...] | None = None
-    #: memory/user namespaces the session may read (None in the tuple = the global layer);
-    #: None = any namespace (ADR 0014)
-    namespaces: tuple[str | None, ...] | None = None
-
-    def admits(self, target: Target, project: str | None, namespace: str | None = None) -> bool:
-        return (
-            target is self.target
-            and (self.projects is None or project in self.projects)
-            and (self.namespaces is None or namespace in self.namespaces)
-        )
-
-
-@attrs.frozen(kw_only=True)
-class SearchQuery:
-    """What a `SearchIndex` must answer: rows matching at least one term of `text`, inside one
-    of `clauses`, of `category` (if set), active only unless `include_superseded`; the best
-    `limit`, rows matching every term first, then by score, ties: the larger id first."""
-
-    text: str
-    clauses: tuple[ScopeClause, ...]
-    category: FailureCategory | None = None
-    include_superseded: bool = False
-    limit: int = DEFAULT_LIMIT
-
-    @property
-    def terms(self) -> QueryTerms:
-        return plan_terms(self.text)
-
-    def admits(
-        self,
-        target: Target,
-        project: str | None,
-        category: str | None,
-        superseded_by: str | None,
-        namespace: str | None = None,
-    ) -> bool:
-        """The scope predicate, for indexes that filter in Python (and for double checks)."""
-        if superseded_by is not None and not self.include_superseded:
-            return False
-        if self.category is not None and category != self.category.value:
-            return False
-        return any(c.admits(target, project, namespace) for c in self.clauses)
-
-
-@attrs.frozen(kw_only=True)
-class SearchHit:
-    id: str
-    target: Target
-    project: str | None
-    category: FailureCategory | None
-    text: str
-    created: date
-    last_referenced: date
-    superseded_by: str | None
-    superseded_at: date | None
-    score: float  # > 0, higher is better; comparable only within one search
-    namespace: str | None = None  # agent:/custom:/user: scope of a memory/user row
 
 
 @attrs.frozen(kw_only=True)
@@ -279,7 +211,6 @@ class SearchService:
         embeddings = self._service.embeddings
         if embeddings is None:
             return self._index.search(query)
-        from pi_hermes_memory.search.hybrid import HybridSettings, ranked_hits
 
         return ranked_hits(
             query,

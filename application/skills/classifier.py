@@ -9,13 +9,9 @@ from typing import Protocol
 
 from pi_hermes_memory.domain.skills.promotion import Classification, PromotionPolicy, classify_skill
 from pi_hermes_memory.domain.skills.skill import SkillState
-from pi_hermes_memory.errors import HermesMemoryError
+from pi_hermes_memory.errors import CurationTimedOut
 
 __all__ = ["CurationTimedOut", "RuleBasedClassifier", "SkillClassifier"]
-
-
-class CurationTimedOut(HermesMemoryError, TimeoutError):
-    """A classifier ran past ``curationTimeoutMs``."""
 
 
 class SkillClassifier(Protocol):

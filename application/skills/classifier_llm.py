@@ -32,11 +32,17 @@ import attrs
 from pi_hermes_memory.domain.learning.llm_reply import locate_json
 from pi_hermes_memory.domain.skills.promotion import Classification, PromotionPolicy
 from pi_hermes_memory.domain.skills.skill import SkillState
-from pi_hermes_memory.errors import CompletionFailed, CompletionFailure, HermesMemoryError
-from pi_hermes_memory.learning.llm import Completer, guarded_complete
-from pi_hermes_memory.skills.classifier import CurationTimedOut, RuleBasedClassifier
+from pi_hermes_memory.errors import (
+    ArgumentError,
+    CompletionFailed,
+    CompletionFailure,
+    CurationTimedOut,
+    HermesMemoryError,
+)
+from pi_hermes_memory.learning.llm import guarded_complete
+from pi_hermes_memory.ports.llm import Completer
+from pi_hermes_memory.skills.classifier import RuleBasedClassifier
 from pi_hermes_memory.skills.governance.tool import Submission, check_submission
-from pi_hermes_memory.tools.registry import ArgumentError
 
 __all__ = ["MAX_PROMPT_CHARS", "LlmClassifier", "classifier_prompt"]
 

@@ -12,16 +12,11 @@ from pi_hermes_memory.domain.errors import InvariantViolation
 from pi_hermes_memory.domain.memory.events import Event
 from pi_hermes_memory.domain.skills.bundle import pack, unpack
 from pi_hermes_memory.domain.skills.events import SKILL_EVENT_TYPES, SkillEvent
-from pi_hermes_memory.domain.skills.hand_edits import (
-    SkillFolderProblem,
-    import_folder,
-    person_edit,
-)
+from pi_hermes_memory.domain.skills.hand_edits import import_folder, person_edit
 from pi_hermes_memory.domain.skills.skill import SkillState, fold
 from pi_hermes_memory.domain.skills.skill_md import SKILL_FILE, render_skill
-from pi_hermes_memory.errors import MarkdownUnreadable
+from pi_hermes_memory.errors import CorruptSnapshot, MarkdownUnreadable, SkillFolderProblem
 from pi_hermes_memory.journal.pipeline import Imported, Replicas
-from pi_hermes_memory.journal.snapshots import CorruptSnapshot
 from pi_hermes_memory.ports.store import Clock, UnitOfWork
 
 __all__ = ["SkillDocuments"]

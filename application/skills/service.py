@@ -27,7 +27,6 @@ from pi_hermes_memory.domain.skills.revise import (
 from pi_hermes_memory.domain.skills.rules import SkillAction, child_session_problem
 from pi_hermes_memory.domain.skills.skill import (
     STREAM_PREFIX,
-    InvalidSkillId,
     SkillDecision,
     SkillState,
     parse_skill_id,
@@ -35,10 +34,12 @@ from pi_hermes_memory.domain.skills.skill import (
     skill_stream,
 )
 from pi_hermes_memory.domain.status import Status
+from pi_hermes_memory.errors import InvalidSkillId
 from pi_hermes_memory.journal.pipeline import Batch, Pipeline, Replicas
 from pi_hermes_memory.ports.skills import SkillTelemetry, SkillVisibility
 from pi_hermes_memory.ports.store import Clock, Storage
 from pi_hermes_memory.skills.documents import SkillDocuments
+from pi_hermes_memory.skills.stats import after_discovery
 
 __all__ = ["SkillResult", "SkillService"]
 
@@ -143,8 +144,6 @@ class SkillService:
 
     def discover(self) -> tuple[list[SkillState], list[str]]:
         """The skills to offer the model, counted as one exposure each per UTC day."""
-        from pi_hermes_memory.skills.stats import after_discovery
-
         offered = self.visible()
         warnings: list[str] = []
         if self.telemetry is not None and self._config is not None:

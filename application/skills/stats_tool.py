@@ -23,14 +23,13 @@ from pi_hermes_memory.domain.skills.promotion import (
     PromotionVerdict,
     UsageEvidence,
 )
-from pi_hermes_memory.domain.skills.skill import InvalidSkillId, SkillState, parse_skill_id
+from pi_hermes_memory.domain.skills.skill import SkillState, parse_skill_id
 from pi_hermes_memory.domain.skills.skill_md import format_time
 from pi_hermes_memory.domain.status import Status
-from pi_hermes_memory.errors import InvalidArgument
+from pi_hermes_memory.errors import ArgumentError, InvalidArgument, InvalidSkillId
 from pi_hermes_memory.ports.skills import GovernanceRecord, UsageRecord, since_day
 from pi_hermes_memory.skills.service import SkillService
 from pi_hermes_memory.tools.registry import (
-    ArgumentError,
     ToolDefinition,
     ToolResult,
     _check_keys,

@@ -9,9 +9,9 @@ from pi_hermes_memory.domain.skills.rules import SkillAction
 from pi_hermes_memory.domain.skills.skill import SkillState
 from pi_hermes_memory.domain.skills.skill_md import format_time, render_skill
 from pi_hermes_memory.domain.status import Status
+from pi_hermes_memory.errors import ArgumentError
 from pi_hermes_memory.skills.service import SkillResult, SkillService
 from pi_hermes_memory.tools.registry import (
-    ArgumentError,
     ToolDefinition,
     ToolResult,
     _check_keys,

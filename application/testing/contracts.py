@@ -22,8 +22,8 @@ from pi_hermes_memory.domain.memory.events import (
     RemovalReason,
 )
 from pi_hermes_memory.domain.memory.model import FailureCategory, Target
-from pi_hermes_memory.memory.mirror import RebuildReport
-from pi_hermes_memory.search.memory_search import ScopeClause, SearchHit, SearchQuery
+from pi_hermes_memory.ports.memory import RebuildReport
+from pi_hermes_memory.ports.search import ScopeClause, SearchHit, SearchQuery
 from pi_hermes_memory.testing.journals import every_event_type
 
 AT = datetime(2026, 7, 29, 12, 0, tzinfo=UTC)

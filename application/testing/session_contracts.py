@@ -13,10 +13,10 @@ from pi_hermes_memory.domain.history.transcripts import (
     HeaderLine,
     MessageLine,
     SessionChunk,
-    StaleProgress,
     project_of,
 )
-from pi_hermes_memory.history.search import AnchorQuery, SessionHit, SessionQuery
+from pi_hermes_memory.errors import StaleProgress
+from pi_hermes_memory.ports.history import AnchorQuery, SessionHit, SessionQuery
 from pi_hermes_memory.testing.contracts import HOSTILE_QUERIES
 
 T0 = datetime(2026, 7, 1, 9, 0, tzinfo=UTC)

@@ -14,8 +14,8 @@ from pi_hermes_memory.domain.memory.events import (
     RemovalReason,
 )
 from pi_hermes_memory.domain.memory.model import FailureCategory, Target
+from pi_hermes_memory.ports.search import ScopeClause
 from pi_hermes_memory.ports.vectors import VectorScope
-from pi_hermes_memory.search.memory_search import ScopeClause
 from pi_hermes_memory.testing.contracts import AT, DAY, EVERYTHING, EventWriter
 
 MODEL = "openai-compatible/contract-model"

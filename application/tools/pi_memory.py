@@ -38,9 +38,10 @@ from pi_hermes_memory.domain.memory.model import (
     normalize_text,
 )
 from pi_hermes_memory.domain.status import Status
+from pi_hermes_memory.errors import ArgumentError
 from pi_hermes_memory.results import EntryView
+from pi_hermes_memory.search.memory_search import MAX_LIMIT
 from pi_hermes_memory.tools.registry import (
-    ArgumentError,
     ToolDefinition,
     ToolResult,
     json_object,
@@ -355,7 +356,6 @@ def _recall(memory: Memory, arguments: Any) -> ToolResult:
     assert query is not None
     limit = _integer(args, "limit", RECALL_DEFAULT, 1, RECALL_MAX)
     scope, kind = _scope(args, memory), _kind(args)
-    from pi_hermes_memory.search.memory_search import MAX_LIMIT
 
     rows = {v.id: v for v in _visible(memory, scope)}
     targets = [scope.target] if scope is not None else [None]

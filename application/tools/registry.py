@@ -15,7 +15,7 @@ import attrs
 from pi_hermes_memory.domain.echo import shown
 from pi_hermes_memory.domain.memory.model import FailureCategory, Target
 from pi_hermes_memory.domain.status import Status
-from pi_hermes_memory.errors import InvalidArgument
+from pi_hermes_memory.errors import ArgumentError
 from pi_hermes_memory.results import BatchResult, WriteResult
 
 ToolResult = dict[str, Any]
@@ -139,10 +139,6 @@ MEMORY_TOOL = ToolDefinition(
     parameters=MEMORY_TOOL_SCHEMA,
     destructive=True,  # replace and remove retire entries
 )
-
-
-class ArgumentError(InvalidArgument):
-    """Tool arguments that do not fit the schema; the message says exactly what is wrong."""
 
 
 def invalid(message: str) -> ToolResult:

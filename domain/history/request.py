@@ -81,7 +81,7 @@ import datetime
 import re
 
 import attrs
-from pi_hermes_memory.domain.errors import DomainError
+from pi_hermes_memory.domain.errors import AnchorRequestError
 
 #: The number of ranges returned when the request has no `limit:`.
 DEFAULT_ANCHOR_LIMIT = 50
@@ -139,16 +139,6 @@ class AnchorRequest:
     all_terms: tuple[str, ...] = ()
     any_terms: tuple[str, ...] = ()
     exclude_terms: tuple[str, ...] = ()
-
-
-class AnchorRequestError(DomainError, ValueError):
-    """A request that cannot be parsed. `line` is the 1-based line at fault, or None when the
-    problem is the request as a whole; the message starts with "line N: " when there is one."""
-
-    def __init__(self, problem: str, *, line: int | None = None) -> None:
-        super().__init__(problem if line is None else f"line {line}: {problem}")
-        self.line = line
-        self.problem = problem
 
 
 def parse_anchor_request(text: str) -> AnchorRequest:

@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 
 import attrs
-from pi_hermes_memory.domain.errors import DomainError
+from pi_hermes_memory.domain.errors import StaleProgress
 from pi_hermes_memory.domain.memory.model import is_safe_project_name
 
 #: A longer line is skipped unparsed (and counted): nothing a person typed is that long.
@@ -361,11 +361,6 @@ def fingerprints_match(stored: FileProgress, head: bytes, tail: bytes) -> bool:
         and digest(head) == stored.head_sha
         and digest(tail) == stored.tail_sha
     )
-
-
-class StaleProgress(DomainError):
-    """A chunk continues from an offset the index no longer holds for its file: another
-    indexer (a second process, a live update) got there first. Nothing was written."""
 
 
 @attrs.frozen(kw_only=True)

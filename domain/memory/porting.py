@@ -25,7 +25,7 @@ from typing import Any
 
 import attrs
 from pi_hermes_memory.domain.echo import shown
-from pi_hermes_memory.domain.errors import DomainError, InvariantViolation
+from pi_hermes_memory.domain.errors import InvariantViolation, RecordError
 from pi_hermes_memory.domain.memory.document import MemoryDocument, fold, removals
 from pi_hermes_memory.domain.memory.events import (
     Event,
@@ -52,10 +52,6 @@ EXPORT_FORMAT = "pi-hermes-memory.export"
 EXPORT_VERSION = 1
 #: ids an import keeps (ULIDs, UUIDs and the like)
 ENTRY_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
-
-
-class RecordError(DomainError, ValueError):
-    """A record (or a header) that cannot be read; the message names the field."""
 
 
 def entry_fields() -> tuple[attrs.Attribute[Any], ...]:

@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any
 
 import attrs
-from pi_hermes_memory.domain.errors import DomainError
+from pi_hermes_memory.domain.errors import SkillFolderProblem, SkillFormatError
 from pi_hermes_memory.domain.memory.events import Origin, stamp
 from pi_hermes_memory.domain.skills.checks import scan_long
 from pi_hermes_memory.domain.skills.events import (
@@ -34,17 +34,12 @@ from pi_hermes_memory.domain.skills.skill_md import (
     parse_skill,
     render_skill,
 )
-from pi_hermes_memory.domain.skills.yaml_subset import SkillFormatError
 
 __all__ = ["ImportedFolder", "SkillFolderProblem", "import_folder", "person_edit"]
 
 
 #: what a SKILL.md says: description, body, display name, extra frontmatter
 _Said = tuple[str, str, str | None, str]
-
-
-class SkillFolderProblem(DomainError):
-    """The folder cannot be imported as this skill; it is left untouched."""
 
 
 @attrs.frozen

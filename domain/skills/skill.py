@@ -13,7 +13,11 @@ from typing import assert_never
 
 import attrs
 from pi_hermes_memory.domain.echo import shown
-from pi_hermes_memory.domain.errors import DomainError, InvariantViolation, VersionConflict
+from pi_hermes_memory.domain.errors import (
+    InvalidSkillId,
+    InvariantViolation,
+    VersionConflict,
+)
 from pi_hermes_memory.domain.memory.events import stamp
 from pi_hermes_memory.domain.memory.model import is_safe_project_name
 from pi_hermes_memory.domain.skills.events import (
@@ -29,10 +33,6 @@ from pi_hermes_memory.domain.skills.skill_md import is_slug
 from pi_hermes_memory.domain.status import SUCCESS, Status
 
 STREAM_PREFIX = "skill:"
-
-
-class InvalidSkillId(DomainError, ValueError):
-    """A text is not a skill id (``global:<slug>`` or ``project:<project>:<slug>``)."""
 
 
 def skill_stream(skill_id: str) -> str:

@@ -28,14 +28,9 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 import attrs
+from pi_hermes_memory.domain.errors import SkillFormatError
 from pi_hermes_memory.domain.skills.body import clean_body
-from pi_hermes_memory.domain.skills.yaml_subset import (
-    SkillFormatError,
-    entries,
-    quote,
-    scalar,
-    split_frontmatter,
-)
+from pi_hermes_memory.domain.skills.yaml_subset import entries, quote, scalar, split_frontmatter
 
 if TYPE_CHECKING:
     from pi_hermes_memory.domain.skills.skill import SkillState

@@ -14,11 +14,7 @@ from __future__ import annotations
 import re
 
 import attrs
-from pi_hermes_memory.domain.errors import DomainError
-
-
-class SkillFormatError(DomainError, ValueError):
-    """A SKILL.md text cannot be read (no frontmatter, an unclosed quote, ...)."""
+from pi_hermes_memory.domain.errors import SkillFormatError
 
 
 @attrs.frozen(kw_only=True)

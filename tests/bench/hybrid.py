@@ -35,10 +35,11 @@ from pi_hermes_memory.adapters.sqlite.vectors import SqliteVectorStore
 from pi_hermes_memory.domain.memory.model import Target
 from pi_hermes_memory.domain.memory.scope import SessionScope
 from pi_hermes_memory.domain.search.terms import plan_terms
+from pi_hermes_memory.ports.search import ScopeClause, SearchQuery
 from pi_hermes_memory.ports.vectors import VectorScope
 from pi_hermes_memory.search.embedding import EmbeddingService
 from pi_hermes_memory.search.hybrid import HybridSettings, ranked_hits
-from pi_hermes_memory.search.memory_search import ScopeClause, SearchQuery, search_clauses
+from pi_hermes_memory.search.memory_search import search_clauses
 from pi_hermes_memory.testing.contracts import EventWriter
 
 from tests.bench.run import (

@@ -74,9 +74,10 @@ from pi_hermes_memory.domain.memory.document import stream_for
 from pi_hermes_memory.domain.memory.events import MemoryAdded
 from pi_hermes_memory.domain.memory.model import Target
 from pi_hermes_memory.domain.memory.scope import SessionScope
+from pi_hermes_memory.ports.search import SearchQuery
 from pi_hermes_memory.search.embedding import EmbeddingService
 from pi_hermes_memory.search.hybrid import HybridSettings, ranked_hits
-from pi_hermes_memory.search.memory_search import SearchQuery, search_clauses
+from pi_hermes_memory.search.memory_search import search_clauses
 from pi_hermes_memory.search.retrieval import Pipeline, Stage
 
 from tests.bench.run import percentile

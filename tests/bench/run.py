@@ -766,7 +766,8 @@ def bench_search(
     from pi_hermes_memory.adapters.sqlite.search import SqliteSearchIndex, scope_sql
     from pi_hermes_memory.domain.memory.scope import SessionScope
     from pi_hermes_memory.domain.search.terms import plan_terms
-    from pi_hermes_memory.search.memory_search import SearchQuery, search_clauses
+    from pi_hermes_memory.ports.search import SearchQuery
+    from pi_hermes_memory.search.memory_search import search_clauses
 
     if samples < 1:
         raise ValueError("samples must be >= 1")

@@ -10,8 +10,7 @@ from pathlib import Path
 import pi_hermes_memory
 import pytest
 from pi_hermes_memory import Memory
-from pi_hermes_memory.config.settings import ConfigError
-from pi_hermes_memory.errors import StorageFailed
+from pi_hermes_memory.errors import ConfigError, StorageFailed
 
 CONFIG = {"storage": {"backend": "postgres", "dsnEnv": "TEAM_MEMORY_DSN"}}
 
@@ -71,7 +70,7 @@ def test_an_unreachable_server_names_it_without_the_password(tmp_path: Path) -> 
 
 
 def test_doctor_and_recover_say_they_are_sqlite_only(tmp_path: Path, pg_dsn: str) -> None:
-    from pi_hermes_memory.doctor.report import DoctorFailed
+    from pi_hermes_memory.errors import DoctorFailed
 
     with host(tmp_path, "a", pg_dsn) as a, pytest.raises(DoctorFailed, match="PostgreSQL"):
         a.doctor()

@@ -23,7 +23,7 @@ from pi_hermes_memory.domain.errors import InvariantViolation
 from pi_hermes_memory.domain.skills.body import clean_body
 from pi_hermes_memory.domain.skills.bundle import pack, unpack
 from pi_hermes_memory.domain.skills.checks import scan_long
-from pi_hermes_memory.domain.skills.hand_edits import SkillFolderProblem, import_folder, person_edit
+from pi_hermes_memory.domain.skills.hand_edits import import_folder, person_edit
 from pi_hermes_memory.domain.skills.skill import SkillState, fold, skill_stream
 from pi_hermes_memory.domain.skills.skill_md import (
     SKILL_FILE,
@@ -32,6 +32,7 @@ from pi_hermes_memory.domain.skills.skill_md import (
     parse_skill,
     render_skill,
 )
+from pi_hermes_memory.errors import SkillFolderProblem
 
 __all__ = [
     "SKILL_PATHS",

@@ -47,7 +47,6 @@ from pi_hermes_memory.api import Memory
 from pi_hermes_memory.config.settings import Config, ConfigWarning, parse_config
 from pi_hermes_memory.domain.history.request import (
     MAX_ANCHOR_LIMIT,
-    AnchorRequestError,
     parse_anchor_request,
     render_anchor_request,
 )
@@ -69,9 +68,11 @@ from pi_hermes_memory.domain.memory.model import (
     clean_entry_text,
 )
 from pi_hermes_memory.domain.memory.scope import SessionScope
-from pi_hermes_memory.journal.codec import CorruptEvent, decode, encode
+from pi_hermes_memory.errors import AnchorRequestError, CorruptEvent
+from pi_hermes_memory.journal.codec import decode, encode
 from pi_hermes_memory.memory.service import MemoryService
-from pi_hermes_memory.search.memory_search import DEFAULT_LIMIT, MAX_LIMIT
+from pi_hermes_memory.ports.search import DEFAULT_LIMIT
+from pi_hermes_memory.search.memory_search import MAX_LIMIT
 
 from tests.support.builders import settings
 from tests.support.fakes import SequentialIds, StepClock

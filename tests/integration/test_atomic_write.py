@@ -23,15 +23,10 @@ from typing import Any
 
 import pytest
 from pi_hermes_memory.adapters.markdown import atomic
-from pi_hermes_memory.adapters.markdown.atomic import (
-    FileLock,
-    LockTimeout,
-    StorageError,
-    atomic_write,
-    stale_temp_files,
-)
+from pi_hermes_memory.adapters.markdown.atomic import FileLock, atomic_write, stale_temp_files
 from pi_hermes_memory.adapters.markdown.store import MarkdownFiles
 from pi_hermes_memory.domain.memory.model import Target
+from pi_hermes_memory.errors import LockTimeout, StorageFailed
 
 posix_only = pytest.mark.skipif(sys.platform == "win32", reason="uses SIGKILL and flock")
 
@@ -120,7 +115,7 @@ def test_a_failure_at_every_step_leaves_old_or_new_never_partial(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, function: str, error: int
 ) -> None:
     # Fail the Nth call for N = 1, 2, ... until a write gets through: every earlier attempt must
-    # have raised StorageError and left one whole version and no temp file behind.
+    # have raised StorageFailed and left one whole version and no temp file behind.
     path = tmp_path / "MEMORY.md"
     real = getattr(os, function)
     failures = 0
@@ -130,7 +125,7 @@ def test_a_failure_at_every_step_leaves_old_or_new_never_partial(
             patch.setattr(os, function, fail_on_call(real, n, OSError(error, os.strerror(error))))
             try:
                 atomic_write(path, NEW)
-            except StorageError as exc:
+            except StorageFailed as exc:
                 failures += 1
                 assert exc.errno == error
                 assert path.read_bytes() in (OLD, NEW)
@@ -156,7 +151,7 @@ def test_a_failed_file_fsync_keeps_the_old_file(
         raise OSError(errno.EIO, "Input/output error")
 
     monkeypatch.setattr(os, "fsync", broken_fsync)
-    with pytest.raises(StorageError) as raised:
+    with pytest.raises(StorageFailed) as raised:
         atomic_write(path, NEW)
     assert raised.value.errno == errno.EIO
     assert len(calls) == 1  # never retried: a second fsync could "succeed" over lost pages
@@ -173,7 +168,7 @@ def test_mkstemp_failure_is_a_storage_error(
         raise OSError(errno.ENOSPC, "No space left on device")
 
     monkeypatch.setattr(tempfile, "mkstemp", no_space)
-    with pytest.raises(StorageError, match="temporary file"):
+    with pytest.raises(StorageFailed, match="temporary file"):
         atomic_write(path, NEW)
     assert path.read_bytes() == OLD
 
@@ -429,6 +424,6 @@ def test_markdown_files_read_write(files: MarkdownFiles) -> None:
 
 def test_markdown_files_read_errors_are_storage_errors(files: MarkdownFiles) -> None:
     files.path_for(Target.USER).mkdir(parents=True)
-    with pytest.raises(StorageError) as raised:
+    with pytest.raises(StorageFailed) as raised:
         files.read(Target.USER)
     assert raised.value.errno == errno.EISDIR

@@ -16,10 +16,10 @@ from pi_hermes_memory.adapters.files.config_file import (
 from pi_hermes_memory.config.settings import (
     DOCUMENT_FIELD,
     Config,
-    ConfigError,
     ConfigWarning,
     EmbeddingDisabledReason,
 )
+from pi_hermes_memory.errors import ConfigError
 
 
 @pytest.fixture

@@ -21,13 +21,13 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from pi_hermes_memory.adapters.markdown.atomic import StorageError
 from pi_hermes_memory.adapters.markdown.store import MarkdownFiles
 from pi_hermes_memory.adapters.sqlite.storage import SqliteLedger
 from pi_hermes_memory.api import Memory
 from pi_hermes_memory.domain.memory.document import MemoryDocument
 from pi_hermes_memory.domain.memory.events import MemoryAdded, Origin
 from pi_hermes_memory.domain.memory.model import Target
+from pi_hermes_memory.errors import StorageFailed
 
 from tests.support.consistency import (
     check_store,
@@ -82,7 +82,7 @@ def fault_markdown_write(monkeypatch: pytest.MonkeyPatch) -> Fault:
         fault.calls += 1
         if not fault.fired:
             fault.fired += 1
-            raise StorageError("injected: could not write", path=self.path_for(target))
+            raise StorageFailed("injected: could not write", path=self.path_for(target))
         real(self, target, data, **kw)
 
     monkeypatch.setattr(MarkdownFiles, "write", write)

@@ -13,14 +13,9 @@ from pathlib import Path
 import pytest
 from pi_hermes_memory.adapters.files.knowledge_folders import KnowledgeFiles
 from pi_hermes_memory.adapters.sqlite.knowledge import SqliteKnowledgeIndex
-from pi_hermes_memory.errors import InvalidArgument
-from pi_hermes_memory.knowledge.service import (
-    BATCH_FILES,
-    KnowledgeBase,
-    KnowledgeBusy,
-    KnowledgeNotConfigured,
-    SourceFile,
-)
+from pi_hermes_memory.errors import InvalidArgument, KnowledgeBusy, KnowledgeNotConfigured
+from pi_hermes_memory.knowledge.service import BATCH_FILES, KnowledgeBase
+from pi_hermes_memory.ports.knowledge import SourceFile
 from pi_hermes_memory.search.embedding import EmbeddingService
 from pi_hermes_memory.search.hybrid import HybridSettings
 

@@ -16,12 +16,8 @@ from typing import Any
 import numpy as np
 import pytest
 from pi_hermes_memory.adapters.providers import local_embedder
-from pi_hermes_memory.adapters.providers.local_embedder import (
-    EXTRA_HINT,
-    LocalEmbedder,
-    LocalEmbedderUnavailable,
-)
-from pi_hermes_memory.errors import EmbeddingFailed
+from pi_hermes_memory.adapters.providers.local_embedder import EXTRA_HINT, LocalEmbedder
+from pi_hermes_memory.errors import EmbeddingFailed, LocalEmbedderUnavailable
 
 PASSAGES = [
     "Melanie: We got another cat named Bailey, and Oliver the dog loves him.",

@@ -19,7 +19,7 @@ from pi_hermes_memory.adapters.postgres.storage import PgStorage
 from pi_hermes_memory.adapters.sqlite.search import SqliteSearchIndex
 from pi_hermes_memory.adapters.sqlite.storage import SqliteStorage
 from pi_hermes_memory.domain.memory.model import Target
-from pi_hermes_memory.search.memory_search import ScopeClause, SearchQuery
+from pi_hermes_memory.ports.search import ScopeClause, SearchQuery
 from pi_hermes_memory.testing.contracts import EventWriter
 
 EVERYTHING = tuple(ScopeClause(t) for t in Target)

@@ -18,7 +18,7 @@ from pi_hermes_memory.adapters.sqlite.search import SqliteSearchIndex, match_all
 from pi_hermes_memory.adapters.sqlite.storage import SqliteStorage
 from pi_hermes_memory.domain.memory.model import Target
 from pi_hermes_memory.domain.search.terms import STOP_WORDS, plan_terms, question_prefix
-from pi_hermes_memory.search.memory_search import ScopeClause, SearchQuery
+from pi_hermes_memory.ports.search import ScopeClause, SearchQuery
 from pi_hermes_memory.testing.contracts import EventWriter
 
 EVERYTHING = tuple(ScopeClause(t) for t in Target)

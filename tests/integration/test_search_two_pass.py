@@ -15,8 +15,9 @@ from pi_hermes_memory.adapters.sqlite.storage import SqliteStorage
 from pi_hermes_memory.adapters.sqlite.vectors import SqliteVectorStore
 from pi_hermes_memory.domain.memory.model import Target
 from pi_hermes_memory.domain.memory.scope import SessionScope
+from pi_hermes_memory.ports.search import SearchQuery
 from pi_hermes_memory.ports.vectors import VectorScope
-from pi_hermes_memory.search.memory_search import SearchQuery, search_clauses
+from pi_hermes_memory.search.memory_search import search_clauses
 from pi_hermes_memory.testing.contracts import EventWriter
 
 from tests.bench.run import SEARCH_KINDS, build_search_store, search_queries

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from pi_hermes_memory.adapters.sqlite.sessions import SqliteSessionIndex, anchor_match
 from pi_hermes_memory.domain.history.transcripts import MessageLine
 from pi_hermes_memory.errors import InvalidArgument
-from pi_hermes_memory.history.search import AnchorQuery, SessionQuery
+from pi_hermes_memory.ports.history import AnchorQuery, SessionQuery
 
 from tests.support.session_reference import ExhaustiveSessionIndex
 

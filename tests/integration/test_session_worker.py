@@ -14,7 +14,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pi_hermes_memory.adapters.files.session_files import PiSessionFiles
 from pi_hermes_memory.adapters.sqlite.sessions import SqliteSessionIndex, _tools_json
-from pi_hermes_memory.domain.history.transcripts import FileChange, SessionChunk, StaleProgress
+from pi_hermes_memory.domain.history.transcripts import FileChange, SessionChunk
+from pi_hermes_memory.errors import StaleProgress
 from pi_hermes_memory.history.indexer import SessionIndexer, can_start_python_worker
 from pi_hermes_memory.history.reading import FileDone, FileReader, parse_in_worker
 

@@ -20,7 +20,8 @@ from pi_hermes_memory.adapters.sqlite.schema import MIGRATIONS, SCHEMA_VERSION
 from pi_hermes_memory.adapters.sqlite.sessions import SqliteSessionIndex
 from pi_hermes_memory.adapters.sqlite.storage import SqliteStorage
 from pi_hermes_memory.history.indexer import SessionIndexer
-from pi_hermes_memory.history.search import AnchorQuery, SessionQuery, SessionSearchService
+from pi_hermes_memory.history.search import SessionSearchService
+from pi_hermes_memory.ports.history import AnchorQuery, SessionQuery
 
 from tests.support.fakes import StepClock
 

@@ -6,9 +6,8 @@ from pathlib import Path
 
 import pytest
 from pi_hermes_memory.adapters.files.skill_folders import SkillFolders
-from pi_hermes_memory.adapters.markdown.atomic import StorageError
 from pi_hermes_memory.domain.skills.bundle import pack, unpack
-from pi_hermes_memory.errors import MarkdownUnreadable
+from pi_hermes_memory.errors import MarkdownUnreadable, StorageFailed
 
 STREAM = "skill:global:deploy"
 
@@ -76,7 +75,7 @@ def test_a_linked_skill_md_is_unreadable_and_nothing_is_written_through_a_link(
     outside = tmp_path / "outside"
     outside.mkdir()
     (root / "references").symlink_to(outside)
-    with pytest.raises(StorageError):
+    with pytest.raises(StorageFailed):
         folders.write(STREAM, pack({"SKILL.md": b"x", "references/a.md": b"a"}))
     assert list(outside.iterdir()) == []
 

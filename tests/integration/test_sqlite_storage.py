@@ -6,13 +6,9 @@ from pathlib import Path
 
 import apsw
 import pytest
-from pi_hermes_memory.adapters.sqlite.schema import (
-    APPLICATION_ID,
-    SCHEMA_VERSION,
-    ForeignDatabaseError,
-)
+from pi_hermes_memory.adapters.sqlite.schema import APPLICATION_ID, SCHEMA_VERSION
 from pi_hermes_memory.adapters.sqlite.storage import SqliteStorage
-from pi_hermes_memory.errors import DatabaseDamaged
+from pi_hermes_memory.errors import DatabaseDamaged, ForeignDatabaseError
 from pi_hermes_memory.testing.contracts import STREAM, added
 
 

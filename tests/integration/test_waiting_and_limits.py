@@ -12,13 +12,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from pi_hermes_memory.adapters.markdown.atomic import FileLock, LockTimeout
+from pi_hermes_memory.adapters.markdown.atomic import FileLock
 from pi_hermes_memory.adapters.markdown.codec import MarkdownFormat
 from pi_hermes_memory.adapters.markdown.store import MAX_FILE_BYTES, MarkdownFiles
 from pi_hermes_memory.adapters.sqlite.storage import SqliteStorage
 from pi_hermes_memory.domain.memory.commands import AddMemory
 from pi_hermes_memory.domain.memory.model import Target
-from pi_hermes_memory.errors import HermesMemoryError, MarkdownTooLarge, StoreBusy
+from pi_hermes_memory.errors import HermesMemoryError, LockTimeout, MarkdownTooLarge, StoreBusy
 from pi_hermes_memory.memory.service import MemoryService
 
 from tests.support.builders import settings

@@ -22,12 +22,9 @@ from pi_hermes_memory.domain.memory.document import MemoryDocument, WorkingDocum
 from pi_hermes_memory.domain.memory.model import MemoryEntry, Target
 from pi_hermes_memory.domain.memory.scope import SessionScope
 from pi_hermes_memory.domain.memory.scope_index import ScopeIndex
+from pi_hermes_memory.errors import ArgumentError
 from pi_hermes_memory.results import WriteResult
-from pi_hermes_memory.tools.registry import (
-    MAX_BATCH_OPERATIONS,
-    ArgumentError,
-    parse_memory_arguments,
-)
+from pi_hermes_memory.tools.registry import MAX_BATCH_OPERATIONS, parse_memory_arguments
 
 from tests.support.builders import service
 

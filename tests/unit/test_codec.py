@@ -19,7 +19,8 @@ from pi_hermes_memory.domain.memory.events import (
     RemovalReason,
 )
 from pi_hermes_memory.domain.memory.model import FailureCategory, Target
-from pi_hermes_memory.journal.codec import CorruptEvent, decode, encode
+from pi_hermes_memory.errors import CorruptEvent
+from pi_hermes_memory.journal.codec import decode, encode
 
 text = st.text(st.characters(exclude_categories=("Cs",)), max_size=50)
 dates = st.dates()

@@ -14,7 +14,6 @@ from pi_hermes_memory.config.settings import (
     DOCUMENT_FIELD,
     MAX_SAFE_INTEGER,
     Config,
-    ConfigError,
     ConfigWarning,
     EmbeddingDisabledReason,
     EmbeddingProvider,
@@ -29,6 +28,7 @@ from pi_hermes_memory.config.settings import (
     is_safe_project_name,
     parse_config,
 )
+from pi_hermes_memory.errors import ConfigError
 
 HOME = Path("/home/u")
 ROOT = HOME / ".pi" / "agent"

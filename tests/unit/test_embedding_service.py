@@ -18,9 +18,9 @@ from pi_hermes_memory.domain.memory.scope import SessionScope
 from pi_hermes_memory.domain.search.similarity import jaccard, token_set
 from pi_hermes_memory.errors import HermesMemoryError
 from pi_hermes_memory.memory.service import MemoryService
+from pi_hermes_memory.ports.search import ScopeClause
 from pi_hermes_memory.ports.vectors import ReembedProgress, VectorScope
 from pi_hermes_memory.search.embedding import EmbeddingService, dedup_scope
-from pi_hermes_memory.search.memory_search import ScopeClause
 
 from tests.support.builders import service as build_service
 from tests.support.builders import settings

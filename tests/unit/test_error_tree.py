@@ -1,7 +1,9 @@
-"""One error tree and one status vocabulary (issue 10 §6, style rule 31)."""
+"""One error tree and one status vocabulary (issue 10 §6, style rule 31), in one module
+(`pi_hermes_memory.errors`, issue 25, ADR 0056)."""
 
 from __future__ import annotations
 
+import ast
 import importlib
 import inspect
 import pkgutil
@@ -9,12 +11,19 @@ import re
 from pathlib import Path
 
 import pi_hermes_memory
+import pi_hermes_memory.errors
 import pytest
 from pi_hermes_memory import HermesMemoryError, InvalidArgument, Status
 
 ROOT = Path(__file__).resolve().parents[2]
-#: exceptions that never leave the module that defines them
-PRIVATE = {"pi_hermes_memory.adapters.markdown.format._Unreadable"}
+#: exceptions that never leave the module that defines them (ADR 0056): a parse failure
+#: caught where it is raised, and the server's HTTP envelope errors (answered, never raised
+#: to a caller)
+PRIVATE = {
+    "pi_hermes_memory.adapters.markdown.format._Unreadable",
+    "pi_hermes_memory.adapters.server.app._TooLarge",
+    "pi_hermes_memory.adapters.server.app.ApiError",
+}
 
 
 def _modules() -> list[str]:
@@ -38,7 +47,64 @@ def _exception_classes() -> list[type[BaseException]]:
 
 def test_the_package_defines_many_errors_and_the_walk_sees_them() -> None:
     names = {cls.__name__ for cls in _exception_classes()}
-    assert {"CorruptEvent", "StorageVersionError", "LockTimeout", "AnchorRequestError"} <= names
+    assert {"CorruptEvent", "StoreVersionError", "LockTimeout", "AnchorRequestError"} <= names
+    assert len(names) >= 35
+
+
+def _exported() -> list[type[BaseException]]:
+    errors = pi_hermes_memory.errors
+    found = [getattr(errors, name) for name in errors.__all__]
+    return [cls for cls in found if isinstance(cls, type) and issubclass(cls, BaseException)]
+
+
+def test_every_error_defined_anywhere_is_exported_from_the_one_errors_module() -> None:
+    """ADR 0056: `pi_hermes_memory.errors` is the one place a caller imports an error from."""
+    exported = set(_exported())
+    missing = [
+        f"{c.__module__}.{c.__qualname__}" for c in _exception_classes() if c not in exported
+    ]
+    assert missing == []
+
+
+def test_no_error_is_defined_outside_the_errors_modules() -> None:
+    """The definitions live in `pi_hermes_memory.errors` or, for the pure domain, in
+    `pi_hermes_memory.domain.errors` (found by AST, so an unimported module counts too)."""
+    homes = {ROOT / "application" / "errors.py", ROOT / "domain" / "errors.py"}
+    known = {cls.__name__ for cls in _exported()} | {"Exception", "BaseException"}
+    private = {name.rsplit(".", 1)[1] for name in PRIVATE}
+    strays = []
+    for folder in ("application", "domain", "adapters"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            if path in homes or "testing" in path.parts:
+                continue
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if not isinstance(node, ast.ClassDef) or node.name in private:
+                    continue
+                bases = {getattr(b, "id", getattr(b, "attr", "")) for b in node.bases}
+                if bases & known:
+                    strays.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name}")
+    assert strays == []
+
+
+@pytest.mark.parametrize("cls", _exported(), ids=lambda c: c.__qualname__)
+def test_every_exported_error_is_a_hermes_memory_error_and_a_public_name(
+    cls: type[BaseException],
+) -> None:
+    assert issubclass(cls, HermesMemoryError)
+    assert cls.__module__ in {"pi_hermes_memory.errors", "pi_hermes_memory.domain.errors"}
+    assert getattr(pi_hermes_memory, cls.__name__) is cls
+    assert cls.__name__ in pi_hermes_memory.__all__
+
+
+def test_the_errors_module_exports_exactly_what_it_lists() -> None:
+    errors = pi_hermes_memory.errors
+    assert sorted(errors.__all__) == errors.__all__
+    public = {
+        name
+        for name, value in vars(errors).items()
+        if isinstance(value, type) and issubclass(value, BaseException)
+    }
+    assert public <= set(errors.__all__)
 
 
 @pytest.mark.parametrize("cls", _exception_classes(), ids=lambda c: c.__qualname__)

@@ -13,8 +13,8 @@ from pi_hermes_memory.domain.memory.commands import AddMemory, RemoveMemory, Rep
 from pi_hermes_memory.domain.memory.model import Target
 from pi_hermes_memory.errors import MarkdownUnreadable
 from pi_hermes_memory.memory.service import MemoryService
+from pi_hermes_memory.ports.search import ScopeClause, SearchQuery
 from pi_hermes_memory.ports.store import UNCHECKED
-from pi_hermes_memory.search.memory_search import ScopeClause, SearchQuery
 
 from tests.support.builders import service
 from tests.support.fakes import StepClock

@@ -18,7 +18,8 @@ from pi_hermes_memory.domain.memory.events import MemoryAdded, MemoryReplaced, s
 from pi_hermes_memory.domain.memory.model import MemoryKind, Target, importance_problem
 from pi_hermes_memory.domain.memory.scope import SessionScope
 from pi_hermes_memory.domain.status import Status
-from pi_hermes_memory.journal.codec import CorruptEvent, decode, encode
+from pi_hermes_memory.errors import CorruptEvent
+from pi_hermes_memory.journal.codec import decode, encode
 from pi_hermes_memory.journal.snapshots import decode_document, encode_document
 
 AT = datetime(2026, 7, 1, 9, 0, tzinfo=UTC)

@@ -16,8 +16,8 @@ from pi_hermes_memory.adapters.inmemory.storage import InMemoryMarkdown, InMemor
 from pi_hermes_memory.api import Memory
 from pi_hermes_memory.config.settings import parse_config
 from pi_hermes_memory.domain.memory.model import Target
+from pi_hermes_memory.errors import ArgumentError
 from pi_hermes_memory.tools.pi_memory import PI_MEMORY_TOOLS, parse_scope
-from pi_hermes_memory.tools.registry import ArgumentError
 from pi_hermes_memory.tools.schemas import FORMATS, render_all, strict_problems
 
 SEED_TOOLS = [t.name for t in PI_MEMORY_TOOLS]

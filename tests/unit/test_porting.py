@@ -12,7 +12,6 @@ from pi_hermes_memory.domain.memory.document import MemoryDocument, fold
 from pi_hermes_memory.domain.memory.events import stamp
 from pi_hermes_memory.domain.memory.model import FailureCategory, MemoryEntry, MemoryKind, Target
 from pi_hermes_memory.domain.memory.porting import (
-    RecordError,
     check_header,
     entry_fields,
     from_record,
@@ -21,6 +20,7 @@ from pi_hermes_memory.domain.memory.porting import (
     plan_import,
     to_record,
 )
+from pi_hermes_memory.errors import RecordError
 
 AT = datetime(2026, 5, 1, 12, tzinfo=UTC)
 dates = st.dates(min_value=date(2000, 1, 1), max_value=date(2100, 1, 1))

@@ -21,15 +21,14 @@ from pi_hermes_memory.domain.search.terms import (
     index_grams,
     plan_terms,
 )
+from pi_hermes_memory.errors import ArgumentError
+from pi_hermes_memory.ports.search import ScopeClause, SearchQuery
 from pi_hermes_memory.search.memory_search import (
     MEMORY_SEARCH_TOOL,
-    ScopeClause,
-    SearchQuery,
     parse_search_arguments,
     search_clauses,
 )
 from pi_hermes_memory.testing.contracts import HOSTILE_QUERIES
-from pi_hermes_memory.tools.registry import ArgumentError
 
 from tests.support.builders import service
 from tests.support.fakes import SequentialIds, StepClock

@@ -12,12 +12,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from pi_hermes_memory.adapters.cli import server as cli_server
-from pi_hermes_memory.adapters.server.config import (
-    ServerConfigError,
-    read_plugin_config,
-    resolve_store_options,
-)
+from pi_hermes_memory.adapters.server.config import read_plugin_config, resolve_store_options
 from pi_hermes_memory.config.settings import EmbeddingProvider, RerankProvider
+from pi_hermes_memory.errors import ServerConfigError
 
 KEY = "sk-secret-value-123456"
 SEED_EMBEDDING = {

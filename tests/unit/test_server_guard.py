@@ -13,7 +13,6 @@ from pi_hermes_memory.adapters.cli import server as cli_server
 from pi_hermes_memory.adapters.server.app import (
     ApiError,
     ServerSettings,
-    UnsafeBind,
     _host_ok,
     check_bind,
     error_status,
@@ -23,7 +22,7 @@ from pi_hermes_memory.adapters.server.app import (
     result_status,
     route,
 )
-from pi_hermes_memory.errors import InvalidArgument, StoreBusy
+from pi_hermes_memory.errors import InvalidArgument, StoreBusy, UnsafeBind
 
 
 def _args(**given: object) -> argparse.Namespace:

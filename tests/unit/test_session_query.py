@@ -13,10 +13,10 @@ from pi_hermes_memory.domain.history.request import (
     MAX_TERM_CHARS,
     MAX_TERMS,
     AnchorRequest,
-    AnchorRequestError,
     parse_anchor_request,
     render_anchor_request,
 )
+from pi_hermes_memory.errors import AnchorRequestError
 
 EXAMPLE = """\
 from: 2026-01-05

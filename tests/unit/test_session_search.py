@@ -13,16 +13,11 @@ import pytest
 from pi_hermes_memory.adapters.inmemory.history import InMemorySessionFiles, InMemorySessionIndex
 from pi_hermes_memory.adapters.inmemory.storage import InMemoryMarkdown, InMemoryStorage
 from pi_hermes_memory.domain.history.request import AnchorRequest
-from pi_hermes_memory.history.search import (
-    AnchorLine,
-    AnchorQuery,
-    SessionInfo,
-    SessionSearchService,
-    group_ranges,
-)
+from pi_hermes_memory.errors import ArgumentError
+from pi_hermes_memory.history.search import SessionSearchService, group_ranges
 from pi_hermes_memory.history.tool import run_anchors_tool, run_legacy_tool
+from pi_hermes_memory.ports.history import AnchorLine, AnchorQuery, SessionInfo
 from pi_hermes_memory.testing.session_contracts import T0, Sessions, message
-from pi_hermes_memory.tools.registry import ArgumentError
 
 
 @pytest.fixture

@@ -26,7 +26,7 @@ from pi_hermes_memory.domain.skills.events import (
     SkillRevised,
     SkillScope,
 )
-from pi_hermes_memory.domain.skills.hand_edits import SkillFolderProblem, import_folder
+from pi_hermes_memory.domain.skills.hand_edits import import_folder
 from pi_hermes_memory.domain.skills.revise import (
     decide_delete,
     decide_patch,
@@ -36,7 +36,6 @@ from pi_hermes_memory.domain.skills.revise import (
 )
 from pi_hermes_memory.domain.skills.rules import MAX_SUPPORT_FILES
 from pi_hermes_memory.domain.skills.skill import (
-    InvalidSkillId,
     SkillDecision,
     SkillState,
     fold,
@@ -48,6 +47,7 @@ from pi_hermes_memory.domain.skills.skill import (
 )
 from pi_hermes_memory.domain.skills.skill_md import parse_skill, render_skill
 from pi_hermes_memory.domain.status import Status
+from pi_hermes_memory.errors import InvalidSkillId, SkillFolderProblem
 
 T0 = datetime(2026, 7, 1, 9, 0, tzinfo=UTC)
 SECRET = "ghp_" + "A1b2" * 9  # a GitHub-token-shaped value the scanner refuses

@@ -19,9 +19,10 @@ from pi_hermes_memory.domain.skills.events import (
     SkillRevised,
     SkillScope,
 )
-from pi_hermes_memory.domain.skills.hand_edits import SkillFolderProblem, import_folder, person_edit
+from pi_hermes_memory.domain.skills.hand_edits import import_folder, person_edit
 from pi_hermes_memory.domain.skills.skill import SkillState, fold, skill_stream
 from pi_hermes_memory.domain.skills.skill_md import SKILL_FILE, render_skill
+from pi_hermes_memory.errors import SkillFolderProblem
 from pi_hermes_memory.journal.codec import decode, encode
 
 T0 = datetime(2026, 7, 1, 9, 0, tzinfo=UTC)

@@ -20,8 +20,9 @@ from pi_hermes_memory.domain.memory.document import MemoryDocument, fold, stream
 from pi_hermes_memory.domain.memory.events import Event
 from pi_hermes_memory.domain.memory.model import Target
 from pi_hermes_memory.domain.memory.scope import SessionScope
+from pi_hermes_memory.errors import CorruptSnapshot
 from pi_hermes_memory.journal.pipeline import SNAPSHOT_EVERY
-from pi_hermes_memory.journal.snapshots import CorruptSnapshot, decode_document, encode_document
+from pi_hermes_memory.journal.snapshots import decode_document, encode_document
 
 from tests.support.builders import service
 

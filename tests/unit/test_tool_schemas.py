@@ -16,8 +16,9 @@ from pi_hermes_memory.adapters.inmemory.history import InMemorySessionFiles, InM
 from pi_hermes_memory.adapters.inmemory.search import InMemorySearchIndex
 from pi_hermes_memory.adapters.inmemory.storage import InMemoryMarkdown, InMemoryStorage
 from pi_hermes_memory.api import Memory
+from pi_hermes_memory.errors import ArgumentError
 from pi_hermes_memory.search.memory_search import parse_search_arguments
-from pi_hermes_memory.tools.registry import ArgumentError, parse_memory_arguments
+from pi_hermes_memory.tools.registry import parse_memory_arguments
 from pi_hermes_memory.tools.schemas import (
     FORMATS,
     STRICT_KEYWORDS,

@@ -10,8 +10,9 @@ from typing import Any
 from pi_hermes_memory.config.settings import SkillGovernanceConfig
 from pi_hermes_memory.domain.skills.events import SkillScope
 from pi_hermes_memory.domain.skills.promotion import PromotionPolicy, UsageEvidence
-from pi_hermes_memory.domain.skills.skill import STREAM_PREFIX, InvalidSkillId, parse_skill_id
+from pi_hermes_memory.domain.skills.skill import STREAM_PREFIX, parse_skill_id
 from pi_hermes_memory.domain.status import Status
+from pi_hermes_memory.errors import InvalidSkillId
 from pi_hermes_memory.ports.skills import SkillTelemetry
 from pi_hermes_memory.ports.store import Clock, Storage
 from pi_hermes_memory.skills.classifier import RuleBasedClassifier, SkillClassifier

@@ -18,7 +18,7 @@ from pi_hermes_memory.domain.skills.promotion import (
 )
 from pi_hermes_memory.domain.skills.skill import SkillState
 from pi_hermes_memory.domain.status import Status
-from pi_hermes_memory.errors import HermesMemoryError
+from pi_hermes_memory.errors import CurationTimedOut, HermesMemoryError
 from pi_hermes_memory.ports.skills import (
     CurationKind,
     CurationRefusal,
@@ -28,7 +28,6 @@ from pi_hermes_memory.ports.skills import (
     PolicyOverrides,
     RefusalReason,
 )
-from pi_hermes_memory.skills.classifier import CurationTimedOut
 from pi_hermes_memory.skills.governance.base import (
     CANDIDATE,
     CLASSIFIER_ERROR,

@@ -21,18 +21,10 @@ here; the LLM-backed one arrives with the next issue.
 from __future__ import annotations
 
 from pi_hermes_memory.domain.skills.events import SkillScope
-from pi_hermes_memory.domain.skills.skill import (
-    InvalidSkillId,
-    SkillState,
-    parse_skill_id,
-    skill_stream,
-)
+from pi_hermes_memory.domain.skills.skill import SkillState, parse_skill_id, skill_stream
 from pi_hermes_memory.domain.status import Status
-from pi_hermes_memory.skills.classifier import (
-    CurationTimedOut,
-    RuleBasedClassifier,
-    SkillClassifier,
-)
+from pi_hermes_memory.errors import CurationTimedOut, InvalidSkillId
+from pi_hermes_memory.skills.classifier import RuleBasedClassifier, SkillClassifier
 from pi_hermes_memory.skills.governance.curation import GovernanceCuration, SubmissionResult
 from pi_hermes_memory.skills.governance.moves import GovernanceMoves
 from pi_hermes_memory.skills.governance.results import (

@@ -24,9 +24,9 @@ from pi_hermes_memory.domain.skills.promotion import (
     task_domain_problem,
 )
 from pi_hermes_memory.domain.status import Status
+from pi_hermes_memory.errors import ArgumentError
 from pi_hermes_memory.skills.governance.service import SkillGovernance
 from pi_hermes_memory.tools.registry import (
-    ArgumentError,
     ToolDefinition,
     ToolResult,
     _check_keys,

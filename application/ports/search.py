@@ -1,0 +1,82 @@
+"""The values the memory search ports speak (`SearchIndex`, `VectorStore`): a query with its
+scope clauses, and a hit. They live with the ports, not with the search service, so an
+adapter (or the service) can import them without importing the other (ADR 0056)."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import attrs
+from pi_hermes_memory.domain.memory.model import FailureCategory, Target
+from pi_hermes_memory.domain.search.terms import QueryTerms, plan_terms
+
+__all__ = ["DEFAULT_LIMIT", "ScopeClause", "SearchHit", "SearchQuery"]
+
+#: Hits a search returns unless asked otherwise.
+DEFAULT_LIMIT = 10
+
+
+@attrs.frozen
+class ScopeClause:
+    """Rows of `target` whose project attribution is one of `projects` (None in the tuple =
+    unattributed); `projects=None` means any attribution."""
+
+    target: Target
+    projects: tuple[str | None, ...] | None = None
+    #: memory/user namespaces the session may read (None in the tuple = the global layer);
+    #: None = any namespace (ADR 0014)
+    namespaces: tuple[str | None, ...] | None = None
+
+    def admits(self, target: Target, project: str | None, namespace: str | None = None) -> bool:
+        return (
+            target is self.target
+            and (self.projects is None or project in self.projects)
+            and (self.namespaces is None or namespace in self.namespaces)
+        )
+
+
+@attrs.frozen(kw_only=True)
+class SearchQuery:
+    """What a `SearchIndex` must answer: rows matching at least one term of `text`, inside one
+    of `clauses`, of `category` (if set), active only unless `include_superseded`; the best
+    `limit`, rows matching every term first, then by score, ties: the larger id first."""
+
+    text: str
+    clauses: tuple[ScopeClause, ...]
+    category: FailureCategory | None = None
+    include_superseded: bool = False
+    limit: int = DEFAULT_LIMIT
+
+    @property
+    def terms(self) -> QueryTerms:
+        return plan_terms(self.text)
+
+    def admits(
+        self,
+        target: Target,
+        project: str | None,
+        category: str | None,
+        superseded_by: str | None,
+        namespace: str | None = None,
+    ) -> bool:
+        """The scope predicate, for indexes that filter in Python (and for double checks)."""
+        if superseded_by is not None and not self.include_superseded:
+            return False
+        if self.category is not None and category != self.category.value:
+            return False
+        return any(c.admits(target, project, namespace) for c in self.clauses)
+
+
+@attrs.frozen(kw_only=True)
+class SearchHit:
+    id: str
+    target: Target
+    project: str | None
+    category: FailureCategory | None
+    text: str
+    created: date
+    last_referenced: date
+    superseded_by: str | None
+    superseded_at: date | None
+    score: float  # > 0, higher is better; comparable only within one search
+    namespace: str | None = None  # agent:/custom:/user: scope of a memory/user row
