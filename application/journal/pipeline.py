@@ -33,7 +33,7 @@ import attrs
 from pi_hermes_memory.domain.errors import VersionConflict
 from pi_hermes_memory.domain.memory.events import UNSTAMPED, Event, stamp
 from pi_hermes_memory.errors import CorruptSnapshot, MarkdownChanged, MarkdownUnreadable
-from pi_hermes_memory.ports.store import UNCHECKED, Storage, UnitOfWork
+from pi_hermes_memory.ports.store import UNCHECKED, Replicas, Storage, UnitOfWork
 
 __all__ = [
     "DEFER_RENDER_BYTES",
@@ -95,33 +95,6 @@ class StreamState(Protocol):
 
 
 S = TypeVar("S", bound=StreamState)
-
-
-class Replicas(Protocol):
-    """The files of one kind of document, addressed by stream: one replica per stream, as
-    bytes (a document of several files is one byte string the adapter maps onto its files)."""
-
-    def read(self, stream: str) -> bytes | None:
-        """The replica's bytes, or None when it does not exist. Raises `MarkdownUnreadable`
-        when it exists but cannot be used (too large, …)."""
-        ...
-
-    def write(self, stream: str, data: bytes, *, expected: object = UNCHECKED) -> None:
-        """Replace the replica; with `expected` (a `stamp`), raise `MarkdownChanged` and leave
-        it alone when it changed since it was read."""
-        ...
-
-    def stamp(self, stream: str) -> object:
-        """A cheap change token; equal tokens mean "unchanged"."""
-        ...
-
-    def describe(self, stream: str) -> str:
-        """A human-readable location (for messages)."""
-        ...
-
-    def replica(self, stream: str) -> str:
-        """This replica's identity among every replica of the journal (the render ledger key)."""
-        ...
 
 
 @attrs.frozen

@@ -4,13 +4,15 @@ adapter (or the service) can import them without importing the other (ADR 0056).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import date
+from typing import Protocol, runtime_checkable
 
 import attrs
 from pi_hermes_memory.domain.memory.model import FailureCategory, Target
 from pi_hermes_memory.domain.search.terms import QueryTerms, plan_terms
 
-__all__ = ["DEFAULT_LIMIT", "ScopeClause", "SearchHit", "SearchQuery"]
+__all__ = ["DEFAULT_LIMIT", "Reranker", "ScopeClause", "SearchHit", "SearchQuery"]
 
 #: Hits a search returns unless asked otherwise.
 DEFAULT_LIMIT = 10
@@ -80,3 +82,12 @@ class SearchHit:
     superseded_at: date | None
     score: float  # > 0, higher is better; comparable only within one search
     namespace: str | None = None  # agent:/custom:/user: scope of a memory/user row
+
+
+@runtime_checkable
+class Reranker(Protocol):
+    """A cross-encoder: one relevance score per document, in the documents' order, higher is
+    more relevant (0..1 expected; `rerank_mix` clamps). None (or an exception, which
+    `safe_rerank` turns into None) means "unavailable": the pipeline falls back to cosine."""
+
+    def rerank(self, query: str, documents: Sequence[str]) -> list[float] | None: ...

@@ -25,7 +25,12 @@ from typing import Protocol, TypeVar
 
 import attrs
 from pi_hermes_memory.domain.echo import shown
-from pi_hermes_memory.domain.skills.promotion import UsageEvidence
+from pi_hermes_memory.domain.skills.promotion import (
+    Classification,
+    PromotionPolicy,
+    UsageEvidence,
+)
+from pi_hermes_memory.domain.skills.skill import SkillState
 from pi_hermes_memory.errors import InvalidArgument
 
 __all__ = [
@@ -44,6 +49,7 @@ __all__ = [
     "JobState",
     "PolicyOverrides",
     "RefusalReason",
+    "SkillClassifier",
     "SkillStatRow",
     "SkillTelemetry",
     "SkillVisibility",
@@ -442,3 +448,21 @@ def checked_governance(record: object) -> GovernanceRecord:
         if value is not None and not isinstance(value, str):
             raise InvalidArgument(f"{label} must be a string or None, got {shown(value)}")
     return record
+
+
+class SkillClassifier(Protocol):
+    """Classifies skills for curation: task domain and scope verdict, with reasons.
+
+    Returns one `Classification` per skill it could judge (skills it leaves out are not
+    recorded). Raises `CurationTimedOut` when it cannot finish within `timeout` seconds; any
+    other exception fails the job (reason ``classifier-error``)."""
+
+    def classify(
+        self,
+        skills: Sequence[SkillState],
+        policy: PromotionPolicy,
+        project: str | None,
+        *,
+        timeout: float,
+        project_names: frozenset[str] = frozenset(),
+    ) -> list[Classification]: ...

@@ -53,6 +53,7 @@ __all__ = [
     "MarkdownStore",
     "Projection",
     "RenderLedger",
+    "Replicas",
     "SearchIndex",
     "SessionIndex",
     "SessionSource",
@@ -455,3 +456,30 @@ class KnowledgeIndex(Protocol):
     def last_run(self) -> dict[str, Any] | None: ...
 
     def close(self) -> None: ...
+
+
+class Replicas(Protocol):
+    """The files of one kind of document, addressed by stream: one replica per stream, as
+    bytes (a document of several files is one byte string the adapter maps onto its files)."""
+
+    def read(self, stream: str) -> bytes | None:
+        """The replica's bytes, or None when it does not exist. Raises `MarkdownUnreadable`
+        when it exists but cannot be used (too large, …)."""
+        ...
+
+    def write(self, stream: str, data: bytes, *, expected: object = UNCHECKED) -> None:
+        """Replace the replica; with `expected` (a `stamp`), raise `MarkdownChanged` and leave
+        it alone when it changed since it was read."""
+        ...
+
+    def stamp(self, stream: str) -> object:
+        """A cheap change token; equal tokens mean "unchanged"."""
+        ...
+
+    def describe(self, stream: str) -> str:
+        """A human-readable location (for messages)."""
+        ...
+
+    def replica(self, stream: str) -> str:
+        """This replica's identity among every replica of the journal (the render ledger key)."""
+        ...

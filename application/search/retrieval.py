@@ -30,10 +30,11 @@ import enum
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import date, datetime
-from typing import TYPE_CHECKING, Any, Final, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 import attrs
 from pi_hermes_memory.errors import InvalidArgument
+from pi_hermes_memory.ports.search import Reranker
 
 if TYPE_CHECKING:
     import numpy as np
@@ -51,18 +52,6 @@ TIME_DECAY_HALF_LIFE_DAYS: Final = 60.0
 TIME_DECAY_FLOOR: Final = 0.5
 HARD_MIN_SCORE: Final = 0.35
 MMR_THRESHOLD: Final = 0.85
-
-
-# --- the reranker port ------------------------------------------------------------------------
-
-
-@runtime_checkable
-class Reranker(Protocol):
-    """A cross-encoder: one relevance score per document, in the documents' order, higher is
-    more relevant (0..1 expected; `rerank_mix` clamps). None (or an exception, which
-    `safe_rerank` turns into None) means "unavailable": the pipeline falls back to cosine."""
-
-    def rerank(self, query: str, documents: Sequence[str]) -> list[float] | None: ...
 
 
 # --- checks -----------------------------------------------------------------------------------

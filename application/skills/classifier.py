@@ -5,31 +5,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from typing import Protocol
 
 from pi_hermes_memory.domain.skills.promotion import Classification, PromotionPolicy, classify_skill
 from pi_hermes_memory.domain.skills.skill import SkillState
 from pi_hermes_memory.errors import CurationTimedOut
+from pi_hermes_memory.ports.skills import SkillClassifier
 
 __all__ = ["CurationTimedOut", "RuleBasedClassifier", "SkillClassifier"]
-
-
-class SkillClassifier(Protocol):
-    """Classifies skills for curation: task domain and scope verdict, with reasons.
-
-    Returns one `Classification` per skill it could judge (skills it leaves out are not
-    recorded). Raises `CurationTimedOut` when it cannot finish within `timeout` seconds; any
-    other exception fails the job (reason ``classifier-error``)."""
-
-    def classify(
-        self,
-        skills: Sequence[SkillState],
-        policy: PromotionPolicy,
-        project: str | None,
-        *,
-        timeout: float,
-        project_names: frozenset[str] = frozenset(),
-    ) -> list[Classification]: ...
 
 
 class RuleBasedClassifier:
