@@ -37,7 +37,7 @@ from pi_hermes_memory.ports.history import DEFAULT_SESSIONS
 from pi_hermes_memory.ports.search import DEFAULT_LIMIT
 from pi_hermes_memory.ports.store import Clock, IdFactory, SearchIndex, Storage
 from pi_hermes_memory.ports.vectors import REEMBED_BATCH, ReembedProgress, ReembedReport
-from pi_hermes_memory.results import BatchResult, EntryView, WriteResult
+from pi_hermes_memory.results import BatchResult, EntryView, ToolOutcome, WriteResult
 from pi_hermes_memory.search.memory_search import (
     MEMORY_SEARCH_TOOL,
     SearchResult,
@@ -349,21 +349,21 @@ class Memory:
             raise InvalidArgument("skill governance is not available on this store")
         return governance
 
-    def interview(self, answers: Mapping[str, str] | None = None) -> ToolResult:
+    def interview(self, answers: Mapping[str, str] | None = None) -> ToolOutcome:
         """The interview (``pi_hermes_memory.learning.interview.interview``): no answers, the
         questions;
         answers keyed by question id, one USER.md entry each through the memory tool."""
         from pi_hermes_memory.learning.interview import interview
 
-        return interview(self, answers)
+        return ToolOutcome(interview(self, answers))
 
-    def learn_skill(self, source: str, *, name: str | None = None) -> ToolResult:
+    def learn_skill(self, source: str, *, name: str | None = None) -> ToolOutcome:
         """One project skill learned from `source` by the LLM, created through the skill tool
         (``pi_hermes_memory.learning.interview.learn_skill``); with the LLM off, nothing is
         written."""
         from pi_hermes_memory.learning.interview import learn_skill
 
-        return learn_skill(self, source, name=name)
+        return ToolOutcome(learn_skill(self, source, name=name))
 
     def skill_stats(
         self,

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from datetime import date
+from typing import Any
 
 import attrs
 from pi_hermes_memory.domain.status import Status
 
-__all__ = ["BatchResult", "CandidateView", "EntryView", "WriteResult"]
+__all__ = ["BatchResult", "CandidateView", "EntryView", "ToolOutcome", "WriteResult"]
 
 
 @attrs.frozen(kw_only=True)
@@ -60,3 +62,41 @@ class EntryView:
     #: the second seed's fields (ADR 0045); None: not set (importance then ranks as 0.7)
     importance: float | None = None
     kind: str | None = None
+
+
+def _copied(payload: Mapping[str, Any]) -> dict[str, Any]:
+    return dict(payload)
+
+
+@attrs.frozen
+class ToolOutcome(Mapping[str, Any]):
+    """The outcome of a call that runs a tool (`Memory.interview`, `Memory.learn_skill`,
+    `AgentSession.learn_skill`): `success`, `status` and `message` typed, and the tool's JSON
+    object as `to_json()`. It is also a read-only mapping of that object (`outcome["skill"]`),
+    so code written against the JSON keeps working."""
+
+    payload: Mapping[str, Any] = attrs.field(converter=_copied)
+
+    @property
+    def success(self) -> bool:
+        return bool(self.payload.get("success"))
+
+    @property
+    def status(self) -> Status:
+        return Status(self.payload["status"])
+
+    @property
+    def message(self) -> str:
+        return str(self.payload.get("message", ""))
+
+    def to_json(self) -> dict[str, Any]:
+        return dict(self.payload)
+
+    def __getitem__(self, key: str) -> Any:
+        return self.payload[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.payload)
+
+    def __len__(self) -> int:
+        return len(self.payload)

@@ -91,7 +91,7 @@ def _ask(questions: list[dict[str, str]]) -> dict[str, str]:
 
 def _report(result: Any, *, as_json: bool) -> int:
     if as_json:
-        _print_json(result)
+        _print_json(result.to_json())
     else:
         print(result["message"])
         for item in result.get("results", ()):
@@ -132,7 +132,7 @@ def _learn(memory: Any, args: argparse.Namespace) -> int:
         return _usage("the source material is empty")
     result = memory.learn_skill(source, name=args.name)
     if args.json:
-        _print_json(result)
+        _print_json(result.to_json())
     else:
         print(result["message"])
         skill = result.get("skill")

@@ -71,6 +71,7 @@ from pi_hermes_memory.learning.review import (
 from pi_hermes_memory.lifecycle.auto_memory import AutoMemory, AutoMemoryStatus, CaptureOutcome
 from pi_hermes_memory.lifecycle.corrections import rules_from_config
 from pi_hermes_memory.log import library_logger
+from pi_hermes_memory.results import ToolOutcome
 
 __all__ = [
     "DEFAULT_SHUTDOWN_TIMEOUT_S",
@@ -307,20 +308,22 @@ class AgentSession:
             self._log.error("lifecycle.shutdown_failed", exc_info=True)
             return False
 
-    def learn_skill(self, *, name: str | None = None, recent_messages: int = 0) -> dict[str, Any]:
+    def learn_skill(self, *, name: str | None = None, recent_messages: int = 0) -> ToolOutcome:
         """`/memory-learn-skill` on this session's recent context: the last `recent_messages`
         messages (0: every one kept) become the source material of one project skill
         (`Memory.learn_skill`; runs on the caller's thread: the person asked for it)."""
         messages = self._snapshot(recent_messages)
         source = "\n\n".join(f"{role}: {text}" for role, text in messages)
         if not source.strip():
-            return {
-                "success": False,
-                "status": Status.NOOP,
-                "message": "No skill learned: this session has no messages yet.",
-            }
-        result: dict[str, Any] = self._memory.learn_skill(source, name=name)
-        return result
+            return ToolOutcome(
+                {
+                    "success": False,
+                    "status": Status.NOOP,
+                    "message": "No skill learned: this session has no messages yet.",
+                }
+            )
+        outcome: ToolOutcome = self._memory.learn_skill(source, name=name)
+        return outcome
 
     def system_prompt(self) -> str:
         """The memory block of this session's system prompt (`Memory.system_prompt`). Like
