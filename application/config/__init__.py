@@ -1,6 +1,13 @@
 """Configuration: the values, the pure parser of `hermes-memory-config.json` (`settings`) and
-its `storage` section (`storage`). Every public name of both is re-exported here."""
+its `storage` and `adapters` sections (`storage`, `adapters`). Every public name of them is
+re-exported here."""
 
+from pi_hermes_memory.config.adapters import (
+    ADAPTER_KEYS,
+    IMPORT_PATH,
+    AdaptersConfig,
+    parse_adapters,
+)
 from pi_hermes_memory.config.settings import (
     CONFIG_FILE_NAME,
     DB_FILE_NAME,
@@ -58,6 +65,7 @@ from pi_hermes_memory.config.storage import (
 from pi_hermes_memory.errors import ConfigError
 
 __all__ = [
+    "ADAPTER_KEYS",
     "CONFIG_FILE_NAME",
     "DB_FILE_NAME",
     "DEFAULT_EMBEDDING_BASE_URL",
@@ -73,6 +81,7 @@ __all__ = [
     "DEFAULT_RERANK_TOP_N",
     "DOCUMENT_FIELD",
     "EMBEDDING_MAX_TIMEOUT_MS",
+    "IMPORT_PATH",
     "KNOWLEDGE_PATHS_ENV",
     "LLM_MAX_ARGV_ITEMS",
     "LLM_MAX_REPLY_BYTES_CAP",
@@ -81,6 +90,7 @@ __all__ = [
     "MAX_SAFE_INTEGER",
     "RETRIEVAL_STAGES",
     "TOOL_SETS",
+    "AdaptersConfig",
     "AutoMemoryConfig",
     "Config",
     "ConfigError",
@@ -107,6 +117,7 @@ __all__ = [
     "StorageConfig",
     "TaskDomain",
     "ThinkingLevel",
+    "parse_adapters",
     "parse_config",
     "parse_storage",
 ]
