@@ -197,3 +197,23 @@ def test_an_unreadable_section_stops_open(tmp_path: Path) -> None:
     _write(root, {"adapters": {"vectorstore": "host_parts:search_index"}})
     with pytest.raises(ConfigError, match=r"adapters\.vectorstore: names no part"):
         _open(root)
+
+
+def test_a_failing_factory_closes_the_default_storage_it_opened(
+    tmp_path: Path, host: types.ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pi_hermes_memory.adapters.sqlite.storage import SqliteStorage
+
+    closed: list[SqliteStorage] = []
+    close = SqliteStorage.close
+
+    def recording_close(self: SqliteStorage) -> None:
+        closed.append(self)
+        close(self)
+
+    monkeypatch.setattr(SqliteStorage, "close", recording_close)
+    root = tmp_path / "agent"
+    _write(root, {"adapters": {"vectorStore": "host_parts:broken"}})
+    with pytest.raises(ConfigError, match=r"^adapters\.vectorStore: .*no index here"):
+        pi_hermes_memory.open(agent_root=root, cwd=tmp_path, environ={})
+    assert len(closed) == 1
