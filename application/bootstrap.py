@@ -90,7 +90,7 @@ def open_memory(
     embedder: Embedder | None = None,
     vector_store: Part[VectorStore] | None = None,
     session_index: Part[SessionIndex] | None = None,
-    session_source: SessionSource | None = None,
+    session_source: Part[SessionSource] | None = None,
     reranker: Reranker | None = None,
     skill_telemetry: Part[SkillTelemetry] | None = None,
     session_id: str | None = None,
@@ -105,11 +105,13 @@ def open_memory(
     agent_id: which agent this session is; it selects the scopes the session may read and
     write (``scopes.agentAccess``; default: global + ``agent:<id>``, ADR 0014).
     project: an explicit project name (wins over config and cwd; must be a safe name).
-    storage, search_index, vector_store, session_index, skill_telemetry: each an instance, or
-    a factory ``lambda backend: ...`` that receives the configured backend's default parts
-    (``pi_hermes_memory.composition.Backend``) and replaces that one part, keeping every other
-    default (ADR 0057), e.g. ``storage=lambda backend: Audited(backend.storage)`` or
-    ``vector_store=lambda backend: MyStore(backend.rows)``. A storage *instance* comes with
+    storage, search_index, vector_store, session_index, session_source, skill_telemetry: each
+    an instance, or a factory ``lambda backend: ...`` that receives the configured backend's
+    default parts (``pi_hermes_memory.composition.Backend``) and replaces that one part,
+    keeping every other default (ADR 0057), e.g. ``storage=lambda backend:
+    Audited(backend.storage)`` or ``vector_store=lambda backend: MyStore(backend.rows)``.
+    The configuration's ``adapters`` section names such factories by import path (ADR 0060);
+    a keyword given here wins over its entry. A storage *instance* comes with
     no default search index, vectors, session history or skill statistics: each one not given
     is off, and open() logs a warning naming them (``open.defaults_off``).
     storage / markdown: custom adapters (they must pass the contract suite in
@@ -143,10 +145,17 @@ def open_memory(
     from pi_hermes_memory.adapters.markdown.codec import MarkdownFormat
     from pi_hermes_memory.adapters.system import SystemClock, UlidFactory
 
+    parts = {
+        "storage": storage, "search_index": search_index, "vector_store": vector_store,
+        "session_index": session_index, "session_source": session_source,
+        "skill_telemetry": skill_telemetry,
+    }  # fmt: skip
+    given = frozenset(name for name, part in parts.items() if part is not None)
     storage, storage_factory = split_part(storage)
     search_index, search_factory = split_part(search_index)
     vector_store, vectors_factory = split_part(vector_store)
     session_index, sessions_factory = split_part(session_index)
+    session_source, source_factory = split_part(session_source)
     skill_telemetry, telemetry_factory = split_part(skill_telemetry)
     env = dict(os.environ if environ is None else environ)
     if agent_root is not None:
@@ -154,6 +163,14 @@ def open_memory(
     config, config_warnings = load_config(
         environ=env, cwd=Path(cwd if cwd is not None else os.getcwd()), project_override=project
     )
+    # the config's `adapters` entries, imported before anything on disk moves (ADR 0060)
+    named = _configured_parts(config, given)
+    storage_factory = storage_factory or named.get("storage")
+    search_factory = search_factory or named.get("search_index")
+    vectors_factory = vectors_factory or named.get("vector_store")
+    sessions_factory = sessions_factory or named.get("session_index")
+    source_factory = source_factory or named.get("session_source")
+    telemetry_factory = telemetry_factory or named.get("skill_telemetry")
     if storage is None and config.storage.problem is not None:
         from pi_hermes_memory.errors import ConfigError
 
@@ -236,19 +253,26 @@ def open_memory(
             kind=BackendKind.CUSTOM, config=config, logger=logger, storage=storage,
             markdown=markdown, search_index=search_index, session_index=session_index,
         )  # fmt: skip
-    if read_only is None:  # a read-only store (ADR 0023) keeps its read-only parts
-        if search_factory is not None:
-            search_index = search_factory(backend)
-        if vectors_factory is not None:
-            vectors = vectors_factory(backend)
-        if sessions_factory is not None:
-            if close_sessions is not None:
-                close_sessions()  # the default index never connected: nothing to lose
-            session_index, close_sessions = sessions_factory(backend), None
-        if telemetry_factory is not None:
-            skill_telemetry, skill_tables_of = telemetry_factory(backend), None
-        if storage_factory is not None:
-            storage = storage_factory(backend)
+    try:
+        if read_only is None:  # a read-only store (ADR 0023) keeps its read-only parts
+            if search_factory is not None:
+                search_index = search_factory(backend)
+            if vectors_factory is not None:
+                vectors = vectors_factory(backend)
+            if sessions_factory is not None:
+                if close_sessions is not None:
+                    close_sessions()  # the default index never connected: nothing to lose
+                session_index, close_sessions = sessions_factory(backend), None
+            if telemetry_factory is not None:
+                skill_telemetry, skill_tables_of = telemetry_factory(backend), None
+            if storage_factory is not None:
+                storage = storage_factory(backend)
+        if source_factory is not None:  # transcripts are only read: also on a read-only store
+            session_source = source_factory(backend)
+    except BaseException:
+        if own_storage:  # a factory failed (a wrong config entry): nothing stays open
+            backend.storage.close()
+        raise
     clock = clock or SystemClock()
     ids = ids or UlidFactory()
     open_warnings: list[str] = []
@@ -423,6 +447,21 @@ def open_memory(
     memory._attach_skills(skills)
     memory._attach_governance(governance)
     return memory
+
+
+def _configured_parts(config: Config, given: frozenset[str]) -> dict[str, Callable[[Backend], Any]]:
+    """The factories named by the config's `adapters` section (ADR 0060) for the parts not
+    given to open(): a keyword wins over its entry (which is then not even imported)."""
+    if config.adapters.problem is not None:
+        from pi_hermes_memory.errors import ConfigError
+
+        raise ConfigError(config.adapters.problem)
+    wanted = {k: p for k, p in config.adapters.paths.items() if k not in given}
+    if not wanted:
+        return {}
+    from pi_hermes_memory.adapters.providers.custom import backend_factory
+
+    return {k: backend_factory(config.adapters.field(k), p) for k, p in wanted.items()}
 
 
 def _backend(

@@ -1,7 +1,8 @@
 """The backend bundle handed to the per-port factories of `pi_hermes_memory.open` (ADR 0057).
 
 Every storage-side keyword of `open(...)` (``storage``, ``search_index``, ``vector_store``,
-``session_index``, ``skill_telemetry``) takes either an instance (it is used as it is) or a
+``session_index``, ``session_source``, ``skill_telemetry``) takes either an instance (it is
+used as it is) or a
 *factory*: a callable that receives the `Backend` (the default parts of the configured
 backend, built from the configuration) and returns the part to use instead. Only that part is
 replaced; every other default stays::
@@ -10,7 +11,9 @@ replaced; every other default stays::
     pi_hermes_memory.open(storage=lambda backend: Audited(backend.storage))
 
 A value is a factory exactly when it is callable; no port's adapter is callable (none of the
-Protocols in `pi_hermes_memory.ports` has ``__call__``). Nothing inspects signatures.
+Protocols in `pi_hermes_memory.ports` has ``__call__``). Nothing inspects signatures. The
+configuration's ``adapters`` section names the same factories by import path, so the CLI and
+the server use them too (ADR 0060).
 """
 
 from __future__ import annotations

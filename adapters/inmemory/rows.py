@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from datetime import date
 
 from pi_hermes_memory.adapters.inmemory.storage import InMemoryStorage
 from pi_hermes_memory.domain.memory.model import Target
@@ -16,6 +17,10 @@ def _str(value: object) -> str | None:
     return value if isinstance(value, str) else None
 
 
+def _day(value: object) -> date | None:
+    return value if isinstance(value, date) else None
+
+
 def _row(entry_id: str, row: Mapping[str, object]) -> MemoryRow:
     return MemoryRow(
         id=entry_id,
@@ -25,6 +30,9 @@ def _row(entry_id: str, row: Mapping[str, object]) -> MemoryRow:
         category=_str(row.get("category")),
         namespace=_str(row.get("namespace")),
         superseded_by=_str(row.get("superseded_by")),
+        created=_day(row.get("created")),
+        last_referenced=_day(row.get("last_referenced")),
+        superseded_at=_day(row.get("superseded_at")),
     )
 
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from datetime import date
 from typing import Any, Final
 
 from pi_hermes_memory.adapters.sqlite.search import scope_sql
@@ -14,12 +15,20 @@ from pi_hermes_memory.ports.vectors import VectorScope
 
 __all__ = ["SqliteRows"]
 
-_COLUMNS: Final = "m.id, m.target, m.text, m.project, m.category, m.namespace, m.superseded_by"
+_COLUMNS: Final = (
+    "m.id, m.target, m.text, m.project, m.category, m.namespace, m.superseded_by, "
+    "m.created, m.last_referenced, m.superseded_at"
+)
 _ID_CHUNK: Final = 500
 
 
+def _day(value: object) -> date | None:
+    return date.fromisoformat(str(value)[:10]) if value else None
+
+
 def _row(values: Any) -> MemoryRow:
-    entry_id, target, text, project, category, namespace, superseded_by = values
+    entry_id, target, text, project, category, namespace, superseded_by = values[:7]
+    created, last_referenced, superseded_at = values[7:]
     return MemoryRow(
         id=str(entry_id),
         target=Target(str(target)),
@@ -28,6 +37,9 @@ def _row(values: Any) -> MemoryRow:
         category=category,
         namespace=namespace,
         superseded_by=superseded_by,
+        created=_day(created),
+        last_referenced=_day(last_referenced),
+        superseded_at=_day(superseded_at),
     )
 
 

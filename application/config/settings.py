@@ -24,6 +24,7 @@ from typing import Final, TypeVar
 from urllib.parse import urlsplit
 
 import attrs
+from pi_hermes_memory.config.adapters import IMPORT_PATH, AdaptersConfig, parse_adapters
 from pi_hermes_memory.config.storage import StorageConfig, parse_storage
 from pi_hermes_memory.domain.history.transcripts import normalize_cwd
 from pi_hermes_memory.domain.knowledge.chunks import DEFAULT_CHUNK_CHARS, DEFAULT_FILE_BYTES
@@ -86,10 +87,6 @@ class ThinkingLevel(enum.StrEnum):
 class SessionSearchVariant(enum.StrEnum):
     LEGACY = "legacy"
     ANCHORS = "anchors"
-
-
-#: `provider` naming a host's own adapter: `package.module:Attribute` (ADR 0057)
-IMPORT_PATH: Final = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
 
 
 @attrs.frozen(kw_only=True)
@@ -415,6 +412,8 @@ class Config:
     knowledge: KnowledgeConfig = KnowledgeConfig()
     #: storage: the local SQLite store or a shared PostgreSQL one (ADR 0050)
     storage: StorageConfig = attrs.field(factory=StorageConfig)
+    #: adapters: storage-side parts named by import path (ADR 0060)
+    adapters: AdaptersConfig = attrs.field(factory=AdaptersConfig)
 
     @classmethod
     def default(cls, agent_root: Path, cwd: Path) -> Config:
@@ -1485,6 +1484,7 @@ def parse_config(
         auto_memory=_auto_memory(top),
         knowledge=_knowledge(top, environ, cwd=cwd, home=home),
         storage=parse_storage(top, environ),
+        adapters=parse_adapters(top),
         skill_governance=_skill_governance(
             top,
             agent_root=root,

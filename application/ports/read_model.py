@@ -7,6 +7,7 @@ contract suite (`pi_hermes_memory.testing.VectorStoreContract` runs on it).
 from __future__ import annotations
 
 from collections.abc import Iterable
+from datetime import date
 from typing import Protocol
 
 import attrs
@@ -18,7 +19,9 @@ __all__ = ["MemoryRow", "MemoryRows", "RowChanges"]
 
 @attrs.frozen(kw_only=True)
 class MemoryRow:
-    """One projected memory row: an active entry, or a superseded one (`superseded_by`)."""
+    """One projected memory row: an active entry, or a superseded one (`superseded_by`, since
+    the day `superseded_at`). `created` / `last_referenced`: the entry's days (None only from
+    a store that does not keep them); a search index reports them in its hits (ADR 0060)."""
 
     id: str
     target: Target
@@ -27,6 +30,9 @@ class MemoryRow:
     category: str | None = None
     namespace: str | None = None
     superseded_by: str | None = None
+    created: date | None = None
+    last_referenced: date | None = None
+    superseded_at: date | None = None
 
 
 @attrs.frozen(kw_only=True)

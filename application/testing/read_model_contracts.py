@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import date
 from typing import Any
 
 from pi_hermes_memory.domain.memory.document import stream_for
@@ -10,7 +11,7 @@ from pi_hermes_memory.domain.memory.model import Target
 from pi_hermes_memory.ports.read_model import MemoryRow
 from pi_hermes_memory.ports.vectors import VectorScope
 from pi_hermes_memory.search.memory_search import ScopeClause
-from pi_hermes_memory.testing.contracts import AT, EVERYTHING, EventWriter
+from pi_hermes_memory.testing.contracts import AT, DAY, EVERYTHING, EventWriter
 
 __all__ = ["MemoryRowsContract"]
 
@@ -29,7 +30,14 @@ class MemoryRowsContract:
         assert [r.id for r in rows.in_scope(ALL)] == [c, b, a]
         web = VectorScope(clauses=(ScopeClause(Target.PROJECT, ("web",)),))
         assert rows.in_scope(web) == [
-            MemoryRow(id=b, target=Target.PROJECT, text="web deploys", project="web")
+            MemoryRow(
+                id=b,
+                target=Target.PROJECT,
+                text="web deploys",
+                project="web",
+                created=DAY,
+                last_referenced=DAY,
+            )
         ]
         assert rows.in_scope(VectorScope(clauses=())) == []
 
@@ -40,6 +48,8 @@ class MemoryRowsContract:
         found = rows.by_id([new, "nope", old])
         assert list(found) == [new, old]
         assert found[old].superseded_by == new and found[new].text == "The CI runs on Buildkite"
+        assert found[old].superseded_at == date(2026, 8, 2) and found[new].superseded_at is None
+        assert found[new].last_referenced == date(2026, 8, 2) and found[old].created == DAY
         assert [r.id for r in rows.in_scope(ALL)] == [new]
 
     def test_changed_since_names_the_rows_written_after_the_cursor(
