@@ -11,11 +11,30 @@ against the names exported here and check it with the matching suite in
 - `search`, `history`, `knowledge`, `memory`, `vectors`: the values those ports speak
   (queries, hits, reports).
 
+The domain values these ports speak (`Target`, `MemoryEntry`, `Event`, `SessionFile`, …) are
+re-exported too, so an adapter imports everything it needs from this one module.
+
 The value types live here, not in the services that use them, so that an adapter or a
 service imports the ports without importing another service, and the ports import nothing
 but the domain and `pi_hermes_memory.errors` (ADR 0056; `tests/unit/test_ports_hub.py`).
 """
 
+from pi_hermes_memory.domain.history.transcripts import (
+    FileProgress,
+    MessageLine,
+    SessionChunk,
+    SessionFile,
+)
+from pi_hermes_memory.domain.memory.document import MemoryDocument
+from pi_hermes_memory.domain.memory.events import Event
+from pi_hermes_memory.domain.memory.markdown_doc import ParsedDocument, VersionLine
+from pi_hermes_memory.domain.memory.model import FailureCategory, MemoryEntry, Target
+from pi_hermes_memory.domain.skills.promotion import (
+    Classification,
+    PromotionPolicy,
+    UsageEvidence,
+)
+from pi_hermes_memory.domain.skills.skill import SkillState
 from pi_hermes_memory.ports.history import (
     DEFAULT_SESSIONS,
     MATCHES_PER_SESSION,
@@ -112,19 +131,11 @@ from pi_hermes_memory.ports.vectors import (
 
 __all__ = [
     "ACTIVE_JOB_STATES",
-    "BACKFILL_LIMIT",
-    "CLEANUP_INTERVAL",
-    "DEFAULT_KNOWLEDGE_LIMIT",
-    "DEFAULT_LIMIT",
-    "DEFAULT_SESSIONS",
-    "FINISHED_JOB_STATES",
-    "MATCHES_PER_SESSION",
-    "REEMBED_BATCH",
-    "STALE_REASON",
-    "UNCHECKED",
-    "WINDOW_TURNS",
     "AnchorLine",
     "AnchorQuery",
+    "BACKFILL_LIMIT",
+    "CLEANUP_INTERVAL",
+    "Classification",
     "CleanupReport",
     "Clock",
     "Completer",
@@ -133,10 +144,17 @@ __all__ = [
     "CurationLimits",
     "CurationRefusal",
     "CurationStatus",
+    "DEFAULT_KNOWLEDGE_LIMIT",
+    "DEFAULT_LIMIT",
+    "DEFAULT_SESSIONS",
     "DocumentFormat",
     "Embedder",
     "EmbeddingKind",
+    "Event",
+    "FINISHED_JOB_STATES",
+    "FailureCategory",
     "FileChunks",
+    "FileProgress",
     "GovernanceRecord",
     "IdFactory",
     "IndexCounts",
@@ -148,11 +166,18 @@ __all__ = [
     "KnowledgeQuery",
     "KnowledgeSource",
     "KnownFile",
+    "MATCHES_PER_SESSION",
     "MarkdownStore",
+    "MemoryDocument",
+    "MemoryEntry",
     "MemoryRow",
     "MemoryRows",
+    "MessageLine",
+    "ParsedDocument",
     "PolicyOverrides",
     "Projection",
+    "PromotionPolicy",
+    "REEMBED_BATCH",
     "RebuildReport",
     "ReembedProgress",
     "ReembedReport",
@@ -161,11 +186,14 @@ __all__ = [
     "Replicas",
     "Reranker",
     "RowChanges",
+    "STALE_REASON",
     "ScopeClause",
     "ScrubReport",
     "SearchHit",
     "SearchIndex",
     "SearchQuery",
+    "SessionChunk",
+    "SessionFile",
     "SessionHit",
     "SessionIndex",
     "SessionInfo",
@@ -173,17 +201,23 @@ __all__ = [
     "SessionSource",
     "SkillClassifier",
     "SkillStatRow",
+    "SkillState",
     "SkillTelemetry",
     "SkillVisibility",
     "SourceFile",
     "Storage",
+    "Target",
     "TargetRepair",
     "Turn",
+    "UNCHECKED",
     "UnitOfWork",
+    "UsageEvidence",
     "UsageFields",
     "UsageRecord",
     "VectorScope",
     "VectorStore",
+    "VersionLine",
+    "WINDOW_TURNS",
     "aware",
     "since_day",
 ]
