@@ -20,6 +20,10 @@ from pi_hermes_memory.testing.contracts import (
     SearchIndexContract,
     StorageContract,
 )
+from pi_hermes_memory.testing.knowledge_contracts import (
+    KnowledgeIndexContract,
+    KnowledgeSourceContract,
+)
 from pi_hermes_memory.testing.provider_contracts import (
     CompleterContract,
     EmbedderContract,
@@ -35,6 +39,8 @@ from pi_hermes_memory.testing.vector_contracts import VectorStoreContract
 __all__ = [
     "CompleterContract",
     "EmbedderContract",
+    "KnowledgeIndexContract",
+    "KnowledgeSourceContract",
     "MarkdownStoreContract",
     "MemoryRowsContract",
     "RerankerContract",
