@@ -31,6 +31,7 @@ from pi_hermes_memory.testing.provider_contracts import (
 )
 from pi_hermes_memory.testing.read_model_contracts import MemoryRowsContract
 from pi_hermes_memory.testing.replica_contracts import SharedJournalContract
+from pi_hermes_memory.testing.replicas_port_contracts import ReplicasContract
 from pi_hermes_memory.testing.session_contracts import SessionIndexContract
 from pi_hermes_memory.testing.skill_contracts import SkillTelemetryContract
 from pi_hermes_memory.testing.source_contracts import SessionSourceContract
@@ -43,6 +44,7 @@ __all__ = [
     "KnowledgeSourceContract",
     "MarkdownStoreContract",
     "MemoryRowsContract",
+    "ReplicasContract",
     "RerankerContract",
     "SearchIndexContract",
     "SessionIndexContract",
