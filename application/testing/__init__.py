@@ -15,11 +15,13 @@ Usage in your test suite::
 pytest collects the inherited ``test_*`` methods. Requires pytest.
 """
 
+from pi_hermes_memory.testing.classifier_contracts import SkillClassifierContract
 from pi_hermes_memory.testing.contracts import (
     MarkdownStoreContract,
     SearchIndexContract,
     StorageContract,
 )
+from pi_hermes_memory.testing.format_contracts import DocumentFormatContract
 from pi_hermes_memory.testing.knowledge_contracts import (
     KnowledgeIndexContract,
     KnowledgeSourceContract,
@@ -35,11 +37,15 @@ from pi_hermes_memory.testing.replicas_port_contracts import ReplicasContract
 from pi_hermes_memory.testing.session_contracts import SessionIndexContract
 from pi_hermes_memory.testing.skill_contracts import SkillTelemetryContract
 from pi_hermes_memory.testing.source_contracts import SessionSourceContract
+from pi_hermes_memory.testing.system_contracts import ClockContract, IdFactoryContract
 from pi_hermes_memory.testing.vector_contracts import VectorStoreContract
 
 __all__ = [
+    "ClockContract",
     "CompleterContract",
+    "DocumentFormatContract",
     "EmbedderContract",
+    "IdFactoryContract",
     "KnowledgeIndexContract",
     "KnowledgeSourceContract",
     "MarkdownStoreContract",
@@ -50,6 +56,7 @@ __all__ = [
     "SessionIndexContract",
     "SessionSourceContract",
     "SharedJournalContract",
+    "SkillClassifierContract",
     "SkillTelemetryContract",
     "StorageContract",
     "VectorStoreContract",
