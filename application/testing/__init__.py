@@ -15,10 +15,16 @@ Usage in your test suite::
 pytest collects the inherited ``test_*`` methods. Requires pytest.
 """
 
+from pi_hermes_memory.testing.classifier_contracts import SkillClassifierContract
 from pi_hermes_memory.testing.contracts import (
     MarkdownStoreContract,
     SearchIndexContract,
     StorageContract,
+)
+from pi_hermes_memory.testing.format_contracts import DocumentFormatContract
+from pi_hermes_memory.testing.knowledge_contracts import (
+    KnowledgeIndexContract,
+    KnowledgeSourceContract,
 )
 from pi_hermes_memory.testing.provider_contracts import (
     CompleterContract,
@@ -27,21 +33,30 @@ from pi_hermes_memory.testing.provider_contracts import (
 )
 from pi_hermes_memory.testing.read_model_contracts import MemoryRowsContract
 from pi_hermes_memory.testing.replica_contracts import SharedJournalContract
+from pi_hermes_memory.testing.replicas_port_contracts import ReplicasContract
 from pi_hermes_memory.testing.session_contracts import SessionIndexContract
 from pi_hermes_memory.testing.skill_contracts import SkillTelemetryContract
 from pi_hermes_memory.testing.source_contracts import SessionSourceContract
+from pi_hermes_memory.testing.system_contracts import ClockContract, IdFactoryContract
 from pi_hermes_memory.testing.vector_contracts import VectorStoreContract
 
 __all__ = [
+    "ClockContract",
     "CompleterContract",
+    "DocumentFormatContract",
     "EmbedderContract",
+    "IdFactoryContract",
+    "KnowledgeIndexContract",
+    "KnowledgeSourceContract",
     "MarkdownStoreContract",
     "MemoryRowsContract",
+    "ReplicasContract",
     "RerankerContract",
     "SearchIndexContract",
     "SessionIndexContract",
     "SessionSourceContract",
     "SharedJournalContract",
+    "SkillClassifierContract",
     "SkillTelemetryContract",
     "StorageContract",
     "VectorStoreContract",
