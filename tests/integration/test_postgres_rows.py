@@ -138,7 +138,7 @@ def test_a_trimmed_log_answers_none_then_names_again(storage: PgStorage) -> None
     assert rows.changed_since(trimmed.cursor).ids == {newest}
 
 
-def test_the_log_is_trimmed_by_the_writers_to_its_last_entries(storage: PgStorage) -> None:
+def test_the_trim_keeps_the_newest_entries(storage: PgStorage) -> None:
     writer = EventWriter(storage)
     for n in range(5):
         writer.add(f"note {n}")
