@@ -474,9 +474,14 @@ def _backend(
 ) -> Backend:
     """The bundle of the configured backend's default parts (ADR 0057)."""
     if config.storage.backend is StorageBackend.POSTGRES:
+        from pi_hermes_memory.adapters.postgres.rows import PgRows
+        from pi_hermes_memory.adapters.postgres.storage import PgStorage
+
+        assert isinstance(storage, PgStorage)
         return Backend(
             kind=BackendKind.POSTGRES, config=config, logger=logger, storage=storage,
-            markdown=markdown, search_index=search_index, session_index=session_index,
+            markdown=markdown, rows=PgRows(storage), search_index=search_index,
+            session_index=session_index,
         )  # fmt: skip
     from pi_hermes_memory.adapters.sqlite.rows import SqliteRows
     from pi_hermes_memory.adapters.sqlite.storage import SqliteStorage

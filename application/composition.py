@@ -57,7 +57,7 @@ class BackendKind(enum.StrEnum):
 class Backend:
     """The default parts of one backend. A part the backend cannot offer is None (a custom
     storage instance comes with no search index, no vectors, no session history and no
-    skill tables; `rows` is offered by SQLite storage only, see ADR 0057).
+    skill tables; `rows` is offered by the SQLite and PostgreSQL storages, see ADR 0057).
 
     `vector_store` and `skill_telemetry` are built on first access (numpy, the skill tables)."""
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from pi_hermes_memory.errors import StorageFailed
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 #: pg_advisory_lock key held while migrating (an arbitrary constant: "phm-schema")
 _MIGRATION_LOCK = 0x70686D2D736368
 
@@ -175,6 +175,74 @@ MIGRATIONS: tuple[str, ...] = (
         data TEXT NOT NULL,
         updated_at TEXT NOT NULL
     );
+    """,
+    # 3: the change log of the read port `MemoryRows` (adapters/postgres/rows.py): the id of
+    # every row inserted, updated or deleted, with the writing transaction's id. Transaction
+    # ids, not a sequence: a sequence value is drawn before its transaction commits, so a
+    # smaller one can become visible after a larger one (another host's slower commit);
+    # a reader whose cursor is its snapshot's xmin never skips such a row. Statement
+    # triggers over transition tables: one INSERT per statement, also for a bulk load.
+    # Trimmed to the newest 4,096 entries, as SQLite's (schema 7), by whichever writer gets
+    # the try-lock (never a wait); `changes_trimmed_below` is the xid below which the log no
+    # longer reaches: it starts at this step's own transaction, as nothing before is logged.
+    """
+    CREATE TABLE memories_changes (
+        xid XID8 NOT NULL DEFAULT pg_current_xact_id(),
+        id TEXT COLLATE "C" NOT NULL
+    );
+    CREATE INDEX memories_changes_xid ON memories_changes (xid);
+    INSERT INTO store_meta (key, value) VALUES (
+        'changes_trimmed_below', (pg_current_xact_id()::text::bigint + 1)::text);
+    CREATE FUNCTION memories_changes_trim(keep integer) RETURNS void LANGUAGE plpgsql AS $$
+    DECLARE
+        cut xid8;
+    BEGIN
+        IF NOT pg_try_advisory_xact_lock(31640015513806951) THEN
+            RETURN;  -- another writer trims (the key: "phm-chg")
+        END IF;
+        SELECT xid INTO cut FROM memories_changes ORDER BY xid DESC OFFSET keep LIMIT 1;
+        IF cut IS NULL THEN
+            RETURN;
+        END IF;
+        DELETE FROM memories_changes WHERE xid <= cut;
+        UPDATE store_meta
+            SET value = greatest(value::bigint, cut::text::bigint + 1)::text
+            WHERE key = 'changes_trimmed_below';
+    END $$;
+    CREATE FUNCTION memories_changes_inserted() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        INSERT INTO memories_changes (id) SELECT id FROM new_rows;
+        IF random() < 0.01 THEN
+            PERFORM memories_changes_trim(4096);
+        END IF;
+        RETURN NULL;
+    END $$;
+    CREATE FUNCTION memories_changes_updated() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        INSERT INTO memories_changes (id)
+            SELECT id FROM new_rows UNION SELECT id FROM old_rows;
+        IF random() < 0.01 THEN
+            PERFORM memories_changes_trim(4096);
+        END IF;
+        RETURN NULL;
+    END $$;
+    CREATE FUNCTION memories_changes_deleted() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        INSERT INTO memories_changes (id) SELECT id FROM old_rows;
+        IF random() < 0.01 THEN
+            PERFORM memories_changes_trim(4096);
+        END IF;
+        RETURN NULL;
+    END $$;
+    CREATE TRIGGER memories_changes_inserted AFTER INSERT ON memories
+        REFERENCING NEW TABLE AS new_rows
+        FOR EACH STATEMENT EXECUTE FUNCTION memories_changes_inserted();
+    CREATE TRIGGER memories_changes_updated AFTER UPDATE ON memories
+        REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
+        FOR EACH STATEMENT EXECUTE FUNCTION memories_changes_updated();
+    CREATE TRIGGER memories_changes_deleted AFTER DELETE ON memories
+        REFERENCING OLD TABLE AS old_rows
+        FOR EACH STATEMENT EXECUTE FUNCTION memories_changes_deleted();
     """,
 )
 
