@@ -3,11 +3,13 @@
 Provide a ``clock`` fixture (`ClockContract`) or an ``id_factory`` fixture
 (`IdFactoryContract`). Entry ids are row keys and order things: "newest first" is descending id
 order (`VectorStore`), equal search scores put the larger id first. So ids are unique strings,
-and an id made after another (a few milliseconds later) sorts after it. Times are UTC-aware.
+and each id of one factory sorts after the one it made before (also within one millisecond).
+Times are UTC-aware.
 """
 
 from __future__ import annotations
 
+import itertools
 import time
 from datetime import datetime, timedelta
 from typing import Any
@@ -35,6 +37,13 @@ class IdFactoryContract:
         ids = [id_factory.new_id() for _ in range(5_000)]
         assert all(isinstance(i, str) and i for i in ids)
         assert len(set(ids)) == len(ids)
+
+    def test_each_id_sorts_after_the_one_before(self, id_factory: Any) -> None:
+        """The store lists "newest first" by descending id and ranks the larger id first on
+        ties: the ids of one factory increase, also within one millisecond."""
+        ids = [id_factory.new_id() for _ in range(5_000)]
+        assert ids == sorted(ids)
+        assert all(a < b for a, b in itertools.pairwise(ids))
 
     def test_a_later_id_sorts_after(self, id_factory: Any) -> None:
         for _ in range(5):

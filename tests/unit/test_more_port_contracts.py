@@ -5,6 +5,8 @@ fails them."""
 from __future__ import annotations
 
 import json
+import os
+import time
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
@@ -198,3 +200,28 @@ def test_the_id_contract_catches_ids_that_do_not_follow_time() -> None:
 
     with pytest.raises(AssertionError):
         TestSequentialIds().test_a_later_id_sorts_after(Descending())
+
+
+def test_ids_random_within_a_millisecond_fail_the_contract() -> None:
+    class RandomWithinMs:  # the ULID factory before it was monotonic
+        def new_id(self) -> str:
+            value = (int(time.time() * 1000) << 80) | int.from_bytes(os.urandom(10), "big")
+            return f"{value:032x}"
+
+    with pytest.raises(AssertionError):
+        TestUlidFactory().test_each_id_sorts_after_the_one_before(RandomWithinMs())
+
+
+def test_ulids_keep_increasing_when_the_clock_steps_back(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    factory = UlidFactory()
+    now = [1_700_000_000.5]
+    monkeypatch.setattr("pi_hermes_memory.adapters.system.time.time", lambda: now[0])
+    first = factory.new_id()
+    now[0] -= 5.0  # NTP stepped the clock back
+    second = factory.new_id()
+    now[0] += 10.0
+    third = factory.new_id()
+    assert first < second < third
+    assert len({first, second, third}) == 3
