@@ -139,7 +139,8 @@ class RenderLedger(Protocol):
     def record(self, stream: str, replica: str, version: int, sha256: str) -> None: ...
 
     def store_id(self) -> str:
-        """A stable identity of this journal, written into every rendered file."""
+        """A stable identity of this journal, written into every rendered file: lowercase hex
+        (the Markdown version line reads only hex; anything else makes the line unreadable)."""
         ...
 
 
@@ -463,8 +464,9 @@ class Replicas(Protocol):
     bytes (a document of several files is one byte string the adapter maps onto its files)."""
 
     def read(self, stream: str) -> bytes | None:
-        """The replica's bytes, or None when it does not exist. Raises `MarkdownUnreadable`
-        when it exists but cannot be used (too large, …)."""
+        """The replica's bytes, or None when it does not exist (a kind whose empty document
+        means "absent", such as a skill folder, may answer its empty document, ``b""``).
+        Raises `MarkdownUnreadable` when it exists but cannot be used (too large, …)."""
         ...
 
     def write(self, stream: str, data: bytes, *, expected: object = UNCHECKED) -> None:
