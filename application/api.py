@@ -277,11 +277,32 @@ class Memory:
                 lock_dir=self.config.memory_dir,
                 try_lock=try_lock,
                 timeout=self.config.consolidation_timeout_ms / 1000,
+                max_removed_share=self.config.consolidation_max_removed_share,
+                record=self._record_consolidation,
             )
             # auto-consolidate now asks for a consolidation instead of refusing (issue 12 §4)
             self._service.settings = attrs.evolve(
                 self._service.settings, consolidation_available=True
             )
+
+    def _record_consolidation(self, result: ConsolidationResult) -> None:
+        """Keep the outcome of a consolidation (applied, or refused with its reason) in
+        review-status.json, where `review-status` and `AgentSession.review_status()` show it
+        (ADR 0062). Never fails the consolidation."""
+        from pi_hermes_memory.learning.review import status_path, write_consolidation_status
+
+        path = status_path(self)
+        if path is None or self.read_only is not None or not path.parent.is_dir():
+            return
+        outcome = {
+            "at": self._clock.now().isoformat(timespec="seconds"),
+            **result.as_dict(),
+            "status": result.status.value,
+        }
+        try:
+            write_consolidation_status(path, outcome)
+        except OSError:
+            self._log.warning("consolidation.status_not_saved", exc_info=True)
 
     @property
     def llm(self) -> Completer | None:

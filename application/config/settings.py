@@ -402,6 +402,10 @@ class Config:
     nudge_tool_calls: int = 15
     skill_review_tool_calls: int = 10
     consolidation_timeout_ms: int = 60_000
+    #: the share of a target's entries one consolidation plan may delete (ADR 0062)
+    consolidation_max_removed_share: float = 0.3
+    #: model-proposed adds one background review applies (ADR 0062)
+    review_max_adds: int = 10
     #: scopes.agentAccess: agent id -> namespaces it may read and write (ADR 0014)
     agent_access: Mapping[str, frozenset[str]] = attrs.field(factory=dict)
     skill_governance: SkillGovernanceConfig
@@ -1453,6 +1457,7 @@ def parse_config(
         review_recent_messages=top.integer("reviewRecentMessages", 0),
         review_enabled=top.boolean("reviewEnabled", True),
         review_skills_enabled=top.boolean("reviewSkillsEnabled", True),
+        review_max_adds=top.integer("reviewMaxAdds", 10, maximum=50),
         flush_on_compact=top.boolean("flushOnCompact", True),
         flush_on_shutdown=top.boolean("flushOnShutdown", True),
         flush_min_turns=top.integer("flushMinTurns", 6),
@@ -1480,6 +1485,8 @@ def parse_config(
         nudge_tool_calls=top.integer("nudgeToolCalls", 15),
         skill_review_tool_calls=top.integer("skillReviewToolCalls", 10),
         consolidation_timeout_ms=consolidation_timeout,
+        consolidation_max_removed_share=_unit_number(top, "consolidationMaxRemovedShare", 0.3)
+        or 0.0,
         tool_sets=_tool_sets(top.section("tools")),
         auto_memory=_auto_memory(top),
         knowledge=_knowledge(top, environ, cwd=cwd, home=home),

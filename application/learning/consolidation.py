@@ -10,11 +10,15 @@ of the
 3. At most `max_calls` LLM calls per run (a second only when the first reply could not be
    read), each within what is left of `timeout` seconds (consolidationTimeoutMs); the
    completer caps the reply size; a prompt over `max_prompt_chars` is not sent.
-4. The plan (`{"operations": [...]}` on the target, read by `parse_reply`) is applied in one
-   transaction under the store lock, removes first, then replaces, then adds (so a merged
-   entry is not refused as a near-duplicate of the rows it replaces): every operation must
-   succeed, touch only rows of the boundary read before the call, and the boundary's
-   characters must shrink; otherwise nothing is applied. replace keeps supersede chains.
+4. The plan (`{"operations": [...]}`, read by `parse_reply`) is applied whole or not at all,
+   in one transaction over every target it names, removes first, then replaces, then adds
+   (so a merged entry is not refused as a near-duplicate of the rows it replaces). Nothing is
+   applied unless (ADR 0062): the reply has no operation the parser dropped; every operation
+   succeeds; it touches only rows of the boundary read before the call (other targets may
+   only receive adds); the boundary's characters shrink; every entry it drops is covered by
+   a replace or add of the plan (`pi_hermes_memory.domain.learning.coverage`); and it deletes
+   at most `max_removals` of the boundary's entries (`consolidationMaxRemovedShare`).
+   replace keeps supersede chains. Every outcome is handed to `record` (review status).
 5. One consolidation per store target at a time across processes: a lock file per target in
    memoryDir, taken without waiting (`busy`: retry in a moment).
 """
@@ -22,13 +26,19 @@ of the
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 import attrs
+from pi_hermes_memory.domain.echo import shown
 from pi_hermes_memory.domain.learning.clustering import CLUSTER_COSINE, CosineLinks, cluster, render
+from pi_hermes_memory.domain.learning.coverage import (
+    DEFAULT_MAX_REMOVED_SHARE,
+    first_uncovered,
+    max_removals,
+)
 from pi_hermes_memory.domain.learning.llm_reply import MemoryAction, MemoryOperation, parse_reply
 from pi_hermes_memory.domain.memory.capacity import OverflowStrategy
 from pi_hermes_memory.domain.memory.commands import (
@@ -65,6 +75,7 @@ __all__ = [
     "MAX_PROMPT_CHARS",
     "ConsolidationResult",
     "Consolidator",
+    "Recorder",
     "TryLock",
     "apply_plan",
     "boundary",
@@ -79,8 +90,11 @@ MAX_PROMPT_CHARS: Final = 200_000
 
 SYSTEM_PROMPT: Final = (
     "You consolidate an agent's long-term memory entries, which are over their size limit. "
-    "Merge near-duplicates, compress wordy entries and drop obsolete ones, keeping every "
-    "distinct fact. Entries in a [Near-duplicate cluster N] block are probably the same fact. "
+    "Merge near-duplicates and compress wordy entries, keeping every distinct fact. Entries "
+    "in a [Near-duplicate cluster N] block are probably the same fact: merge them by replacing "
+    "one with the merged text and removing the others. Never drop a fact: an entry may be "
+    "removed only when a replace or add of your answer keeps its facts (every number, path, "
+    "command and name, and most of its words), and at most a few entries may be removed. "
     'Answer with one JSON object {"operations": [...]}: each item '
     '{"action": "replace", "target": T, "old_text": <a unique part of the entry>, '
     '"content": <new text>}, {"action": "remove", "target": T, "old_text": ...} or '
@@ -169,52 +183,93 @@ def _touched(decision: Decision) -> set[str]:
 
 
 def apply_plan(
-    doc: MemoryDocument,
+    docs: Mapping[Target, MemoryDocument],
     commands: Sequence[MemoryCommand],
     *,
+    target: Target,
     allowed: frozenset[str],
-    policy: WritePolicy,
+    policies: Mapping[Target, WritePolicy],
     scope: SessionScope,
     namespace: str | None = None,
-) -> tuple[list[Decision], str | None]:
-    """Decide `commands` in a row on `doc`: (decisions, None) when the whole plan may be
-    applied, else ([], why). Pure. `allowed`: ids of the boundary read before the LLM call."""
+    max_removed_share: float = DEFAULT_MAX_REMOVED_SHARE,
+) -> tuple[list[tuple[Target, Decision]], str | None]:
+    """Decide `commands` in a row on `docs` (every target they name): (decisions, None) when
+    the whole plan may be applied, else ([], why). Pure. `target`: the target consolidated;
+    `allowed`: ids of its boundary read before the LLM call. The plan may only add to other
+    targets; every entry it drops must be covered (`domain.learning.coverage`), and it may
+    delete at most `max_removals` of the boundary's entries."""
     if not commands:
         return [], "the LLM proposed no operation"
-    target = doc.target
-    inside = boundary(doc.active, target, scope, namespace)
+    missing = {c.target for c in commands} - set(docs)
+    if missing or target not in docs:
+        return [], "the plan names a target that was not loaded"
+    inside = boundary(docs[target].active, target, scope, namespace)
     before = _used(inside)
     inside_ids = {e.id for e in inside}
-    outside = {(e.id, e.text) for e in doc.active if e.id not in inside_ids}
-    work = WorkingDocument(doc)
-    out: list[Decision] = []
+    outside = {(e.id, e.text) for e in docs[target].active if e.id not in inside_ids}
+    work = {t: WorkingDocument(d) for t, d in docs.items()}
+    out: list[tuple[Target, Decision]] = []
+    deleted: set[str] = set()
+    new_ids: set[str] = set()
     for n, command in enumerate(commands, start=1):
         if isinstance(command, AddMemory | ReplaceMemory):
             scanned = scan(command.text)
             if scanned.blocked:
                 return [], f"operation {n} was refused by the content scan: {scanned.message()}"
-        decision = decide(work, command, policy)
+        decision = decide(work[command.target], command, policies[command.target])
         if not decision.success:
             return [], f"operation {n} failed ({decision.status.value}): {decision.message}"
         stray = _touched(decision) - allowed
         if stray:
             return [], f"operation {n} touched an entry outside the consolidation's input"
-        work.apply(decision.events)
-        out.append(decision)
-    after_rows = boundary(work.active, target, scope, namespace)
+        for event in decision.events:
+            if isinstance(event, MemoryRemoved):
+                deleted.add(event.entry_id)
+            elif isinstance(event, MemoryAdded):
+                new_ids.add(event.entry_id)
+            elif isinstance(event, MemoryReplaced):
+                new_ids.add(event.new_id)
+            elif isinstance(event, MemorySuperseded):
+                new_ids.add(event.by_id)
+        work[command.target].apply(decision.events)
+        out.append((command.target, decision))
+    after_rows = boundary(work[target].active, target, scope, namespace)
     after = _used(after_rows)
     after_ids = {e.id for e in after_rows}
-    now_outside = {(e.id, e.text) for e in work.active if e.id not in after_ids}
+    now_outside = {(e.id, e.text) for e in work[target].active if e.id not in after_ids}
     if now_outside != outside:
         return [], "the plan changed entries outside the consolidation's input"
+    for t, doc in docs.items():
+        if t is not target and not {(e.id, e.text) for e in doc.active} <= {
+            (e.id, e.text) for e in work[t].active
+        }:
+            return [], f"the plan changed entries of the {t.value} target"
     if after >= before:
         return [], f"the plan does not shrink the target ({before} -> {after} characters)"
+    outputs = [e.text for w in work.values() for e in w.active if e.id in new_ids]
+    gone = [(e.id, e.text) for e in inside if e.id not in after_ids]
+    uncovered = first_uncovered(gone, outputs)
+    if uncovered is not None:
+        return [], (
+            f"the plan drops the entry {shown(uncovered[1], 60)} and no replace or add of the "
+            "plan keeps its facts (every number, path and identifier, and at least a third of "
+            "its other words)"
+        )
+    limit = max_removals(len(inside), max_removed_share)
+    if len(deleted) > limit:
+        return [], (
+            f"the plan deletes {len(deleted)} of the target's {len(inside)} entries; one plan "
+            f"may delete at most {limit} (consolidationMaxRemovedShare {max_removed_share:g})"
+        )
     return out, None
 
 
 #: takes a lock file without waiting; yields whether it was taken (the composition root passes
 #: `pi_hermes_memory.adapters.markdown.atomic.try_file_lock`)
 TryLock = Callable[[Path], AbstractContextManager[bool]]
+
+#: called with the outcome of every consolidation that read its target (`review-status`)
+Recorder = Callable[[ConsolidationResult], None]
 
 
 class Consolidator:
@@ -230,6 +285,8 @@ class Consolidator:
         timeout: float,
         max_calls: int = MAX_CALLS,
         max_prompt_chars: int = MAX_PROMPT_CHARS,
+        max_removed_share: float = DEFAULT_MAX_REMOVED_SHARE,
+        record: Recorder | None = None,
         monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self._service = service
@@ -241,6 +298,8 @@ class Consolidator:
         self._timeout = timeout
         self._max_calls = max(1, max_calls)
         self._max_prompt = max_prompt_chars
+        self._max_removed_share = max_removed_share
+        self._record = record
         self._monotonic = monotonic
 
     def lock_path(self, target: Target, namespace: str | None = None) -> Path:
@@ -258,7 +317,10 @@ class Consolidator:
                     f"another consolidation of the {target.value} target is running; "
                     "retry in a moment",
                 )
-            return self._run(target, namespace)
+            result = self._run(target, namespace)
+        if self._record is not None and result.status not in (Status.NOOP, Status.BUSY):
+            self._record(result)
+        return result
 
     def _fail(self, target: Target, status: Status, why: str, **kw: int) -> ConsolidationResult:
         return ConsolidationResult(
@@ -336,10 +398,22 @@ class Consolidator:
             except CompletionFailed as exc:
                 why = f"the LLM call failed ({exc.reason.value}): {exc}"
                 break
-            parsed = parse_reply(reply, skills=False, targets={target})
+            parsed = parse_reply(reply, skills=False)
             if not parsed.readable:
                 why = f"the LLM reply could not be read ({parsed.note})"
                 continue  # one more call within the budget
+            if parsed.dropped_count:  # applying the rest would apply part of the plan
+                return self._fail(
+                    target,
+                    Status.FAILED,
+                    f"{parsed.dropped_count} operation(s) of the plan cannot be applied "
+                    f"({parsed.note}); a plan is applied whole or not at all, so nothing "
+                    "was changed",
+                    before=before,
+                    after=before,
+                    calls=calls,
+                    clusters=n_clusters,
+                )
             return self._apply(
                 target,
                 namespace,
@@ -370,31 +444,41 @@ class Consolidator:
         n_clusters: int,
     ) -> ConsolidationResult:
         ops = sorted(operations, key=lambda o: (_ORDER[o.action], o.index))
-        commands = [_command(o, target, namespace, self._clock, self._ids) for o in ops]
+        commands = [
+            _command(o, o.target, _namespace_for(o.target, namespace), self._clock, self._ids)
+            for o in ops
+        ]
         settings = self._service.settings
-        policy = WritePolicy(
-            scope=settings.scope,
-            char_limit=settings.limits[target],
-            overflow=OverflowStrategy.REJECT,
-            consolidation_available=False,
-        )
+        named = {target, *(c.target for c in commands)}
+        policies = {
+            t: WritePolicy(
+                scope=settings.scope,
+                char_limit=settings.limits[t],
+                overflow=OverflowStrategy.REJECT,
+                consolidation_available=False,
+            )
+            for t in named
+        }
         problem: list[str] = []
 
         def plan(docs: dict[Target, MemoryDocument]) -> list[tuple[Target, Decision]]:
             decisions, why = apply_plan(
-                docs[target],
+                docs,
                 commands,
+                target=target,
                 allowed=allowed,
-                policy=policy,
+                policies=policies,
                 scope=settings.scope,
                 namespace=namespace,
+                max_removed_share=self._max_removed_share,
             )
             if why is not None:
                 problem.append(why)
                 return []
-            return [(target, d) for d in decisions]
+            return decisions
 
-        self._service.run([target], plan)
+        # every target the plan names in one transaction: all of it commits, or none
+        self._service.run(named, plan, publish_first=target)
         if problem:
             return self._fail(
                 target,
@@ -419,6 +503,12 @@ class Consolidator:
             calls=calls,
             clusters=n_clusters,
         )
+
+
+def _namespace_for(target: Target, namespace: str | None) -> str | None:
+    """The namespace of a plan's write to `target`: memory/user keep the consolidated
+    namespace (the global layer by default); project and failure have none."""
+    return namespace if target in (Target.MEMORY, Target.USER) else None
 
 
 # -- capacity-triggered consolidation (Memory.add, the memory tool, batches) -------------------

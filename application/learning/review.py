@@ -25,7 +25,12 @@ from typing import Any, Final
 
 import attrs
 from pi_hermes_memory.domain.echo import shown
-from pi_hermes_memory.domain.learning.llm_reply import MemoryOperation, SkillOperation, parse_reply
+from pi_hermes_memory.domain.learning.llm_reply import (
+    MemoryAction,
+    MemoryOperation,
+    SkillOperation,
+    parse_reply,
+)
 from pi_hermes_memory.domain.memory.model import Target
 from pi_hermes_memory.domain.skills.rules import SkillAction, child_session_problem
 from pi_hermes_memory.domain.skills.skill import parse_skill_id
@@ -36,6 +41,8 @@ from pi_hermes_memory.log import library_logger
 
 __all__ = [
     "AUTO_MEMORY_KEY",
+    "CONSOLIDATION_KEY",
+    "MAX_REVIEW_ADDS",
     "MAX_PENDING",
     "STATUS_FILE",
     "ReviewKind",
@@ -50,6 +57,7 @@ __all__ = [
     "run_review",
     "status_path",
     "write_auto_status",
+    "write_consolidation_status",
     "write_summary",
 ]
 
@@ -63,6 +71,8 @@ MAX_BRIEF_ENTRY_CHARS: Final = 300
 MAX_BRIEF_CHARS: Final = 12_000
 #: notes (skipped operations) kept in a summary
 MAX_NOTES: Final = 20
+#: model-proposed adds one job applies (reviewMaxAdds); the rest are skipped with a note
+MAX_REVIEW_ADDS: Final = 10
 #: a worker thread with nothing to do for this long ends (a new job starts another)
 _IDLE_EXIT_S: Final = 30.0
 
@@ -204,6 +214,9 @@ def read_last_summary(memory_dir: str | os.PathLike[str]) -> ReviewSummary | Non
 #: the key of review-status.json that holds the last auto-memory status (ADR 0049); the
 #: rest of the file is the last review summary
 AUTO_MEMORY_KEY: Final = "auto_memory"
+#: the key that holds the outcome of the last consolidation of this store (ADR 0062)
+CONSOLIDATION_KEY: Final = "consolidation"
+_KEPT_KEYS: Final = (AUTO_MEMORY_KEY, CONSOLIDATION_KEY)
 _FILE_LOCK = threading.Lock()
 
 
@@ -236,7 +249,7 @@ def _write_status(path: Path, update: Callable[[dict[str, Any]], dict[str, Any]]
 
 def write_summary(path: Path, summary: ReviewSummary) -> None:
     def update(current: dict[str, Any]) -> dict[str, Any]:
-        kept = {AUTO_MEMORY_KEY: current[AUTO_MEMORY_KEY]} if AUTO_MEMORY_KEY in current else {}
+        kept: dict[str, Any] = {k: current[k] for k in _KEPT_KEYS if k in current}
         return {**summary.to_json(), **kept}
 
     _write_status(path, update)
@@ -245,6 +258,12 @@ def write_summary(path: Path, summary: ReviewSummary) -> None:
 def write_auto_status(path: Path, status: Mapping[str, Any]) -> None:
     """Save the auto-memory status of a session under `auto_memory`, keeping the summary."""
     _write_status(path, lambda current: {**current, AUTO_MEMORY_KEY: dict(status)})
+
+
+def write_consolidation_status(path: Path, outcome: Mapping[str, Any]) -> None:
+    """Save the outcome of the last consolidation (applied or refused, with its reason)
+    under `consolidation`, keeping the rest of the file."""
+    _write_status(path, lambda current: {**current, CONSOLIDATION_KEY: dict(outcome)})
 
 
 # --- prompts -------------------------------------------------------------------------------------
@@ -339,6 +358,8 @@ class ReviewRequest:
     #: skill operations accepted (reviewSkillsEnabled; review and skill review only)
     skills: bool
     extra: str = ""
+    #: model-proposed adds this job may apply (reviewMaxAdds); the rest are skipped
+    max_adds: int = MAX_REVIEW_ADDS
     applied: int = 0
     skipped: int = 0
     notes: tuple[str, ...] = ()
@@ -412,24 +433,40 @@ def _review(memory: Any, request: ReviewRequest, now: Callable[[], datetime]) ->
     ops: list[MemoryOperation | SkillOperation] = [*parsed.operations, *parsed.skill_operations]
     ops.sort(key=lambda op: op.index)
     applied, skipped, notes = request.applied, request.skipped, list(request.notes)
+    adds = over_cap = 0
+    cap = max(0, request.max_adds)
     for op in ops:
+        is_add = isinstance(op, MemoryOperation) and op.action is MemoryAction.ADD
+        if is_add and adds >= cap:  # a model cannot flood memory from one conversation
+            skipped += 1
+            over_cap += 1
+            notes.append(note(op.index, {"status": "add-cap", "message": _cap_message(cap)}))
+            continue
         result = _apply(memory, op)
         if result.get("success") and result.get("status") in SUCCESS:
             applied += 1
+            adds += is_add
         else:
             skipped += 1
             notes.append(note(op.index, result))
     status = Status.PARTIAL if skipped and applied else Status.SKIPPED if skipped else Status.OK
+    reason = parsed.note
+    if over_cap:
+        reason += f"; {over_cap} add(s) over the cap skipped ({_cap_message(cap)})"
     return _summary(
         request,
         now,
         status,
-        parsed.note,
+        reason,
         applied=applied,
         skipped=skipped,
         dropped=parsed.dropped_count,
         notes=tuple(notes),
     )
+
+
+def _cap_message(cap: int) -> str:
+    return f"at most {cap} add(s) per review (reviewMaxAdds)"
 
 
 def _apply(memory: Any, op: MemoryOperation | SkillOperation) -> Mapping[str, Any]:

@@ -40,7 +40,7 @@ import threading
 import uuid
 import weakref
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any, Final
 
@@ -54,7 +54,9 @@ from pi_hermes_memory.domain.learning.corrections import (
 from pi_hermes_memory.domain.memory.model import FailureCategory, Target
 from pi_hermes_memory.domain.status import SUCCESS, Status
 from pi_hermes_memory.learning.review import (
+    CONSOLIDATION_KEY,
     MAX_PENDING,
+    MAX_REVIEW_ADDS,
     STATUS_FILE,
     ReviewKind,
     ReviewRequest,
@@ -62,6 +64,7 @@ from pi_hermes_memory.learning.review import (
     ReviewWorker,
     note,
     read_last_summary,
+    read_status_file,
     recent,
     run_review,
     status_path,
@@ -103,6 +106,8 @@ class LifecycleSettings:
     review_recent_messages: int = 0
     review_enabled: bool = True
     review_skills_enabled: bool = True
+    #: model-proposed adds one job applies (reviewMaxAdds, ADR 0062)
+    review_max_adds: int = MAX_REVIEW_ADDS
     flush_on_compact: bool = True
     flush_on_shutdown: bool = True
     flush_min_turns: int = 6
@@ -130,6 +135,7 @@ class LifecycleSettings:
             review_recent_messages=getattr(config, "review_recent_messages", 0),
             review_enabled=getattr(config, "review_enabled", True),
             review_skills_enabled=getattr(config, "review_skills_enabled", True),
+            review_max_adds=getattr(config, "review_max_adds", MAX_REVIEW_ADDS),
             flush_on_compact=getattr(config, "flush_on_compact", True),
             flush_on_shutdown=getattr(config, "flush_on_shutdown", True),
             flush_min_turns=getattr(config, "flush_min_turns", default.flush_min_turns),
@@ -160,11 +166,14 @@ class ReviewStatus:
     last: ReviewSummary | None
     #: auto-recall and auto-capture of this session (ADR 0049)
     auto: AutoMemoryStatus | None = None
+    #: the last consolidation of the store: target, result, reason, characters (ADR 0062)
+    consolidation: Mapping[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         data = {f.name: getattr(self, f.name) for f in attrs.fields(ReviewStatus)}
         data["last"] = None if self.last is None else self.last.to_json()
         data["auto"] = None if self.auto is None else self.auto.to_json()
+        data["consolidation"] = None if self.consolidation is None else dict(self.consolidation)
         return data
 
 
@@ -347,9 +356,12 @@ class AgentSession:
                 self._started,
                 self._coalesced,
             )
+        path = status_path(self._memory)
         if last is None:
-            path = status_path(self._memory)
             last = read_last_summary(path.parent) if path is not None else None
+        consolidation = (
+            read_status_file(path.parent).get(CONSOLIDATION_KEY) if path is not None else None
+        )
         off = getattr(self._memory, "llm_off", None)
         return ReviewStatus(
             session_id=self.session_id,
@@ -365,6 +377,7 @@ class AgentSession:
             llm_off=getattr(off, "message", "") if off is not None else "",
             last=last,
             auto=self._auto.status(),
+            consolidation=consolidation if isinstance(consolidation, dict) else None,
         )
 
     # -- triggers -----------------------------------------------------------------------
@@ -473,6 +486,7 @@ class AgentSession:
             messages=messages,
             timeout_s=self.settings.timeout_s,
             skills=self.settings.review_skills_enabled,
+            max_adds=self.settings.review_max_adds,
             **more,
         )
         self._record(run_review(self._memory, request, now=self._now, logger=self._log))

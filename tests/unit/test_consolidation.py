@@ -33,6 +33,8 @@ from tests.support import builders
 AT = datetime(2026, 7, 29, 12, 0, tzinfo=UTC)
 DUP_A = "the project build needs a full type check before every merge of code"
 DUP_B = "the project build needs a full type check before each merge of code"
+#: 20 characters whose facts "tox" keeps (a compression the coverage rule accepts)
+WORDY = "use tox; that is all"
 
 
 class FakeCompleter:
@@ -161,7 +163,14 @@ def test_a_plan_applies_whole_and_shrinks_or_changes_nothing_and_never_leaves_it
             commands.append(RemoveMemory(target=Target.PROJECT, old_text=old, at=AT))
     sharing = SessionScope(project="app", sharing=True)  # explicit edits may see other projects
     policy = WritePolicy(scope=sharing, char_limit=100_000)
-    decisions, why = apply_plan(doc, commands, allowed=allowed, policy=policy, scope=sharing)
+    decisions, why = apply_plan(
+        {Target.PROJECT: doc},
+        commands,
+        target=Target.PROJECT,
+        allowed=allowed,
+        policies={Target.PROJECT: policy},
+        scope=sharing,
+    )
     event("applied" if why is None else "refused")
     if why is not None:
         assert decisions == []
@@ -170,7 +179,7 @@ def test_a_plan_applies_whole_and_shrinks_or_changes_nothing_and_never_leaves_it
     from pi_hermes_memory.domain.memory.document import WorkingDocument
 
     work = WorkingDocument(doc)
-    for d in decisions:
+    for _, d in decisions:
         work.apply(d.events)
     after = boundary(work.active, Target.PROJECT, _SCOPE)
     assert sum(len(e.text) for e in after) < sum(len(e.text) for e in inside)
@@ -253,13 +262,13 @@ def test_a_bad_plan_changes_nothing_and_says_why(
 
 def test_a_capacity_refusal_consolidates_then_adds(tmp_path: Path) -> None:
     llm = FakeCompleter(
-        plan({"action": "replace", "target": "memory", "old_text": "a" * 10, "content": "a"})
+        plan({"action": "replace", "target": "memory", "old_text": "use tox", "content": "tox"})
     )
     with open_store(tmp_path, llm, limit=30) as memory:
-        memory.add("a" * 20)
+        memory.add(WORDY)
         result = memory.add("b" * 20)
         assert result.status is Status.ADDED, result.message
-        assert sorted(e.text for e in memory.entries("memory")) == ["a", "b" * 20]
+        assert sorted(e.text for e in memory.entries("memory")) == ["b" * 20, "tox"]
         assert any("Consolidated" in w for w in result.warnings)
 
 
@@ -275,10 +284,10 @@ def test_a_failed_consolidation_refuses_the_add_with_the_reason(tmp_path: Path) 
 
 def test_a_batch_keeps_its_coordinates_after_consolidation(tmp_path: Path) -> None:
     llm = FakeCompleter(
-        plan({"action": "replace", "target": "memory", "old_text": "a" * 10, "content": "a"})
+        plan({"action": "replace", "target": "memory", "old_text": "use tox", "content": "tox"})
     )
     with open_store(tmp_path, llm, limit=30) as memory:
-        memory.add("a" * 20)
+        memory.add(WORDY)
         ops = [
             {"action": "add", "target": "memory", "content": "b" * 20},
             {"action": "add", "target": "memory", "content": "c" * 3},
@@ -335,10 +344,10 @@ def test_the_retried_add_is_checked_against_what_consolidation_wrote_unless_forc
 ) -> None:
     merged = "deploy with make release on the build host"
     llm = FakeCompleter(
-        plan({"action": "replace", "target": "memory", "old_text": "x" * 10, "content": merged})
+        plan({"action": "replace", "target": "memory", "old_text": "the host", "content": merged})
     )
     with open_store(tmp_path, llm, limit=90) as memory:
-        memory.add("x" * 50)
+        memory.add("it is the host and that is all there is to it, ok!")  # 50 characters
         result = memory.add("deploy with make release on the build host!", force=force)
         if force:
             assert result.status is Status.ADDED, result.message
