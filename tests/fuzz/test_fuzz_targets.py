@@ -394,6 +394,8 @@ _CONFIG_KEYS = [
     "correctionDirectiveWords",
     "failureInjectionMaxEntries",
     "consolidationTimeoutMs",
+    "consolidationMaxRemovedShare",
+    "reviewMaxAdds",
 ]
 _EMBEDDING_KEYS = [
     "provider",

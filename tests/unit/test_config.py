@@ -1042,6 +1042,7 @@ TOP_KEYS = [
     "correctionWeakPatterns", "correctionNegativePatterns", "correctionDirectiveWords",
     "failureInjectionEnabled", "failureInjectionMaxAgeDays", "failureInjectionMaxEntries",
     "nudgeToolCalls", "skillReviewToolCalls", "consolidationTimeoutMs",
+    "consolidationMaxRemovedShare", "reviewMaxAdds",
 ]  # fmt: skip
 EMBEDDING_KEYS = [
     "provider", "baseUrl", "apiKeyEnv", "apiKey", "model", "timeoutMs", "dimensions",
@@ -1229,3 +1230,39 @@ def test_bad_retrieval_fields_warn_and_fall_back(raw: dict[str, object], field: 
     assert not r.rerank.enabled  # any problem in the rerank section turns reranking off
     assert r.stages in (default.stages,) or "stages" not in raw
     assert r.dense_weight is None and r.hard_min_score == 0.35 and r.min_cosine is None
+
+
+# --- the guards of model-proposed writes (issue 26 §1, ADR 0062) --------------------------------
+
+
+def test_the_consolidation_share_and_the_review_add_cap_have_their_defaults() -> None:
+    config, warnings = parse({})
+    assert warnings == ()
+    assert config.consolidation_max_removed_share == 0.3
+    assert config.review_max_adds == 10
+
+
+@pytest.mark.parametrize("value", [0, 0.1, 0.5, 1])
+def test_consolidation_max_removed_share_takes_a_number_from_0_to_1(value: float) -> None:
+    config, warnings = parse({"consolidationMaxRemovedShare": value})
+    assert warnings == () and config.consolidation_max_removed_share == value
+
+
+@pytest.mark.parametrize("bad", [-0.1, 1.5, "0.3", True, math.nan, [0.3]])
+def test_a_bad_consolidation_share_keeps_the_default_with_a_warning(bad: object) -> None:
+    config, warnings = parse({"consolidationMaxRemovedShare": bad})
+    assert config.consolidation_max_removed_share == 0.3
+    assert fields(warnings) == ["consolidationMaxRemovedShare"]
+
+
+@pytest.mark.parametrize(
+    ("value", "expected", "warned"),
+    [(0, 0, False), (50, 50, False)]
+    + [(51, 10, True), (-1, 10, True), (2.5, 10, True), ("3", 10, True)],
+)
+def test_review_max_adds_is_an_integer_from_0_to_50(
+    value: object, expected: int, warned: bool
+) -> None:
+    config, warnings = parse({"reviewMaxAdds": value})
+    assert config.review_max_adds == expected
+    assert fields(warnings) == (["reviewMaxAdds"] if warned else [])
