@@ -42,8 +42,8 @@ from pi_hermes_memory.log import library_logger
 __all__ = [
     "AUTO_MEMORY_KEY",
     "CONSOLIDATION_KEY",
-    "MAX_REVIEW_ADDS",
     "MAX_PENDING",
+    "MAX_REVIEW_ADDS",
     "STATUS_FILE",
     "ReviewKind",
     "ReviewRequest",

@@ -1257,8 +1257,14 @@ def test_a_bad_consolidation_share_keeps_the_default_with_a_warning(bad: object)
 
 @pytest.mark.parametrize(
     ("value", "expected", "warned"),
-    [(0, 0, False), (50, 50, False)]
-    + [(51, 10, True), (-1, 10, True), (2.5, 10, True), ("3", 10, True)],
+    [
+        (0, 0, False),
+        (50, 50, False),
+        (51, 10, True),
+        (-1, 10, True),
+        (2.5, 10, True),
+        ("3", 10, True),
+    ],
 )
 def test_review_max_adds_is_an_integer_from_0_to_50(
     value: object, expected: int, warned: bool

@@ -89,8 +89,10 @@ def test_first_uncovered_names_the_first_entry_no_single_output_covers() -> None
 
 @pytest.mark.parametrize(
     ("n", "share", "allowed"),
-    [(0, 0.3, 0), (1, 0.3, 0), (2, 0.3, 1), (3, 0.3, 1), (6, 0.3, 1), (7, 0.3, 2), (10, 0.3, 3)]
-    + [(100, 0.3, 30), (10, 0.0, 0), (10, 1.0, 10), (5, 0.5, 2)],
+    [
+        *((0, 0.3, 0), (1, 0.3, 0), (2, 0.3, 1), (3, 0.3, 1), (6, 0.3, 1), (7, 0.3, 2)),
+        *((10, 0.3, 3), (100, 0.3, 30), (10, 0.0, 0), (10, 1.0, 10), (5, 0.5, 2)),
+    ],
 )
 def test_max_removals_is_the_share_rounded_down_but_one_from_two_entries(
     n: int, share: float, allowed: int
