@@ -857,18 +857,22 @@ class App:
         }
         origin = headers.get("origin")
         method, path = scope.get("method", "GET"), scope.get("path", "/")
+        # a refusal before the body is read leaves it unread: the connection cannot carry
+        # another request, so it is closed (and a half-sent body is not waited for)
+        close = _CLOSE if has_body(headers) else []
         if not _host_ok(headers.get("host", ""), self.settings):
-            await _send_json(send, 403, envelope(False, error="this Host is not allowed"))
+            await _send_json(send, 403, envelope(False, error="this Host is not allowed"), close)
             return
         if not origin_ok(origin, self.settings, own_origins(scope.get("server"), self.settings)):
             error = (
                 "this Origin is not allowed: only this server's own origin and the origins "
                 "configured with --allow-origin / PI_MEMORY_ALLOWED_ORIGINS may call it"
             )
-            await _send_json(send, 403, envelope(False, error=error))
+            await _send_json(send, 403, envelope(False, error=error), close)
             return
-        cors = self._cors(origin)
-        if method == "OPTIONS" and cors:  # a preflight from an allowlisted origin
+        allowed = self._cors(origin)
+        cors = [*close, *allowed]
+        if method == "OPTIONS" and allowed:  # a preflight from an allowlisted origin
             cors += [
                 (b"access-control-allow-methods", b"GET, POST, PATCH, DELETE"),
                 (
@@ -899,6 +903,14 @@ class App:
                 cors,
             )
             return
+        mcp = path == "/mcp" or path.startswith("/mcp/")
+        handler, entry_id, known = route(method, path)
+        if not mcp and (handler is None or (not self.settings.http and path != "/health")):
+            known = known and (self.settings.http or path == "/health")
+            status = 405 if known else 404
+            error = f"{method} is not allowed here" if known else f"no route {path[:100]!r}"
+            await _send_json(send, status, envelope(False, error=error), cors)
+            return
         refusal = write_refusal(method, path, headers)
         if refusal is not None:
             await _send_json(send, refusal[0], envelope(False, error=refusal[1]), cors)
@@ -907,16 +919,17 @@ class App:
             body = await _read_body(receive, self.settings.max_body, self.settings.body_timeout)
         except _TooLarge:
             error = f"the body is larger than {self.settings.max_body} bytes"
-            await _send_json(send, 413, envelope(False, error=error), [*_CLOSE, *cors])
+            await _send_json(send, 413, envelope(False, error=error), [*_CLOSE, *allowed])
             return
         except _SlowBody:
             error = (
                 f"the request body did not arrive within {self.settings.body_timeout:g} "
                 "seconds; the connection is closed"
             )
-            await _send_json(send, 408, envelope(False, error=error), [*_CLOSE, *cors])
+            await _send_json(send, 408, envelope(False, error=error), [*_CLOSE, *allowed])
             return
-        if path == "/mcp" or path.startswith("/mcp/"):
+        cors = allowed  # the body is read: the connection may carry the next request
+        if mcp:
             if self.mcp is None:
                 await _send_json(send, 404, envelope(False, error="MCP is off (--no-mcp)"), cors)
                 return
@@ -930,10 +943,13 @@ class App:
                 return
             await self.mcp.handle_request(scope, _replay(body, receive), send)
             return
-        await self._rest(method, path, scope, body, send, cors)
+        assert handler is not None
+        await self._rest(handler, entry_id, method, path, scope, body, send, cors)
 
     async def _rest(
         self,
+        handler: Handler,
+        entry_id: str | None,
         method: str,
         path: str,
         scope: Scope,
@@ -941,14 +957,6 @@ class App:
         send: Send,
         cors: list[tuple[bytes, bytes]],
     ) -> None:
-        handler, entry_id, known = route(method, path)
-        if not self.settings.http and path != "/health":
-            handler, known = None, False
-        if handler is None:
-            status = 405 if known else 404
-            error = f"{method} is not allowed here" if known else f"no route {path[:100]!r}"
-            await _send_json(send, status, envelope(False, error=error), cors)
-            return
         headers = {
             k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])
         }

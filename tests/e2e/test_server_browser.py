@@ -217,9 +217,12 @@ def test_a_blank_api_key_refuses_to_start(tmp_path: Path) -> None:
 
 
 def test_a_padded_api_key_is_trimmed(tmp_path: Path) -> None:
-    with running(
-        tmp_path, env={"PI_MEMORY_API_KEY": "  padded-key-123\n"}, headers={"x-api-key": "x"}
-    ) as s, httpx.Client(base_url=s.url, timeout=30) as c:
+    with (
+        running(
+            tmp_path, env={"PI_MEMORY_API_KEY": "  padded-key-123\n"}, headers={"x-api-key": "x"}
+        ) as s,
+        httpx.Client(base_url=s.url, timeout=30) as c,
+    ):
         assert c.get("/health", headers={"x-api-key": "padded-key-123"}).status_code == 200
         assert c.get("/health").status_code == 401
 
@@ -254,3 +257,20 @@ def test_bidi_controls_in_mcp_tenant_arguments_are_refused(client: httpx.Client)
     assert result["isError"] is True
     text = result["content"][0]["text"]
     assert "U+202E" in text and "evil" not in text
+
+
+@pytest.mark.parametrize(
+    ("path", "extra", "status"),
+    [
+        (STORE, b"Origin: http://localhost:3000\r\n", b"403"),
+        ("/nowhere", b"", b"404"),
+        (STORE, b"Content-Length: 99999999\r\n", b"413"),
+    ],
+)
+def test_a_refusal_before_the_body_closes_the_connection(
+    srv: RunningServer, path: str, extra: bytes, status: bytes
+) -> None:
+    length = b"" if b"Content-Length" in extra else b"Content-Length: 100\r\n"
+    received, took = _half_sent(srv.port, path, extra + length + b"\r\n" + b'{"content": "h')
+    assert received.startswith(b"HTTP/1.1 " + status), received[:200]
+    assert took < 8
