@@ -142,7 +142,7 @@ def _api_key(args: argparse.Namespace, environ: Mapping[str, str]) -> str | None
         raw, where = environ["PI_MEMORY_API_KEY"], "PI_MEMORY_API_KEY"
     else:
         return None
-    key = raw.strip()
+    key = str(raw).strip()
     if not key:
         raise ValueError(
             f"{where} is set but empty (or only spaces): give the key, or unset it to serve "
@@ -154,7 +154,7 @@ def _api_key(args: argparse.Namespace, environ: Mapping[str, str]) -> str | None
 def _body_timeout(args: argparse.Namespace, environ: Mapping[str, str]) -> float:
     import math
 
-    raw: Any = args.body_timeout
+    raw: Any = getattr(args, "body_timeout", None)  # absent in a hand-made Namespace
     where = "--body-timeout"
     if raw is None:
         text = environ.get("PI_MEMORY_BODY_TIMEOUT", "").strip()

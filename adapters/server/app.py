@@ -666,10 +666,6 @@ def _host_ok(host: str, settings: ServerSettings) -> bool:
     return name.lower() in LOOPBACK_NAMES
 
 
-class _SlowBody(HermesMemoryError):
-    """The body did not arrive within the body timeout (answered 408, connection closed)."""
-
-
 def own_origins(server: tuple[str, int] | None, settings: ServerSettings) -> frozenset[str]:
     """The origins of this server: `http://` + the address and port a connection reached
     (ASGI `scope["server"]`), and on a loopback address the other loopback names with
@@ -767,9 +763,9 @@ def envelope(success: bool, data: Any = None, error: str | None = None) -> dict[
     return {"success": success, "data": data, "error": error}
 
 
-async def _read_body(receive: Receive, limit: int, timeout: float) -> bytes:
+async def _read_body(receive: Receive, limit: int, timeout: float) -> bytes | None:
     """The whole body: _TooLarge past `limit` bytes (counted as it streams: a chunked body
-    has no Content-Length), _SlowBody when it is not complete within `timeout` seconds."""
+    has no Content-Length), None when it is not complete within `timeout` seconds (408)."""
     import anyio
 
     chunks: list[bytes] = []
@@ -786,9 +782,7 @@ async def _read_body(receive: Receive, limit: int, timeout: float) -> bytes:
             chunks.append(chunk)
             if not message.get("more_body"):
                 break
-    if deadline.cancelled_caught:
-        raise _SlowBody
-    return b"".join(chunks)
+    return None if deadline.cancelled_caught else b"".join(chunks)
 
 
 def _replay(body: bytes, receive: Receive) -> Receive:
@@ -921,7 +915,7 @@ class App:
             error = f"the body is larger than {self.settings.max_body} bytes"
             await _send_json(send, 413, envelope(False, error=error), [*_CLOSE, *allowed])
             return
-        except _SlowBody:
+        if body is None:
             error = (
                 f"the request body did not arrive within {self.settings.body_timeout:g} "
                 "seconds; the connection is closed"
