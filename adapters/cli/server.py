@@ -1,16 +1,17 @@
 """CLI commands for the server (registered by `pi_hermes_memory.adapters.cli.app`, ADR 0044).
 
     serve [--host H] [--port P] [--api-key K] [--no-http] [--no-mcp] [--allow-origin O ...]
-          [--max-body BYTES] [--config openclaw.json]
+          [--max-body BYTES] [--body-timeout SECONDS] [--config openclaw.json]
                                  REST (/api/memory, /health, /openapi.json) + MCP (/mcp)
     mcp [--config openclaw.json]  MCP over stdio, for desktop clients (the same store settings)
 
 Also the `pi-memory-server` console script (`main`), the second seed's name for `serve`.
 Precedence: command line > environment (PI_MEMORY_API_KEY, PI_MEMORY_HTTP_HOST,
-PI_MEMORY_HTTP_PORT, PI_MEMORY_ALLOWED_ORIGINS, PI_MEMORY_EMBED_*, PI_MEMORY_RERANK_*,
-PI_MEMORY_DB_PATH, PI_MEMORY_KNOWLEDGE_PATHS) > openclaw.json (`--config` / PI_MEMORY_CONFIG /
-~/.openclaw/openclaw.json, ADR 0047; see adapters/server/config.py) > defaults. The server's
-modules (mcp, starlette, uvicorn: the optional `[server]` extra) load only here, when serving.
+PI_MEMORY_HTTP_PORT, PI_MEMORY_ALLOWED_ORIGINS, PI_MEMORY_BODY_TIMEOUT, PI_MEMORY_EMBED_*,
+PI_MEMORY_RERANK_*, PI_MEMORY_DB_PATH, PI_MEMORY_KNOWLEDGE_PATHS) > openclaw.json (`--config` /
+PI_MEMORY_CONFIG / ~/.openclaw/openclaw.json, ADR 0047; see adapters/server/config.py) >
+defaults. The server's modules (mcp, starlette, uvicorn: the optional `[server]` extra) load
+only here, when serving.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ NO_STORE: frozenset[str] = frozenset({"serve", "mcp"})
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 9873
 DEFAULT_MAX_BODY = 1024 * 1024
+DEFAULT_BODY_TIMEOUT = 5.0
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
@@ -45,13 +47,20 @@ def _serve_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--allow-origin",
         action="append",
-        help="a browser Origin allowed besides loopback ones (repeatable; also enables CORS "
-        "for exactly these origins)",
+        help="a browser Origin (scheme://host[:port]) allowed besides the server's own "
+        "(repeatable; also enables CORS for exactly these origins)",
     )
     parser.add_argument(
         "--max-body",
         type=int,
         help=f"largest request body in bytes (default {DEFAULT_MAX_BODY}); larger gets 413",
+    )
+    parser.add_argument(
+        "--body-timeout",
+        type=float,
+        metavar="SECONDS",
+        help="seconds a client may take to send a request body (default "
+        f"{DEFAULT_BODY_TIMEOUT:g}); slower gets 408 and the connection is closed",
     )
     parser.add_argument(
         "--config",
@@ -91,10 +100,74 @@ def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
 
 
 def _origins(values: Sequence[str] | None, environ: Mapping[str, str]) -> tuple[str, ...]:
+    """The allowlist: --allow-origin, else PI_MEMORY_ALLOWED_ORIGINS (comma-separated). Each
+    must be an origin exactly as a browser sends it: scheme://host[:port], nothing after."""
+    from urllib.parse import urlsplit
+
     if values:
-        return tuple(values)
-    raw = environ.get("PI_MEMORY_ALLOWED_ORIGINS", "")
-    return tuple(o.strip() for o in raw.split(",") if o.strip())
+        origins, where = tuple(v.strip() for v in values), "--allow-origin"
+    else:
+        raw = environ.get("PI_MEMORY_ALLOWED_ORIGINS", "")
+        origins = tuple(o.strip() for o in raw.split(",") if o.strip())
+        where = "PI_MEMORY_ALLOWED_ORIGINS"
+    for origin in origins:
+        try:
+            parts = urlsplit(origin)
+            parts.port  # noqa: B018 - raises ValueError for a bad port
+        except ValueError:
+            parts = None
+        if (
+            parts is None
+            or parts.scheme not in ("http", "https")
+            or not parts.hostname
+            or parts.path
+            or parts.query
+            or parts.fragment
+            or parts.username is not None
+            or "*" in origin
+        ):
+            raise ValueError(
+                f"{where}: {origin[:80]!r} is not an origin; write scheme://host[:port] "
+                "(for example http://localhost:3000), one per origin, no path and no wildcard"
+            )
+    return origins
+
+
+def _api_key(args: argparse.Namespace, environ: Mapping[str, str]) -> str | None:
+    """The server key, trimmed (a key pasted with a newline still matches). Given but blank
+    refuses to start: a key of spaces would otherwise be "set" and refuse every request."""
+    if args.api_key is not None:
+        raw, where = args.api_key, "--api-key"
+    elif "PI_MEMORY_API_KEY" in environ:
+        raw, where = environ["PI_MEMORY_API_KEY"], "PI_MEMORY_API_KEY"
+    else:
+        return None
+    key = str(raw).strip()
+    if not key:
+        raise ValueError(
+            f"{where} is set but empty (or only spaces): give the key, or unset it to serve "
+            "without one (loopback only)"
+        )
+    return key
+
+
+def _body_timeout(args: argparse.Namespace, environ: Mapping[str, str]) -> float:
+    import math
+
+    raw: Any = getattr(args, "body_timeout", None)  # absent in a hand-made Namespace
+    where = "--body-timeout"
+    if raw is None:
+        text = environ.get("PI_MEMORY_BODY_TIMEOUT", "").strip()
+        if not text:
+            return DEFAULT_BODY_TIMEOUT
+        where = "PI_MEMORY_BODY_TIMEOUT"
+        try:
+            raw = float(text)
+        except ValueError:
+            raise ValueError(f"{where} must be a number of seconds, got {text[:40]!r}") from None
+    if not math.isfinite(raw) or not 0 < raw <= 3600:
+        raise ValueError(f"{where} must be between 0 and 3600 seconds, got {raw:g}")
+    return float(raw)
 
 
 def _store_options(args: argparse.Namespace, environ: Mapping[str, str]) -> tuple[Any, Any]:
@@ -151,7 +224,7 @@ def resolve_settings(args: argparse.Namespace, environ: Mapping[str, str]) -> An
             raise ValueError(f"PI_MEMORY_HTTP_PORT must be a port number, got {raw!r}") from None
     if not 0 <= port <= 65535:
         raise ValueError(f"the port must be between 0 and 65535, got {port}")
-    key = args.api_key if args.api_key is not None else environ.get("PI_MEMORY_API_KEY")
+    key = _api_key(args, environ)
     max_body = args.max_body if args.max_body is not None else DEFAULT_MAX_BODY
     if max_body <= 0:
         raise ValueError("--max-body must be a positive number of bytes")
@@ -161,11 +234,12 @@ def resolve_settings(args: argparse.Namespace, environ: Mapping[str, str]) -> An
     return ServerSettings(
         host=host,
         port=port,
-        api_key=key or None,
+        api_key=key,
         http=not args.no_http,
         mcp=not args.no_mcp,
         allowed_origins=_origins(args.allow_origin, environ),
         max_body=max_body,
+        body_timeout=_body_timeout(args, environ),
         project=args.project,
         agent=args.agent,
         cwd=args.cwd,

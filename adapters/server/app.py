@@ -20,12 +20,13 @@ import resource
 import sys
 import threading
 import time
+import unicodedata
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping
 from datetime import date, datetime
 from enum import Enum
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs
 
 import attrs
 from pi_hermes_memory.adapters.server import knowledge as server_knowledge
@@ -44,6 +45,10 @@ MAX_DEPTH = 32
 #: stores kept open at once (one per (project, agent) pair)
 CACHE_SIZE = 8
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
+#: seconds a client may take to send a request body (a half-sent body is not held open)
+BODY_TIMEOUT = 5.0
+#: methods that change state; with /mcp they need JSON and, from a browser, an allowed Origin
+WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
 #: outside the library's logger tree (the CLI sends that one to stderr at WARNING)
 log = logging.getLogger("pi-hermes-memory.http")
@@ -58,6 +63,8 @@ class ServerSettings:
     mcp: bool = True
     allowed_origins: tuple[str, ...] = ()
     max_body: int = 1024 * 1024
+    #: seconds a request may take to send its whole body; slower gets 408 and is closed
+    body_timeout: float = BODY_TIMEOUT
     project: str | None = None
     agent: str | None = None
     cwd: str | None = None
@@ -371,7 +378,32 @@ class Request:
     def tenant(self) -> tuple[str | None, str | None]:
         project = _utf8(self.headers.get("x-project")) or _first(self.query, "project")
         agent = _utf8(self.headers.get("x-agent")) or _first(self.query, "agent")
+        for name, value in (("X-Project", project), ("X-Agent", agent)):
+            problem = hidden_character(value or "")
+            if problem is not None:
+                raise ApiError(400, f"{name} {problem}")
         return project or None, agent or None
+
+
+def hidden_character(name: str) -> str | None:
+    """Why a project or agent name is refused for an invisible or reordering character
+    (bidi controls such as U+202E, direction marks, zero-width and other format
+    characters, controls, private-use, unassigned): the text names the code point, never
+    the value, which could be made to read as something else. None when the name is clean."""
+    for ch in name:
+        category = unicodedata.category(ch)
+        if category in _HIDDEN_CATEGORIES:
+            kind = "a bidirectional control" if ch in _BIDI else "an invisible character"
+            return (
+                f"contains {kind} (U+{ord(ch):04X}); project and agent names may not hold "
+                "bidirectional controls or other invisible characters"
+            )
+    return None
+
+
+#: Cf (format: bidi controls, marks, zero-width, tags), Cc, Co, Cs, Cn
+_HIDDEN_CATEGORIES = frozenset({"Cf", "Cc", "Co", "Cs", "Cn"})
+_BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 
 
 def _utf8(header: str | None) -> str | None:
@@ -624,7 +656,8 @@ class _TooLarge(HermesMemoryError):
 
 
 def _host_ok(host: str, settings: ServerSettings) -> bool:
-    """DNS rebinding: on a loopback bind, only loopback names in Host."""
+    """DNS rebinding: on a loopback bind, only loopback names in Host (a page of
+    attacker.example whose name now resolves to 127.0.0.1 sends `Host: attacker.example`)."""
     if not is_loopback(settings.host):
         return True
     name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
@@ -633,14 +666,67 @@ def _host_ok(host: str, settings: ServerSettings) -> bool:
     return name.lower() in LOOPBACK_NAMES
 
 
-def origin_ok(origin: str | None, settings: ServerSettings) -> bool:
-    """Absent (not a browser) or a loopback origin or one on the allowlist."""
+def own_origins(server: tuple[str, int] | None, settings: ServerSettings) -> frozenset[str]:
+    """The origins of this server: `http://` + the address and port a connection reached
+    (ASGI `scope["server"]`), and on a loopback address the other loopback names with
+    that port (a page at http://localhost:P is this server's own)."""
+    if server is None:
+        return frozenset()
+    host, port = server[0], server[1]
+    names = {host}
+    if is_loopback(host) or is_loopback(settings.host):
+        names |= {"127.0.0.1", "localhost", "[::1]"}
+    return frozenset(
+        f"http://{f'[{n}]' if ':' in n and not n.startswith('[') else n}:{port}" for n in names
+    )
+
+
+def origin_ok(origin: str | None, settings: ServerSettings, own: frozenset[str]) -> bool:
+    """Absent (not a browser), this server's own origin, or one on the allowlist. Another
+    port on loopback is another origin: any local web page (a dev server on :3000) is
+    refused unless allowlisted."""
     if origin is None:
         return True
-    if origin in settings.allowed_origins:
-        return True
-    parts = urlsplit(origin)
-    return parts.scheme in ("http", "https") and is_loopback(parts.hostname or "")
+    return origin.lower().rstrip("/") in own or origin in settings.allowed_origins
+
+
+def is_json(content_type: str | None) -> bool:
+    """`application/json`, with or without parameters (`; charset=utf-8`)."""
+    if content_type is None:
+        return False
+    return content_type.split(";", 1)[0].strip().lower() == "application/json"
+
+
+def has_body(headers: Mapping[str, str]) -> bool:
+    length = headers.get("content-length")
+    return "transfer-encoding" in headers or (length is not None and length.strip() != "0")
+
+
+def write_refusal(method: str, path: str, headers: Mapping[str, str]) -> tuple[int, str] | None:
+    """(status, error) refusing a state-changing request a web page could send, else None.
+
+    A browser sends a "simple" cross-site POST (text/plain, a form, no Content-Type)
+    without asking first (no CORS preflight); requiring `application/json` makes every
+    browser write a preflighted one, which this server answers only for an allowlisted
+    origin. A bodiless DELETE is never simple (browsers preflight DELETE), so it needs no
+    Content-Type. `Sec-Fetch-Site` (sent by browsers, not by curl or SDKs) catches a
+    cross-site request whose Origin was left out."""
+    if method not in WRITE_METHODS:  # GET /mcp is a 405; an OPTIONS preflight is answered before
+        return None
+    if headers.get("origin") is None and headers.get("sec-fetch-site", "").strip().lower() in (
+        "cross-site",
+        "same-site",
+    ):
+        return 403, "a request from another site (Sec-Fetch-Site) may not change the memory"
+    content_type = headers.get("content-type")
+    if method == "DELETE" and content_type is None and not has_body(headers):
+        return None
+    if not is_json(content_type):
+        return 415, (
+            "a request that changes the memory must send Content-Type: application/json "
+            "(a web page cannot send that without the server's consent)"
+        )
+    return None
 
 
 def key_ok(headers: Mapping[str, str], key: str) -> bool:
@@ -669,24 +755,48 @@ async def _send_json(
     await send({"type": "http.response.body", "body": body})
 
 
+#: a refusal that leaves the body unread closes the connection (it cannot be reused)
+_CLOSE = [(b"connection", b"close")]
+
+
 def envelope(success: bool, data: Any = None, error: str | None = None) -> dict[str, Any]:
     return {"success": success, "data": data, "error": error}
 
 
-async def _read_body(receive: Receive, limit: int) -> bytes:
-    chunks, size = [], 0
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            break
-        chunk = message.get("body", b"")
-        size += len(chunk)
-        if size > limit:
-            raise _TooLarge
-        chunks.append(chunk)
-        if not message.get("more_body"):
-            break
-    return b"".join(chunks)
+async def _read_body(receive: Receive, limit: int, timeout: float) -> bytes | None:
+    """The whole body: _TooLarge past `limit` bytes (counted as it streams: a chunked body
+    has no Content-Length), None when it is not complete within `timeout` seconds (408)."""
+    import anyio
+
+    chunks: list[bytes] = []
+    size = 0
+    with anyio.move_on_after(timeout) as deadline:
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                break
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > limit:
+                raise _TooLarge
+            chunks.append(chunk)
+            if not message.get("more_body"):
+                break
+    return None if deadline.cancelled_caught else b"".join(chunks)
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    """A receive that hands the body already read (and checked) to the MCP transport in
+    one message, then waits on the connection as the original does (a disconnect)."""
+    sent = [False]
+
+    async def replayed() -> dict[str, Any]:
+        if not sent[0]:
+            sent[0] = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replayed
 
 
 class App:
@@ -741,14 +851,22 @@ class App:
         }
         origin = headers.get("origin")
         method, path = scope.get("method", "GET"), scope.get("path", "/")
+        # a refusal before the body is read leaves it unread: the connection cannot carry
+        # another request, so it is closed (and a half-sent body is not waited for)
+        close = _CLOSE if has_body(headers) else []
         if not _host_ok(headers.get("host", ""), self.settings):
-            await _send_json(send, 403, envelope(False, error="this Host is not allowed"))
+            await _send_json(send, 403, envelope(False, error="this Host is not allowed"), close)
             return
-        if not origin_ok(origin, self.settings):
-            await _send_json(send, 403, envelope(False, error="this Origin is not allowed"))
+        if not origin_ok(origin, self.settings, own_origins(scope.get("server"), self.settings)):
+            error = (
+                "this Origin is not allowed: only this server's own origin and the origins "
+                "configured with --allow-origin / PI_MEMORY_ALLOWED_ORIGINS may call it"
+            )
+            await _send_json(send, 403, envelope(False, error=error), close)
             return
-        cors = self._cors(origin)
-        if method == "OPTIONS" and cors:  # a preflight from an allowlisted origin
+        allowed = self._cors(origin)
+        cors = [*close, *allowed]
+        if method == "OPTIONS" and allowed:  # a preflight from an allowlisted origin
             cors += [
                 (b"access-control-allow-methods", b"GET, POST, PATCH, DELETE"),
                 (
@@ -779,7 +897,33 @@ class App:
                 cors,
             )
             return
-        if path == "/mcp" or path.startswith("/mcp/"):
+        mcp = path == "/mcp" or path.startswith("/mcp/")
+        handler, entry_id, known = route(method, path)
+        if not mcp and (handler is None or (not self.settings.http and path != "/health")):
+            known = known and (self.settings.http or path == "/health")
+            status = 405 if known else 404
+            error = f"{method} is not allowed here" if known else f"no route {path[:100]!r}"
+            await _send_json(send, status, envelope(False, error=error), cors)
+            return
+        refusal = write_refusal(method, path, headers)
+        if refusal is not None:
+            await _send_json(send, refusal[0], envelope(False, error=refusal[1]), cors)
+            return
+        try:
+            body = await _read_body(receive, self.settings.max_body, self.settings.body_timeout)
+        except _TooLarge:
+            error = f"the body is larger than {self.settings.max_body} bytes"
+            await _send_json(send, 413, envelope(False, error=error), [*_CLOSE, *allowed])
+            return
+        if body is None:
+            error = (
+                f"the request body did not arrive within {self.settings.body_timeout:g} "
+                "seconds; the connection is closed"
+            )
+            await _send_json(send, 408, envelope(False, error=error), [*_CLOSE, *allowed])
+            return
+        cors = allowed  # the body is read: the connection may carry the next request
+        if mcp:
             if self.mcp is None:
                 await _send_json(send, 404, envelope(False, error="MCP is off (--no-mcp)"), cors)
                 return
@@ -791,33 +935,22 @@ class App:
                     send, 405, envelope(False, error=error), [(b"allow", b"POST"), *cors]
                 )
                 return
-            await self.mcp.handle_request(scope, _limited(receive, self.settings.max_body), send)
+            await self.mcp.handle_request(scope, _replay(body, receive), send)
             return
-        await self._rest(method, path, scope, receive, send, cors)
+        assert handler is not None
+        await self._rest(handler, entry_id, method, path, scope, body, send, cors)
 
     async def _rest(
         self,
+        handler: Handler,
+        entry_id: str | None,
         method: str,
         path: str,
         scope: Scope,
-        receive: Receive,
+        body: bytes,
         send: Send,
         cors: list[tuple[bytes, bytes]],
     ) -> None:
-        handler, entry_id, known = route(method, path)
-        if not self.settings.http and path != "/health":
-            handler, known = None, False
-        if handler is None:
-            status = 405 if known else 404
-            error = f"{method} is not allowed here" if known else f"no route {path[:100]!r}"
-            await _send_json(send, status, envelope(False, error=error), cors)
-            return
-        try:
-            body = await _read_body(receive, self.settings.max_body)
-        except _TooLarge:
-            error = f"the body is larger than {self.settings.max_body} bytes"
-            await _send_json(send, 413, envelope(False, error=error), cors)
-            return
         headers = {
             k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])
         }
@@ -863,21 +996,6 @@ class App:
                     self.stores.close()
                     await send({"type": "lifespan.shutdown.complete"})
                     return
-
-
-def _limited(receive: Receive, limit: int) -> Receive:
-    """Counts streamed body bytes (a chunked body has no Content-Length)."""
-    seen = [0]
-
-    async def wrapped() -> dict[str, Any]:
-        message = await receive()
-        if message["type"] == "http.request":
-            seen[0] += len(message.get("body", b""))
-            if seen[0] > limit:
-                return {"type": "http.disconnect"}
-        return message
-
-    return wrapped
 
 
 def build_app(settings: ServerSettings) -> App:

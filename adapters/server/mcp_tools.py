@@ -23,7 +23,7 @@ from pathlib import PurePosixPath
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from pi_hermes_memory.adapters.server.app import ServerSettings, StoreCache, log
+from pi_hermes_memory.adapters.server.app import ServerSettings, StoreCache, hidden_character, log
 from pi_hermes_memory.adapters.server.config import StoreOptions
 from pi_hermes_memory.domain.memory.model import is_safe_project_name
 from pi_hermes_memory.errors import ConfigError, InvalidArgument
@@ -136,11 +136,16 @@ def build_server(stores: StoreCache, *, roots: ClientRoots | None = None) -> Any
         own = owned.get(params.name, frozenset())
         project = None if "project" in own else arguments.pop("project", None)
         agent = None if "agent" in own else arguments.pop("agent", None)
-        if not all(isinstance(v, str | None) for v in (project, agent)):
+        hidden = [
+            f"{label} {problem}"
+            for label, value in (("project", project), ("agent", agent))
+            if isinstance(value, str) and (problem := hidden_character(value)) is not None
+        ]
+        if not all(isinstance(v, str | None) for v in (project, agent)) or hidden:
             result: dict[str, Any] = {
                 "success": False,
                 "status": "invalid_arguments",
-                "message": "project and agent must be strings",
+                "message": hidden[0] if hidden else "project and agent must be strings",
             }
         else:
             if project is None and roots is not None and stores.settings.project is None:
@@ -172,8 +177,10 @@ def build_server(stores: StoreCache, *, roots: ClientRoots | None = None) -> Any
 
 
 def session_manager(stores: StoreCache, *, max_body: int) -> Any:
-    """Streamable HTTP, stateless, JSON answers. Host and Origin are checked for every route
-    by the server's guard (adapters/server/app.py), so the SDK's own check is not repeated."""
+    """Streamable HTTP, stateless, JSON answers. Host, Origin, Content-Type, the size limit
+    and the body timeout are checked for every route by the server's guard
+    (adapters/server/app.py), which hands the SDK a body already read, so the SDK's own
+    checks are not repeated (its size limit stays as a backstop)."""
     from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
     from mcp.server.transport_security import TransportSecuritySettings
 

@@ -33,7 +33,7 @@ _KIND = {"type": "string", "enum": _KINDS, "description": "the second seed's cat
 def _answers(*codes: int) -> dict[str, Any]:
     ref = {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/Envelope"}}}}
     out = {str(c): {"description": "the envelope", **ref} for c in codes}
-    for c in (401, 403, 413):
+    for c in (401, 403, 408, 413, 415):
         out[str(c)] = {"description": "refused by the guard", **ref}
     return out
 
@@ -149,6 +149,7 @@ def document() -> dict[str, Any]:
                 "post": {
                     "summary": "index new and changed files of the knowledge folders",
                     "parameters": _TENANT,
+                    "requestBody": _body({"type": "object", "additionalProperties": False}),
                     "responses": _answers(200, 400, 503),
                 }
             },

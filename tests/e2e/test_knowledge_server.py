@@ -45,7 +45,7 @@ def _envelope(response: httpx.Response, status: int) -> dict[str, Any]:
 
 def test_index_search_stats_over_rest(srv: RunningServer, docs: Path) -> None:
     with httpx.Client(base_url=srv.url, timeout=60) as c:
-        report = _envelope(c.post("/api/knowledge/index"), 200)["data"]
+        report = _envelope(c.post("/api/knowledge/index", json={}), 200)["data"]
         assert (report["files_new"], report["roots"]) == (2, [str(docs)])
         assert _envelope(c.post("/api/knowledge/index", json={}), 200)["data"]["bytes_read"] == 0
         found = _envelope(c.post("/api/knowledge/search", json={"query": "pager"}), 200)["data"]
@@ -103,7 +103,7 @@ def test_without_folders_the_routes_answer_503(tmp_path: Path) -> None:
     with running(tmp_path) as s, httpx.Client(base_url=s.url, timeout=30) as c:
         for response in (
             c.post("/api/knowledge/search", json={"query": "x"}),
-            c.post("/api/knowledge/index"),
+            c.post("/api/knowledge/index", json={}),
             c.get("/api/knowledge/stats"),
         ):
             error = _envelope(response, 503)["error"]

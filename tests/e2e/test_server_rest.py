@@ -127,7 +127,8 @@ def test_bodies_over_the_limit_get_413(client: httpx.Client) -> None:
             yield b"b" * 65536
         yield b'"}'
 
-    _envelope(client.post("/api/memory/store", content=chunks()), 413)
+    json_type = {"content-type": "application/json"}
+    _envelope(client.post("/api/memory/store", content=chunks(), headers=json_type), 413)
     _envelope(client.post("/mcp", content=big, headers={"accept": "application/json"}), 413)
 
 
@@ -145,9 +146,12 @@ def test_foreign_origin_and_host_are_refused(client: httpx.Client) -> None:
         _envelope(client.post("/api/memory/search", json={"query": "x"}, headers=headers), 403)
         _envelope(client.post("/mcp", json={}, headers=headers), 403)
     _envelope(client.get("/health", headers={"host": "attacker.example"}), 403)
-    _envelope(client.get("/health", headers={"origin": "http://localhost:3000"}), 200)
+    # another local port is another origin (issue 26: any local page could write memory)
+    _envelope(client.get("/health", headers={"origin": "http://localhost:3000"}), 403)
+    own = str(client.base_url).rstrip("/")
+    _envelope(client.get("/health", headers={"origin": own}), 200)
     # no CORS headers unless an allowlist is configured
-    answer = client.get("/health", headers={"origin": "http://localhost:3000"})
+    answer = client.get("/health", headers={"origin": own})
     assert not any(k.lower().startswith("access-control-") for k in answer.headers)
 
 

@@ -16,11 +16,15 @@ from pi_hermes_memory.adapters.server.app import (
     _host_ok,
     check_bind,
     error_status,
+    hidden_character,
+    is_json,
     key_ok,
     origin_ok,
+    own_origins,
     parse_body,
     result_status,
     route,
+    write_refusal,
 )
 from pi_hermes_memory.errors import InvalidArgument, StoreBusy, UnsafeBind
 
@@ -34,6 +38,7 @@ def _args(**given: object) -> argparse.Namespace:
         "no_mcp": False,
         "allow_origin": None,
         "max_body": None,
+        "body_timeout": None,
         "project": None,
         "agent": None,
         "cwd": None,
@@ -45,6 +50,27 @@ def test_defaults() -> None:
     s = cli_server.resolve_settings(_args(), {})
     assert (s.host, s.port, s.api_key, s.http, s.mcp) == ("127.0.0.1", 9873, None, True, True)
     assert s.max_body == 1024 * 1024 and s.allowed_origins == ()
+    assert s.body_timeout == 5.0
+
+
+def test_api_key_is_trimmed_and_a_blank_one_refused() -> None:
+    assert cli_server.resolve_settings(_args(api_key="  k1\n"), {}).api_key == "k1"
+    assert cli_server.resolve_settings(_args(), {"PI_MEMORY_API_KEY": " k2 "}).api_key == "k2"
+    for args, env in (({"api_key": "   "}, {}), ({}, {"PI_MEMORY_API_KEY": " \t"})):
+        with pytest.raises(ValueError, match="empty"):
+            cli_server.resolve_settings(_args(**args), env)
+
+
+def test_body_timeout_and_origins_are_checked() -> None:
+    env = {"PI_MEMORY_BODY_TIMEOUT": "1.5"}
+    assert cli_server.resolve_settings(_args(), env).body_timeout == 1.5
+    assert cli_server.resolve_settings(_args(body_timeout=2.0), env).body_timeout == 2.0
+    for bad in ({"PI_MEMORY_BODY_TIMEOUT": "soon"}, {"PI_MEMORY_BODY_TIMEOUT": "0"}):
+        with pytest.raises(ValueError, match="PI_MEMORY_BODY_TIMEOUT"):
+            cli_server.resolve_settings(_args(), bad)
+    for origin in ("*", "localhost:3000", "http://a.example/path", "null", "http://a:x"):
+        with pytest.raises(ValueError, match="not an origin"):
+            cli_server.resolve_settings(_args(allow_origin=[origin]), {})
 
 
 def test_command_line_beats_environment_beats_defaults() -> None:
@@ -104,25 +130,63 @@ def test_key_ok_needs_a_header() -> None:
     assert not key_ok({"authorization": "Basic k"}, "k")
 
 
+OWN = own_origins(("127.0.0.1", 9873), ServerSettings())
+
+
+def test_own_origins_are_the_bound_port_under_every_loopback_name() -> None:
+    assert {"http://127.0.0.1:9873", "http://localhost:9873", "http://[::1]:9873"} == OWN
+    assert own_origins(("::1", 80), ServerSettings(host="::1")) >= {"http://[::1]:80"}
+    assert own_origins(None, ServerSettings()) == frozenset()
+
+
 @given(port=st.integers(1, 65535), scheme=st.sampled_from(["http", "https"]))
-def test_loopback_origins_pass(port: int, scheme: str) -> None:
+def test_other_loopback_ports_are_other_origins(port: int, scheme: str) -> None:
+    """Issue 26 §3: a dev server on localhost:3000 is not this server; any local page
+    could otherwise write memory."""
     settings = ServerSettings()
     for host in ("localhost", "127.0.0.1", "[::1]"):
-        assert origin_ok(f"{scheme}://{host}:{port}", settings)
+        origin = f"{scheme}://{host}:{port}"
+        assert origin_ok(origin, settings, OWN) is (scheme == "http" and port == 9873)
+        assert origin_ok(origin, ServerSettings(allowed_origins=(origin,)), OWN)
 
 
 @given(name=st.from_regex(r"[a-z]{1,12}\.(example|com|net)", fullmatch=True))
 def test_foreign_origins_fail_unless_allowlisted(name: str) -> None:
     origin = f"https://{name}"
-    assert not origin_ok(origin, ServerSettings())
-    assert origin_ok(origin, ServerSettings(allowed_origins=(origin,)))
+    assert not origin_ok(origin, ServerSettings(), OWN)
+    assert origin_ok(origin, ServerSettings(allowed_origins=(origin,)), OWN)
 
 
 def test_origin_edge_cases() -> None:
     s = ServerSettings()
-    assert origin_ok(None, s)
+    assert origin_ok(None, s, OWN)
     for bad in ("null", "", "file://", "http://127.0.0.1.evil.example", "ftp://localhost"):
-        assert not origin_ok(bad, s)
+        assert not origin_ok(bad, s, OWN)
+
+
+def test_writes_need_json_and_same_site() -> None:
+    json_ct = {"content-type": "application/json; charset=utf-8", "content-length": "2"}
+    assert write_refusal("POST", "/api/memory/store", json_ct) is None
+    assert write_refusal("GET", "/api/memory/list", {}) is None
+    for bad in ("text/plain", "application/x-www-form-urlencoded", "multipart/form-data", None):
+        headers = {"content-length": "2"} if bad is None else {"content-type": bad}
+        for method, path in (("POST", "/api/memory/store"), ("PATCH", "/x"), ("POST", "/mcp")):
+            refusal = write_refusal(method, path, headers)
+            assert refusal is not None and refusal[0] == 415 and "application/json" in refusal[1]
+    # a bodiless DELETE is always preflighted by browsers: no Content-Type needed
+    assert write_refusal("DELETE", "/api/memory/01A", {}) is None
+    assert write_refusal("DELETE", "/api/memory/01A", {"content-type": "text/plain"}) is not None
+    cross = {**json_ct, "sec-fetch-site": "cross-site"}
+    assert write_refusal("POST", "/api/memory/store", cross)[0] == 403  # type: ignore[index]
+    assert write_refusal("POST", "/api/memory/store", {**cross, "origin": "x"}) is None
+    assert is_json("Application/JSON") and not is_json("application/jsonx") and not is_json(None)
+
+
+def test_hidden_characters_in_names_are_named_not_echoed() -> None:
+    assert hidden_character("my-app") is None and hidden_character("项目") is None
+    for ch in ("\u202e", "\u2066", "\u200f", "\u200b", "\U000e0041", "\x07"):
+        problem = hidden_character(f"ab{ch}cd")
+        assert problem is not None and f"U+{ord(ch):04X}" in problem and "ab" not in problem
 
 
 def test_host_check_only_on_loopback_binds() -> None:
