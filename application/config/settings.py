@@ -414,6 +414,10 @@ class Config:
     storage: StorageConfig = attrs.field(factory=StorageConfig)
     #: adapters: storage-side parts named by import path (ADR 0060)
     adapters: AdaptersConfig = attrs.field(factory=AdaptersConfig)
+    #: why the file could not be parsed while it may say where the data lives (`storage`,
+    #: `adapters`, `memoryDir`, `projectsMemoryDir`): the store then opens read-only at the
+    #: default place, and every write is refused with this line (ADR 0065)
+    location_unknown: str | None = None
 
     @classmethod
     def default(cls, agent_root: Path, cwd: Path) -> Config:
