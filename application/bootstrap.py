@@ -917,10 +917,38 @@ def _postgres_store(
             "pip install 'pi-hermes-memory[postgres]'"
         ) from exc
     storage = PgStorage(settings.dsn, max_connections=settings.max_connections, logger=logger)
+    try:
+        _refuse_an_uncopied_local_store(config, storage)
+    except BaseException:
+        storage.close()
+        raise
     return (
         storage,
         search_index or PgSearchIndex(storage),
         vectors if vectors is not None else _LazyVectors(storage, "postgres"),
+    )
+
+
+def _refuse_an_uncopied_local_store(config: Config, storage: Any) -> None:
+    """An empty shared store opened on a host whose local store holds a history: opening would
+    import this host's Markdown files into it as hand edits (new ids, no history), and a later
+    `migrate --to postgres` could then copy nothing ("a different history"). Refused, with
+    the step that comes first (ADR 0065)."""
+    from pi_hermes_memory.adapters.sqlite.read_only import local_event_count
+
+    local = local_event_count(config.db_path)
+    if not local:
+        return
+    with storage.snapshot() as uow:
+        if uow.journal.streams(""):
+            return  # a team store already in use: this host's files merge into it
+    raise StorageFailed(
+        f"nothing was opened: the PostgreSQL store is empty and this host's local store "
+        f"({config.db_path}) holds a history that was not copied to it. Run "
+        "`pi-hermes-memory migrate --to postgres` first (it copies the local store, whatever "
+        "storage.backend says), then retry; opening it now would import the Markdown files "
+        "as new entries without their history",
+        path=config.db_path,
     )
 
 
