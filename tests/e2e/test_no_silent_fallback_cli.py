@@ -11,9 +11,8 @@ import sys
 from pathlib import Path
 
 import httpx
-import pytest
-
 import pi_hermes_memory
+import pytest
 from pi_hermes_memory.domain.learning.corrections import detect
 from pi_hermes_memory.lifecycle.corrections import rules_from_config
 
