@@ -90,6 +90,8 @@ def diagnose_config(config: Config, warnings: list[str] | tuple[str, ...]) -> Do
     notes: list[str] = []
     if config.storage.problem is not None:  # `open` refuses this store (no fallback)
         problems.append(config.storage.problem)
+    if config.location_unknown is not None:  # `open` refuses every write (ADR 0065)
+        problems.append(f"{config.location_unknown}; until then writes are refused")
     problems.extend(warnings)  # "field: message", as `open` reports them
     paths = _paths(config, warnings)
     if paths.same_root:
@@ -168,8 +170,9 @@ def _check_readable(config: Config) -> None:
     if not root.is_dir() or not os.access(root, os.R_OK | os.X_OK):
         raise DoctorFailed(f"the agent root {root} is not a readable folder")
     path = config.config_path
-    if path.exists() and not os.access(path, os.R_OK):
-        raise DoctorFailed(f"the configuration file {path} cannot be read")
+    if path.exists() and (not path.is_file() or not os.access(path, os.R_OK)):
+        what = "is a folder" if path.is_dir() else "cannot be read"
+        raise DoctorFailed(f"the configuration file {path} {what}")
 
 
 def _paths(config: Config, warnings: list[str] | tuple[str, ...]) -> PathsState:
@@ -294,9 +297,11 @@ def _documents(
     mirror = facts.get("mirror", {})
     unattributed = 0
     states = []
+    stored = {e.id for d in _fold_journal(facts.get("events", [])) for e in d.active}
     for t in Target:
         doc = docs.get(t)
         active = list(doc.active) if doc is not None else []
+        problems.extend(_flagged(config, t, active, stored))
         if t is Target.PROJECT:
             unattributed = sum(1 for entry in active if entry.project is None)
         counts = mirror.get(t.value, {})
@@ -313,6 +318,35 @@ def _documents(
             )
         )
     return tuple(states), unattributed
+
+
+def _flagged(config: Config, target: Target, active: list[Any], stored: set[str]) -> list[str]:
+    """One problem per active entry the content scan flagged (a hand edit holding a key, say):
+    kept out of search and prompts, yet still in the journal and the Markdown file (ADR 0065).
+    The scanner's reason is named, never the text. `stored`: the ids the journal holds (an
+    entry of a pending hand edit has no id yet)."""
+    from pi_hermes_memory.adapters.markdown.store import MarkdownFiles
+
+    path = MarkdownFiles(config.memory_dir, config.projects_memory_dir).path_for(target)
+    problems = []
+    for entry in active:
+        if not entry.flagged:
+            continue
+        reason = entry.flagged.split(". ")[0].removeprefix("Refused: ")  # the finding, no advice
+        if entry.id not in stored:
+            problems.append(
+                f"{target.value}: a pending hand edit of {path} holds text that fails the "
+                f"content scan ({reason}); remove it from the file, or run "
+                "`pi-hermes-memory sync-markdown` and then the doctor again for the id to purge"
+            )
+            continue
+        project = f" --project {entry.project}" if entry.project else ""
+        problems.append(
+            f"{target.value}: entry {entry.id} in {path} fails the content scan "
+            f"({reason}) and is kept out of search; erase it and its history with "
+            f"`pi-hermes-memory purge {entry.id} --yes{project}`, or fix its text in the file"
+        )
+    return problems
 
 
 def _sessions(config: Config, facts: dict[str, Any]) -> SessionState:

@@ -27,6 +27,7 @@ from pi_hermes_memory.domain.memory.model import GLOBAL_NAMESPACE, Target, names
 from pi_hermes_memory.domain.memory.scope import SessionScope
 from pi_hermes_memory.domain.status import Status
 from pi_hermes_memory.errors import (
+    ConfigUnreadable,
     DatabaseDamaged,
     InvalidArgument,
     StorageFailed,
@@ -176,6 +177,8 @@ def open_memory(
 
         # before anything on disk moves; never a local store instead of the one meant
         raise ConfigError(config.storage.problem)
+    # a file that cannot be parsed may name another store: read the default one, write none
+    doubt = _location_doubt(config) if storage is None else None
     migrate: Callable[[], MigrationReport] | None = None
     if markdown is None:
         from pi_hermes_memory.adapters.files.legacy_layout import migrate_legacy_layout
@@ -198,7 +201,7 @@ def open_memory(
             )
 
     # the old layout moves before the storage opens (ADR 0013)
-    migration = migrate() if migrate is not None else None
+    migration = migrate() if migrate is not None and doubt is None else None
     close_sessions: Callable[[], None] | None = None
     vectors: VectorStore | _LazyVectors | None = vector_store
     logger = logger or library_logger()
@@ -206,6 +209,9 @@ def open_memory(
     read_only: StorageFailed | None = None
     own_storage = storage is None
     skill_tables_of: Any = None  # the SQLite storage whose skill tables hold the statistics
+    if doubt is not None:
+        read_only = doubt
+        storage, markdown, search_index = _read_only_store(config, markdown, doubt)
     if storage is None and config.storage.backend is StorageBackend.POSTGRES:
         storage, search_index, vectors = _postgres_store(config, logger, search_index, vectors)
         if skill_telemetry is None:  # PgSkillTables, built by the first skill call
@@ -570,8 +576,21 @@ def _storage_fault(exc: OSError) -> StorageFailed | None:
     return None
 
 
+def _location_doubt(config: Config) -> ConfigUnreadable | None:
+    """The refusal for every write while the config file cannot say where the data lives."""
+    if config.location_unknown is None:
+        return None
+    return ConfigUnreadable(
+        f"{config.location_unknown}; until then writes are refused, reads come from the "
+        f"local store at {config.db_path} and other settings are at their defaults",
+        path=config.config_path,
+    )
+
+
 def read_only_warning(exc: StorageFailed) -> str:
     """The one line that says why the store is read-only and what to do."""
+    if isinstance(exc, ConfigUnreadable):
+        return str(exc)
     if isinstance(exc, DatabaseDamaged):
         return f"{exc}; until then list and search work, writes are refused"
     if isinstance(exc, StorageFull):
@@ -651,6 +670,11 @@ def recover(
         )
     if config.storage.problem is not None:  # perhaps not the local store that was meant
         raise StorageFailed(f"recover repairs the local SQLite store: {config.storage.problem}")
+    if config.location_unknown is not None:  # ADR 0065
+        raise ConfigUnreadable(
+            f"recover repairs the local SQLite store: {config.location_unknown}",
+            path=config.config_path,
+        )
     db = config.db_path
     log = EventLog(default_log_path(db))
     files = MarkdownFiles(config.memory_dir, config.projects_memory_dir)
@@ -893,10 +917,38 @@ def _postgres_store(
             "pip install 'pi-hermes-memory[postgres]'"
         ) from exc
     storage = PgStorage(settings.dsn, max_connections=settings.max_connections, logger=logger)
+    try:
+        _refuse_an_uncopied_local_store(config, storage)
+    except BaseException:
+        storage.close()
+        raise
     return (
         storage,
         search_index or PgSearchIndex(storage),
         vectors if vectors is not None else _LazyVectors(storage, "postgres"),
+    )
+
+
+def _refuse_an_uncopied_local_store(config: Config, storage: Any) -> None:
+    """An empty shared store opened on a host whose local store holds a history: opening would
+    import this host's Markdown files into it as hand edits (new ids, no history), and a later
+    `migrate --to postgres` could then copy nothing ("a different history"). Refused, with
+    the step that comes first (ADR 0065)."""
+    from pi_hermes_memory.adapters.sqlite.read_only import local_event_count
+
+    local = local_event_count(config.db_path)
+    if not local:
+        return
+    with storage.snapshot() as uow:
+        if uow.journal.streams(""):
+            return  # a team store already in use: this host's files merge into it
+    raise StorageFailed(
+        f"nothing was opened: the PostgreSQL store is empty and this host's local store "
+        f"({config.db_path}) holds a history that was not copied to it. Run "
+        "`pi-hermes-memory migrate --to postgres` first (it copies the local store, whatever "
+        "storage.backend says), then retry; opening it now would import the Markdown files "
+        "as new entries without their history",
+        path=config.db_path,
     )
 
 

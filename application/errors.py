@@ -37,6 +37,7 @@ __all__ = [
     "CompletionFailed",
     "CompletionFailure",
     "ConfigError",
+    "ConfigUnreadable",
     "CorruptData",
     "CorruptEvent",
     "CorruptSnapshot",
@@ -159,6 +160,12 @@ class DatabaseDamaged(StorageFailed, CorruptData):
 class StoreReadOnly(StorageFailed):
     """A file or folder of the store cannot be written (read-only permissions or file system,
     or a store opened read-only after its database was found damaged); nothing was written."""
+
+
+class ConfigUnreadable(StoreReadOnly):
+    """The configuration file cannot be parsed and may say where the data lives (`storage`,
+    `adapters`, `memoryDir`): the store opened read-only at the default place, and writes are
+    refused until the file parses (ADR 0065); nothing was written."""
 
 
 class StorageFull(StorageFailed):

@@ -20,6 +20,8 @@ def migrate_to_postgres(args: argparse.Namespace) -> int:
     config, _ = load_config(
         environ=dict(os.environ), cwd=Path(args.cwd or os.getcwd()), project_override=None
     )
+    if config.location_unknown is not None:  # the local store's place is in doubt (ADR 0065)
+        return _fail(f"nothing was copied: {config.location_unknown}", EXIT_FAILED)
     name = args.dsn_env or config.storage.dsn_env
     if not name:
         return _fail("--to postgres needs --dsn-env NAME (or storage.dsnEnv in the config)")
@@ -58,11 +60,23 @@ def migrate_to_postgres(args: argparse.Namespace) -> int:
         )
         for stream in report.refused:
             print(
-                f"  refused {stream}: PostgreSQL holds a different history of it; nothing "
-                "of it was copied",
+                f"  refused {stream}: PostgreSQL holds a different history of it (another "
+                "host's, or this host's Markdown files imported by an open before this copy); "
+                "nothing of it was copied",
                 file=sys.stderr,
             )
+        if report.refused:
+            print(_MERGE_STEPS.format(source=config.db_path), file=sys.stderr)
     return EXIT_FAILED if report.refused else EXIT_OK
+
+
+#: what becomes of this host's entries of a refused stream (a team store already in use)
+_MERGE_STEPS = (
+    "This host's entries of those documents are not lost: the first command on the shared "
+    "store (e.g. `pi-hermes-memory list`) merges this host's Markdown files into it as "
+    "additions (same text, new ids); their removed and superseded versions stay in {source}, "
+    "which is left as it is."
+)
 
 
 def _fail(message: str, code: int = EXIT_USAGE) -> int:

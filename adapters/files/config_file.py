@@ -2,17 +2,22 @@
 supplies the real physical path resolver to the pure parser.
 
 A configuration problem never stops start-up: an unreadable or malformed file yields the
-defaults plus a warning (a missing file is the normal case and is silent).
+defaults plus a warning (a missing file is the normal case and is silent). The defaults are
+never taken for *where the data lives* (ADR 0065): when the file cannot be parsed and may name
+a store (`storage`, `adapters`, `memoryDir`, `projectsMemoryDir` appear in its text, or its
+text cannot be read at all), `Config.location_unknown` says so, and the store opens read-only.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Final
 
+import attrs
 from pi_hermes_memory.config.settings import (
     CONFIG_FILE_NAME,
     DOCUMENT_FIELD,
@@ -93,27 +98,131 @@ def _document_warning(message: str) -> tuple[ConfigWarning, ...]:
     return (ConfigWarning(field=DOCUMENT_FIELD, message=message),)
 
 
+#: the keys that say where data lives; matched as words anywhere in a file that cannot be
+#: parsed (an unquoted `storage:` of a JSON5 habit counts too), so a doubt is never missed
+_LOCATION_KEYS: Final = ("storage", "adapters", "memoryDir", "projectsMemoryDir")
+_LOCATION_WORD: Final = re.compile(
+    r"(?<![A-Za-z0-9_])(?:" + "|".join(_LOCATION_KEYS) + r")(?![A-Za-z0-9_])", re.IGNORECASE
+)
+#: a `\uXXXX` escape could spell one of those keys: also a doubt
+_ESCAPE: Final = re.compile(r"\\u[0-9A-Fa-f]{4}")
+
+
+@attrs.frozen(kw_only=True)
+class ConfigDocument:
+    """The decoded file (`{}` when it cannot be used), the warnings about it, and `location`:
+    why the data's place is in doubt (None: the file was parsed, or says nothing about it).
+    A doubt is said by `location` alone: the store's read-only line carries it."""
+
+    raw: object
+    warnings: tuple[ConfigWarning, ...] = ()
+    location: str | None = None
+
+
+def _names_a_place(text: str) -> str | None:
+    """The first location key (or a `\\u` escape) in the raw `text`, else None."""
+    found = _LOCATION_WORD.search(text)
+    if found is not None:
+        return f"'{found.group(0)}'"
+    return "a \\u escape" if _ESCAPE.search(text) else None
+
+
+def _fix_hint(message: str) -> str:
+    if "double quotes" in message:
+        return "remove a trailing comma or quote the key there"
+    if "delimiter" in message:
+        return "add the missing comma or colon there"
+    return "correct the JSON there"
+
+
+def read_document(path: Path) -> ConfigDocument:
+    """The file at `path`, decoded. A missing file is `{}` without a warning; a UTF-8 byte-order
+    mark is tolerated; a file that cannot be read or parsed is `{}` with a warning, or with
+    `location` when it may say where the data lives (a location key in its text, or text that
+    cannot be read at all)."""
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        return ConfigDocument(raw={})
+    except UnicodeDecodeError as error:  # its bytes still show whether it names a store
+        named = _names_a_place(error.object.decode("latin-1"))
+        if named is None:
+            return ConfigDocument(
+                raw={},
+                warnings=_document_warning(
+                    f"cannot read {path} (UnicodeDecodeError); {_USING_DEFAULTS}"
+                ),
+            )
+        return ConfigDocument(
+            raw={},
+            location=f"{path} is not UTF-8 (byte {error.start + 1}): save it as UTF-8; it names "
+            f"{named}, so where the data lives is unknown until then",
+        )
+    except OSError as error:
+        what = (
+            "is a folder"
+            if isinstance(error, IsADirectoryError)
+            else f"cannot be read ({type(error).__name__})"
+        )
+        return ConfigDocument(
+            raw={},
+            location=f"{path} {what}, so where the data lives is unknown: make it a readable "
+            "JSON file (or remove it)",
+        )
+    if not text.strip():
+        return ConfigDocument(
+            raw={}, warnings=_document_warning(f"{path} is empty; {_USING_DEFAULTS}")
+        )
+    try:
+        raw = json.loads(text)
+    except json.JSONDecodeError as error:
+        where = f"line {error.lineno} column {error.colno}"
+        named = _names_a_place(text)
+        if named is None:
+            return ConfigDocument(
+                raw={},
+                warnings=_document_warning(
+                    f"{path} is not valid JSON ({where}); {_USING_DEFAULTS}"
+                ),
+            )
+        return ConfigDocument(
+            raw={},
+            location=f"{path} is not valid JSON at {where} ({error.msg}): "
+            f"{_fix_hint(error.msg)}; it names {named}, so where the data lives is unknown "
+            "until it parses",
+        )
+    except RecursionError:
+        named = _names_a_place(text)
+        if named is None:
+            return ConfigDocument(
+                raw={},
+                warnings=_document_warning(f"{path} is nested too deeply; {_USING_DEFAULTS}"),
+            )
+        return ConfigDocument(
+            raw={},
+            location=f"{path} is nested too deeply to parse: flatten it; it names {named}, so "
+            "where the data lives is unknown until it parses",
+        )
+    if not isinstance(raw, Mapping):
+        named = _names_a_place(text)
+        if named is not None:  # a list or string holding the sections: not where they belong
+            return ConfigDocument(
+                raw={},
+                location=f"{path} is not a JSON object: put its settings in one {{...}}; it "
+                f"names {named}, so where the data lives is unknown until then",
+            )
+    return ConfigDocument(raw=raw)
+
+
 def read_config_document(path: Path) -> tuple[object, tuple[ConfigWarning, ...]]:
     """The decoded JSON at `path`, or `{}` with a warning when it cannot be used.
 
     A missing file is `{}` without a warning. A UTF-8 byte-order mark is tolerated.
     """
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        return {}, ()
-    except (OSError, UnicodeDecodeError) as error:
-        reason = type(error).__name__
-        return {}, _document_warning(f"cannot read {path} ({reason}); {_USING_DEFAULTS}")
-    if not text.strip():
-        return {}, _document_warning(f"{path} is empty; {_USING_DEFAULTS}")
-    try:
-        return json.loads(text), ()
-    except json.JSONDecodeError as error:
-        where = f"line {error.lineno} column {error.colno}"
-        return {}, _document_warning(f"{path} is not valid JSON ({where}); {_USING_DEFAULTS}")
-    except RecursionError:
-        return {}, _document_warning(f"{path} is nested too deeply; {_USING_DEFAULTS}")
+    document = read_document(path)
+    if document.location is not None:
+        return document.raw, _document_warning(document.location)
+    return document.raw, document.warnings
 
 
 def _current_directory(environ: Mapping[str, str]) -> Path:
@@ -138,9 +247,9 @@ def load_config(
     working = _current_directory(env) if cwd is None else cwd
     home = _home(env)
     agent_root = resolve_agent_root(env, home=home, cwd=working)
-    raw, read_warnings = read_config_document(agent_root / CONFIG_FILE_NAME)
+    document = read_document(agent_root / CONFIG_FILE_NAME)
     config, warnings = parse_config(
-        raw,
+        document.raw,
         agent_root=agent_root,
         cwd=working,
         environ=env,
@@ -148,4 +257,6 @@ def load_config(
         project_override=project_override,
         home=home,
     )
-    return config, read_warnings + warnings
+    if document.location is not None:
+        config = attrs.evolve(config, location_unknown=document.location)
+    return config, document.warnings + warnings

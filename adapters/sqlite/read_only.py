@@ -18,14 +18,14 @@ from typing import Any
 import apsw
 from pi_hermes_memory.adapters.inmemory.storage import InMemoryStorage
 from pi_hermes_memory.adapters.sqlite.connection import connect
-from pi_hermes_memory.adapters.sqlite.eventlog import EventLog
+from pi_hermes_memory.adapters.sqlite.eventlog import EventLog, default_log_path
 from pi_hermes_memory.adapters.sqlite.recovery import read_events
 from pi_hermes_memory.domain.memory.events import Event
 from pi_hermes_memory.domain.memory.model import Target
 from pi_hermes_memory.errors import CorruptEvent
 from pi_hermes_memory.journal.codec import decode
 
-__all__ = ["ReadOnlyMarkdown", "ReadOnlyStorage", "load_journal"]
+__all__ = ["ReadOnlyMarkdown", "ReadOnlyStorage", "load_journal", "local_event_count"]
 
 
 class ReadOnlyStorage(InMemoryStorage):
@@ -130,3 +130,24 @@ def load_journal(
             broken.add(record.stream)
             notes.append(f"{record.stream} stops at version {record.version - 1}: {exc}")
     return logged, contents.meta.get("store_id"), notes
+
+
+def local_event_count(db_path: Path) -> int:
+    """How many events the local store at `db_path` holds (0: no database, an empty or an
+    unreadable one; then its event log's size decides: 1 when it holds anything). Read-only:
+    creates nothing (the check `open` makes before a shared store imports this host's files)."""
+    if db_path.exists():
+        try:
+            conn = connect(db_path, read_only=True)
+            try:
+                row = conn.execute("SELECT count(*) FROM events").fetchone()
+            finally:
+                conn.close()
+            return int(row[0]) if row is not None else 0
+        except (apsw.Error, OSError):
+            return 0
+    log = default_log_path(db_path)
+    try:
+        return 1 if log.stat().st_size > 0 else 0
+    except OSError:
+        return 0

@@ -418,6 +418,10 @@ class Config:
     storage: StorageConfig = attrs.field(factory=StorageConfig)
     #: adapters: storage-side parts named by import path (ADR 0060)
     adapters: AdaptersConfig = attrs.field(factory=AdaptersConfig)
+    #: why the file could not be parsed while it may say where the data lives (`storage`,
+    #: `adapters`, `memoryDir`, `projectsMemoryDir`): the store then opens read-only at the
+    #: default place, and every write is refused with this line (ADR 0065)
+    location_unknown: str | None = None
 
     @classmethod
     def default(cls, agent_root: Path, cwd: Path) -> Config:
@@ -851,11 +855,26 @@ def _patterns(section: _Section, key: str) -> tuple[str, ...] | None:
     patterns = section.string_list(key, trim=False, fallback=fallback)
     if patterns is None:
         return None
-    bad = [index for index, pattern in enumerate(patterns) if not _compiles(pattern)]
-    if bad:
-        section.reject(key, f"item {bad[0]} is not a valid regular expression; {fallback}")
-        return None
-    return patterns
+    kept = tuple(pattern for pattern in patterns if _compiles(pattern))
+    rest = "the others are kept" if kept else "no valid pattern is left: this rule is off"
+    for index, pattern in enumerate(patterns):
+        problem = _regex_problem(pattern)
+        if problem is not None:  # skipped alone, the valid ones kept (ADR 0065); its text is
+            # never echoed (it may be anything pasted into the file)
+            section.warn(
+                key, f"item {index} is not a valid regular expression ({problem}); skipped, {rest}"
+            )
+    return kept
+
+
+def _regex_problem(pattern: str) -> str | None:
+    try:
+        re.compile(pattern)
+    except re.error as error:
+        return f"{error.msg} at position {error.pos}" if error.pos is not None else error.msg
+    except (OverflowError, RecursionError, ValueError, MemoryError) as error:
+        return type(error).__name__
+    return None
 
 
 def _task_domain_problem(item: object) -> str | None:

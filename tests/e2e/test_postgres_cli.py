@@ -123,3 +123,59 @@ def test_an_empty_dsn_variable_is_named_as_empty(tmp_path: Path) -> None:
     (root / "hermes-memory-config.json").write_text(json.dumps(CONFIG))
     done = cli(root, "  ", "list")
     assert done.returncode == 2 and "TEAM_DSN is not set or is empty" in done.stderr, done.stderr
+
+
+def test_switching_the_config_before_the_copy_still_copies_everything(
+    tmp_path: Path, pg_dsn: str
+) -> None:
+    # issue 26 §4: the config switched first, then any command opened the empty shared store,
+    # imported this host's files as new entries, and `migrate` copied 0 events ("a different
+    # history"), exit 1, with no way forward
+    root = tmp_path / "agent"
+    for text in ("Deploys need the VPN", "The build server is ci-3"):
+        assert cli(root, pg_dsn, "add", text).returncode == 0
+    assert (
+        cli(
+            root, pg_dsn, "delete", json.loads(cli(root, pg_dsn, "list", "--json").stdout)[0]["id"]
+        ).returncode
+        == 0
+    )
+    local = texts(root, pg_dsn)
+    before = (root / "pi-hermes-memory" / "MEMORY.md").read_bytes()
+    (root / "hermes-memory-config.json").write_text(json.dumps(CONFIG))
+
+    opened = cli(root, pg_dsn, "list")  # before the copy: refused, with the step to take
+    assert opened.returncode == 1, opened.stderr
+    assert "pi-hermes-memory migrate --to postgres" in opened.stderr
+    assert "Traceback" not in opened.stderr
+    assert (root / "pi-hermes-memory" / "MEMORY.md").read_bytes() == before
+
+    done = cli(root, pg_dsn, "migrate", "--to", "postgres", "--json")  # dsnEnv from the config
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["refused"] == [] and report["events"] >= 3 and report["store_id_adopted"]
+    assert texts(root, pg_dsn) == local  # no entry imported twice, none lost
+    assert (root / "pi-hermes-memory" / "MEMORY.md").read_bytes() == before
+    assert report["events"] >= 3  # two adds and the delete: the history came along
+
+
+def test_a_refused_stream_says_what_becomes_of_this_hosts_entries(
+    tmp_path: Path, pg_dsn: str
+) -> None:
+    # a team store already in use: this host's history of `memory` cannot be copied into it
+    team = tmp_path / "team" / "agent"
+    team.mkdir(parents=True)
+    (team / "hermes-memory-config.json").write_text(json.dumps(CONFIG))
+    assert cli(team, pg_dsn, "add", "The team uses trunk-based development").returncode == 0
+    root = tmp_path / "agent"
+    assert cli(root, pg_dsn, "add", "Deploys need the VPN").returncode == 0
+    (root / "hermes-memory-config.json").write_text(json.dumps(CONFIG))
+    done = cli(root, pg_dsn, "migrate", "--to", "postgres")
+    assert done.returncode == 1
+    assert "PostgreSQL holds a different history" in done.stderr
+    assert "the first command on the shared store" in done.stderr
+    assert str(root / "pi-hermes-memory" / "sessions.db") in done.stderr
+    # as said: the next command merges this host's entries in
+    both = ["Deploys need the VPN", "The team uses trunk-based development"]
+    assert texts(root, pg_dsn) == both
+    assert texts(team, pg_dsn) == both

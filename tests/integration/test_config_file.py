@@ -6,6 +6,7 @@ import json
 import os
 from pathlib import Path
 
+import attrs
 import pytest
 from pi_hermes_memory.adapters.files.config_file import (
     load_config,
@@ -118,15 +119,38 @@ def test_a_file_whose_top_level_is_not_an_object_gives_the_defaults(
     assert fields(warnings) == [DOCUMENT_FIELD]
 
 
-def test_an_unreadable_config_path_gives_the_defaults_with_a_warning(
+def test_an_unreadable_config_path_keeps_default_behaviour_but_not_the_data_s_place(
     home: Path, agent_root: Path, cwd: Path
 ) -> None:
-    # A directory in place of the file: reading fails with an OSError even as root.
+    # A directory in place of the file: reading fails with an OSError even as root. What it
+    # would say is unknown, so where the data lives is in doubt (ADR 0065).
     (agent_root / "hermes-memory-config.json").mkdir()
     config, warnings = load(home, cwd)
-    assert config == Config.default(agent_root, cwd)
-    assert fields(warnings) == [DOCUMENT_FIELD]
-    assert "cannot read" in warnings[0].message
+    assert attrs.evolve(config, location_unknown=None) == Config.default(agent_root, cwd)
+    assert warnings == ()  # said once, by the store's read-only line
+    assert config.location_unknown is not None and "is a folder" in config.location_unknown
+
+
+@pytest.mark.parametrize(
+    ("content", "named"),
+    [
+        (b'{"storage": {"backend": "postgres", "dsnEnv": "TEAM_DSN"},}', "'storage'"),
+        (b'{"memoryDir": "/srv/memory" "nudgeInterval": 3}', "'memoryDir'"),
+        (b"{adapters: {}}", "'adapters'"),
+        (b'{"\\u0073torage": {}', "a \\u escape"),
+        (b'{"projectsMemoryDir": "\xff"}', "'projectsMemoryDir'"),
+        (b'[{"storage": {"backend": "postgres"}}]', "'storage'"),
+    ],
+)
+def test_a_file_that_may_name_the_store_and_cannot_be_parsed_puts_its_place_in_doubt(
+    home: Path, agent_root: Path, cwd: Path, content: bytes, named: str
+) -> None:
+    (agent_root / "hermes-memory-config.json").write_bytes(content)
+    config, warnings = load(home, cwd)
+    assert config.storage.backend.value == "sqlite"  # the defaults for everything else
+    assert config.location_unknown is not None and named in config.location_unknown
+    assert str(agent_root / "hermes-memory-config.json") in config.location_unknown
+    assert DOCUMENT_FIELD not in fields(warnings)  # not also "using defaults for every field"
 
 
 def test_a_utf8_byte_order_mark_is_tolerated(home: Path, agent_root: Path, cwd: Path) -> None:

@@ -477,9 +477,37 @@ def test_an_empty_pattern_list_disables_the_rule(key: str, attribute: str) -> No
     assert getattr(config, attribute) == ()
 
 
-@pytest.mark.parametrize("bad", [["(unclosed"], ["ok", "a{2,1}"], [""], "^x$", [1], {}])
+@pytest.mark.parametrize(
+    ("given", "kept", "named"),
+    [
+        (["ok", "a{2,1}"], ("ok",), "item 1 is not"),
+        (["(unclosed", r"^actually,\s+(.+)$", "[z-a]"], (r"^actually,\s+(.+)$",), "item 0"),
+        (["(unclosed"], (), "item 0 is not a valid regular expression (missing ), unterminated"),
+    ],
+)
 @pytest.mark.parametrize(("key", "attribute"), PATTERN_FIELDS)
-def test_an_invalid_pattern_list_falls_back_to_the_built_in_rules(
+def test_an_invalid_pattern_is_skipped_with_a_warning_naming_it_and_the_rest_kept(
+    key: str, attribute: str, given: list[str], kept: tuple[str, ...], named: str
+) -> None:
+    config, warnings = parse({key: given})
+    assert getattr(config, attribute) == kept  # never the built-in rules in their place
+    bad = [w for w in warnings if w.field == key]
+    assert len(bad) == sum(1 for p in given if p not in kept)
+    assert named in bad[0].message and "not a valid regular expression" in bad[0].message
+    if not kept:
+        assert "this rule is off" in bad[0].message
+
+
+def test_an_invalid_pattern_is_named_by_its_index_never_by_its_text() -> None:
+    token = "ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5("
+    config, warnings = parse({"correctionStrongPatterns": ["ok", token]})
+    assert config.correction_strong_patterns == ("ok",)
+    assert "item 1 is not" in warnings[0].message and "ghp_" not in warnings[0].message
+
+
+@pytest.mark.parametrize("bad", [[""], "^x$", [1], {}])
+@pytest.mark.parametrize(("key", "attribute"), PATTERN_FIELDS)
+def test_a_pattern_list_of_the_wrong_shape_falls_back_to_the_built_in_rules(
     key: str, attribute: str, bad: object
 ) -> None:
     config, warnings = parse({key: bad})
