@@ -74,6 +74,10 @@ class KnowledgeHit:
     text: str
     score: float
     snippet: str = ""
+    #: secrets replaced by markers in this chunk at index time (ADR 0063)
+    redacted: int = 0
+    #: the scanner's other findings in this chunk ("prompt_injection", …): kept, flagged
+    flags: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -85,4 +89,6 @@ class KnowledgeHit:
             "heading": self.heading,
             "snippet": self.snippet,
             "score": float(f"{self.score:.4g}"),
+            "redacted": self.redacted,
+            "flags": list(self.flags),
         }
