@@ -40,7 +40,7 @@ from pi_hermes_memory.domain.knowledge.chunks import (
     DEFAULT_INDEX_FILES,
     chunk_text,
 )
-from pi_hermes_memory.domain.knowledge.redaction import redact_chunk
+from pi_hermes_memory.domain.knowledge.redaction import redact_chunk, redact_private_keys
 from pi_hermes_memory.domain.knowledge.roots import refused_root
 from pi_hermes_memory.domain.search.terms import plan_terms
 from pi_hermes_memory.errors import (
@@ -389,7 +389,9 @@ class KnowledgeBase:
             else:
                 chunks = tuple(
                     redact_chunk(c)
-                    for c in chunk_text(text, file.kind, max_chars=self._max_chunk_chars)
+                    for c in chunk_text(
+                        redact_private_keys(text), file.kind, max_chars=self._max_chunk_chars
+                    )
                 )
                 for chunk in chunks:
                     counts["secrets"] += chunk.redacted

@@ -8,6 +8,11 @@ redacted text is scanned again, and while a secret is still found (two rules ove
 a fold that moved offsets) the spans are redacted again; should one survive `_ROUNDS` rounds,
 the whole text becomes one marker. Nothing is dropped silently and no secret is stored.
 
+A PEM private key can be longer than a chunk, and its middle lines match no rule: before a
+file is cut, `redact_private_keys` replaces every block from a `-----BEGIN … PRIVATE KEY-----`
+line through its END line (or the end of the file) by one marker line and blank lines, and
+`redact_chunk` counts such a marker line as a redaction.
+
 Other findings (prompt injection, exfiltration, persistence, role markers, invisible Unicode,
 confusables) do not change the text: documents may well discuss such things, and the text is
 already framed as untrusted where it is shown. The chunk keeps their categories as `flags`,
@@ -18,6 +23,7 @@ Pure: text in, values out.
 
 from __future__ import annotations
 
+import re
 from typing import Final
 
 import attrs
@@ -25,13 +31,19 @@ from pi_hermes_memory.domain.knowledge.chunks import Chunk
 from pi_hermes_memory.domain.scanning.scanner import MAX_SCAN_CHARS, ScanCategory, scan
 from pi_hermes_memory.domain.scanning.spans import secret_spans
 
-__all__ = ["Redaction", "marker", "redact_chunk", "redact_text"]
+__all__ = ["Redaction", "marker", "redact_chunk", "redact_private_keys", "redact_text"]
 
 #: rounds of span redaction before a window with a surviving secret is replaced whole
 _ROUNDS: Final = 4
 #: the largest piece scanned at once (below the scanner's limit, cut at a line end)
 _WINDOW: Final = MAX_SCAN_CHARS - 1024
 _UNISOLATED: Final = "unisolated-secret"
+_PRIVATE_KEY: Final = "private-key"
+_PEM_BLOCK: Final = re.compile(
+    r"-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----"
+    r"(?:.*?-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----|.*\Z)",
+    re.IGNORECASE | re.DOTALL,
+)
 
 
 def marker(rule_id: str) -> str:
@@ -46,6 +58,18 @@ class Redaction:
     secrets: int
     #: the scanner's non-secret categories found, sorted
     flags: tuple[str, ...]
+
+
+def redact_private_keys(text: str) -> str:
+    """`text` with each PEM private-key block replaced by a marker line and as many line
+    breaks as it held (see the module docstring)."""
+    if "PRIVATE KEY-----" not in text.upper():
+        return text
+
+    def replace(m: re.Match[str]) -> str:
+        return marker(_PRIVATE_KEY) + "\n" * m.group(0).count("\n")
+
+    return _PEM_BLOCK.sub(replace, text)
 
 
 def _windows(text: str) -> list[str]:
@@ -65,8 +89,10 @@ def _has_secret(categories: set[ScanCategory]) -> bool:
 def _redact_window(text: str) -> Redaction:
     result = scan(text)
     categories = {f.category for f in result.findings}
-    count = 0
+    count = sum(line.strip() == marker(_PRIVATE_KEY) for line in text.splitlines())
     rounds = 0
+    if "PRIVATE KEY-----" in text.upper():  # a key's tail: no rule of `scan` sees it alone
+        categories.add(ScanCategory.SECRET)
     while _has_secret(categories) and rounds < _ROUNDS:
         rounds += 1
         spans = secret_spans(text)

@@ -24,6 +24,7 @@ resolves to a refused folder through a symlink is refused as well. Pure: paths i
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Sequence
 from typing import Final
 
@@ -66,8 +67,11 @@ def _inside(path: str, folder: str) -> bool:
     return path == folder or path.startswith(folder.rstrip("/") + "/")
 
 
+_LIB: Final = re.compile(r"/lib(?:32|64|x32|exec)?")
+
+
 def _is_lib(path: str) -> bool:
-    return path.count("/") == 1 and path[1:].startswith("lib")
+    return _LIB.fullmatch(path) is not None
 
 
 def _system(path: str, home: str | None) -> RootRefusal | None:
