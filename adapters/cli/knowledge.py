@@ -102,11 +102,6 @@ def _index(memory: Any, args: argparse.Namespace) -> int:
     print(f"Skipped: {skipped}.")
     if report.redaction_message:
         print(f"Redacted: {report.redaction_message}.")
-    if report.chunks_flagged:
-        print(
-            f"Flagged: {report.chunks_flagged} chunks hold instruction-like or other flagged "
-            "text (kept; search results mark them)."
-        )
     if report.budget_message:
         print(f"pi-hermes-memory: warning: {report.budget_message}", file=sys.stderr)
     return EXIT_OK
@@ -142,7 +137,7 @@ def _stats(memory: Any, args: argparse.Namespace) -> int:
         print(f"pi-hermes-memory: warning: {missing} is not a folder", file=sys.stderr)
     print(f"Files: {stats.files}, chunks: {stats.chunks}, bytes: {stats.bytes}")
     print(f"Embeddings: {'on' if stats.embeddings else 'off'} ({stats.vectors} vectors)")
-    print(f"Secrets redacted: {stats.secrets_redacted}; flagged chunks: {stats.chunks_flagged}")
+    print(f"Secrets redacted: {stats.secrets_redacted}")
     if stats.last_run is not None:
         run = stats.last_run
         print(

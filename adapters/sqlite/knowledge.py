@@ -13,10 +13,10 @@ Tables: `files` (real path, root, root-relative path, size, mtime_ns, SHA-256 of
 chunks reach the FTS table by one `INSERT ... SELECT` per batch; a delete trigger removes them.
 
 Schema 2 (ADR 0063): chunk text arrives redacted (`domain.knowledge.redaction`); each chunk
-keeps how many secrets were replaced (`redacted`) and the scanner's other findings (`flags`,
-comma-separated). A schema-1 file may hold secrets verbatim: opening it drops every table and
-vacuums the file (derived data: the next run reads the folders again). `secure_delete` is on,
-so the pages of deleted chunks are overwritten rather than left in the file.
+keeps how many secrets were replaced (`redacted`). A schema-1 file may hold secrets verbatim:
+opening it drops every table and vacuums the file (derived data: the next run reads the
+folders again). `secure_delete` is on, so the pages of deleted chunks are overwritten rather
+than left in the file.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ _SCHEMA: Final = (
     "CREATE TABLE chunks (id INTEGER PRIMARY KEY, file INTEGER NOT NULL REFERENCES files (id)"
     " ON DELETE CASCADE, start_line INTEGER NOT NULL, end_line INTEGER NOT NULL, heading TEXT,"
     " text TEXT NOT NULL, grams TEXT NOT NULL, model TEXT, vector BLOB,"
-    " redacted INTEGER NOT NULL DEFAULT 0, flags TEXT NOT NULL DEFAULT '');"
+    " redacted INTEGER NOT NULL DEFAULT 0);"
     "CREATE INDEX chunks_file ON chunks (file);"
     "CREATE INDEX chunks_model ON chunks (model);"
     "CREATE VIRTUAL TABLE chunks_fts USING fts5 (text, grams, content='chunks',"
@@ -62,7 +62,7 @@ _SCHEMA: Final = (
 )
 _HIT: Final = (
     "SELECT c.id, f.path, f.rel, f.root, c.start_line, c.end_line, c.heading, c.text, "
-    "c.redacted, c.flags "
+    "c.redacted "
     "FROM chunks AS c JOIN files AS f ON f.id = c.file"
 )
 _GLOB_CHARS: Final = frozenset("*?[")
@@ -197,7 +197,7 @@ class SqliteKnowledgeIndex:
                 file_id = conn.last_insert_rowid()
                 conn.executemany(
                     "INSERT INTO chunks (file, start_line, end_line, heading, text, grams, "
-                    "redacted, flags) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    "redacted) VALUES (?, ?, ?, ?, ?, ?, ?)",
                     [
                         (
                             file_id,
@@ -207,7 +207,6 @@ class SqliteKnowledgeIndex:
                             c.text,
                             "" if c.text.isascii() else grams(c.text),
                             int(getattr(c, "redacted", 0)),
-                            ",".join(getattr(c, "flags", ())),
                         )
                         for c in item.chunks
                     ],
@@ -299,8 +298,8 @@ class SqliteKnowledgeIndex:
         files, size = conn.execute("SELECT COUNT(*), COALESCE(SUM(size), 0) FROM files").fetchall()[
             0
         ]
-        chunks, redacted, flagged = conn.execute(
-            "SELECT COUNT(*), COALESCE(SUM(redacted), 0), COALESCE(SUM(flags != ''), 0) FROM chunks"
+        chunks, redacted = conn.execute(
+            "SELECT COUNT(*), COALESCE(SUM(redacted), 0) FROM chunks"
         ).fetchall()[0]
         vectors = (
             0
@@ -313,7 +312,6 @@ class SqliteKnowledgeIndex:
             "bytes": int(str(size)),
             "vectors": int(str(vectors)),
             "redacted": int(str(redacted)),
-            "flagged": int(str(flagged)),
         }
 
     def hits(self, ids: Sequence[int], query: KnowledgeQuery) -> list[KnowledgeHit]:
@@ -382,7 +380,7 @@ class SqliteKnowledgeIndex:
 
 
 def _hit(row: Sequence[Any], score: float) -> KnowledgeHit:
-    cid, path, rel, root, start, end, heading, text, redacted, flags = row
+    cid, path, rel, root, start, end, heading, text, redacted = row
     return KnowledgeHit(
         chunk_id=int(cid),
         path=path,
@@ -394,7 +392,6 @@ def _hit(row: Sequence[Any], score: float) -> KnowledgeHit:
         text=text,
         score=score,
         redacted=int(redacted),
-        flags=tuple(f for f in str(flags).split(",") if f),
     )
 
 

@@ -10,12 +10,14 @@ A file that changes while it is read is read again once, else left for the next 
 chunks, if any, stay: never half a file). One run at a time (`KnowledgeIndex.run_lock`).
 
 What is stored is scanned first (ADR 0063): every chunk goes through the memory write
-scanner, its secrets are replaced by markers before the index (its FTS table, its vectors)
-sees them, and the run reports how many (`secrets_redacted`); other findings are kept as the
-chunk's flags. A root that is `/`, the home directory, the agent root or a memory folder or a
-system folder is refused (`KnowledgeRootRefused`, rules in `domain.knowledge.roots`) before
-anything is read or searched. The index has a budget (files, bytes): a run takes files in walk
-order while they fit, counts the rest, and its report says what was left and how to raise it.
+scanner's secret rules, its secrets are replaced by markers before the index (its FTS table,
+its vectors) sees them, and the run reports how many (`secrets_redacted`). What a search
+returns (heading and snippet) goes through the whole scanner: instruction-like text and the
+like is kept and the hit flagged (`flags`). A root that is `/`, the home directory, the agent
+root, a memory folder or a system folder is refused (`KnowledgeRootRefused`, rules in
+`domain.knowledge.roots`) before anything is read or searched. The index has a budget
+(files, bytes): a run takes files in walk order while they fit, counts the rest, and its
+report says what was left and how to raise it.
 
 `KnowledgeBase.search` ranks chunks with FTS5 exactly like memory_search ranks memories (the
 same terms for English and CJK); with embeddings on, the cosine ranking of the chunk vectors
@@ -143,8 +145,6 @@ class KnowledgeReport:
     #: secrets replaced by markers in the chunks written, and the chunks that held them
     secrets_redacted: int = 0
     chunks_redacted: int = 0
-    #: chunks written with scanner flags (instruction-like text…), kept as they are
-    chunks_flagged: int = 0
     #: the files and bytes the index holds after the run (what the budget counts)
     files_indexed: int = 0
     bytes_indexed: int = 0
@@ -190,9 +190,8 @@ class KnowledgeStats:
     vectors: int
     embeddings: bool
     last_run: dict[str, Any] | None
-    #: secrets replaced by markers in the indexed chunks; chunks with scanner flags
+    #: secrets replaced by markers in the indexed chunks
     secrets_redacted: int = 0
-    chunks_flagged: int = 0
 
     def to_json(self) -> dict[str, Any]:
         out = attrs.asdict(self)
@@ -230,6 +229,16 @@ def snippet(text: str, query: str, size: int = SNIPPET_CHARS) -> str:
     start = max(0, min(at - size // 3, len(flat) - size))
     piece = flat[start : start + size]
     return ("…" if start else "") + piece + ("…" if start + size < len(flat) else "")
+
+
+def returned_flags(hit: KnowledgeHit) -> tuple[str, ...]:
+    """The scanner's categories, secrets aside, in what a hit returns (heading and snippet):
+    the text stays, the hit says what it holds (ADR 0063)."""
+    from pi_hermes_memory.domain.scanning.scanner import ScanCategory, scan
+
+    found = scan(f"{hit.heading or ''}\n{hit.snippet}").findings
+    skip = (ScanCategory.SECRET, ScanCategory.OVERSIZE)
+    return tuple(sorted({f.category.value for f in found if f.category not in skip}))
 
 
 class _Batch:
@@ -396,7 +405,6 @@ class KnowledgeBase:
                 for chunk in chunks:
                     counts["secrets"] += chunk.redacted
                     counts["chunks_redacted"] += chunk.redacted > 0
-                    counts["chunks_flagged"] += bool(chunk.flags)
                 batch.add(FileChunks(file=current, sha256=sha, chunks=chunks), len(data))
                 counts["changed" if previous is not None else "new"] += 1
             if progress is not None:
@@ -446,7 +454,6 @@ class KnowledgeBase:
             skipped=dict(sorted(skipped.items())),
             secrets_redacted=counts["secrets"],
             chunks_redacted=counts["chunks_redacted"],
-            chunks_flagged=counts["chunks_flagged"],
             files_indexed=taken_files,
             bytes_indexed=taken_bytes,
             budget=budget,
@@ -507,7 +514,8 @@ class KnowledgeBase:
             text=query, limit=limit, path=self._real_filter(path), roots=self._stale_roots()
         )
         hits = self._ranked(wanted)
-        return [attrs.evolve(h, snippet=snippet(h.text, query)) for h in hits]
+        shown = [attrs.evolve(h, snippet=snippet(h.text, query)) for h in hits]
+        return [attrs.evolve(h, flags=returned_flags(h)) for h in shown]
 
     def _stale_roots(self) -> tuple[str, ...] | None:
         """The configured folders' real paths when the index still holds files of a folder no
@@ -564,7 +572,6 @@ class KnowledgeBase:
             embeddings=self._embeddings is not None,
             last_run=self._index.last_run(),
             secrets_redacted=counts.get("redacted", 0),
-            chunks_flagged=counts.get("flagged", 0),
         )
 
 

@@ -7,10 +7,10 @@ on disk, which anyone who can write those files controls: the message wraps the 
 each snippet flattened to one line with angle brackets neutralised (`prompt_blocks.inline`);
 the JSON carries the same framing in `untrusted`.
 
-Chunks were scanned when indexed (ADR 0063): a hit whose chunk had secrets replaced says
-how many (`redacted`, and "[N secrets redacted]" on its line), a hit whose chunk holds
-instruction-like or other flagged text names the scanner's categories (`flags`, and
-"[flagged: …]"); the answer totals the redactions.
+Chunks had their secrets redacted when indexed (ADR 0063): a hit whose chunk had secrets
+replaced says how many (`redacted`, and "[N secrets redacted]" on its line), a hit whose
+heading or snippet holds instruction-like or other flagged text names the scanner's
+categories (`flags`, and "[flagged: …]"); the answer totals the redactions.
 """
 
 from __future__ import annotations

@@ -76,7 +76,8 @@ class KnowledgeHit:
     snippet: str = ""
     #: secrets replaced by markers in this chunk at index time (ADR 0063)
     redacted: int = 0
-    #: the scanner's other findings in this chunk ("prompt_injection", …): kept, flagged
+    #: the scanner's other findings in what is returned (heading and snippet:
+    #: "prompt_injection", …): the text is kept, the hit flagged (set by the search)
     flags: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:

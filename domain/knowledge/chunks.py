@@ -81,8 +81,6 @@ class Chunk:
     text: str
     #: secrets replaced by a marker in `text` and `heading` (`redaction.redact_chunk`)
     redacted: int = 0
-    #: scanner categories other than secrets found in the chunk (kept, shown as flags)
-    flags: tuple[str, ...] = ()
 
 
 @attrs.frozen

@@ -1,22 +1,22 @@
-"""Knowledge chunks scanned before they are stored (ADR 0063).
+"""Knowledge chunks have their secrets redacted before they are stored (ADR 0063).
 
-Every chunk goes through the memory write scanner (`domain.scanning.scanner.scan`). A secret
-is replaced, in the chunk's text and heading, by a marker naming the rule that found it
-(`[REDACTED github-pat]`), keeping as many line breaks as the secret held, so the text around
-it stays searchable and its line numbers stay right; the chunk counts what was redacted. The
-redacted text is scanned again, and while a secret is still found (two rules over one token,
-a fold that moved offsets) the spans are redacted again; should one survive `_ROUNDS` rounds,
-the whole text becomes one marker. Nothing is dropped silently and no secret is stored.
+The memory write scanner's secret rules (`domain.scanning.spans.secret_spans`: every hit of
+every rule of `scanner.SECRET_RULES`) run over each chunk's text and heading. Each secret is
+replaced by a marker naming the rule that found it (`[REDACTED github-pat]`) plus as many line
+breaks as it held, so the text around it stays searchable and line numbers stay right; the
+chunk counts what was replaced. The result is searched again, and while a secret is still
+found (a rule that matches across a replaced span, a fold that moved offsets) it is redacted
+again; should one survive `_ROUNDS` rounds, the whole text becomes one marker. Nothing is
+dropped silently and no secret the rules see is stored.
 
 A PEM private key can be longer than a chunk, and its middle lines match no rule: before a
 file is cut, `redact_private_keys` replaces every block from a `-----BEGIN … PRIVATE KEY-----`
 line through its END line (or the end of the file) by one marker line and blank lines, and
 `redact_chunk` counts such a marker line as a redaction.
 
-Other findings (prompt injection, exfiltration, persistence, role markers, invisible Unicode,
-confusables) do not change the text: documents may well discuss such things, and the text is
-already framed as untrusted where it is shown. The chunk keeps their categories as `flags`,
-and every hit that carries flags says so.
+Only secret rules run here: the injection rules cost five times as much per character and
+would make indexing several times slower; the search flags what it returns instead
+(`knowledge.service`).
 
 Pure: text in, values out.
 """
@@ -28,14 +28,14 @@ from typing import Final
 
 import attrs
 from pi_hermes_memory.domain.knowledge.chunks import Chunk
-from pi_hermes_memory.domain.scanning.scanner import MAX_SCAN_CHARS, ScanCategory, scan
+from pi_hermes_memory.domain.scanning.scanner import MAX_SCAN_CHARS
 from pi_hermes_memory.domain.scanning.spans import secret_spans
 
 __all__ = ["Redaction", "marker", "redact_chunk", "redact_private_keys", "redact_text"]
 
 #: rounds of span redaction before a window with a surviving secret is replaced whole
 _ROUNDS: Final = 4
-#: the largest piece scanned at once (below the scanner's limit, cut at a line end)
+#: the largest piece searched at once (below the scanner's limit, cut at a line end)
 _WINDOW: Final = MAX_SCAN_CHARS - 1024
 _UNISOLATED: Final = "unisolated-secret"
 _PRIVATE_KEY: Final = "private-key"
@@ -56,8 +56,6 @@ class Redaction:
     text: str
     #: secrets replaced by a marker
     secrets: int
-    #: the scanner's non-secret categories found, sorted
-    flags: tuple[str, ...]
 
 
 def redact_private_keys(text: str) -> str:
@@ -82,22 +80,12 @@ def _windows(text: str) -> list[str]:
     return pieces
 
 
-def _has_secret(categories: set[ScanCategory]) -> bool:
-    return ScanCategory.SECRET in categories
-
-
 def _redact_window(text: str) -> Redaction:
-    result = scan(text)
-    categories = {f.category for f in result.findings}
     count = sum(line.strip() == marker(_PRIVATE_KEY) for line in text.splitlines())
-    rounds = 0
-    if "PRIVATE KEY-----" in text.upper():  # a key's tail: no rule of `scan` sees it alone
-        categories.add(ScanCategory.SECRET)
-    while _has_secret(categories) and rounds < _ROUNDS:
-        rounds += 1
+    for _ in range(_ROUNDS):
         spans = secret_spans(text)
         if not spans:
-            break
+            return Redaction(text=text, secrets=count)
         for span in reversed(spans):
             held = text[span.start : span.end]
             text = (
@@ -107,43 +95,30 @@ def _redact_window(text: str) -> Redaction:
                 + text[span.end :]
             )
         count += len(spans)
-        result = scan(text)
-        categories = {f.category for f in result.findings}
-    if _has_secret(categories):
-        text = marker(_UNISOLATED) + "\n" * text.count("\n")
-        count += 1
-        categories = {f.category for f in scan(text).findings}
-    flags = sorted(
-        c.value for c in categories if c not in (ScanCategory.SECRET, ScanCategory.OVERSIZE)
-    )
-    return Redaction(text=text, secrets=count, flags=tuple(flags))
+    if secret_spans(text):
+        return Redaction(text=marker(_UNISOLATED) + "\n" * text.count("\n"), secrets=count + 1)
+    return Redaction(text=text, secrets=count)
 
 
 def redact_text(text: str) -> Redaction:
-    """`text` with every secret the scanner finds replaced (see the module docstring)."""
+    """`text` with every secret the rules find replaced (see the module docstring)."""
     parts = [_redact_window(w) for w in _windows(text)]
     if len(parts) == 1:
         return parts[0]
-    return Redaction(
-        text="".join(p.text for p in parts),
-        secrets=sum(p.secrets for p in parts),
-        flags=tuple(sorted({f for p in parts for f in p.flags})),
-    )
+    return Redaction(text="".join(p.text for p in parts), secrets=sum(p.secrets for p in parts))
 
 
 def redact_chunk(chunk: Chunk) -> Chunk:
-    """`chunk` with its text and heading redacted, counting the secrets and keeping the
-    flags (see the module docstring)."""
+    """`chunk` with its text and heading redacted, counting the secrets (see the module
+    docstring)."""
     body = redact_text(chunk.text)
     heading = redact_text(chunk.heading) if chunk.heading else None
     secrets = body.secrets + (heading.secrets if heading else 0)
-    flags = tuple(sorted({*body.flags, *(heading.flags if heading else ())}))
-    if not secrets and not flags:
+    if not secrets:
         return chunk
     return attrs.evolve(
         chunk,
         text=body.text,
         heading=heading.text if heading else chunk.heading,
         redacted=secrets,
-        flags=flags,
     )

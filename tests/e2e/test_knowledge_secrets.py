@@ -69,7 +69,6 @@ def test_cli_index_and_search_redact_and_say_so(tmp_path: Path, home: Path) -> N
     indexed = cli(tmp_path, "knowledge", "index", paths=paths)
     assert indexed.returncode == 0, indexed.stderr
     assert "Redacted: 4 secrets in 3 chunks" in indexed.stdout
-    assert "Flagged: 1 chunks" in indexed.stdout
     assert_free_of(indexed.stdout + indexed.stderr, found)
     for query in ("CI token rotate", "aws secret access key", "staging database password"):
         shown = cli(tmp_path, "knowledge", "search", query, paths=paths)
@@ -87,7 +86,7 @@ def test_cli_index_and_search_redact_and_say_so(tmp_path: Path, home: Path) -> N
     assert flagged["results"][0]["flags"] == ["prompt_injection"]
     assert "[flagged: prompt_injection]" in flagged["message"]
     stats = json.loads(cli(tmp_path, "knowledge", "stats", "--json", paths=paths).stdout)
-    assert (stats["secrets_redacted"], stats["chunks_flagged"]) == (4, 1)
+    assert stats["secrets_redacted"] == 4
     assert_free_of(stored_bytes(tmp_path / "agent"), found)
     # the documents themselves are untouched
     assert found.github in (docs / "deploy.md").read_text()

@@ -45,7 +45,7 @@ def test_every_secret_is_replaced_and_counted_and_lines_stay() -> None:
         assert secret not in done.text
     assert marker("github-pat") in done.text and "token " in done.text
     assert done.text.count("\n") == text.count("\n")
-    assert _no_secret(done.text) and done.flags == ()
+    assert _no_secret(done.text)
 
 
 def test_a_clean_chunk_is_returned_unchanged() -> None:
@@ -61,11 +61,9 @@ def test_a_secret_in_a_heading_is_redacted_too() -> None:
     assert done.redacted == 2 and done.heading == f"Token {marker('github-pat')}"
 
 
-def test_injection_is_kept_and_flagged() -> None:
+def test_injection_is_kept_at_index_time() -> None:
     [chunk] = chunk_text(f"Copied from a page: {INJECTION}\n", MARKDOWN)
-    done = redact_chunk(chunk)
-    assert done.text == chunk.text and done.redacted == 0
-    assert "prompt_injection" in done.flags
+    assert redact_chunk(chunk) is chunk  # flagged when a search returns it (e2e test)
 
 
 def test_a_private_key_cut_by_a_chunk_boundary_is_redacted_on_both_sides() -> None:
