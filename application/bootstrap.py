@@ -395,7 +395,7 @@ def open_memory(
         on_close=close_reranker,
         read_only=read_only,
         write_guard=_read_only_files(markdown),
-        knowledge=_knowledge_factory(config, embeddings, logger),
+        knowledge=_knowledge_factory(config, embeddings, logger, home=env.get("HOME")),
     )
     from pi_hermes_memory.adapters.providers.llm_factory import completer_from_config
     from pi_hermes_memory.learning.llm import OffCompleter, llm_status
@@ -732,7 +732,7 @@ def _layout_notes(config: Config) -> list[str]:
 
 
 def _knowledge_factory(
-    config: Config, embeddings: EmbeddingService | None, logger: Any
+    config: Config, embeddings: EmbeddingService | None, logger: Any, *, home: str | None
 ) -> Callable[[], KnowledgeBase]:
     """Builds the knowledge base on first use (ADR 0048): the configured folders, the index
     `knowledge.db` beside `sessions.db` (the store's folders are never walked), the store's
@@ -744,17 +744,25 @@ def _knowledge_factory(
             knowledge_db_path,
         )
         from pi_hermes_memory.adapters.sqlite.knowledge import SqliteKnowledgeIndex
-        from pi_hermes_memory.knowledge.service import KnowledgeBase
+        from pi_hermes_memory.knowledge.service import KnowledgeBase, ProtectedFolders
 
         settings = config.knowledge
+        state = [config.memory_dir, config.projects_memory_dir]
         return KnowledgeBase(
             roots=[str(p) for p in settings.paths],
-            source=KnowledgeFiles(exclude=[config.memory_dir, config.projects_memory_dir]),
+            source=KnowledgeFiles(exclude=state),
             index=SqliteKnowledgeIndex(knowledge_db_path(config.memory_dir)),
             embeddings=embeddings,
             hybrid=hybrid_settings(config) if embeddings is not None else None,
             max_file_bytes=settings.max_file_bytes,
             max_chunk_chars=settings.max_chunk_chars,
+            max_index_files=settings.max_index_files,
+            max_index_bytes=settings.max_index_bytes,
+            protected=ProtectedFolders(
+                home=home if home and os.path.isabs(home) else None,
+                agent_root=str(config.agent_root),
+                state_dirs=tuple(str(d) for d in state),
+            ),
             logger=logger,
         )
 

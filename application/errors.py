@@ -53,6 +53,7 @@ __all__ = [
     "InvariantViolation",
     "KnowledgeBusy",
     "KnowledgeNotConfigured",
+    "KnowledgeRootRefused",
     "LocalEmbedderUnavailable",
     "LockTimeout",
     "MarkdownChanged",
@@ -253,6 +254,13 @@ class ArgumentError(InvalidArgument):
 
 class KnowledgeNotConfigured(HermesMemoryError):
     """No knowledge folders are configured (`knowledge.paths` / PI_MEMORY_KNOWLEDGE_PATHS)."""
+
+
+class KnowledgeRootRefused(KnowledgeNotConfigured):
+    """A configured knowledge folder is one that is never indexed: `/`, the home directory,
+    the agent root or a memory folder, a system folder (ADR 0063). The message names the
+    folder's place in `knowledge.paths` and the rule; nothing is indexed or searched until the
+    configuration is fixed."""
 
 
 class KnowledgeBusy(HermesMemoryError):

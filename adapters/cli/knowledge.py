@@ -100,11 +100,15 @@ def _index(memory: Any, args: argparse.Namespace) -> int:
         f"({report.mb_per_second:.1f} MB/s)."
     )
     print(f"Skipped: {skipped}.")
+    if report.redaction_message:
+        print(f"Redacted: {report.redaction_message}.")
+    if report.budget_message:
+        print(f"pi-hermes-memory: warning: {report.budget_message}", file=sys.stderr)
     return EXIT_OK
 
 
 def _search(memory: Any, args: argparse.Namespace) -> int:
-    from pi_hermes_memory.knowledge.tool import search_json
+    from pi_hermes_memory.knowledge.tool import hit_notes, search_json
 
     hits = memory.knowledge.search(args.query, limit=args.limit, path=args.path)
     if args.json:
@@ -114,7 +118,11 @@ def _search(memory: Any, args: argparse.Namespace) -> int:
         print("(no matches)")
     for rank, hit in enumerate(hits, start=1):
         heading = f"  § {hit.heading}" if hit.heading else ""
-        print(f"[{rank}] {hit.path}:{hit.start_line}-{hit.end_line}{heading}  ({hit.score:.3g})")
+        notes = hit_notes(hit)
+        print(
+            f"[{rank}] {hit.path}:{hit.start_line}-{hit.end_line}{heading}{notes}  "
+            f"({hit.score:.3g})"
+        )
         print(f"    {hit.snippet}")
     return EXIT_OK
 
@@ -129,6 +137,7 @@ def _stats(memory: Any, args: argparse.Namespace) -> int:
         print(f"pi-hermes-memory: warning: {missing} is not a folder", file=sys.stderr)
     print(f"Files: {stats.files}, chunks: {stats.chunks}, bytes: {stats.bytes}")
     print(f"Embeddings: {'on' if stats.embeddings else 'off'} ({stats.vectors} vectors)")
+    print(f"Secrets redacted: {stats.secrets_redacted}")
     if stats.last_run is not None:
         run = stats.last_run
         print(

@@ -11,6 +11,12 @@ Tables: `files` (real path, root, root-relative path, size, mtime_ns, SHA-256 of
 `memories_fts`; queries are built by memory_search's own `match_all` / `match_any` from
 `pi_hermes_memory.domain.search.terms`, so English and CJK behave exactly as in memory_search. New
 chunks reach the FTS table by one `INSERT ... SELECT` per batch; a delete trigger removes them.
+
+Schema 2 (ADR 0063): chunk text arrives redacted (`domain.knowledge.redaction`); each chunk
+keeps how many secrets were replaced (`redacted`). A schema-1 file may hold secrets verbatim:
+opening it drops every table and vacuums the file (derived data: the next run reads the
+folders again). `secure_delete` is on, so the pages of deleted chunks are overwritten rather
+than left in the file.
 """
 
 from __future__ import annotations
@@ -33,7 +39,7 @@ from pi_hermes_memory.errors import CorruptData
 from pi_hermes_memory.ports.knowledge import FileChunks, KnowledgeHit, KnowledgeQuery, KnownFile
 
 APPLICATION_ID: Final = 0x50484B31  # "PHK1"
-SCHEMA_VERSION: Final = 1
+SCHEMA_VERSION: Final = 2
 _CHUNK: Final = 500
 #: rows a path-filtered tier ranks before filtering (at least; eight times the limit)
 _FIRST_PASS: Final = 64
@@ -43,7 +49,8 @@ _SCHEMA: Final = (
     " sha256 TEXT NOT NULL);"
     "CREATE TABLE chunks (id INTEGER PRIMARY KEY, file INTEGER NOT NULL REFERENCES files (id)"
     " ON DELETE CASCADE, start_line INTEGER NOT NULL, end_line INTEGER NOT NULL, heading TEXT,"
-    " text TEXT NOT NULL, grams TEXT NOT NULL, model TEXT, vector BLOB);"
+    " text TEXT NOT NULL, grams TEXT NOT NULL, model TEXT, vector BLOB,"
+    " redacted INTEGER NOT NULL DEFAULT 0);"
     "CREATE INDEX chunks_file ON chunks (file);"
     "CREATE INDEX chunks_model ON chunks (model);"
     "CREATE VIRTUAL TABLE chunks_fts USING fts5 (text, grams, content='chunks',"
@@ -54,7 +61,8 @@ _SCHEMA: Final = (
     "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
 )
 _HIT: Final = (
-    "SELECT c.id, f.path, f.rel, f.root, c.start_line, c.end_line, c.heading, c.text "
+    "SELECT c.id, f.path, f.rel, f.root, c.start_line, c.end_line, c.heading, c.text, "
+    "c.redacted "
     "FROM chunks AS c JOIN files AS f ON f.id = c.file"
 )
 _GLOB_CHARS: Final = frozenset("*?[")
@@ -115,11 +123,29 @@ class SqliteKnowledgeIndex:
             )
         enable_wal(conn)
         conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute("PRAGMA secure_delete=ON")
+        if version == 1:
+            self._drop_unscanned(conn)
+            version = 0
         if version == 0:
             with conn:
                 conn.execute(_SCHEMA)
                 conn.execute(f"PRAGMA application_id={APPLICATION_ID}")
                 conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+
+    @staticmethod
+    def _drop_unscanned(conn: apsw.Connection) -> None:
+        """A schema-1 index was written before chunks were scanned: drop it all, vacuum the
+        file and truncate the WAL so no page of it is left (the next run reads the folders)."""
+        with conn:
+            conn.execute(
+                "DROP TRIGGER IF EXISTS chunks_deleted; DROP TABLE IF EXISTS chunks_fts;"
+                " DROP TABLE IF EXISTS chunks; DROP TABLE IF EXISTS files;"
+                " DROP TABLE IF EXISTS meta;"
+            )
+            conn.execute("PRAGMA user_version=0")
+        conn.execute("VACUUM")
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     def close(self) -> None:
         if self._conn is not None:
@@ -170,8 +196,8 @@ class SqliteKnowledgeIndex:
                 )
                 file_id = conn.last_insert_rowid()
                 conn.executemany(
-                    "INSERT INTO chunks (file, start_line, end_line, heading, text, grams) "
-                    "VALUES (?, ?, ?, ?, ?, ?)",
+                    "INSERT INTO chunks (file, start_line, end_line, heading, text, grams, "
+                    "redacted) VALUES (?, ?, ?, ?, ?, ?, ?)",
                     [
                         (
                             file_id,
@@ -180,6 +206,7 @@ class SqliteKnowledgeIndex:
                             c.heading,
                             c.text,
                             "" if c.text.isascii() else grams(c.text),
+                            int(getattr(c, "redacted", 0)),
                         )
                         for c in item.chunks
                     ],
@@ -271,7 +298,9 @@ class SqliteKnowledgeIndex:
         files, size = conn.execute("SELECT COUNT(*), COALESCE(SUM(size), 0) FROM files").fetchall()[
             0
         ]
-        chunks = conn.execute("SELECT COUNT(*) FROM chunks").get
+        chunks, redacted = conn.execute(
+            "SELECT COUNT(*), COALESCE(SUM(redacted), 0) FROM chunks"
+        ).fetchall()[0]
         vectors = (
             0
             if model_id is None
@@ -282,6 +311,7 @@ class SqliteKnowledgeIndex:
             "chunks": int(str(chunks)),
             "bytes": int(str(size)),
             "vectors": int(str(vectors)),
+            "redacted": int(str(redacted)),
         }
 
     def hits(self, ids: Sequence[int], query: KnowledgeQuery) -> list[KnowledgeHit]:
@@ -350,7 +380,7 @@ class SqliteKnowledgeIndex:
 
 
 def _hit(row: Sequence[Any], score: float) -> KnowledgeHit:
-    cid, path, rel, root, start, end, heading, text = row
+    cid, path, rel, root, start, end, heading, text, redacted = row
     return KnowledgeHit(
         chunk_id=int(cid),
         path=path,
@@ -361,6 +391,7 @@ def _hit(row: Sequence[Any], score: float) -> KnowledgeHit:
         heading=heading,
         text=text,
         score=score,
+        redacted=int(redacted),
     )
 
 

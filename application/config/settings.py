@@ -27,7 +27,12 @@ import attrs
 from pi_hermes_memory.config.adapters import IMPORT_PATH, AdaptersConfig, parse_adapters
 from pi_hermes_memory.config.storage import StorageConfig, parse_storage
 from pi_hermes_memory.domain.history.transcripts import normalize_cwd
-from pi_hermes_memory.domain.knowledge.chunks import DEFAULT_CHUNK_CHARS, DEFAULT_FILE_BYTES
+from pi_hermes_memory.domain.knowledge.chunks import (
+    DEFAULT_CHUNK_CHARS,
+    DEFAULT_FILE_BYTES,
+    DEFAULT_INDEX_BYTES,
+    DEFAULT_INDEX_FILES,
+)
 from pi_hermes_memory.domain.memory.model import (
     GLOBAL_NAMESPACE,
     Target,
@@ -356,6 +361,10 @@ class KnowledgeConfig:
     max_file_bytes: int = DEFAULT_FILE_BYTES
     #: knowledge.maxChunkChars: the cap on one chunk's characters
     max_chunk_chars: int = DEFAULT_CHUNK_CHARS
+    #: knowledge.maxIndexFiles / maxIndexBytes: the index's budget (ADR 0063): a run stops
+    #: taking files in when the next one would pass either, and says so
+    max_index_files: int = DEFAULT_INDEX_FILES
+    max_index_bytes: int = DEFAULT_INDEX_BYTES
 
 
 @attrs.frozen(kw_only=True)
@@ -1431,6 +1440,12 @@ def _knowledge(
         ),
         max_chunk_chars=section.integer(
             "maxChunkChars", DEFAULT_CHUNK_CHARS, minimum=100, maximum=100_000
+        ),
+        max_index_files=section.integer(
+            "maxIndexFiles", DEFAULT_INDEX_FILES, minimum=1, maximum=10_000_000
+        ),
+        max_index_bytes=section.integer(
+            "maxIndexBytes", DEFAULT_INDEX_BYTES, minimum=1, maximum=1 << 40
         ),
     )
 

@@ -6,6 +6,11 @@ on disk, which anyone who can write those files controls: the message wraps the 
 `<knowledge-results>` block under a framing line that calls them untrusted document text,
 each snippet flattened to one line with angle brackets neutralised (`prompt_blocks.inline`);
 the JSON carries the same framing in `untrusted`.
+
+Chunks had their secrets redacted when indexed (ADR 0063): a hit whose chunk had secrets
+replaced says how many (`redacted`, and "[N secrets redacted]" on its line), a hit whose
+heading or snippet holds instruction-like or other flagged text names the scanner's
+categories (`flags`, and "[flagged: …]"); the answer totals the redactions.
 """
 
 from __future__ import annotations
@@ -128,10 +133,20 @@ def _no_arguments(arguments: object) -> None:
     _check_keys(present(arguments), set(), "")
 
 
+def hit_notes(hit: KnowledgeHit) -> str:
+    """ " [2 secrets redacted] [flagged: prompt_injection]" for a hit, or ""."""
+    notes = ""
+    if hit.redacted:
+        notes += f" [{hit.redacted} secret{'s' if hit.redacted != 1 else ''} redacted]"
+    if hit.flags:
+        notes += f" [flagged: {', '.join(hit.flags)}]"
+    return notes
+
+
 def hit_line(rank: int, hit: KnowledgeHit) -> str:
     where = f"{hit.path}:{hit.start_line}-{hit.end_line}"
     heading = f" § {inline(hit.heading)}" if hit.heading else ""
-    return f"[{rank}] {inline(where)}{heading}: {inline(hit.snippet)}"
+    return f"[{rank}] {inline(where)}{heading}{hit_notes(hit)}: {inline(hit.snippet)}"
 
 
 def search_json(query: str, hits: list[KnowledgeHit]) -> ToolResult:
@@ -145,11 +160,18 @@ def search_json(query: str, hits: list[KnowledgeHit]) -> ToolResult:
     lines = [f"<{KNOWLEDGE_TAG}>", KNOWLEDGE_FRAMING]
     lines += [hit_line(i, h) for i, h in enumerate(hits, start=1)]
     lines.append(f"</{KNOWLEDGE_TAG}>")
+    redacted = sum(h.redacted for h in hits)
+    if redacted:
+        lines.append(
+            f"{redacted} secret{'s' if redacted != 1 else ''} in these excerpts were replaced by "
+            "[REDACTED rule] markers when the documents were indexed."
+        )
     return {
         "success": True,
         "status": Status.OK,
         "message": "\n".join(lines),
         "untrusted": KNOWLEDGE_FRAMING,
+        "redacted": redacted,
         "results": [h.to_json() for h in hits],
     }
 
@@ -177,6 +199,7 @@ def knowledge_handlers(
                 f"Indexed the knowledge base: {report.files_new} new, {report.files_changed} "
                 f"changed, {report.files_unchanged} unchanged, {report.files_removed} removed "
                 f"files; {report.chunks_written} chunks written in {report.seconds:.1f} s."
+                + "".join(f" {m}." for m in (report.redaction_message, report.budget_message) if m)
             ),
             "report": report.to_json(),
         }
@@ -206,6 +229,7 @@ __all__ = [
     "KNOWLEDGE_INDEX_TOOL",
     "KNOWLEDGE_SEARCH_TOOL",
     "KNOWLEDGE_STATS_TOOL",
+    "hit_notes",
     "knowledge_handlers",
     "parse_knowledge_search",
     "search_json",

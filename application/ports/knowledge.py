@@ -74,6 +74,11 @@ class KnowledgeHit:
     text: str
     score: float
     snippet: str = ""
+    #: secrets replaced by markers in this chunk at index time (ADR 0063)
+    redacted: int = 0
+    #: the scanner's other findings in what is returned (heading and snippet:
+    #: "prompt_injection", …): the text is kept, the hit flagged (set by the search)
+    flags: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -85,4 +90,6 @@ class KnowledgeHit:
             "heading": self.heading,
             "snippet": self.snippet,
             "score": float(f"{self.score:.4g}"),
+            "redacted": self.redacted,
+            "flags": list(self.flags),
         }

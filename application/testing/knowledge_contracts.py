@@ -140,6 +140,23 @@ class KnowledgeIndexContract:
         assert (hit.start_line, hit.end_line, hit.text) == (3, 4, "flock support here")
         assert hit.score > 0
 
+    def test_hits_carry_the_redaction_count(self, knowledge_index: Any) -> None:
+        # the service redacts before it writes (ADR 0063); the index keeps what it was told
+        chunk = Chunk(
+            start_line=1,
+            end_line=1,
+            heading=None,
+            text="token [REDACTED github-pat] here",
+            redacted=2,
+        )
+        file = _file("notes.md")
+        knowledge_index.write([FileChunks(file=file, sha256="b" * 64, chunks=(chunk,))])
+        [hit] = knowledge_index.search(KnowledgeQuery(text="token"))
+        assert hit.redacted == 2
+        [by_id] = knowledge_index.hits([hit.chunk_id], KnowledgeQuery(text=""))
+        assert by_id.redacted == 2
+        assert knowledge_index.counts(None)["redacted"] == 2
+
     def test_chunks_with_every_term_rank_first(self, knowledge_index: Any) -> None:
         _put(knowledge_index, _file("one.md"), "deploy deploy deploy deploy")
         _put(knowledge_index, _file("both.md"), "deploy to staging")

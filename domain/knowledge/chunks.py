@@ -24,6 +24,9 @@ import attrs
 DEFAULT_CHUNK_CHARS: Final = 2_000
 #: default cap on a file's bytes (larger files are skipped and counted)
 DEFAULT_FILE_BYTES: Final = 4 * 1024 * 1024
+#: default budget of the whole index: files, and bytes of those files (ADR 0063)
+DEFAULT_INDEX_FILES: Final = 20_000
+DEFAULT_INDEX_BYTES: Final = 256 * 1024 * 1024
 
 MARKDOWN: Final = "markdown"
 TEXT: Final = "text"
@@ -76,6 +79,8 @@ class Chunk:
     end_line: int
     heading: str | None
     text: str
+    #: secrets replaced by a marker in `text` and `heading` (`redaction.redact_chunk`)
+    redacted: int = 0
 
 
 @attrs.frozen
@@ -184,6 +189,8 @@ __all__ = [
     "CODE",
     "DEFAULT_CHUNK_CHARS",
     "DEFAULT_FILE_BYTES",
+    "DEFAULT_INDEX_BYTES",
+    "DEFAULT_INDEX_FILES",
     "MARKDOWN",
     "TEXT",
     "Chunk",

@@ -112,7 +112,8 @@ ROOT_CONTEXT = "(root)"
 DOMAIN_CONTEXTS: dict[str, set[str]] = {
     ROOT_CONTEXT: {"scanning"},
     "history": {ROOT_CONTEXT, "memory"},
-    "knowledge": set(),
+    # knowledge chunks are scanned and their secrets redacted before they are stored (ADR 0063)
+    "knowledge": {"scanning"},
     "learning": {"memory", "prompt", "search", "skills"},
     "memory": {ROOT_CONTEXT, "scanning", "search", "skills"},
     "prompt": {"learning", "memory"},
