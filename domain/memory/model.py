@@ -10,6 +10,7 @@ from datetime import date
 
 import attrs
 from pi_hermes_memory.domain.echo import shown
+from pi_hermes_memory.domain.scanning.unicode_policy import bidi_control_in
 
 
 class Target(enum.StrEnum):
@@ -165,7 +166,8 @@ def is_safe_project_name(name: str) -> bool:
 
     The name must already be trimmed. Rejected: empty, `.`, `..`, path separators, `,` (the
     metadata list separator), `<`/`>` (they would break the HTML metadata comment), control
-    characters (newline, NUL, ...) and names longer than 255 UTF-8 bytes. One rule for the
+    characters (newline, NUL, ...), bidi controls and direction marks (U+202E shows
+    ``a\u202eb.cod`` as ``adoc.b``), and names longer than 255 UTF-8 bytes. One rule for the
     configuration, the CLI and the Markdown format, so an accepted name is always writable.
     """
     if not name or name != name.strip() or name in (".", ".."):
@@ -173,6 +175,8 @@ def is_safe_project_name(name: str) -> bool:
     if len(name.encode("utf-8", "surrogatepass")) > MAX_PROJECT_NAME_BYTES:
         return False
     if any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in name):
+        return False
+    if bidi_control_in(name) is not None:  # a name that reads otherwise than it is
         return False
     return not any(ch in _UNSAFE_PROJECT_CHARS for ch in name)
 
