@@ -181,6 +181,23 @@ def is_safe_project_name(name: str) -> bool:
     return not any(ch in _UNSAFE_PROJECT_CHARS for ch in name)
 
 
+def project_name_problem(name: str) -> str | None:
+    """Why `name`, given by a caller (a tool argument), cannot name a project, or None: it
+    must be safe (`is_safe_project_name`) and not a value the content scanner refuses (a
+    secret pasted as a project name would be stored and echoed back, issue 26 §6)."""
+    from pi_hermes_memory.domain.echo import withheld
+
+    note = withheld(name)
+    if note is not None:
+        return f"the project name is not usable {note}"
+    if not is_safe_project_name(name):
+        return (
+            f"project {shown(name)} is not a valid project name: it must be non-empty, not "
+            "'.' or '..', and contain no / \\ , < >, control or bidi characters"
+        )
+    return None
+
+
 GLOBAL_NAMESPACE = "global"
 NAMESPACE_KINDS: dict[str, tuple[Target, ...]] = {
     "agent": (Target.MEMORY,),
