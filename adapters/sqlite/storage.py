@@ -18,10 +18,10 @@ import apsw
 import attrs
 from pi_hermes_memory.adapters.sqlite.connection import connect, enable_wal
 from pi_hermes_memory.adapters.sqlite.eventlog import SCRUB_PENDING, EventLog, default_log_path
-from pi_hermes_memory.adapters.sqlite.failures import map_error, map_os_error
+from pi_hermes_memory.adapters.sqlite.failures import damaged_message, map_error, map_os_error
 from pi_hermes_memory.adapters.sqlite.fts import grams
 from pi_hermes_memory.adapters.sqlite.mirror import rebuild_rows
-from pi_hermes_memory.adapters.sqlite.recovery import restore_if_missing
+from pi_hermes_memory.adapters.sqlite.recovery import restore_if_missing, store_damage
 from pi_hermes_memory.adapters.sqlite.schema import check_ours, migrate
 from pi_hermes_memory.adapters.sqlite.scrub import scrub, secure_delete
 from pi_hermes_memory.domain.errors import VersionConflict
@@ -38,7 +38,7 @@ from pi_hermes_memory.domain.memory.rows import (
     UpsertRow,
     projected,
 )
-from pi_hermes_memory.errors import StorageFailed, StoreReadOnly
+from pi_hermes_memory.errors import DatabaseDamaged, StorageFailed, StoreReadOnly
 from pi_hermes_memory.journal.codec import decode, encode
 from pi_hermes_memory.ports.memory import RebuildReport, ScrubReport
 
@@ -314,6 +314,9 @@ class SqliteStorage:
             check_ours(conn, self.path)
             enable_wal(conn)
             migrate(conn, self.path)
+            damage = store_damage(conn, self.path)
+            if damage is not None:  # refused now, not at the first write (issue 26 §6)
+                raise DatabaseDamaged(damaged_message(self.path, damage), path=self.path)
             _require_writable(self.path)
         except apsw.Error as exc:
             errno = conn.system_errno
