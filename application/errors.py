@@ -66,6 +66,7 @@ __all__ = [
     "StorageFailed",
     "StorageFull",
     "StoreBusy",
+    "StoreClosed",
     "StoreLayoutConflict",
     "StoreReadOnly",
     "StoreVersionError",
@@ -76,6 +77,10 @@ __all__ = [
 
 class InvalidArgument(HermesMemoryError, ValueError):
     """An argument of a public call is out of range or of the wrong kind (also a ValueError)."""
+
+
+class StoreClosed(HermesMemoryError, RuntimeError):
+    """A call on a `Memory` (or on a part of it) after `close()`: open a new one."""
 
 
 class CorruptData(HermesMemoryError):

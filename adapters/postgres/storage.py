@@ -45,7 +45,7 @@ from pi_hermes_memory.domain.memory.rows import (
     UpsertRow,
     projected,
 )
-from pi_hermes_memory.errors import StorageFailed
+from pi_hermes_memory.errors import StorageFailed, StoreClosed
 from pi_hermes_memory.journal.codec import decode, encode
 from pi_hermes_memory.ports.memory import RebuildReport, ScrubReport
 
@@ -316,6 +316,11 @@ class PgStorage:
     @contextlib.contextmanager
     def _scope(self, *, writing: bool) -> Iterator[PgUnitOfWork]:
         with self._lock:
+            if self._pool.closed:  # the library's error, not the pool's PoolClosed
+                raise StoreClosed(
+                    f"{self.where}: this store was closed; open a new one with "
+                    "pi_hermes_memory.open()"
+                )
             if self._current is not None:  # nested: a savepoint of the outer transaction
                 conn, uow = self._current
                 try:

@@ -84,3 +84,12 @@ def test_a_missing_database_fails_at_once(cluster: Cluster) -> None:
     with pytest.raises(StorageFailed, match="does not exist"):
         PgStorage(with_dbname(cluster.dsn(), "no_such_database"), timeout=10)
     assert time.monotonic() - started < 2
+
+
+def test_a_closed_store_raises_store_closed(pg_dsn: str) -> None:
+    from pi_hermes_memory.errors import StoreClosed
+
+    storage = PgStorage(pg_dsn, timeout=5)
+    storage.close()
+    with pytest.raises(StoreClosed), storage.transaction() as uow:
+        uow.journal.version("memory:memory")
