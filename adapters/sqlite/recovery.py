@@ -115,8 +115,9 @@ def _bytes_after_last_page(conn: apsw.Connection, db_path: Path) -> int:
         size = db_path.stat().st_size
     except OSError:
         return 0
-    pages = int(conn.execute("PRAGMA page_count").fetchall()[0][0])
-    page_size = int(conn.execute("PRAGMA page_size").fetchall()[0][0])
+    pages = conn.execute("PRAGMA page_count").fetchall()[0][0]
+    page_size = conn.execute("PRAGMA page_size").fetchall()[0][0]
+    assert isinstance(pages, int) and isinstance(page_size, int)
     return max(0, size - pages * page_size)
 
 

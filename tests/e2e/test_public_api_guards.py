@@ -115,7 +115,7 @@ def _wrong_calls() -> Iterator[tuple[str, str, Callable[[Memory], Any]]]:
                 continue
             wrong = WRONG[kind]
             if index < len(args):
-                new_args = args[:index] + (wrong,) + args[index + 1 :]
+                new_args = (*args[:index], wrong, *args[index + 1 :])
                 call_args, call_kwargs = new_args, kwargs
             else:
                 call_args, call_kwargs = args, {**kwargs, param.name: wrong}
