@@ -79,10 +79,6 @@ class InvalidArgument(HermesMemoryError, ValueError):
     """An argument of a public call is out of range or of the wrong kind (also a ValueError)."""
 
 
-class StoreClosed(HermesMemoryError, RuntimeError):
-    """A call on a `Memory` (or on a part of it) after `close()`: open a new one."""
-
-
 class CorruptData(HermesMemoryError):
     """Stored data (an event, a snapshot, a database page) cannot be decoded as written."""
 
@@ -151,6 +147,12 @@ class StorageFailed(HermesMemoryError, OSError):
 
     def __str__(self) -> str:
         return str(self.args[0]) if self.args else ""
+
+
+class StoreClosed(StorageFailed):
+    """A call on a `Memory` (or on a part of it, such as its skill service) after `close()`:
+    open a new one. A `StorageFailed`, so code that degrades on a storage failure (skill
+    statistics, a background review) degrades the same way after a close."""
 
 
 class DatabaseDamaged(StorageFailed, CorruptData):

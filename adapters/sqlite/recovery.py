@@ -77,11 +77,21 @@ def move_aside(db_path: Path, label: str) -> list[Path]:
 _HISTORY_PREFIXES = ("session_", "sessions")
 
 
-def store_damage(conn: apsw.Connection, db_path: Path) -> str | None:
+def store_damage(db_path: Path) -> str | None:
     """Why the memory store's part of the database cannot be trusted, checked at every open
     (issue 26 §6): bytes after the last page (something other than SQLite wrote the file), or
     a `quick_check` of the store's own tables (events, rows, ledger, skills; not the session
-    history) that fails, as garbage written over the file's tail does. None when sound."""
+    history) that fails, as garbage written over the file's tail does. None when sound.
+    On a connection of its own (read-only), closed again: the store's connection keeps a cold
+    page cache, so damage done later is still met by its queries."""
+    conn = connect(db_path, read_only=True)
+    try:
+        return _store_damage(conn, db_path)
+    finally:
+        conn.close()
+
+
+def _store_damage(conn: apsw.Connection, db_path: Path) -> str | None:
     extra = _bytes_after_last_page(conn, db_path)
     if extra:
         return f"{extra:,} bytes of unknown data after the last page"

@@ -315,7 +315,7 @@ class SqliteStorage:
             check_ours(conn, self.path)
             enable_wal(conn)
             migrate(conn, self.path)
-            damage = store_damage(conn, self.path)
+            damage = store_damage(self.path)
             if damage is not None:  # refused now, not at the first write (issue 26 §6)
                 raise DatabaseDamaged(damaged_message(self.path, damage), path=self.path)
             _require_writable(self.path)
