@@ -13,7 +13,6 @@ from pi_hermes_memory.api_guard import (
     need_flag,
     need_int,
     need_mapping,
-    need_number,
     need_sequence,
     need_text,
 )
@@ -451,7 +450,6 @@ class Memory:
         need_text("content", content)
         need_flag("force", force)
         need_text("scope", scope, optional=True)
-        need_number("importance", importance, optional=True)
         command = attrs.evolve(
             self._add(content, target, category, force, scope),
             importance=_importance(importance),

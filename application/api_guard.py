@@ -9,7 +9,6 @@ subscriptable") reaches the caller. Value checks (ranges, choices) stay where th
 from __future__ import annotations
 
 import functools
-import math
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
@@ -22,7 +21,6 @@ __all__ = [
     "need_flag",
     "need_int",
     "need_mapping",
-    "need_number",
     "need_sequence",
     "need_text",
 ]
@@ -53,16 +51,6 @@ def need_int(name: str, value: object, *, optional: bool = False) -> None:
         return
     raise InvalidArgument(
         f"{name} must be an integer{' or None' if optional else ''}; got {shown(value)}"
-    )
-
-
-def need_number(name: str, value: object, *, optional: bool = False) -> None:
-    if optional and value is None:
-        return
-    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
-        return
-    raise InvalidArgument(
-        f"{name} must be a finite number{' or None' if optional else ''}; got {shown(value)}"
     )
 
 
