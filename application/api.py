@@ -8,6 +8,14 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import attrs
+from pi_hermes_memory.api_guard import (
+    guard_closed,
+    need_flag,
+    need_int,
+    need_mapping,
+    need_sequence,
+    need_text,
+)
 from pi_hermes_memory.domain.echo import shown
 from pi_hermes_memory.domain.memory.commands import (
     AddMemory,
@@ -129,10 +137,13 @@ def _kind(value: MemoryKind | str | None) -> MemoryKind | None:
         ) from None
 
 
+@guard_closed
 class Memory:
     """Durable agent memory for one session (one current project).
 
     Methods return typed results; `call_tool` is the JSON boundary for agent frameworks.
+    After `close()` every method and property raises `StoreClosed`; an argument of the wrong
+    type raises `InvalidArgument` (`api_guard.py`).
     """
 
     def __init__(
@@ -154,6 +165,7 @@ class Memory:
         write_guard: Callable[[Iterable[Target]], None] | None = None,
         knowledge: Callable[[], KnowledgeBase] | None = None,
     ) -> None:
+        self._closed = False
         #: builds the knowledge base on first use (ADR 0048)
         self._make_knowledge = knowledge
         self._knowledge: KnowledgeBase | None = None
@@ -199,7 +211,12 @@ class Memory:
     # -- lifecycle ------------------------------------------------------------------------
 
     def close(self) -> None:
+        """Render what is pending and close the store; a second call does nothing."""
         import sys
+
+        if self._closed:
+            return
+        self._closed = True
 
         lifecycle = sys.modules.get("pi_hermes_memory.lifecycle.session")
         if lifecycle is not None and not lifecycle.drain(self):  # loaded only when used
@@ -320,6 +337,7 @@ class Memory:
         """The lifecycle of one agent conversation: feed it messages, tool calls, compaction
         and shutdown; it runs background review, flush and correction capture
         (``pi_hermes_memory.lifecycle.session.AgentSession``)."""
+        need_text("session_id", session_id, optional=True)
         from pi_hermes_memory.lifecycle.session import AgentSession
 
         return AgentSession(self, session_id=session_id, logger=self._log)
@@ -374,6 +392,7 @@ class Memory:
         """The interview (``pi_hermes_memory.learning.interview.interview``): no answers, the
         questions;
         answers keyed by question id, one USER.md entry each through the memory tool."""
+        need_mapping("answers", answers, optional=True)
         from pi_hermes_memory.learning.interview import interview
 
         return ToolOutcome(interview(self, answers))
@@ -382,6 +401,8 @@ class Memory:
         """One project skill learned from `source` by the LLM, created through the skill tool
         (``pi_hermes_memory.learning.interview.learn_skill``); with the LLM off, nothing is
         written."""
+        need_text("source", source)
+        need_text("name", name, optional=True)
         from pi_hermes_memory.learning.interview import learn_skill
 
         return ToolOutcome(learn_skill(self, source, name=name))
@@ -447,6 +468,9 @@ class Memory:
         user:<id> (user), within this session's access map (ADR 0014). `importance` (0..1)
         and `kind` (preference, fact, decision, entity, other): the second seed's fields
         (ADR 0045), unset by default."""
+        need_text("content", content)
+        need_flag("force", force)
+        need_text("scope", scope, optional=True)
         command = attrs.evolve(
             self._add(content, target, category, force, scope),
             importance=_importance(importance),
@@ -464,6 +488,9 @@ class Memory:
         category: FailureCategory | str | None = None,
         scope: str | None = None,
     ) -> WriteResult:
+        need_text("old_text", old_text)
+        need_text("content", content)
+        need_text("scope", scope, optional=True)
         command = self._replace(old_text, content, target, category, scope)
         self._writable(command.target)
         return self._service.execute(command)
@@ -471,6 +498,8 @@ class Memory:
     def remove(
         self, old_text: str, *, target: Target | str = Target.MEMORY, scope: str | None = None
     ) -> WriteResult:
+        need_text("old_text", old_text)
+        need_text("scope", scope, optional=True)
         command = self._remove(old_text, target, scope)
         self._writable(command.target)
         return self._service.execute(command)
@@ -480,6 +509,7 @@ class Memory:
         its old id, text and dates: name it by id or by a unique part of its text. Status
         `restored`; `not_found`, `ambiguous` (candidates listed) or `noop` (an equal entry is
         active) change nothing."""
+        need_text("text_or_id", text_or_id)
         where = _target(target)
         self._writable(where)
         return self._service.restore(where, text_or_id)
@@ -492,6 +522,8 @@ class Memory:
         leaves the journal, the event log, search, vectors, snapshots and the Markdown files;
         it cannot be restored. Status `purged` (`versions`, `entry_ids`; `leftovers`: copies
         moved aside that may hold it), `preview` with `dry_run`, `not_found`, `ambiguous`."""
+        need_text("text_or_id", text_or_id)
+        need_flag("dry_run", dry_run)
         where = _target(target)
         if not text_or_id.strip():
             raise ArgumentError("purge needs an id or a part of the entry's text")
@@ -509,12 +541,14 @@ class Memory:
     def get(self, entry_id: str) -> EntryView | None:
         """The entry with this id (active, or an old version with `superseded_by` set) if this
         session may see it; None otherwise (also for a removed entry: see `removed`)."""
+        need_text("entry_id", entry_id)
         return by_id.get(self._service, entry_id)
 
     def active_entry(self, entry_id: str, target: Target | str) -> EntryView | None:
         """The active entry with this id in `target`, if this session may see it: one O(1)
         lookup in the current document (`get` builds every view of every document; this is
         for per-hit reads such as auto-recall's categories, ADR 0049)."""
+        need_text("entry_id", entry_id)
         entry = self._service.current(_target(target)).index.entry(entry_id)
         if entry is None or not self._service.settings.scope.visible(entry):
             return None
@@ -523,6 +557,7 @@ class Memory:
     def history(self, entry_id: str) -> list[EntryView]:
         """The supersede chain `entry_id` belongs to, oldest first, the current version last
         (absent when it was removed), from the id of any version; [] for an unknown id."""
+        need_text("entry_id", entry_id)
         return by_id.history(self._service, entry_id)
 
     def update(
@@ -538,6 +573,11 @@ class Memory:
         `not_found`, `gone` (removed) or `superseded` (an old version: `entry_id` of the
         result is the current one) change nothing. `importance`/`kind` (ADR 0045): None
         keeps the entry's; a change of them alone is a new version too."""
+        need_text("entry_id", entry_id)
+        need_text("content", content)
+        _category(category)
+        _importance(importance)
+        _kind(kind)
         found = by_id.locate(self._service, entry_id)
         if found is None:
             return by_id.unknown_id("replace")
@@ -554,6 +594,7 @@ class Memory:
 
     def delete(self, entry_id: str) -> WriteResult:
         """Remove the entry with this id (`restore` brings it back); statuses as `update`."""
+        need_text("entry_id", entry_id)
         found = by_id.locate(self._service, entry_id)
         if found is None:
             return by_id.unknown_id("remove")
@@ -574,6 +615,8 @@ class Memory:
     def _move(
         self, direction: MoveDirection, old_text: str, force: bool, old_id: str | None = None
     ) -> WriteResult:
+        need_text("old_text", old_text)
+        need_flag("force", force)
         self._writable(Target.PROJECT, Target.MEMORY)
         return self._service.move(
             MoveMemory(
@@ -587,6 +630,7 @@ class Memory:
 
     def batch(self, operations: Sequence[Mapping[str, Any]]) -> BatchResult:
         """Apply several add/replace/remove operations (memory/user/project) at once."""
+        need_sequence("operations", operations)
         parsed = parse_memory_arguments({"operations": list(operations)})
         assert isinstance(parsed, list)
         return self._run_batch(parsed)
@@ -600,6 +644,8 @@ class Memory:
     ) -> list[EntryView]:
         """Active entries visible to this session (plus superseded history if asked),
         optionally only those of one scope (global, agent:<id>, custom:<name>, user:<id>)."""
+        need_flag("include_history", include_history)
+        need_text("scope", scope, optional=True)
         views = self._service.entries(
             _target(target) if target is not None else None, include_history=include_history
         )
@@ -646,6 +692,8 @@ class Memory:
         """Embed every row that lacks a vector of the current model (`everything`: every row),
         `batch_size` rows per request, calling `progress` after each batch. Hand edits of the
         Markdown are imported first. Raises HermesMemoryError when embeddings are off."""
+        need_flag("everything", everything)
+        need_int("batch_size", batch_size)
         embeddings = self._service.embeddings
         if embeddings is None:
             reason = getattr(self.config, "embedding_disabled_reason", None)
@@ -666,6 +714,8 @@ class Memory:
         include_superseded: bool = False,
     ) -> SearchResult:
         """Full-text search of the entries this session may see (the memory_search tool)."""
+        need_text("query", query)
+        need_flag("include_superseded", include_superseded)
         if self._search is None:
             raise HermesMemoryError(
                 "search is not available: open() got a custom storage but no search_index"
@@ -707,6 +757,8 @@ class Memory:
     def index_live(self, path: str | os.PathLike[str]) -> IndexReport:
         """Index the new complete lines of one session file (the running session's), cheaply
         enough to call on every turn."""
+        if not isinstance(path, str | os.PathLike):
+            raise InvalidArgument(f"path must be a string or a path; got a {type(path).__name__}")
         return self._history().indexer.index_file(path)
 
     def record_message(
@@ -722,6 +774,11 @@ class Memory:
         """Add one turn (role user, assistant or system) of a session that has no Pi JSONL
         file to the session index; `project` defaults to the one of `cwd`. `at`: aware
         datetime, default now. Raises ValueError for invalid arguments."""
+        need_text("session_id", session_id)
+        need_text("role", role)
+        need_text("text", text)
+        need_text("cwd", cwd, optional=True)
+        need_text("project", project, optional=True)
         return self._history().indexer.record(
             session_id, role, text, at=at, cwd=cwd, project=project
         )
@@ -736,10 +793,14 @@ class Memory:
     ) -> SessionSearchResult:
         """The legacy session_search: sessions with turns matching `query`, the current
         project's first (`project`: only that one, '*': all alike)."""
+        need_text("query", query)
+        need_text("project", project, optional=True)
+        need_text("role", role, optional=True)
         return self._history().search_service.search(query, project=project, role=role, limit=limit)
 
     def session_anchors(self, request: str) -> AnchorResult:
         """The anchors session_search: a Markdown request in, JSONL source ranges out."""
+        need_text("request", request)
         return self._history().anchors(request)
 
     # -- knowledge base (ADR 0048) ----------------------------------------------------------
@@ -831,6 +892,8 @@ class Memory:
     def tool_schemas(self, fmt: str = "openai", *, strict: bool = False) -> list[dict[str, Any]]:
         """The tool definitions as JSON for `fmt`: openai, openai-responses, anthropic or mcp;
         `strict`: OpenAI strict-mode schemas (ADR 0028)."""
+        need_text("fmt", fmt)
+        need_flag("strict", strict)
         from pi_hermes_memory.tools.schemas import render_all
 
         return render_all(self.tool_definitions(), fmt, strict=strict)

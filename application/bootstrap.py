@@ -22,6 +22,7 @@ from pi_hermes_memory.config.settings import (
     RerankProvider,
 )
 from pi_hermes_memory.config.storage import StorageBackend
+from pi_hermes_memory.domain.echo import shown
 from pi_hermes_memory.domain.memory.capacity import OverflowStrategy
 from pi_hermes_memory.domain.memory.model import GLOBAL_NAMESPACE, Target, namespace_problem
 from pi_hermes_memory.domain.memory.scope import SessionScope
@@ -69,7 +70,9 @@ def agent_access(agent_id: str | None, configured: Mapping[str, frozenset[str]])
     if agent_id is None:
         return frozenset({GLOBAL_NAMESPACE})
     if namespace_problem(f"agent:{agent_id}", Target.MEMORY) is not None:
-        raise InvalidArgument(f"agent_id {agent_id!r} must be letters, digits, '.', '_' and '-'")
+        raise InvalidArgument(
+            f"agent_id {shown(agent_id)} must be letters, digits, '.', '_' and '-'"
+        )
     if agent_id in configured:
         return configured[agent_id]
     return frozenset({GLOBAL_NAMESPACE, f"agent:{agent_id}"})

@@ -68,6 +68,7 @@ __all__ = [
     "StorageFailed",
     "StorageFull",
     "StoreBusy",
+    "StoreClosed",
     "StoreLayoutConflict",
     "StoreReadOnly",
     "StoreVersionError",
@@ -148,6 +149,12 @@ class StorageFailed(HermesMemoryError, OSError):
 
     def __str__(self) -> str:
         return str(self.args[0]) if self.args else ""
+
+
+class StoreClosed(StorageFailed):
+    """A call on a `Memory` (or on a part of it, such as its skill service) after `close()`:
+    open a new one. A `StorageFailed`, so code that degrades on a storage failure (skill
+    statistics, a background review) degrades the same way after a close."""
 
 
 class DatabaseDamaged(StorageFailed, CorruptData):

@@ -26,15 +26,25 @@ def shown(value: object, width: int = ECHO_CHARS) -> str:
         return repr(value)
     if not isinstance(value, str):
         return f"a {type(value).__name__}"
-    from pi_hermes_memory.domain.scanning.scanner import scan  # many patterns: loaded when used
-
-    result = scan(value[:_SCAN_WINDOW])
-    if result.blocked:
-        kinds = sorted({f"{f.category.value}: {f.rule_id}" for f in result.findings})
-        return f"(a value withheld: the content scanner found {', '.join(kinds)})"
+    note = withheld(value)
+    if note is not None:
+        return note
     if len(value) <= width:
         return repr(value)
     return repr(value[:width]) + f"…({len(value):,} chars)"
 
 
-__all__ = ["ECHO_CHARS", "shown"]
+def withheld(value: str) -> str | None:
+    """The note a message shows instead of `value` when the content scanner would refuse it
+    ("(a value withheld: ...)"), or None when `value` may be shown (clipped by the caller).
+    For messages that quote a value their own way (a search query in double quotes)."""
+    from pi_hermes_memory.domain.scanning.scanner import scan  # many patterns: loaded when used
+
+    result = scan(value[:_SCAN_WINDOW])
+    if not result.blocked:
+        return None
+    kinds = sorted({f"{f.category.value}: {f.rule_id}" for f in result.findings})
+    return f"(a value withheld: the content scanner found {', '.join(kinds)})"
+
+
+__all__ = ["ECHO_CHARS", "shown", "withheld"]

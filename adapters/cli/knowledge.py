@@ -27,12 +27,13 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
 def _limit(value: str) -> int:
+    from pi_hermes_memory.domain.echo import shown
     from pi_hermes_memory.knowledge.service import MAX_KNOWLEDGE_LIMIT
 
     try:
         number = int(value)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {value[:40]!r}") from None
+        raise argparse.ArgumentTypeError(f"not an integer: {shown(value, 40)}") from None
     if not 1 <= number <= MAX_KNOWLEDGE_LIMIT:
         raise argparse.ArgumentTypeError(f"must be from 1 to {MAX_KNOWLEDGE_LIMIT}")
     return number

@@ -17,6 +17,7 @@ import sys
 from datetime import date
 from typing import Any
 
+from pi_hermes_memory.domain.echo import shown
 from pi_hermes_memory.domain.memory.model import FailureCategory, MemoryKind
 
 COMMANDS: frozenset[str] = frozenset({"stats", "delete-bulk", "export", "import", "migrate"})
@@ -53,7 +54,7 @@ def scope_name(value: str) -> str:
     target = Target.USER if kind == "user" else Target.MEMORY
     if colon and namespace_problem(value, target) is None:
         return value
-    raise argparse.ArgumentTypeError(f"expected {_SCOPE_HELP}, got {value[:60]!r}")
+    raise argparse.ArgumentTypeError(f"expected {_SCOPE_HELP}, got {shown(value, 60)}")
 
 
 def _date(value: str) -> date:

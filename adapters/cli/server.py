@@ -194,16 +194,17 @@ def _store_options(args: argparse.Namespace, environ: Mapping[str, str]) -> tupl
 def _check_tenant(args: argparse.Namespace) -> None:
     """The server's default project and agent are checked at start (exit 2), not on every
     request that falls back to them."""
+    from pi_hermes_memory.domain.echo import shown
     from pi_hermes_memory.domain.memory.model import Target, is_safe_project_name, namespace_problem
 
     if args.project is not None and not is_safe_project_name(args.project.strip()):
         raise ValueError(
-            f"invalid --project {args.project[:60]!r}: it must be non-empty, not '.' or '..', "
+            f"invalid --project {shown(args.project, 60)}: it must be non-empty, not '.' or '..', "
             "and contain no / \\ , < > or control characters"
         )
     if args.agent is not None and namespace_problem(f"agent:{args.agent}", Target.MEMORY):
         raise ValueError(
-            f"invalid --agent {args.agent[:60]!r}: letters, digits, '.', '_' and '-' only"
+            f"invalid --agent {shown(args.agent, 60)}: letters, digits, '.', '_' and '-' only"
         )
 
 

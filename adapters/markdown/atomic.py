@@ -38,6 +38,8 @@ _SYNC_UNSUPPORTED = frozenset({errno_codes.EINVAL, errno_codes.ENOTSUP, errno_co
 # mkstemp names are prefix + 8 characters from [a-z0-9_] + suffix. Matching the 8 exactly keeps
 # other tools' temp files (e.g. Syncthing's `.syncthing.MEMORY.md.tmp`) out of a cleanup.
 _TEMP_NAME = re.compile(r"\.(?P<name>.+)\.[a-z0-9_]{8}\.tmp")
+#: bytes of the target's name a temp name keeps: 255 minus ".", ".", 8 random, ".tmp"
+_TEMP_NAME_ROOM = 255 - 14
 
 
 # --- atomic replacement ------------------------------------------------------------------------
@@ -82,7 +84,7 @@ def _make_parent(target: Path) -> None:
 def _write_temp(target: Path, data: bytes) -> Path:
     """A synced temp file next to `target` holding `data`; removed again if anything fails."""
     try:
-        fd, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+        fd, name = tempfile.mkstemp(dir=target.parent, prefix=_temp_prefix(target), suffix=".tmp")
     except OSError as exc:
         raise StorageFailed.from_os_error("create a temporary file for", target, exc) from exc
     tmp = Path(name)
@@ -99,6 +101,18 @@ def _write_temp(target: Path, data: bytes) -> Path:
             raise StorageFailed.from_os_error("write", target, exc) from exc
         raise
     return tmp
+
+
+def _temp_prefix(target: Path) -> str:
+    """`.NAME.`, with NAME clipped so that the temp name fits in one 255-byte component: a
+    name the file system holds must not fail for want of room for its temp name (a skill's
+    255-byte support file did, and its folder was never rendered again, issue 26 §6)."""
+    raw = os.fsencode(target.name)
+    if len(raw) > _TEMP_NAME_ROOM:
+        # a cut inside a UTF-8 sequence decodes to surrogate escapes, which encode back to the
+        # same bytes: the name on disk is still a byte prefix of the target's
+        return "." + os.fsdecode(raw[:_TEMP_NAME_ROOM]) + "."
+    return f".{target.name}."
 
 
 def _copy_mode(target: Path, fd: int) -> None:

@@ -15,7 +15,12 @@ from pathlib import Path
 import attrs
 from pi_hermes_memory.adapters.markdown.atomic import FileLock, atomic_write, stale_temp_files
 from pi_hermes_memory.domain.memory.model import Target
-from pi_hermes_memory.errors import MarkdownChanged, MarkdownTooLarge, StorageFailed
+from pi_hermes_memory.errors import (
+    MarkdownChanged,
+    MarkdownTooLarge,
+    MarkdownUnreadable,
+    StorageFailed,
+)
 from pi_hermes_memory.ports.store import UNCHECKED
 
 __all__ = ["LOCK_FILE_NAME", "MarkdownFiles", "read_only_file"]
@@ -156,8 +161,34 @@ class MarkdownFiles:
             time.sleep(_STABLE_READ_WAIT_S * (attempt + 1))
         return data
 
+    def link_problem(self, target: Target) -> str | None:
+        """Why the file of `target` is neither read nor written: it is a symlink whose target
+        lies outside the memory folders (memoryDir, projectsMemoryDir, symlinks resolved), so
+        a render would rewrite some other file (a key, a config) and a read would import it
+        (issue 26 §6). A link that stays inside the folders is followed; to keep the memory
+        in another place (a dotfiles repository), link the folder, not the file."""
+        from pi_hermes_memory.adapters.files.config_file import physical_path
+
+        path = self.path_for(target)
+        if not path.is_symlink():
+            return None
+        real = physical_path(path)
+        roots = (physical_path(self.memory_dir), physical_path(self.projects_dir))
+        if any(real.parent == root or root in real.parents for root in roots):
+            return None
+        return (
+            f"{path} is a symlink to {real}, outside the memory folders; it was neither read "
+            "nor written. Replace the link by a regular file (or link the whole folder)."
+        )
+
+    def _refuse_outside_link(self, target: Target) -> None:
+        problem = self.link_problem(target)
+        if problem is not None:
+            raise MarkdownUnreadable(problem)
+
     def _read_once(self, target: Target) -> bytes | None:
         path = self.path_for(target)
+        self._refuse_outside_link(target)
         try:
             with path.open("rb") as file:
                 data = file.read(MAX_FILE_BYTES + 1)
@@ -182,6 +213,9 @@ class MarkdownFiles:
         `MarkdownChanged`, checked after the temp file is durable, just before the rename.
         """
         path = self.path_for(target)
+        problem = self.link_problem(target)
+        if problem is not None:
+            raise StorageFailed(problem, path=path, errno=errno.ELOOP)
         if read_only_file(path):
             raise StorageFailed(
                 f"{path} is read-only; it was left as it is", path=path, errno=errno.EACCES

@@ -21,7 +21,13 @@ from typing import Any, assert_never
 
 import attrs
 import psycopg
-from pi_hermes_memory.adapters.postgres.connection import describe, mapped, open_pool
+from pi_hermes_memory.adapters.postgres.connection import (
+    OPEN_RETRY_S,
+    describe,
+    mapped,
+    open_pool,
+    with_retry,
+)
 from pi_hermes_memory.adapters.postgres.keys import row_keys
 from pi_hermes_memory.adapters.postgres.mirror import rebuild_rows
 from pi_hermes_memory.adapters.postgres.schema import migrate
@@ -39,7 +45,7 @@ from pi_hermes_memory.domain.memory.rows import (
     UpsertRow,
     projected,
 )
-from pi_hermes_memory.errors import StorageFailed
+from pi_hermes_memory.errors import StorageFailed, StoreClosed
 from pi_hermes_memory.journal.codec import decode, encode
 from pi_hermes_memory.ports.memory import RebuildReport, ScrubReport
 
@@ -276,19 +282,25 @@ class PgStorage:
     """
 
     def __init__(
-        self, dsn: str, *, max_connections: int = 4, logger: Any = None, timeout: float = 30.0
+        self,
+        dsn: str,
+        *,
+        max_connections: int = 4,
+        logger: Any = None,
+        timeout: float = 30.0,
+        retry_s: float = OPEN_RETRY_S,
     ) -> None:
-        """`timeout`: seconds to wait for a connection (at the start, and from the pool)."""
+        """`timeout`: seconds to wait for a connection (at the start, and from the pool);
+        `retry_s`: how long the start tries again after a dropped or refused connection."""
         self.where = describe(dsn)
         self._dsn = dsn  # only to ask the server why the pool got no connection (never shown)
         self.warnings: list[str] = []
         self._logger = logger
-        self._pool = open_pool(dsn, max_size=max_connections, timeout=timeout)
+        self._pool = open_pool(dsn, max_size=max_connections, timeout=timeout, retry_s=retry_s)
         self._lock = threading.RLock()
         self._current: tuple[psycopg.Connection[Any], PgUnitOfWork] | None = None
         try:
-            with self._pool.connection() as conn:
-                migrate(conn, self.where)
+            with_retry(self._migrate, retry_s=min(retry_s, timeout))
         except psycopg.Error as exc:
             self._pool.close()
             raise mapped(exc, self.where) from exc
@@ -296,9 +308,19 @@ class PgStorage:
             self._pool.close()
             raise
 
+    def _migrate(self) -> None:
+        # a connection the server dropped is discarded by the pool: the next try gets a new one
+        with self._pool.connection() as conn:
+            migrate(conn, self.where)
+
     @contextlib.contextmanager
     def _scope(self, *, writing: bool) -> Iterator[PgUnitOfWork]:
         with self._lock:
+            if self._pool.closed:  # the library's error, not the pool's PoolClosed
+                raise StoreClosed(
+                    f"{self.where}: this store was closed; open a new one with "
+                    "pi_hermes_memory.open()"
+                )
             if self._current is not None:  # nested: a savepoint of the outer transaction
                 conn, uow = self._current
                 try:

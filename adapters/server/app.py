@@ -32,6 +32,7 @@ import attrs
 from pi_hermes_memory.adapters.server import knowledge as server_knowledge
 from pi_hermes_memory.adapters.server.config import StoreOptions
 from pi_hermes_memory.config.settings import KNOWLEDGE_PATHS_ENV
+from pi_hermes_memory.domain.echo import shown
 from pi_hermes_memory.domain.memory.model import FailureCategory, MemoryKind
 from pi_hermes_memory.errors import HermesMemoryError, ServeFailed, UnsafeBind
 
@@ -429,7 +430,7 @@ def _int_param(request: Request, name: str, default: int, low: int, high: int) -
     try:
         value = int(raw)
     except ValueError:
-        raise ApiError(400, f"{name} must be an integer, got {raw[:40]!r}") from None
+        raise ApiError(400, f"{name} must be an integer, got {shown(raw, 40)}") from None
     if not low <= value <= high:
         raise ApiError(400, f"{name} must be between {low} and {high}, got {value}")
     return value
@@ -548,7 +549,7 @@ class Rest:
         category = _first(request.query, "category")
         if category is not None and category not in _CATEGORIES:
             raise ApiError(
-                400, f"category must be one of {', '.join(_CATEGORIES)}, got {category[:40]!r}"
+                400, f"category must be one of {', '.join(_CATEGORIES)}, got {shown(category, 40)}"
             )
 
         def page(memory: Any) -> dict[str, Any]:
@@ -573,7 +574,7 @@ class Rest:
     async def get(self, request: Request, entry_id: str | None) -> tuple[int, Any]:
         view = await self._call(request, lambda m: m.get(entry_id))
         if view is None:
-            raise ApiError(404, f"no entry with id {str(entry_id)[:40]!r}")
+            raise ApiError(404, f"no entry with id {shown(str(entry_id), 40)}")
         return 200, view
 
     async def delete(self, request: Request, entry_id: str | None) -> tuple[int, Any]:
@@ -902,7 +903,7 @@ class App:
         if not mcp and (handler is None or (not self.settings.http and path != "/health")):
             known = known and (self.settings.http or path == "/health")
             status = 405 if known else 404
-            error = f"{method} is not allowed here" if known else f"no route {path[:100]!r}"
+            error = f"{method} is not allowed here" if known else f"no route {shown(path, 100)}"
             await _send_json(send, status, envelope(False, error=error), cors)
             return
         refusal = write_refusal(method, path, headers)

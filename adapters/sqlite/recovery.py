@@ -37,6 +37,7 @@ __all__ = [
     "read_events",
     "rebuild_from_log",
     "restore_if_missing",
+    "store_damage",
 ]
 
 
@@ -71,6 +72,65 @@ def move_aside(db_path: Path, label: str) -> list[Path]:
     return moved
 
 
+#: tables of the session history: they can hold gigabytes, so the check at every open leaves
+#: them out (`recover` checks the whole file; a damaged page there is met by session search)
+_HISTORY_PREFIXES = ("session_", "sessions")
+
+
+def store_damage(db_path: Path) -> str | None:
+    """Why the memory store's part of the database cannot be trusted, checked at every open
+    (issue 26 §6): bytes after the last page (something other than SQLite wrote the file), or
+    a `quick_check` of the store's own tables (events, rows, ledger, skills; not the session
+    history) that fails, as garbage written over the file's tail does. None when sound.
+    On a connection of its own (read-only), closed again: the store's connection keeps a cold
+    page cache, so damage done later is still met by its queries."""
+    conn = connect(db_path, read_only=True)
+    try:
+        return _store_damage(conn, db_path)
+    finally:
+        conn.close()
+
+
+def _store_damage(conn: apsw.Connection, db_path: Path) -> str | None:
+    extra = _bytes_after_last_page(conn, db_path)
+    if extra:
+        return f"{extra:,} bytes of unknown data after the last page"
+    try:
+        tables = [
+            str(row[0])
+            for row in conn.execute(
+                "SELECT name FROM sqlite_schema WHERE type = 'table' AND rootpage > 0"
+            )
+        ]
+        for table in tables:
+            if table.startswith(_HISTORY_PREFIXES):
+                continue
+            quoted = table.replace('"', '""')
+            problems = [str(row[0]) for row in conn.execute(f'PRAGMA quick_check("{quoted}")')]
+            if problems != ["ok"]:
+                found = " ".join("; ".join(problems[:2]).split())  # one line
+                return f"table {table}: " + found.replace("*** in database main *** ", "")
+    except (apsw.CorruptError, apsw.NotADBError) as exc:
+        return str(exc)
+    return None
+
+
+def _bytes_after_last_page(conn: apsw.Connection, db_path: Path) -> int:
+    """Bytes of the main file past the pages SQLite counts, when no WAL content can explain
+    them (a WAL frame may shrink the database before a checkpoint truncates the file)."""
+    wal = db_path.with_name(db_path.name + "-wal")
+    try:
+        if wal.exists() and wal.stat().st_size > 0:
+            return 0
+        size = db_path.stat().st_size
+    except OSError:
+        return 0
+    pages = conn.execute("PRAGMA page_count").fetchall()[0][0]
+    page_size = conn.execute("PRAGMA page_size").fetchall()[0][0]
+    assert isinstance(pages, int) and isinstance(page_size, int)
+    return max(0, size - pages * page_size)
+
+
 def damaged(db_path: Path) -> str | None:
     """Why the database cannot be trusted (a failed `quick_check`, or it cannot be read as a
     database), or None when it is sound or absent. Opens it read-only; writes nothing."""
@@ -84,6 +144,9 @@ def damaged(db_path: Path) -> str | None:
         return str(exc)
     try:
         problems = [str(row[0]) for row in conn.execute("PRAGMA quick_check(5)")]
+        extra = _bytes_after_last_page(conn, db_path)
+        if extra and problems == ["ok"]:
+            problems = [f"{extra:,} bytes of unknown data after the last page"]
     except (apsw.CorruptError, apsw.NotADBError, apsw.IOError) as exc:
         return str(exc)
     except apsw.CantOpenError:

@@ -18,10 +18,10 @@ import apsw
 import attrs
 from pi_hermes_memory.adapters.sqlite.connection import connect, enable_wal
 from pi_hermes_memory.adapters.sqlite.eventlog import SCRUB_PENDING, EventLog, default_log_path
-from pi_hermes_memory.adapters.sqlite.failures import map_error, map_os_error
+from pi_hermes_memory.adapters.sqlite.failures import damaged_message, map_error, map_os_error
 from pi_hermes_memory.adapters.sqlite.fts import grams
 from pi_hermes_memory.adapters.sqlite.mirror import rebuild_rows
-from pi_hermes_memory.adapters.sqlite.recovery import restore_if_missing
+from pi_hermes_memory.adapters.sqlite.recovery import restore_if_missing, store_damage
 from pi_hermes_memory.adapters.sqlite.schema import check_ours, migrate
 from pi_hermes_memory.adapters.sqlite.scrub import scrub, secure_delete
 from pi_hermes_memory.domain.errors import VersionConflict
@@ -38,7 +38,7 @@ from pi_hermes_memory.domain.memory.rows import (
     UpsertRow,
     projected,
 )
-from pi_hermes_memory.errors import StorageFailed, StoreReadOnly
+from pi_hermes_memory.errors import DatabaseDamaged, StorageFailed, StoreClosed, StoreReadOnly
 from pi_hermes_memory.journal.codec import decode, encode
 from pi_hermes_memory.ports.memory import RebuildReport, ScrubReport
 
@@ -285,6 +285,7 @@ class SqliteStorage:
         self._lock = threading.RLock()
         self._logged = -1  # the largest seq this process knows the log holds
         self._reopen = False
+        self._closed = False
         if self.event_log is not None:
             try:
                 self.warnings.extend(restore_if_missing(path, self.event_log))
@@ -314,6 +315,9 @@ class SqliteStorage:
             check_ours(conn, self.path)
             enable_wal(conn)
             migrate(conn, self.path)
+            damage = store_damage(self.path)
+            if damage is not None:  # refused now, not at the first write (issue 26 §6)
+                raise DatabaseDamaged(damaged_message(self.path, damage), path=self.path)
             _require_writable(self.path)
         except apsw.Error as exc:
             errno = conn.system_errno
@@ -340,6 +344,7 @@ class SqliteStorage:
         back with it, and only the outermost copies its events to the log after COMMIT (a
         savepoint's events are not durable until then)."""
         with self._lock:
+            self._open()
             nested = self._conn.in_transaction
             if not nested:
                 self._writable()
@@ -356,6 +361,7 @@ class SqliteStorage:
         """A write transaction with `secure_delete` on: what it deletes or overwrites is
         zeroed in the file, not left in free space (a purge, ADR 0026)."""
         with self._lock:
+            self._open()
             self._writable()
             with secure_delete(self._conn), self.transaction() as uow:
                 yield uow
@@ -364,6 +370,7 @@ class SqliteStorage:
         """After a purge committed: merge the FTS segments, rewrite the event log, truncate
         the WAL; name the copies moved aside (adapters/sqlite/scrub.py)."""
         with self._lock:
+            self._open()
             try:
                 report = scrub(self._conn, self.path, self.event_log)
             except apsw.Error as exc:
@@ -382,6 +389,7 @@ class SqliteStorage:
     def read(self) -> Iterator[apsw.Connection]:
         """A consistent read snapshot (deferred transaction: readers never take the write lock)."""
         with self._lock:
+            self._open()
             try:
                 self._conn.execute("BEGIN DEFERRED")
                 try:
@@ -393,7 +401,15 @@ class SqliteStorage:
 
     def close(self) -> None:
         with self._lock:
+            self._closed = True
             self._conn.close()
+
+    def _open(self) -> None:
+        """Refuse a use after `close()` with the library's error, not the driver's."""
+        if self._closed:
+            raise StoreClosed(
+                f"{self.path}: this store was closed; open a new one with pi_hermes_memory.open()"
+            )
 
     # -- failures and the event log (ADR 0023) ------------------------------------------------
 

@@ -813,7 +813,7 @@ def _project(top: _Section, *, cwd: Path, override: str | None) -> str | None:
     if explicit is not None and not is_safe_project_name(explicit):
         top.reject(
             "projectName",
-            "must be non-empty, not '.' or '..', and contain no / \\ , < > or control"
+            "must be non-empty, not '.' or '..', and contain no / \\ , < >, control or bidi"
             " characters; deriving the project from the cwd",
         )
         explicit = None
@@ -821,7 +821,8 @@ def _project(top: _Section, *, cwd: Path, override: str | None) -> str | None:
         if not is_safe_project_name(override.strip()):
             raise ConfigError(
                 "invalid project name: it must be non-empty, not '.' or '..', and contain no"
-                " / \\ , < > or control characters"
+                " / \\ , < >, control or bidi characters (U+202A..U+202E, U+2066..U+2069,"
+                " U+200E, U+200F, U+061C)"
             )
         return override.strip()
     return explicit if explicit is not None else _cwd_project(cwd)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from pi_hermes_memory.domain.echo import shown
 from pi_hermes_memory.errors import InvalidArgument
 from pi_hermes_memory.history.indexer import SessionIndexer
 from pi_hermes_memory.history.search import AnchorResult, SessionSearchService
@@ -33,7 +34,9 @@ class SessionHistory:
         on_close: Callable[[], None] | None = None,
     ) -> None:
         if variant not in VARIANTS:
-            raise InvalidArgument(f"variant must be one of {', '.join(VARIANTS)}; got {variant!r}")
+            raise InvalidArgument(
+                f"variant must be one of {', '.join(VARIANTS)}; got {shown(variant)}"
+            )
         self.indexer = indexer
         self.search_service = search
         self.variant = variant

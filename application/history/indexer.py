@@ -31,6 +31,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import attrs
+from pi_hermes_memory.domain.echo import shown
 from pi_hermes_memory.domain.history.transcripts import (
     FINGERPRINT_BYTES,
     INDEXED_ROLES,
@@ -43,7 +44,7 @@ from pi_hermes_memory.domain.history.transcripts import (
     classify,
     project_of,
 )
-from pi_hermes_memory.domain.memory.model import is_safe_project_name
+from pi_hermes_memory.domain.memory.model import project_name_problem
 from pi_hermes_memory.errors import InvalidArgument, StaleProgress
 from pi_hermes_memory.history.reading import (
     Events,
@@ -315,14 +316,15 @@ class SessionIndexer:
             raise InvalidArgument(f"session_id must be at most {MAX_SESSION_ID_CHARS} characters")
         if role not in INDEXED_ROLES:
             raise InvalidArgument(
-                f"role must be one of {', '.join(sorted(INDEXED_ROLES))}; got {role!r}"
+                f"role must be one of {', '.join(sorted(INDEXED_ROLES))}; got {shown(role)}"
             )
         if not isinstance(text, str) or not (text.strip() or tools):
             raise InvalidArgument("text must be a non-empty string")
         if at is not None and (not isinstance(at, datetime) or at.tzinfo is None):
             raise InvalidArgument("at must be a timezone-aware datetime")
-        if project is not None and not is_safe_project_name(project):
-            raise InvalidArgument(f"project {project!r} is not a valid project name")
+        problem = None if project is None else project_name_problem(project)
+        if problem is not None:
+            raise InvalidArgument(problem)
         if cwd is not None and not isinstance(cwd, str):
             raise InvalidArgument("cwd must be a string")
         name = project if project is not None else self.project_of(cwd)

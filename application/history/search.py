@@ -23,6 +23,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import attrs
+from pi_hermes_memory.domain.echo import shown, withheld
 from pi_hermes_memory.domain.search.terms import plan_terms
 from pi_hermes_memory.domain.status import Status
 from pi_hermes_memory.errors import InvalidArgument
@@ -98,9 +99,11 @@ class AnchorResult:
 def check_session_options(project: str | None, role: str | None, limit: int) -> None:
     """Raise ValueError for options the typed API does not accept."""
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_SESSIONS:
-        raise InvalidArgument(f"limit must be an integer from 1 to {MAX_SESSIONS}; got {limit!r}")
+        raise InvalidArgument(
+            f"limit must be an integer from 1 to {MAX_SESSIONS}; got {shown(limit)}"
+        )
     if role is not None and role not in ROLES:
-        raise InvalidArgument(f"role must be one of {', '.join(ROLES)}; got {role!r}")
+        raise InvalidArgument(f"role must be one of {', '.join(ROLES)}; got {shown(role)}")
     if project is not None and (not isinstance(project, str) or not project.strip()):
         raise InvalidArgument("project must be a non-empty project name (or '*' for every project)")
 
@@ -155,7 +158,7 @@ class SessionSearchService:
                     return AnchorResult(
                         success=False,
                         status=Status.INVALID_ARGUMENTS,
-                        message=f"{label}: term {term!r} has nothing to search for: a term "
+                        message=f"{label}: term {shown(term)} has nothing to search for: a term "
                         "needs at least one word (letters or digits).",
                     )
         query = AnchorQuery(
@@ -190,21 +193,21 @@ class SessionSearchService:
     def _legacy_result(
         self, query: str, project: str | None, hits: tuple[SessionHit, ...]
     ) -> SessionSearchResult:
-        shown = _clip(query, 80)
+        quoted = withheld(query) or f'"{_clip(query, 80)}"'  # a secret is not echoed
         if not hits:
             return SessionSearchResult(
                 success=True,
                 status=Status.NO_RESULTS,
-                message=self._empty(f'No sessions match "{shown}"'),
+                message=self._empty(f"No sessions match {quoted}"),
             )
         if project not in (None, ALL_PROJECTS):
-            order = f"project {project}"
+            order = f"project {withheld(project) or project}"
         elif project is None and self._current is not None:
             order = f"project {self._current} first"
         else:
             order = "all projects"
         noun = "session matches" if len(hits) == 1 else "sessions match"
-        lines = [f'{len(hits)} {noun} "{shown}" ({order}, best first):']
+        lines = [f"{len(hits)} {noun} {quoted} ({order}, best first):"]
         for rank, hit in enumerate(hits, start=1):
             lines.extend(_hit_lines(rank, hit))
         return SessionSearchResult(

@@ -209,7 +209,7 @@ def check_knowledge_query(query: str, limit: int, path: str | None) -> None:
         or not 1 <= limit <= (MAX_KNOWLEDGE_LIMIT)
     ):
         raise InvalidArgument(
-            f"limit must be an integer from 1 to {MAX_KNOWLEDGE_LIMIT}; got {limit!r}"
+            f"limit must be an integer from 1 to {MAX_KNOWLEDGE_LIMIT}; got {shown(limit)}"
         )
     if path is not None and (not isinstance(path, str) or not path.strip() or "\x00" in path):
         raise InvalidArgument("path must be a non-empty string (a path prefix or a glob)")

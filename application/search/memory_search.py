@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import attrs
-from pi_hermes_memory.domain.echo import shown
+from pi_hermes_memory.domain.echo import shown, withheld
 from pi_hermes_memory.domain.memory.model import (
     GLOBAL_NAMESPACE,
     FailureCategory,
@@ -126,7 +126,7 @@ def check_search_options(
 ) -> None:
     """Raise ValueError for options that do not fit together (the typed API's validation)."""
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
-        raise InvalidArgument(f"limit must be an integer from 1 to {MAX_LIMIT}; got {limit!r}")
+        raise InvalidArgument(f"limit must be an integer from 1 to {MAX_LIMIT}; got {shown(limit)}")
     if category is not None and target not in (None, Target.FAILURE):
         raise InvalidArgument(
             "category applies only to failure entries: use target 'failure' or no target"
@@ -260,15 +260,15 @@ def hit_line(rank: int, hit: SearchHit) -> str:
 
 
 def _result(text: str, hits: Sequence[SearchHit]) -> SearchResult:
-    shown = _clip(text, 80)
+    quoted = withheld(text) or f'"{_clip(text, 80)}"'  # a secret in a query is not echoed
     if not hits:
         return SearchResult(
             success=True,
             status=Status.NO_RESULTS,
-            message=f'No memories match "{shown}". Try other or fewer words.',
+            message=f"No memories match {quoted}. Try other or fewer words.",
         )
     noun = "memory matches" if len(hits) == 1 else "memories match"
-    lines = [f'{len(hits)} {noun} "{shown}" (best first):']
+    lines = [f"{len(hits)} {noun} {quoted} (best first):"]
     lines += [hit_line(i, h) for i, h in enumerate(hits, start=1)]
     return SearchResult(success=True, status=Status.OK, message="\n".join(lines), hits=tuple(hits))
 

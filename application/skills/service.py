@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+from pi_hermes_memory.domain.echo import shown
+from pi_hermes_memory.domain.memory.model import project_name_problem
 from pi_hermes_memory.domain.skills.decide import decide_create, new_skill_id
 from pi_hermes_memory.domain.skills.events import SkillScope
 from pi_hermes_memory.domain.skills.promotion import UsageEvidence
@@ -34,7 +36,7 @@ from pi_hermes_memory.domain.skills.skill import (
     skill_stream,
 )
 from pi_hermes_memory.domain.status import Status
-from pi_hermes_memory.errors import InvalidSkillId
+from pi_hermes_memory.errors import InvalidArgument, InvalidSkillId
 from pi_hermes_memory.journal.pipeline import Batch, Pipeline, Replicas
 from pi_hermes_memory.ports.skills import SkillTelemetry, SkillVisibility
 from pi_hermes_memory.ports.store import Clock, Storage
@@ -180,7 +182,7 @@ class SkillService:
         scope, project, _slug = parse_skill_id(skill_id)
         if scope is SkillScope.PROJECT and project != self.project:
             raise InvalidSkillId(
-                f"{skill_id} belongs to another project; this session's project is "
+                f"{shown(skill_id)} belongs to another project; this session's project is "
                 f"{self.project or '(none)'}"
             )
         return skill_stream(skill_id)
@@ -347,8 +349,12 @@ class SkillService:
         )
 
     def visibility_states(self, project: str | None = None) -> tuple[str | None, dict[str, str]]:
-        """(project, skill id -> hidden/shown) of the global skills set for `project`."""
+        """(project, skill id -> hidden/shown) of the global skills set for `project`;
+        InvalidArgument for a project name that cannot be one."""
         where = project or self.project
+        problem = None if where is None else project_name_problem(where)
+        if problem is not None:
+            raise InvalidArgument(problem)
         if where is None or self.telemetry is None:
             return where, {}
         return where, {i: v.value for i, v in self.telemetry.visibility(where).items()}
@@ -367,6 +373,9 @@ class SkillService:
                 status=Status.INVALID,
                 message="Visibility is per project and this session has none; pass project.",
             )
+        problem = project_name_problem(where)
+        if problem is not None:
+            return SkillResult(success=False, status=Status.INVALID, message=f"{problem}.")
         if self.telemetry is None:
             return SkillResult(
                 success=False, status=Status.ERROR, message="The statistics store is off."
@@ -376,8 +385,8 @@ class SkillService:
                 return SkillResult(
                     success=False,
                     status=Status.INVALID,
-                    message=f"{skill_id} is not a global skill; only global skills are hidden "
-                    "or shown per project.",
+                    message=f"{shown(skill_id)} is not a global skill; only global skills are "
+                    "hidden or shown per project.",
                 )
         self._guard()
         for skill_id in skill_ids:

@@ -16,7 +16,7 @@ from typing import Any
 import attrs
 from pi_hermes_memory.domain.echo import shown
 from pi_hermes_memory.domain.errors import HermesMemoryError
-from pi_hermes_memory.domain.memory.model import is_safe_project_name
+from pi_hermes_memory.domain.memory.model import project_name_problem
 from pi_hermes_memory.domain.skills.events import SkillScope
 from pi_hermes_memory.domain.skills.promotion import (
     PromotionPolicy,
@@ -173,14 +173,15 @@ def check_stats_options(
             raise InvalidArgument(str(exc)) from None
         if scope is SkillScope.PROJECT and owner != current_project:
             raise InvalidArgument(
-                f"{skill_id} belongs to another project; this session's project is "
+                f"{shown(skill_id)} belongs to another project; this session's project is "
                 f"{current_project or '(none)'}"
             )
     if project is not None:
         if not isinstance(project, str):
             raise InvalidArgument(f"project must be a string, got {_json_type(project)}")
-        if not is_safe_project_name(project):
-            raise InvalidArgument(f"project {shown(project)} is not a valid project name")
+        problem = project_name_problem(project)
+        if problem is not None:
+            raise InvalidArgument(problem)
     return since_days, skill_id, project
 
 

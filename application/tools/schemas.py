@@ -18,6 +18,7 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from pi_hermes_memory.domain.echo import shown
 from pi_hermes_memory.errors import InvalidArgument
 from pi_hermes_memory.tools.registry import ToolDefinition
 
@@ -119,7 +120,7 @@ def render(tool: ToolDefinition, fmt: str = "openai", *, strict: bool = False) -
                 "openWorldHint": False,
             },
         }
-    raise InvalidArgument(f"format must be one of {', '.join(FORMATS)}; got {fmt[:40]!r}")
+    raise InvalidArgument(f"format must be one of {', '.join(FORMATS)}; got {shown(fmt, 40)}")
 
 
 def render_all(

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 import attrs
+from pi_hermes_memory.domain.echo import shown
 from pi_hermes_memory.domain.memory.capacity import OverflowStrategy, plan_capacity
 from pi_hermes_memory.domain.memory.commands import (
     AddMemory,
@@ -87,7 +88,7 @@ def _namespace_gate(target: Target, namespace: str | None, scope: SessionScope) 
         return Decision(
             status=Status.FORBIDDEN,
             message=f"Refused: this session has no access to scope "
-            f"{namespace or GLOBAL_NAMESPACE!r} (see scopes.agentAccess).",
+            f"{shown(namespace or GLOBAL_NAMESPACE)} (see scopes.agentAccess).",
         )
     return None
 

@@ -10,6 +10,7 @@ from datetime import date
 
 import attrs
 from pi_hermes_memory.domain.echo import shown
+from pi_hermes_memory.domain.scanning.unicode_policy import bidi_control_in
 
 
 class Target(enum.StrEnum):
@@ -165,7 +166,8 @@ def is_safe_project_name(name: str) -> bool:
 
     The name must already be trimmed. Rejected: empty, `.`, `..`, path separators, `,` (the
     metadata list separator), `<`/`>` (they would break the HTML metadata comment), control
-    characters (newline, NUL, ...) and names longer than 255 UTF-8 bytes. One rule for the
+    characters (newline, NUL, ...), bidi controls and direction marks (U+202E shows
+    ``a\u202eb.cod`` as ``adoc.b``), and names longer than 255 UTF-8 bytes. One rule for the
     configuration, the CLI and the Markdown format, so an accepted name is always writable.
     """
     if not name or name != name.strip() or name in (".", ".."):
@@ -174,7 +176,26 @@ def is_safe_project_name(name: str) -> bool:
         return False
     if any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in name):
         return False
+    if bidi_control_in(name) is not None:  # a name that reads otherwise than it is
+        return False
     return not any(ch in _UNSAFE_PROJECT_CHARS for ch in name)
+
+
+def project_name_problem(name: str) -> str | None:
+    """Why `name`, given by a caller (a tool argument), cannot name a project, or None: it
+    must be safe (`is_safe_project_name`) and not a value the content scanner refuses (a
+    secret pasted as a project name would be stored and echoed back, issue 26 §6)."""
+    from pi_hermes_memory.domain.echo import withheld
+
+    note = withheld(name)
+    if note is not None:
+        return f"the project name is not usable {note}"
+    if not is_safe_project_name(name):
+        return (
+            f"project {shown(name)} is not a valid project name: it must be non-empty, not "
+            "'.' or '..', and contain no / \\ , < >, control or bidi characters"
+        )
+    return None
 
 
 GLOBAL_NAMESPACE = "global"

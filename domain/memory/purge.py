@@ -23,6 +23,7 @@ from datetime import datetime
 from typing import assert_never
 
 import attrs
+from pi_hermes_memory.domain.echo import shown
 from pi_hermes_memory.domain.memory.decide import Decision
 from pi_hermes_memory.domain.memory.document import target_of
 from pi_hermes_memory.domain.memory.events import (
@@ -242,14 +243,14 @@ def select(
     if not roots:
         return Decision(
             status=Status.NOT_FOUND,
-            message=f"No {target.value} entry (active, removed or history) matches {query!r}; "
+            message=f"No {target.value} entry (active, removed or history) matches {shown(query)}; "
             "nothing was purged.",
         )
     if len(roots) > 1:
         found = sorted(roots.values(), key=lambda v: v.order, reverse=True)
         return Decision(
             status=Status.AMBIGUOUS,
-            message=f"{len(found)} entries match {query!r}; name one by its id (or a longer "
+            message=f"{len(found)} entries match {shown(query)}; name one by its id (or a longer "
             "part of its text). Nothing was purged.",
             matches=tuple(v.entry.id for v in found),
             candidates=tuple(

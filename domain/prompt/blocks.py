@@ -376,8 +376,11 @@ def _failure_section(
     # the current project's and unattributed (global) failures; another project's never,
     # whatever the sharing flag says (the seed's maintenance boundary)
     mine = [e for e in _usable(rows, scope) if scope.own(e)]
-    recent = [e for e in mine if e.created >= oldest]
-    recent.sort(key=lambda e: e.created, reverse=True)  # stable: file order breaks ties
+    # a failure's date has day precision: on a tie the one recorded later (later in the file,
+    # which appends) comes first, or "newest first" would show the day's oldest (issue 26 §6)
+    dated = [(e.created, n, e) for n, e in enumerate(mine) if e.created >= oldest]
+    dated.sort(key=lambda d: (d[0], d[1]), reverse=True)
+    recent = [e for _, _, e in dated]
     shown = recent[: failures.max_entries]
     note = (
         f"{len(shown)} of {len(recent)} failures recorded in the last "

@@ -157,6 +157,20 @@ def code_point_label(cp: int) -> str:
     return f"U+{cp:04X}"
 
 
+#: bidi controls and direction marks: in a name they make what a person reads differ from
+#: what the file system holds (``evil\u202etxt.exe`` shows as ``evilexe.txt``)
+_NAME_BIDI = BIDI_CONTROLS | DIRECTION_MARKS
+
+
+def bidi_control_in(name: str) -> str | None:
+    """The label ("U+202E") of the first bidi control or direction mark in `name`, or None.
+    For names (projects, support files), where no context can make one harmless."""
+    for ch in name:
+        if ord(ch) in _NAME_BIDI:
+            return code_point_label(ord(ch))
+    return None
+
+
 def _classify(cp: int) -> tuple[Action, str | None]:
     """(action, rejection rule id) for one code point, without looking at its neighbours."""
     if cp < 0x80:

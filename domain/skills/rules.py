@@ -6,7 +6,8 @@ Support files live beside SKILL.md under four folders only: ``references/``, ``t
 - empty, longer than 1024 characters, or has a component longer than 255 UTF-8 bytes;
 - absolute (``/x``), has a drive letter (``C:``) or a backslash;
 - has an empty component (``a//b``, a trailing ``/``), a ``.`` or a ``..`` component;
-- has a control character (NUL, newline, C1 controls) or one of ``< > : " | ? *`` (names that
+- has a control character (NUL, newline, C1 controls), a bidi control or direction mark
+  (U+202A..U+202E, U+2066..U+2069, U+200E, U+200F, U+061C), or one of ``< > : " | ? *`` (names that
   Windows cannot hold, and ``:`` which NTFS reads as an alternate data stream);
 - has a component that starts with ``.``: dot-names are hidden from listings and include
   ``.git/`` and ``.env``-style files other tools act on, so none are allowed, not even
@@ -28,6 +29,7 @@ import enum
 import unicodedata
 
 from pi_hermes_memory.domain.echo import shown
+from pi_hermes_memory.domain.scanning.unicode_policy import bidi_control_in
 from pi_hermes_memory.domain.skills.events import SkillScope
 
 SUPPORT_DIRS = ("references", "templates", "scripts", "assets")
@@ -60,6 +62,12 @@ def support_path_problem(path: str) -> str | None:
         return f"the path is longer than {MAX_SUPPORT_PATH_CHARS} characters"
     if any(_control(ch) for ch in path):
         return "the path holds a control character (NUL, newline, ...)"
+    bidi = bidi_control_in(path)
+    if bidi is not None:
+        return (
+            f"the path holds the bidi control {bidi}, which makes a name read otherwise than "
+            "it is; remove it"
+        )
     if "\\" in path:
         return f"the path {shown(path)} holds a backslash: use '/' between folders"
     if path.startswith("/"):

@@ -75,12 +75,21 @@ def _db(root: Path) -> Path:
     return root / "pi-hermes-memory" / "sessions.db"
 
 
-@pytest.mark.parametrize("damage", ["garbage", "truncated"])
+@pytest.mark.parametrize(
+    "damage", ["garbage", "truncated", "garbage over the tail", "garbage after the tail"]
+)
 def test_a_damaged_database_reads_refuses_writes_and_recovers(root: Path, damage: str) -> None:
     before = history(root)
     db = _db(root)
     if damage == "garbage":
         db.write_bytes(os.urandom(40_000))
+    elif damage == "garbage over the tail":  # issue 26 §6: 16 KiB over the last pages
+        with open(db, "r+b") as f:
+            f.seek(db.stat().st_size - 16384)
+            f.write(os.urandom(16384))
+    elif damage == "garbage after the tail":
+        with open(db, "ab") as f:
+            f.write(os.urandom(16384))
     else:
         with open(db, "r+b") as f:
             f.truncate(db.stat().st_size // 3)

@@ -229,3 +229,14 @@ def test_the_session_api_never_raises(root: Path) -> None:
     with capture_logs() as logs:
         assert session.system_prompt() == ""
     assert [e["event"] for e in logs] == ["session.system_prompt_failed"]
+
+
+def test_seven_failures_of_one_day_show_the_five_recorded_last_newest_first(root: Path) -> None:
+    """Issue 26 §6: ties of the day keep recording order, newest recorded first."""
+    with _open(root) as memory:
+        for n in range(1, 8):
+            assert memory.add(f"failure number {n} of today", target="failure").success
+        text = memory.system_prompt()
+    shown = [line for line in text.splitlines() if "failure number" in line]
+    assert [int(line.split("failure number ")[1].split()[0]) for line in shown] == [7, 6, 5, 4, 3]
+    assert "5 of 7 failures recorded in the last 7 days, newest first" in text

@@ -88,6 +88,11 @@ class Cluster:
         ]
         if not durable:  # the tests: nothing survives the run anyway
             options += ["-c fsync=off", "-c synchronous_commit=off", "-c full_page_writes=off"]
+        self._options = options
+        self.resume()
+
+    def resume(self) -> None:
+        """Start the server of the existing data folder again (after `pause`)."""
         self._run(
             [
                 str(self.bin_dir / "pg_ctl"),
@@ -99,10 +104,14 @@ class Cluster:
                 "-t",
                 "60",
                 "-o",
-                " ".join(options),
+                " ".join(self._options),
                 "start",
             ]
         )
+
+    def pause(self) -> None:
+        """Stop the server (fast shutdown: every connection is dropped), keeping its data."""
+        self._run([str(self.bin_dir / "pg_ctl"), "-D", str(self.data), "-m", "fast", "-w", "stop"])
 
     def stop(self) -> None:
         with contextlib.suppress(ClusterUnavailable, subprocess.TimeoutExpired, OSError):

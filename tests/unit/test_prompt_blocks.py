@@ -215,17 +215,18 @@ def test_failures_recent_visible_newest_first_capped() -> None:
     rows.append(_entry("global fail", Target.FAILURE, project=None, created=TODAY))
     rows.append(_entry("api fail", Target.FAILURE, project="api", created=TODAY))
     section = _sections({Target.FAILURE: rows}, sharing=True)["FAILURES"]
-    # 8 and 30 days are older than 7; another project's failure never, even with sharing
+    # 8 and 30 days are older than 7; another project's failure never, even with sharing;
+    # on one day the one recorded later (later in the file) first (issue 26 §6)
     assert section.entries == (
-        "[failure] fail 0",
         "[failure] global fail",
+        "[failure] fail 0",
         "[failure] fail 3",
         "[failure] fail 7",
     )
     capped = _sections(
         {Target.FAILURE: rows}, failures=FailureInjection(max_entries=2, max_age_days=7)
     )["FAILURES"]
-    assert capped.entries == ("[failure] fail 0", "[failure] global fail")
+    assert capped.entries == ("[failure] global fail", "[failure] fail 0")
     assert "2 of 4" in (capped.note or "")
 
 

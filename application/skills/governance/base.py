@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from pi_hermes_memory.config.settings import SkillGovernanceConfig
+from pi_hermes_memory.domain.echo import shown
 from pi_hermes_memory.domain.skills.events import SkillScope
 from pi_hermes_memory.domain.skills.promotion import PromotionPolicy, UsageEvidence
 from pi_hermes_memory.domain.skills.skill import STREAM_PREFIX, parse_skill_id
@@ -172,7 +173,8 @@ class GovernanceBase:
                 action,
                 skill_id,
                 Status.INVALID,
-                f"{skill_id} belongs to another project; this session's project is {self.project}.",
+                f"{shown(skill_id)} belongs to another project; this session's project is "
+                f"{self.project}.",
             )
         return slug, None
 

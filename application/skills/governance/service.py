@@ -20,6 +20,7 @@ here; the LLM-backed one arrives with the next issue.
 
 from __future__ import annotations
 
+from pi_hermes_memory.domain.echo import shown
 from pi_hermes_memory.domain.skills.events import SkillScope
 from pi_hermes_memory.domain.skills.skill import SkillState, parse_skill_id, skill_stream
 from pi_hermes_memory.domain.status import Status
@@ -127,7 +128,7 @@ class SkillGovernance(GovernanceMoves, GovernanceCuration):
             return Explanation(
                 success=False,
                 status=Status.INVALID,
-                message=f"{skill_id} belongs to another project; this session's project is "
+                message=f"{shown(skill_id)} belongs to another project; this session's project is "
                 f"{self.project or '(none)'}.",
                 skill_id=skill_id,
             )
