@@ -41,6 +41,10 @@ from pi_hermes_memory.domain.scanning.secret_rules_extra import (
     EXTRA_SECRET_RULES,
     PASSWORD_ASSIGNMENT,
 )
+from pi_hermes_memory.domain.scanning.secret_structures import (
+    CREDENTIAL_WORD,
+    STRUCTURAL_SECRET_RULES,
+)
 
 __all__ = [
     "MAX_SCAN_CHARS",
@@ -238,9 +242,11 @@ def rule_ids() -> dict[ScanCategory, tuple[str, ...]]:
 SECRET_RULES: tuple[scan_rules.SecretRule, ...] = (
     *scan_rules.SECRET_RULES[:-1],
     *EXTRA_SECRET_RULES,
+    *STRUCTURAL_SECRET_RULES,
     scan_rules.SECRET_RULES[-1],
     PASSWORD_ASSIGNMENT,
     CREDENTIAL_IN_PROSE,
+    CREDENTIAL_WORD,
 )
 INJECTION_RULES: tuple[scan_rules.PatternRule, ...] = (
     *scan_rules.INJECTION_RULES,
