@@ -33,6 +33,7 @@ from collections.abc import Callable, Iterable
 
 import attrs
 from pi_hermes_memory.domain.scanning import injection_i18n as scan_injection_i18n
+from pi_hermes_memory.domain.scanning import injection_structures
 from pi_hermes_memory.domain.scanning import rules as scan_rules
 from pi_hermes_memory.domain.scanning import unicode_policy
 from pi_hermes_memory.domain.scanning.rules import shannon_entropy
@@ -251,6 +252,7 @@ SECRET_RULES: tuple[scan_rules.SecretRule, ...] = (
 INJECTION_RULES: tuple[scan_rules.PatternRule, ...] = (
     *scan_rules.INJECTION_RULES,
     *scan_injection_i18n.INJECTION_RULES,
+    *injection_structures.INJECTION_RULES,
 )
 
 _LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
@@ -294,10 +296,16 @@ class _Collector:
         )
 
 
+#: Every prefilter keyword, checked once per text rather than once per rule.
+_SECRET_KEYWORDS = tuple(dict.fromkeys(k for rule in SECRET_RULES for k in rule.keywords))
+_SECRET_RULE_KEYWORDS = tuple(frozenset(rule.keywords) for rule in SECRET_RULES)
+
+
 def _scan_secrets(text: str, to_raw: Callable[[int], int], out: _Collector) -> None:
     lowered = _ascii_lower(text)
-    for rule in SECRET_RULES:
-        if out.seen(rule.rule_id) or not any(k in lowered for k in rule.keywords):
+    present = {k for k in _SECRET_KEYWORDS if k in lowered}
+    for rule, keywords in zip(SECRET_RULES, _SECRET_RULE_KEYWORDS, strict=True):
+        if out.seen(rule.rule_id) or present.isdisjoint(keywords):
             continue
         for m in rule.pattern.finditer(text):
             secret = m.group(rule.group)
@@ -316,6 +324,8 @@ def _scan_secrets(text: str, to_raw: Callable[[int], int], out: _Collector) -> N
 
 def _scan_patterns(lowered: str, to_raw: Callable[[int], int], out: _Collector) -> None:
     for rule in INJECTION_RULES:
+        if out.seen(rule.rule_id):
+            continue  # already found on the plain copy
         if rule.keywords and not any(k in lowered for k in rule.keywords):
             continue
         hit = rule.first_hit(lowered)
@@ -361,7 +371,14 @@ def scan(text: str, *, allow: Iterable[str] = ()) -> ScanResult:
     _scan_secrets(folded, copy.folded_to_raw, out)
     if copy.stripped != copy.folded:
         _scan_secrets(copy.stripped, copy.stripped_to_raw, out)
-    _scan_patterns(_ascii_lower(folded), copy.folded_to_raw, out)
+    lowered = _ascii_lower(folded)
+    _scan_patterns(lowered, copy.folded_to_raw, out)
+    # Again on the de-obfuscated copy ("i g n o r e", "i.g.n.o.r.e", "іgnоrе", "1gn0re").
+    plain, where = injection_structures.deobfuscate(lowered)
+    if plain != lowered:
+        _scan_patterns(
+            _ascii_lower(plain), lambda i: copy.folded_to_raw(where[i]) if i < len(where) else i, out
+        )
 
     findings = sorted(
         out.findings,

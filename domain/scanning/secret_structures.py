@@ -119,7 +119,8 @@ _LONG_BAD = frozenset(("stdin", "file", "env", "prompt", "cmd", "command", "help
 
 def _short_flag_check(m: re.Match[str]) -> bool:
     text, flag, sep = m.string, m.group("flag"), m.group("sep") or ""
-    line_start = text.rfind("\n", max(0, m.start() - 512), m.start()) + 1
+    floor = max(0, m.start() - 512)
+    line_start = text.rfind("\n", floor, m.start()) + 1 or floor
     given = _flag_value(m)
     for t in _TOOL_RX.finditer(text, line_start, m.start()):
         attached, spaced, sub = _TOOL_FLAGS[t.group("tool")]
@@ -310,7 +311,7 @@ _PROVIDER_PREFIX = (
     r"|hv[sb]\.|tskey-|shp(?:at|ca|pa|ss)_|sntry[us]_|glsa_|AKIA|ASIA)"
 )
 _PROVIDER_ASSIGNMENT = _rx(
-    r"(?P<name>[A-Za-z0-9_.-]{0,48}?(?i:api[_.-]?key|apikey|token|secret|passw(?:or)?d|pwd"
+    r"(?P<name>(?i:api[_.-]?key|apikey|token|secret|passw(?:or)?d|pwd"
     r"|auth|credential|access[_.-]?key)[A-Za-z0-9_]{0,24})"
     r"(?:[\"'\]]{0,3}[ \t]{0,4}(?::=|=>|=|:)|[ \t]{1,4})[ \t]{0,4}[\"'`]?"
     r"(?P<value>" + _PROVIDER_PREFIX + r"[A-Za-z0-9_.-]{8,300}+)(?![A-Za-z0-9_.-])"
@@ -322,7 +323,12 @@ def _provider_assignment_check(m: re.Match[str]) -> bool:
     if is_placeholder(value) or ".." in value:
         return False
     body = re.sub("^" + _PROVIDER_PREFIX, "", value)
-    parts = re.split(r"[_.-]+", m.group("name").lower())
+    # The whole variable name, from the start of the word the keyword sits in.
+    start = m.start("name")
+    floor = max(0, start - 48)
+    while start > floor and (m.string[start - 1].isalnum() or m.string[start - 1] in "_.-"):
+        start -= 1
+    parts = re.split(r"[_.-]+", m.string[start : m.end("name")].lower())
     return len(set(body)) >= 3 and not any(p in _NOT_A_KEY_NAME for p in parts)
 
 
@@ -334,7 +340,11 @@ _NOT_A_KEY_NAME = frozenset(
 
 PROVIDER_KEY_ASSIGNMENT = SecretRule(
     rule_id="provider-key-assignment",
-    keywords=("key", "token", "secret", "pass", "pwd", "auth", "cred"),
+    keywords=(
+        "sk-", "sk_", "rk_", "pk_live_", "whsec_", "gsk_", "gh", "github_pat_", "glpat-", "xox",
+        "xapp-", "hf_", "npm_", "pypi-", "aiza", "sg.", "xai-", "pplx-", "r8_", "_v1_", "lin_api_",
+        "ntn_", "dckr_pat_", "hvs.", "hvb.", "tskey-", "shp", "sntry", "glsa_", "akia", "asia",
+    ),
     pattern=_PROVIDER_ASSIGNMENT,
     group="value",
     check=_provider_assignment_check,
@@ -363,7 +373,7 @@ _WEAK_COPULA = r"to|er|je|ni|dir|dır|—|-|->|=>"
 _ENGLISH_WORD = re.compile(r"[A-Za-z0-9_]*(?i:password|passwd|pwd|passphrase)s?")
 _CJK_COPULA = r"是|为|為|は|が|는|은|이|가"
 _CREDENTIAL_WORD = re.compile(
-    r"(?:(?<![A-Za-zÀ-ɏ])(?P<lw>[A-Za-z0-9_]{0,24}(?i:" + _PW_WORDS_LATIN + r")[A-Za-z0-9_]{0,16})"
+    r"(?:(?<![À-ɏ])(?P<lw>(?i:" + _PW_WORDS_LATIN + r")[A-Za-z0-9_]{0,16})"
     r"|(?P<ow>" + _PW_WORDS_OTHER + r"))"
     # Up to four words of qualifier ("für den Server", "del database", "от сервера") before
     # a connector; none without one ("Пароль Lx9!mm22", "पासवर्ड X है").
@@ -385,28 +395,48 @@ def _credential_shape(value: str, strong: bool) -> bool:
         return False
     if _NUMBER_UNIT.fullmatch(value) or "://" in value or value.startswith(("(", "[", "{")):
         return False
-    if value.endswith(")") or "(" in value:
-        return False
+    if any(c in value for c in "()[]{}$<>") or value.startswith(("!", "&", "*", "%")):
+        return False  # a call, an index, a template, a YAML tag or anchor: code, not a value
     letters = sum(c.isalpha() for c in value)
     digits = sum(c.isdigit() for c in value)
-    symbols = len(value) - letters - digits
+    inner = value[1:-1]
+    inner_symbol = any(not c.isalnum() for c in inner)
     if letters == 0 or shannon_entropy(value) < 1.5:
         return False
     inner_upper = any(c.isupper() for c in value[1:]) and any(c.islower() for c in value)
     if strong:
-        return len(value) >= 8 and digits > 0 and (inner_upper or symbols > 0)
-    return digits > 0 or (symbols > 0 and value.strip("!?.,;:") != value[:-1]) or inner_upper
+        return len(value) >= 8 and digits > 0 and (inner_upper or inner_symbol)
+    return digits > 0 or inner_upper or (inner_symbol and not _LOWER_WORDS.fullmatch(value))
+
+
+_LOWER_WORDS = re.compile(r"[a-z]+(?:[._-][a-z]+)*")
+
+
+def _identifier_start(text: str, at: int, limit: int = 24) -> int:
+    floor = max(0, at - limit)
+    while at > floor and (text[at - 1].isascii() and (text[at - 1].isalnum() or text[at - 1] == "_")):
+        at -= 1
+    return at
 
 
 def _credential_word_check(m: re.Match[str]) -> bool:
     word = m.group("lw")
+    if word is not None:
+        start = _identifier_start(m.string, m.start("lw"))
+        if start > 0 and "À" <= m.string[start - 1] <= "ɏ":
+            return False  # inside a longer word
+        word = m.string[start : m.end("lw")]
     if word is not None and _bad_name(word):
         return False
     value = m.group("value").rstrip(".,;:!?")
-    if m.group("conn"):
+    english = word is not None and _ENGLISH_WORD.fullmatch(word) is not None
+    conn = (m.group("conn") or "").strip()
+    if conn in (":", "=", "："):
+        # `password: X` / `password = X` in English is the assignment rules' (code-aware) job.
+        return not english and _credential_shape(value, strong=False)
+    if conn:
         return _credential_shape(value, strong=False)
     if m.group("weak"):
-        english = word is not None and _ENGLISH_WORD.fullmatch(word) is not None
         return _credential_shape(value, strong=english)
     if (m.group("filler") or "").strip():
         return False
