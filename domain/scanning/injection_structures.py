@@ -259,7 +259,7 @@ _WEAK_CLAIM = _words(
 )
 _ADDRESSEE = _words(
     r"you|your|assistant|agent|model|ai|claude|codex|du|dir|dich|tú|tu|te|você|vous|ti"
-    r"|je|jij|ty|ci|ты|тебе|sen|sana|kamu|anda|bạn",
+    r"|je|jij|ty|ты|тебе|sen|sana|kamu|anda|bạn",
     r"你|您|あなた|너|당신|तुम|आप|أنت|تو",
 )
 _SCOPE = _words(

@@ -386,7 +386,7 @@ _CREDENTIAL_WORD = re.compile(
     re.IGNORECASE,
 )
 _NUMBER_UNIT = re.compile(r"[0-9]+(?:[a-z]{1,6}|\+)?|v?[0-9]+(?:\.[0-9]+)+", re.IGNORECASE)
-_COPULA_AFTER = re.compile(r"[^\S\n]{1,3}(?:है|हैं|ہے|hai|ist|です|입니다|이다|dir|dır)(?=\W|$)")
+_COPULA_AFTER = re.compile(r"[!?.,;:'\"»”]{0,3}[^\S\n]{1,3}(?:है|हैं|ہے|hai|ist|です|입니다|이다|dir|dır)(?=\W|$)")
 
 
 def _credential_shape(value: str, strong: bool) -> bool:
