@@ -395,7 +395,7 @@ def _credential_shape(value: str, strong: bool) -> bool:
         return False
     if _NUMBER_UNIT.fullmatch(value) or "://" in value or value.startswith(("(", "[", "{")):
         return False
-    if any(c in value for c in "()[]{}$<>") or value.startswith(("!", "&", "*", "%")):
+    if any(c in value for c in "()[]{}<>") or value.startswith(("!", "&", "*", "%", "$")):
         return False  # a call, an index, a template, a YAML tag or anchor: code, not a value
     letters = sum(c.isalpha() for c in value)
     digits = sum(c.isdigit() for c in value)
