@@ -212,7 +212,7 @@ _BROAD_OR_DESTRUCTIVE = _words(
 # Ranking someone else above the user or the system ("treat X as higher priority than the
 # user", "takes precedence over your instructions").
 _OUTRANK = _words(
-    r"(?:higher|more|top|greater|highest)\s+priority\s+than\s+(?:\w+\s+){0,2}?(?:user|system"
+    r"(?:higher|more|top|greater|highest)\s+priority\s+than\s+(?:\w+\s+){0,2}?(?:users?|system"
     r"|operator|instructions)|takes?\s+precedence\s+over|over\s+the\s+user'?s?"
     r"|instead\s+of\s+the\s+user'?s?|rather\s+than\s+the\s+user'?s?"
     r"|outrank\w{0,2}\s+(?:\w+\s+){0,2}?(?:user|system)"
@@ -381,15 +381,74 @@ INJECTION_RULES: tuple[PatternRule, ...] = (
 _SPACED = re.compile(r"(?<![^\W\d_])[^\W\d_](?:[ .\-_*·•|/'][^\W\d_]){2,63}(?![^\W\d_])")
 _CONFUSABLE = str.maketrans(
     {
-        "а": "a", "в": "b", "е": "e", "к": "k", "м": "m", "н": "h", "о": "o", "р": "p",
-        "с": "c", "т": "t", "у": "y", "х": "x", "і": "i", "ј": "j", "ѕ": "s", "ԁ": "d",
-        "ɡ": "g", "ο": "o", "α": "a", "ε": "e", "ι": "i", "κ": "k", "ν": "v", "ρ": "p",
-        "τ": "t", "υ": "u", "χ": "x", "ѵ": "v", "ԛ": "q", "ԝ": "w", "һ": "h", "ӏ": "l",
-        "А": "a", "В": "b", "Е": "e", "К": "k", "М": "m", "Н": "h", "О": "o", "Р": "p",
-        "С": "c", "Т": "t", "Х": "x", "І": "i", "Ј": "j", "Ѕ": "s", "Ο": "o", "Α": "a",
-        "Ε": "e", "Ι": "i", "Κ": "k", "Ν": "n", "Ρ": "p", "Τ": "t", "Υ": "y", "Χ": "x",
-        "Β": "b", "Ζ": "z", "Η": "h", "Μ": "m",
-        "0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s",
+        "а": "a",
+        "в": "b",
+        "е": "e",
+        "к": "k",
+        "м": "m",
+        "н": "h",
+        "о": "o",
+        "р": "p",
+        "с": "c",
+        "т": "t",
+        "у": "y",
+        "х": "x",
+        "і": "i",
+        "ј": "j",
+        "ѕ": "s",
+        "ԁ": "d",
+        "ɡ": "g",
+        "ο": "o",
+        "α": "a",
+        "ε": "e",
+        "ι": "i",
+        "κ": "k",
+        "ν": "v",
+        "ρ": "p",
+        "τ": "t",
+        "υ": "u",
+        "χ": "x",
+        "ѵ": "v",
+        "ԛ": "q",
+        "ԝ": "w",
+        "һ": "h",
+        "ӏ": "l",
+        "А": "a",
+        "В": "b",
+        "Е": "e",
+        "К": "k",
+        "М": "m",
+        "Н": "h",
+        "О": "o",
+        "Р": "p",
+        "С": "c",
+        "Т": "t",
+        "Х": "x",
+        "І": "i",
+        "Ј": "j",
+        "Ѕ": "s",
+        "Ο": "o",
+        "Α": "a",
+        "Ε": "e",
+        "Ι": "i",
+        "Κ": "k",
+        "Ν": "n",
+        "Ρ": "p",
+        "Τ": "t",
+        "Υ": "y",
+        "Χ": "x",
+        "Β": "b",
+        "Ζ": "z",
+        "Η": "h",
+        "Μ": "m",
+        "0": "o",
+        "1": "i",
+        "3": "e",
+        "4": "a",
+        "5": "s",
+        "7": "t",
+        "@": "a",
+        "$": "s",
     }
 )
 # A word with a Latin letter next to a non-ASCII letter or a leet digit (the only words the
@@ -406,6 +465,8 @@ def _word_around(text: str, at: int) -> tuple[int, int]:
     while hi < ceiling and (text[hi].isalnum() or text[hi] in "_@$"):
         hi += 1
     return lo, hi
+
+
 _LEET = frozenset("013457@$")
 
 

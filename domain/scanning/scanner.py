@@ -33,9 +33,8 @@ from collections.abc import Callable, Iterable
 
 import attrs
 from pi_hermes_memory.domain.scanning import injection_i18n as scan_injection_i18n
-from pi_hermes_memory.domain.scanning import injection_structures
+from pi_hermes_memory.domain.scanning import injection_structures, unicode_policy
 from pi_hermes_memory.domain.scanning import rules as scan_rules
-from pi_hermes_memory.domain.scanning import unicode_policy
 from pi_hermes_memory.domain.scanning.rules import shannon_entropy
 from pi_hermes_memory.domain.scanning.secret_rules_extra import (
     CREDENTIAL_IN_PROSE,
@@ -377,7 +376,9 @@ def scan(text: str, *, allow: Iterable[str] = ()) -> ScanResult:
     plain, where = injection_structures.deobfuscate(lowered)
     if plain != lowered:
         _scan_patterns(
-            _ascii_lower(plain), lambda i: copy.folded_to_raw(where[i]) if i < len(where) else i, out
+            _ascii_lower(plain),
+            lambda i: copy.folded_to_raw(where[i]) if i < len(where) else i,
+            out,
         )
 
     findings = sorted(

@@ -111,9 +111,7 @@ _SECRET_LONG_FLAG = (
     r"|secret|api-key|apikey|auth-token|access-key|secret-key|client-secret|private-key"
     r"|access-token|bearer-token))"
 )
-_LONG_FLAG = _rx(
-    r"(?<![^\s'\"`(])" + _SECRET_LONG_FLAG + r"(?:[ \t]{1,4}|=)" + _QUOTED_VALUE
-)
+_LONG_FLAG = _rx(r"(?<![^\s'\"`(])" + _SECRET_LONG_FLAG + r"(?:[ \t]{1,4}|=)" + _QUOTED_VALUE)
 _LONG_BAD = frozenset(("stdin", "file", "env", "prompt", "cmd", "command", "helper", "store"))
 
 
@@ -162,7 +160,8 @@ _SHORT_FLAG_KEYWORDS = tuple(sorted(_TOOL_FLAGS))
 
 # Passwords given as a positional argument or in a statement, where the grammar says so.
 _POSITIONAL = _rx(
-    r"(?<![\w-])(?:htpasswd[ \t]{1,4}-[A-Za-z]{0,4}b[A-Za-z]{0,4}(?:[ \t]{1,4}[^\s'\"]{1,256}+){1,2}"
+    r"(?<![\w-])(?:htpasswd[ \t]{1,4}-[A-Za-z]{0,4}b[A-Za-z]{0,4}"
+    r"(?:[ \t]{1,4}[^\s'\"]{1,256}+){1,2}"
     r"|rabbitmqctl[ \t]{1,4}(?:add_user|change_password)[ \t]{1,4}[^\s'\"]{1,256}+"
     r"|net[ \t]{1,4}user[ \t]{1,4}[^\s'\"/]{1,256}+"
     r"|(?i:identified)[ \t]{1,4}(?i:by)(?:[ \t]{1,4}(?i:password))?"
@@ -170,9 +169,11 @@ _POSITIONAL = _rx(
     r"[ \t]{1,4}" + _QUOTED_VALUE
 )
 _PIPED = _rx(
-    r"(?<![\w-])(?:echo|printf)[ \t]{1,4}(?:-n[ \t]{1,4})?" + _QUOTED_VALUE
-    + r"[ \t]{0,4}\|[ \t]{0,4}(?:sudo[ \t]{1,4})?(?P<sink>(?:docker|podman|nerdctl|helm|oras|buildah"
-    r"|skopeo)[ \t]{1,4}(?:registry[ \t]{1,4})?login\b[^\n]{0,200}?--password-stdin|chpasswd\b)"
+    r"(?<![\w-])(?:echo|printf)[ \t]{1,4}(?:-n[ \t]{1,4})?"
+    + _QUOTED_VALUE
+    + r"[ \t]{0,4}\|[ \t]{0,4}(?:sudo[ \t]{1,4})?"
+    r"(?P<sink>(?:docker|podman|nerdctl|helm|oras|buildah|skopeo)[ \t]{1,4}"
+    r"(?:registry[ \t]{1,4})?login\b[^\n]{0,200}?--password-stdin|chpasswd\b)"
 )
 
 
@@ -242,8 +243,26 @@ def _hash_is_real(m: re.Match[str]) -> bool:
 
 PASSWORD_HASH = SecretRule(
     rule_id="password-hash",
-    keywords=("$1$", "$5$", "$6$", "$2", "$apr1$", "$md5$", "$y$", "$gy$", "$7$", "$argon2",
-              "$scrypt$", "{ssha", "{sha", "{smd5", "{md5", "{crypt", "{pbkdf2", "pbkdf2_sha"),
+    keywords=(
+        "$1$",
+        "$5$",
+        "$6$",
+        "$2",
+        "$apr1$",
+        "$md5$",
+        "$y$",
+        "$gy$",
+        "$7$",
+        "$argon2",
+        "$scrypt$",
+        "{ssha",
+        "{sha",
+        "{smd5",
+        "{md5",
+        "{crypt",
+        "{pbkdf2",
+        "pbkdf2_sha",
+    ),
     pattern=_PASSWORD_HASH,
     check=_hash_is_real,
 )
@@ -333,17 +352,64 @@ def _provider_assignment_check(m: re.Match[str]) -> bool:
 
 
 _NOT_A_KEY_NAME = frozenset(
-    ("hash", "hashed", "digest", "file", "path", "url", "name", "id", "prefix", "format",
-     "pattern", "regex", "header", "field", "type", "len", "length", "example", "sample")
+    (
+        "hash",
+        "hashed",
+        "digest",
+        "file",
+        "path",
+        "url",
+        "name",
+        "id",
+        "prefix",
+        "format",
+        "pattern",
+        "regex",
+        "header",
+        "field",
+        "type",
+        "len",
+        "length",
+        "example",
+        "sample",
+    )
 )
 
 
 PROVIDER_KEY_ASSIGNMENT = SecretRule(
     rule_id="provider-key-assignment",
     keywords=(
-        "sk-", "sk_", "rk_", "pk_live_", "whsec_", "gsk_", "gh", "github_pat_", "glpat-", "xox",
-        "xapp-", "hf_", "npm_", "pypi-", "aiza", "sg.", "xai-", "pplx-", "r8_", "_v1_", "lin_api_",
-        "ntn_", "dckr_pat_", "hvs.", "hvb.", "tskey-", "shp", "sntry", "glsa_", "akia", "asia",
+        "sk-",
+        "sk_",
+        "rk_",
+        "pk_live_",
+        "whsec_",
+        "gsk_",
+        "gh",
+        "github_pat_",
+        "glpat-",
+        "xox",
+        "xapp-",
+        "hf_",
+        "npm_",
+        "pypi-",
+        "aiza",
+        "sg.",
+        "xai-",
+        "pplx-",
+        "r8_",
+        "_v1_",
+        "lin_api_",
+        "ntn_",
+        "dckr_pat_",
+        "hvs.",
+        "hvb.",
+        "tskey-",
+        "shp",
+        "sntry",
+        "glsa_",
+        "akia",
+        "asia",
     ),
     pattern=_PROVIDER_ASSIGNMENT,
     group="value",
@@ -365,9 +431,7 @@ _PW_WORDS_OTHER = (
     r"|รหัสผ่าน|கடவுச்சொல்|పాస్‌?వర్డ్|పాస్వర్డ్"
 )
 # A copula after which a credential-shaped value counts ("is", "lautet", "est", "é", "jest"...).
-_COPULA = (
-    r"is|was|lautet|ist|est|es|era|é|è|är|jest|adalah|yaitu|ialah|là|это|olan"
-)
+_COPULA = r"is|was|lautet|ist|est|es|era|é|è|är|jest|adalah|yaitu|ialah|là|это|olan"
 # Ambiguous in another language ("to", "es", "er", "je", "ni", "-"): the value must be strong.
 _WEAK_COPULA = r"to|er|je|ni|dir|dır|—|-|->|=>"
 _ENGLISH_WORD = re.compile(r"[A-Za-z0-9_]*(?i:password|passwd|pwd|passphrase)s?")
@@ -386,7 +450,9 @@ _CREDENTIAL_WORD = re.compile(
     re.IGNORECASE,
 )
 _NUMBER_UNIT = re.compile(r"[0-9]+(?:[a-z]{1,6}|\+)?|v?[0-9]+(?:\.[0-9]+)+", re.IGNORECASE)
-_COPULA_AFTER = re.compile(r"[!?.,;:'\"»”]{0,3}[^\S\n]{1,3}(?:है|हैं|ہے|hai|ist|です|입니다|이다|dir|dır)(?=\W|$)")
+_COPULA_AFTER = re.compile(
+    r"[!?.,;:'\"»”]{0,3}[^\S\n]{1,3}(?:है|हैं|ہے|hai|ist|です|입니다|이다|dir|dır)(?=\W|$)"
+)
 
 
 def _credential_shape(value: str, strong: bool) -> bool:
@@ -414,7 +480,9 @@ _LOWER_WORDS = re.compile(r"[a-z]+(?:[._-][a-z]+)*")
 
 def _identifier_start(text: str, at: int, limit: int = 24) -> int:
     floor = max(0, at - limit)
-    while at > floor and (text[at - 1].isascii() and (text[at - 1].isalnum() or text[at - 1] == "_")):
+    while at > floor and (
+        text[at - 1].isascii() and (text[at - 1].isalnum() or text[at - 1] == "_")
+    ):
         at -= 1
     return at
 
@@ -447,11 +515,48 @@ def _credential_word_check(m: re.Match[str]) -> bool:
 
 
 _CREDENTIAL_KEYWORDS = (
-    "pass", "pwd", "kennwort", "contrase", "clave", "senha", "parol", "ifre", "has", "wachtwoord",
-    "senord", "adgangskode", "salasana", "jelsz", "heslo", "sandi", "kh", "lozinka", "geslo",
-    "nenosiri", "ароль", "арол", "лозинка", "κωδικός", "密码", "密碼", "口令", "パスワード",
-    "暗証番号", "비밀번호", "암호", "पासवर्ड", "कूटशब्द", "পাসওয়ার্ড", "كلمة", "رمز", "گذرواژه",
-    "پاس", "סיסמה", "รหัสผ่าน", "கடவுச்சொல்", "పాస్",
+    "pass",
+    "pwd",
+    "kennwort",
+    "contrase",
+    "clave",
+    "senha",
+    "parol",
+    "ifre",
+    "has",
+    "wachtwoord",
+    "senord",
+    "adgangskode",
+    "salasana",
+    "jelsz",
+    "heslo",
+    "sandi",
+    "kh",
+    "lozinka",
+    "geslo",
+    "nenosiri",
+    "ароль",
+    "арол",
+    "лозинка",
+    "κωδικός",
+    "密码",
+    "密碼",
+    "口令",
+    "パスワード",
+    "暗証番号",
+    "비밀번호",
+    "암호",
+    "पासवर्ड",
+    "कूटशब्द",
+    "পাসওয়ার্ড",
+    "كلمة",
+    "رمز",
+    "گذرواژه",
+    "پاس",
+    "סיסמה",
+    "รหัสผ่าน",
+    "கடவுச்சொல்",
+    "పాస్",
 )
 
 CREDENTIAL_WORD = SecretRule(

@@ -30,19 +30,17 @@ Misses of the held-out split are summarised by count only unless `--show-heldout
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
+import subprocess
 import sys
+import tempfile
 import time
 import unicodedata
 from collections import defaultdict
-from collections.abc import Sequence
-from typing import Any
-
-import importlib
-import subprocess
-import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from pi_hermes_memory.domain.scanning.scanner import ScanCategory, ScanResult, scan
 
@@ -300,7 +298,10 @@ def load_baseline(ref: str) -> ScanFn:
     root = Path(__file__).resolve().parents[2]
     names = subprocess.run(
         ["git", "ls-tree", "--name-only", f"{ref}:domain/scanning"],
-        cwd=root, check=True, capture_output=True, text=True,
+        cwd=root,
+        check=True,
+        capture_output=True,
+        text=True,
     ).stdout.split()
     target = Path(tempfile.mkdtemp(prefix="scanner-baseline-")) / "_baseline_scanning"
     target.mkdir()
@@ -309,7 +310,10 @@ def load_baseline(ref: str) -> ScanFn:
             continue
         source = subprocess.run(
             ["git", "show", f"{ref}:domain/scanning/{name}"],
-            cwd=root, check=True, capture_output=True, text=True,
+            cwd=root,
+            check=True,
+            capture_output=True,
+            text=True,
         ).stdout
         text = source.replace("pi_hermes_memory.domain.scanning", "_baseline_scanning")
         (target / name).write_text(text, encoding="utf-8")
