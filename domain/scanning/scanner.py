@@ -33,13 +33,17 @@ from collections.abc import Callable, Iterable
 
 import attrs
 from pi_hermes_memory.domain.scanning import injection_i18n as scan_injection_i18n
+from pi_hermes_memory.domain.scanning import injection_structures, unicode_policy
 from pi_hermes_memory.domain.scanning import rules as scan_rules
-from pi_hermes_memory.domain.scanning import unicode_policy
 from pi_hermes_memory.domain.scanning.rules import shannon_entropy
 from pi_hermes_memory.domain.scanning.secret_rules_extra import (
     CREDENTIAL_IN_PROSE,
     EXTRA_SECRET_RULES,
     PASSWORD_ASSIGNMENT,
+)
+from pi_hermes_memory.domain.scanning.secret_structures import (
+    CREDENTIAL_WORD,
+    STRUCTURAL_SECRET_RULES,
 )
 
 __all__ = [
@@ -238,13 +242,16 @@ def rule_ids() -> dict[ScanCategory, tuple[str, ...]]:
 SECRET_RULES: tuple[scan_rules.SecretRule, ...] = (
     *scan_rules.SECRET_RULES[:-1],
     *EXTRA_SECRET_RULES,
+    *STRUCTURAL_SECRET_RULES,
     scan_rules.SECRET_RULES[-1],
     PASSWORD_ASSIGNMENT,
     CREDENTIAL_IN_PROSE,
+    CREDENTIAL_WORD,
 )
 INJECTION_RULES: tuple[scan_rules.PatternRule, ...] = (
     *scan_rules.INJECTION_RULES,
     *scan_injection_i18n.INJECTION_RULES,
+    *injection_structures.INJECTION_RULES,
 )
 
 _LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
@@ -288,10 +295,16 @@ class _Collector:
         )
 
 
+#: Every prefilter keyword, checked once per text rather than once per rule.
+_SECRET_KEYWORDS = tuple(dict.fromkeys(k for rule in SECRET_RULES for k in rule.keywords))
+_SECRET_RULE_KEYWORDS = tuple(frozenset(rule.keywords) for rule in SECRET_RULES)
+
+
 def _scan_secrets(text: str, to_raw: Callable[[int], int], out: _Collector) -> None:
     lowered = _ascii_lower(text)
-    for rule in SECRET_RULES:
-        if out.seen(rule.rule_id) or not any(k in lowered for k in rule.keywords):
+    present = {k for k in _SECRET_KEYWORDS if k in lowered}
+    for rule, keywords in zip(SECRET_RULES, _SECRET_RULE_KEYWORDS, strict=True):
+        if out.seen(rule.rule_id) or present.isdisjoint(keywords):
             continue
         for m in rule.pattern.finditer(text):
             secret = m.group(rule.group)
@@ -310,6 +323,8 @@ def _scan_secrets(text: str, to_raw: Callable[[int], int], out: _Collector) -> N
 
 def _scan_patterns(lowered: str, to_raw: Callable[[int], int], out: _Collector) -> None:
     for rule in INJECTION_RULES:
+        if out.seen(rule.rule_id):
+            continue  # already found on the plain copy
         if rule.keywords and not any(k in lowered for k in rule.keywords):
             continue
         hit = rule.first_hit(lowered)
@@ -355,7 +370,16 @@ def scan(text: str, *, allow: Iterable[str] = ()) -> ScanResult:
     _scan_secrets(folded, copy.folded_to_raw, out)
     if copy.stripped != copy.folded:
         _scan_secrets(copy.stripped, copy.stripped_to_raw, out)
-    _scan_patterns(_ascii_lower(folded), copy.folded_to_raw, out)
+    lowered = _ascii_lower(folded)
+    _scan_patterns(lowered, copy.folded_to_raw, out)
+    # Again on the de-obfuscated copy ("i g n o r e", "i.g.n.o.r.e", "іgnоrе", "1gn0re").
+    plain, where = injection_structures.deobfuscate(lowered)
+    if plain != lowered:
+        _scan_patterns(
+            _ascii_lower(plain),
+            lambda i: copy.folded_to_raw(where[i]) if i < len(where) else i,
+            out,
+        )
 
     findings = sorted(
         out.findings,

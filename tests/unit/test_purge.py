@@ -151,9 +151,9 @@ def store() -> tuple[InMemoryStorage, InMemoryMarkdown, MemoryService]:
 
 def test_purge_erases_every_version_of_the_chain() -> None:
     storage, md, svc = store()
-    svc.execute(add("The staging password is zebrafinch-42"))
+    svc.execute(add("The staging door code is zebrafinch-42"))
     svc.execute(add("The CI runs on GitHub Actions"))
-    assert svc.execute(replace("zebrafinch", "The staging password is zebrafinch-43")).success
+    assert svc.execute(replace("zebrafinch", "The staging door code is zebrafinch-43")).success
     assert svc.execute(remove("zebrafinch-43")).success
     assert traces(storage, md, "zebrafinch")
 
@@ -220,7 +220,7 @@ def test_a_stale_buffer_brings_purged_text_back_only_as_a_new_entry() -> None:
     """The merge base of a buffer loaded before the purge no longer holds the purged entry:
     the text it still shows is a new hand-written add (new id, scanned), with a warning."""
     _storage, md, svc = store()
-    svc.execute(add("The staging password is zebrafinch-42"))
+    svc.execute(add("The staging door code is zebrafinch-42"))
     svc.execute(add("The CI runs on GitHub Actions"))
     stale = md.files[Target.MEMORY]
     purged = svc.purge(Target.MEMORY, "zebrafinch")
@@ -237,7 +237,7 @@ def test_an_untouched_second_replica_is_rendered_without_the_text() -> None:
     storage = InMemoryStorage()
     first, second = InMemoryMarkdown("root-a"), InMemoryMarkdown("root-b")
     a, b = service(storage, first), service(storage, second)
-    a.execute(add("The staging password is zebrafinch-42"))
+    a.execute(add("The staging door code is zebrafinch-42"))
     b.entries()
     assert b"zebrafinch" in second.files[Target.MEMORY]
     a.purge(Target.MEMORY, "zebrafinch")
@@ -284,7 +284,7 @@ class _Unwritable(InMemoryMarkdown):
 def test_a_file_that_could_not_be_rewritten_is_named() -> None:
     storage, md = InMemoryStorage(), _Unwritable()
     svc = service(storage, md)
-    svc.execute(add("The staging password is zebrafinch-42"))
+    svc.execute(add("The staging door code is zebrafinch-42"))
     md.fail = True
     result = svc.purge(Target.MEMORY, "zebrafinch")
     assert result.status == "purged"
