@@ -19,44 +19,18 @@ log keeps its id); `ids` is None only when the log no longer reaches back to the
 from __future__ import annotations
 
 from collections.abc import Iterable
-from datetime import date
-from typing import Any, Final
+from typing import Final
 
 from pi_hermes_memory.adapters.postgres.search import pg_scope
 from pi_hermes_memory.adapters.postgres.storage import PgStorage
-from pi_hermes_memory.domain.memory.model import Target
+from pi_hermes_memory.adapters.sqlite.rows import ROW_COLUMNS, row_of
 from pi_hermes_memory.ports.read_model import MemoryRow, RowChanges
 from pi_hermes_memory.ports.vectors import VectorScope
 
 __all__ = ["PgRows"]
 
-_COLUMNS: Final = (
-    "m.id, m.target, m.text, m.project, m.category, m.namespace, m.superseded_by, "
-    "m.created, m.last_referenced, m.superseded_at"
-)
 #: the xmin of the statement's snapshot, as a number (an xid8 is a 64-bit counter)
 _XMIN: Final = "pg_snapshot_xmin(pg_current_snapshot())::text::bigint"
-
-
-def _day(value: object) -> date | None:
-    return date.fromisoformat(str(value)[:10]) if value else None
-
-
-def _row(values: Any) -> MemoryRow:
-    entry_id, target, text, project, category, namespace, superseded_by = values[:7]
-    created, last_referenced, superseded_at = values[7:]
-    return MemoryRow(
-        id=str(entry_id),
-        target=Target(str(target)),
-        text=str(text),
-        project=project,
-        category=category,
-        namespace=namespace,
-        superseded_by=superseded_by,
-        created=_day(created),
-        last_referenced=_day(last_referenced),
-        superseded_at=_day(superseded_at),
-    )
 
 
 class PgRows:
@@ -67,9 +41,9 @@ class PgRows:
         if not scope.clauses:
             return []
         where, params = pg_scope(scope.as_query())
-        sql = f"SELECT {_COLUMNS} FROM memories AS m WHERE {where} ORDER BY m.id DESC"
+        sql = f"SELECT {ROW_COLUMNS} FROM memories AS m WHERE {where} ORDER BY m.id DESC"
         with self._storage.read() as conn:
-            return [_row(values) for values in conn.execute(sql, params).fetchall()]
+            return [row_of(values) for values in conn.execute(sql, params).fetchall()]
 
     def by_id(self, ids: Iterable[str]) -> dict[str, MemoryRow]:
         wanted = list(dict.fromkeys(ids))
@@ -77,9 +51,9 @@ class PgRows:
             return {}
         with self._storage.read() as conn:
             found = {
-                str(values[0]): _row(values)
+                str(values[0]): row_of(values)
                 for values in conn.execute(
-                    f"SELECT {_COLUMNS} FROM memories AS m "
+                    f"SELECT {ROW_COLUMNS} FROM memories AS m "
                     "WHERE m.id = ANY(%s) AND m.flagged IS NULL",
                     (wanted,),
                 ).fetchall()

@@ -13,9 +13,10 @@ from pi_hermes_memory.domain.memory.model import Target
 from pi_hermes_memory.ports.read_model import MemoryRow, RowChanges
 from pi_hermes_memory.ports.vectors import VectorScope
 
-__all__ = ["SqliteRows"]
+__all__ = ["ROW_COLUMNS", "SqliteRows", "row_of"]
 
-_COLUMNS: Final = (
+#: the read-model columns `row_of` decodes, in its order (PostgreSQL reads the same ones)
+ROW_COLUMNS: Final = (
     "m.id, m.target, m.text, m.project, m.category, m.namespace, m.superseded_by, "
     "m.created, m.last_referenced, m.superseded_at"
 )
@@ -26,7 +27,8 @@ def _day(value: object) -> date | None:
     return date.fromisoformat(str(value)[:10]) if value else None
 
 
-def _row(values: Any) -> MemoryRow:
+def row_of(values: Any) -> MemoryRow:
+    """A `MemoryRow` from one result row of `ROW_COLUMNS`."""
     entry_id, target, text, project, category, namespace, superseded_by = values[:7]
     created, last_referenced, superseded_at = values[7:]
     return MemoryRow(
@@ -51,9 +53,9 @@ class SqliteRows:
         if not scope.clauses:
             return []
         where, params = scope_sql(scope.as_query())
-        sql = f"SELECT {_COLUMNS} FROM memories AS m WHERE {where} ORDER BY m.id DESC"
+        sql = f"SELECT {ROW_COLUMNS} FROM memories AS m WHERE {where} ORDER BY m.id DESC"
         with self._storage.read() as conn:
-            return [_row(values) for values in conn.execute(sql, params)]
+            return [row_of(values) for values in conn.execute(sql, params)]
 
     def by_id(self, ids: Iterable[str]) -> dict[str, MemoryRow]:
         wanted = list(dict.fromkeys(ids))
@@ -63,11 +65,11 @@ class SqliteRows:
                 chunk = wanted[start : start + _ID_CHUNK]
                 marks = ", ".join("?" for _ in chunk)
                 sql = (
-                    f"SELECT {_COLUMNS} FROM memories AS m "
+                    f"SELECT {ROW_COLUMNS} FROM memories AS m "
                     f"WHERE m.id IN ({marks}) AND m.flagged IS NULL"
                 )
                 for values in conn.execute(sql, chunk):
-                    row = _row(values)
+                    row = row_of(values)
                     found[row.id] = row
         return {i: found[i] for i in wanted if i in found}
 

@@ -193,6 +193,7 @@ ADAPTER_CROSS_IMPORTS: dict[str, set[str]] = {
     "markdown": {"files.config_file"},
     "postgres": {
         "inmemory.search",
+        "sqlite.rows",
         "sqlite.search",
         "sqlite.skill_tables",
         "sqlite.storage",
