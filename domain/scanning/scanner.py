@@ -28,8 +28,9 @@ Pure: standard library and attrs; no I/O, no clock, no randomness.
 from __future__ import annotations
 
 import enum
+import re
 import unicodedata
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 
 import attrs
 from pi_hermes_memory.domain.scanning import injection_i18n as scan_injection_i18n
@@ -52,9 +53,11 @@ __all__ = [
     "ScanCategory",
     "ScanResult",
     "Severity",
+    "ascii_lower",
     "redact",
     "rule_ids",
     "scan",
+    "secret_matches",
     "shannon_entropy",
 ]
 
@@ -257,9 +260,25 @@ INJECTION_RULES: tuple[scan_rules.PatternRule, ...] = (
 _LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 
-def _ascii_lower(s: str) -> str:
+def ascii_lower(s: str) -> str:
     """Lower-case ASCII letters only: keeps the length, so offsets stay valid."""
     return s.lower() if s.isascii() else s.translate(_LOWER)
+
+
+def secret_matches(
+    rule: scan_rules.SecretRule, text: str, to_raw: Callable[[int], int]
+) -> Iterator[tuple[int, int, re.Match[str]]]:
+    """Each match of `rule` in `text` that passes its entropy and context checks, with the
+    span of its secret in the raw text (`to_raw` maps offsets of the scan copy)."""
+    for m in rule.pattern.finditer(text):
+        secret = m.group(rule.group)
+        if rule.min_entropy and shannon_entropy(secret) <= rule.min_entropy:
+            continue
+        if rule.check is not None and not rule.check(m):
+            continue
+        start = to_raw(m.start(rule.group))
+        end = to_raw(max(m.end(rule.group) - 1, m.start(rule.group))) + 1
+        yield start, end, m
 
 
 class _Collector:
@@ -301,19 +320,12 @@ _SECRET_RULE_KEYWORDS = tuple(frozenset(rule.keywords) for rule in SECRET_RULES)
 
 
 def _scan_secrets(text: str, to_raw: Callable[[int], int], out: _Collector) -> None:
-    lowered = _ascii_lower(text)
+    lowered = ascii_lower(text)
     present = {k for k in _SECRET_KEYWORDS if k in lowered}
     for rule, keywords in zip(SECRET_RULES, _SECRET_RULE_KEYWORDS, strict=True):
         if out.seen(rule.rule_id) or present.isdisjoint(keywords):
             continue
-        for m in rule.pattern.finditer(text):
-            secret = m.group(rule.group)
-            if rule.min_entropy and shannon_entropy(secret) <= rule.min_entropy:
-                continue
-            if rule.check is not None and not rule.check(m):
-                continue
-            start = to_raw(m.start(rule.group))
-            end = to_raw(max(m.end(rule.group) - 1, m.start(rule.group))) + 1
+        for start, end, _ in secret_matches(rule, text, to_raw):
             if any(start < e and s < end for s, e in out.secret_spans):
                 continue  # the same token already reported by a more specific rule
             out.secret_spans.append((start, end))
@@ -370,13 +382,13 @@ def scan(text: str, *, allow: Iterable[str] = ()) -> ScanResult:
     _scan_secrets(folded, copy.folded_to_raw, out)
     if copy.stripped != copy.folded:
         _scan_secrets(copy.stripped, copy.stripped_to_raw, out)
-    lowered = _ascii_lower(folded)
+    lowered = ascii_lower(folded)
     _scan_patterns(lowered, copy.folded_to_raw, out)
     # Again on the de-obfuscated copy ("i g n o r e", "i.g.n.o.r.e", "іgnоrе", "1gn0re").
     plain, where = injection_structures.deobfuscate(lowered)
     if plain != lowered:
         _scan_patterns(
-            _ascii_lower(plain),
+            ascii_lower(plain),
             lambda i: copy.folded_to_raw(where[i]) if i < len(where) else i,
             out,
         )

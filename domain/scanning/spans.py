@@ -20,15 +20,18 @@ from typing import Final
 
 import attrs
 from pi_hermes_memory.domain.scanning import unicode_policy
-from pi_hermes_memory.domain.scanning.rules import shannon_entropy
-from pi_hermes_memory.domain.scanning.scanner import MAX_SCAN_CHARS, SECRET_RULES
+from pi_hermes_memory.domain.scanning.scanner import (
+    MAX_SCAN_CHARS,
+    SECRET_RULES,
+    ascii_lower,
+    secret_matches,
+)
 
 __all__ = ["SecretSpan", "secret_spans"]
 
 _PRIVATE_KEY_END: Final = re.compile(
     r"-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----", re.IGNORECASE
 )
-_LOWER: Final = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 
 @attrs.frozen(kw_only=True)
@@ -38,10 +41,6 @@ class SecretSpan:
     start: int
     end: int
     rule_id: str
-
-
-def _lower(s: str) -> str:
-    return s.lower() if s.isascii() else s.translate(_LOWER)
 
 
 def secret_spans(text: str) -> tuple[SecretSpan, ...]:
@@ -58,18 +57,11 @@ def secret_spans(text: str) -> tuple[SecretSpan, ...]:
         return any(start < s.end and s.start < end for s in found)
 
     for source, to_raw in sources:
-        lowered = _lower(source)
+        lowered = ascii_lower(source)
         for rule in SECRET_RULES:
             if not any(k in lowered for k in rule.keywords):
                 continue
-            for m in rule.pattern.finditer(source):
-                secret = m.group(rule.group)
-                if rule.min_entropy and shannon_entropy(secret) <= rule.min_entropy:
-                    continue
-                if rule.check is not None and not rule.check(m):
-                    continue
-                start = to_raw(m.start(rule.group))
-                end = to_raw(max(m.end(rule.group) - 1, m.start(rule.group))) + 1
+            for start, end, m in secret_matches(rule, source, to_raw):
                 if "PRIVATE KEY" in m.group(0).upper():
                     closing = _PRIVATE_KEY_END.search(window, end)
                     end = closing.end() if closing else len(window)
