@@ -20,6 +20,8 @@ from pi_hermes_memory.config.settings import (
     EmbeddingProvider,
     RerankConfig,
     RerankProvider,
+    RetrievalConfig,
+    RetrievalMode,
 )
 from pi_hermes_memory.config.storage import StorageBackend
 from pi_hermes_memory.domain.echo import shown
@@ -96,6 +98,7 @@ def open_memory(
     session_index: Part[SessionIndex] | None = None,
     session_source: Part[SessionSource] | None = None,
     reranker: Reranker | None = None,
+    retrieval: RetrievalConfig | None = None,
     skill_telemetry: Part[SkillTelemetry] | None = None,
     session_id: str | None = None,
     child_session: bool = False,
@@ -132,6 +135,8 @@ def open_memory(
     custom storage and no session index, session history is off.
     reranker: a cross-encoder for hybrid search (``pi_hermes_memory.search.retrieval.Reranker``);
     default: the configured ``retrieval.rerank`` endpoint, if any. Used only with embeddings.
+    retrieval: replaces the configuration's ``retrieval`` section (the server passes the one
+    of ``openclaw.json``, ADR 0070).
     skill_telemetry: skill load counts, usage evidence, visibility, governance state and
     curation jobs (must pass ``SkillTelemetryContract``); default: the skill tables of the
     default SQLite storage. With a custom storage and none given, skill statistics are off.
@@ -167,6 +172,8 @@ def open_memory(
     config, config_warnings = load_config(
         environ=env, cwd=Path(cwd if cwd is not None else os.getcwd()), project_override=project
     )
+    if retrieval is not None:
+        config = attrs.evolve(config, retrieval=retrieval)
     # the config's `adapters` entries, imported before anything on disk moves (ADR 0060)
     named = _configured_parts(config, given)
     storage_factory = storage_factory or named.get("storage")
@@ -286,9 +293,15 @@ def open_memory(
     ids = ids or UlidFactory()
     open_warnings: list[str] = []
     embeddings = _embeddings(config, embedder, vectors, logger, open_warnings)
+    from pi_hermes_memory.adapters.providers.llm_factory import completer_from_config
+    from pi_hermes_memory.learning.llm import OffCompleter, llm_status
+
+    if completer is None:  # before the reranker: retrieval.rerank "llm" asks it (ADR 0070)
+        cwd_text = os.fspath(cwd) if cwd is not None else os.getcwd()
+        completer = completer_from_config(config, env, logger=logger, cwd=cwd_text)
     close_reranker: Callable[[], None] | None = None
     if embeddings is not None and reranker is None and config.retrieval.rerank.enabled:
-        reranker, close_reranker = _reranker(config, logger)
+        reranker, close_reranker = _reranker(config, logger, completer, open_warnings)
     settings = MemorySettings(
         scope=SessionScope(
             project=config.project,
@@ -400,13 +413,7 @@ def open_memory(
         write_guard=_read_only_files(markdown),
         knowledge=_knowledge_factory(config, embeddings, logger, home=env.get("HOME")),
     )
-    from pi_hermes_memory.adapters.providers.llm_factory import completer_from_config
-    from pi_hermes_memory.learning.llm import OffCompleter, llm_status
-
     status = llm_status(config, env)
-    if completer is None:
-        cwd_text = os.fspath(cwd) if cwd is not None else os.getcwd()
-        completer = completer_from_config(config, env, logger=logger, cwd=cwd_text)
     from pi_hermes_memory.adapters.markdown.atomic import try_file_lock
 
     memory._attach_llm(
@@ -773,9 +780,10 @@ def _knowledge_factory(
 
 
 def hybrid_settings(config: Config) -> HybridSettings:
-    """The hybrid search settings of `config.retrieval` (ADR 0019)."""
+    """The hybrid search settings of `config.retrieval` (ADR 0019), the second seed's keys
+    mapped onto `Fusion` and `Pipeline` (ADR 0070, the table in docs/configuration.md)."""
     from pi_hermes_memory.search.hybrid import HybridSettings
-    from pi_hermes_memory.search.retrieval import Pipeline
+    from pi_hermes_memory.search.retrieval import Pipeline, Stage
 
     retrieval = config.retrieval
     default = HybridSettings()
@@ -787,23 +795,62 @@ def hybrid_settings(config: Config) -> HybridSettings:
             model: attrs.evolve(p, dense_weight=retrieval.dense_weight)
             for model, p in profiles.items()
         }
+    if retrieval.mode is RetrievalMode.VECTOR:
+        fusion = attrs.evolve(fusion, fts_weight=0.0)
+    elif retrieval.fts_weight is not None:
+        fusion = attrs.evolve(fusion, fts_weight=retrieval.fts_weight)
     min_cosine = default.min_cosine
     if retrieval.min_cosine is not None:  # the configured floor wins for every embedder
         min_cosine = retrieval.min_cosine
         profiles = {
             model: attrs.evolve(p, min_cosine=retrieval.min_cosine) for model, p in profiles.items()
         }
+    pipeline = Pipeline(stages=retrieval.stages, min_score=retrieval.hard_min_score)
+    if retrieval.recency_half_life_days == 0:
+        pipeline = pipeline.without(Stage.RECENCY)
+    elif retrieval.recency_half_life_days is not None:
+        pipeline = attrs.evolve(pipeline, recency_half_life_days=retrieval.recency_half_life_days)
+    if retrieval.recency_weight is not None:
+        pipeline = attrs.evolve(pipeline, recency_weight=retrieval.recency_weight)
+    if retrieval.time_decay_half_life_days == 0:
+        pipeline = pipeline.without(Stage.TIME_DECAY)
+    elif retrieval.time_decay_half_life_days is not None:
+        pipeline = attrs.evolve(
+            pipeline, time_decay_half_life_days=retrieval.time_decay_half_life_days
+        )
+    if retrieval.length_norm_anchor == 0:
+        pipeline = pipeline.without(Stage.LENGTH)
+    elif retrieval.length_norm_anchor is not None:
+        pipeline = attrs.evolve(pipeline, length_anchor=retrieval.length_norm_anchor)
+    if retrieval.importance_weight == 0:
+        pipeline = pipeline.without(Stage.IMPORTANCE)
+    elif retrieval.importance_weight is not None:
+        pipeline = attrs.evolve(pipeline, importance_floor=1.0 - retrieval.importance_weight)
     return HybridSettings(
         fusion=fusion,
         profiles=profiles,
         min_cosine=min_cosine,
-        pipeline=Pipeline(stages=retrieval.stages, min_score=retrieval.hard_min_score),
+        pipeline=pipeline,
         rerank_top_n=retrieval.rerank.top_n,
+        depth=retrieval.candidate_pool_size or default.depth,
     )
 
 
-def _reranker(config: Config, logger: Any) -> tuple[Reranker, Callable[[], None] | None]:
-    return build_reranker(config.retrieval.rerank, logger)
+def _reranker(
+    config: Config, logger: Any, completer: Completer | None, warnings: list[str]
+) -> tuple[Reranker | None, Callable[[], None] | None]:
+    settings = config.retrieval.rerank
+    if settings.provider is RerankProvider.LLM:
+        if completer is None:
+            warnings.append(
+                'retrieval.rerank is "llm" but the LLM is off (see the llm section); '
+                "search ranks without a reranker"
+            )
+            return None, None
+        from pi_hermes_memory.adapters.providers.llm_reranker import LlmReranker
+
+        return LlmReranker(completer, timeout_s=settings.timeout_ms / 1000, logger=logger), None
+    return build_reranker(settings, logger)
 
 
 def build_reranker(
@@ -817,6 +864,12 @@ def build_reranker(
 
         custom: Reranker = load_adapter("retrieval.rerank.provider", settings.custom)
         return custom, _closer(custom)
+    if settings.provider is RerankProvider.LIGHTWEIGHT:
+        from pi_hermes_memory.adapters.providers.llm_reranker import CosineOnly
+
+        return CosineOnly(), None
+    if settings.provider is RerankProvider.LLM:  # it needs a store's LLM: `open()` builds it
+        raise InvalidArgument('retrieval.rerank "llm" is built by open() from the llm section')
     from pi_hermes_memory.adapters.providers.jina_reranker import JinaReranker
 
     client = JinaReranker(

@@ -51,6 +51,8 @@ DOCUMENT_FIELD: Final = "$"
 # conversion in consumers that turn milliseconds into seconds), so they are rejected.
 MAX_SAFE_INTEGER: Final = 2**53 - 1
 EMBEDDING_MAX_TIMEOUT_MS: Final = 30_000
+#: autoRecallMinScore's default: the least shown score (0..1) auto-recall injects (ADR 0070)
+DEFAULT_RECALL_MIN_SCORE: Final = 0.6
 # The usual file-name limit of local file systems; a project name becomes a directory.
 
 
@@ -179,6 +181,18 @@ class RerankProvider(enum.StrEnum):
     JINA_COMPATIBLE = "jina-compatible"
     #: a host's own adapter named by import path (ADR 0057)
     CUSTOM = "custom"
+    #: the second seed's "lightweight": no model, the rerank stage mixes in each row's cosine
+    LIGHTWEIGHT = "lightweight"
+    #: the configured `llm` scores the best candidates (ADR 0070); off unless asked for
+    LLM = "llm"
+
+
+class RetrievalMode(enum.StrEnum):
+    """`retrieval.mode` (the second seed's): "hybrid" fuses FTS and cosine, "vector" ranks by
+    cosine alone (the FTS ranking's weight is 0; without embeddings search stays FTS)."""
+
+    HYBRID = "hybrid"
+    VECTOR = "vector"
 
 
 DEFAULT_RERANK_BASE_URL: Final = "https://api.jina.ai/v1"
@@ -214,16 +228,38 @@ class RerankConfig:
 
 @attrs.frozen(kw_only=True)
 class RetrievalConfig:
-    """`retrieval`: how memory_search ranks when embeddings are on (ADR 0018, ADR 0019).
-    `dense_weight` None: chosen per embedder; `stages`: the enabled scoring stages."""
+    """`retrieval`: how memory_search ranks when embeddings are on (ADR 0018, ADR 0019), in
+    one vocabulary with the second seed's `RetrievalConfig` (ADR 0070). `dense_weight` None:
+    chosen per embedder; `stages`: the enabled scoring stages. Every None below means "the
+    built-in value" (`pi_hermes_memory.search.retrieval.Pipeline`, `HybridSettings`)."""
 
     stages: tuple[str, ...] = RETRIEVAL_STAGES
+    #: `denseWeight` / the seed's `vectorWeight`: the cosine ranking's RRF weight
     dense_weight: float | None = None
     hard_min_score: float = 0.35
     rerank: RerankConfig = RerankConfig()
     #: `retrieval.minCosine`: the relevance floor of rows only the cosine ranking found; None:
     #: chosen per embedder (ADR 0027)
     min_cosine: float | None = None
+    #: `mode`: "vector" gives the FTS ranking weight 0
+    mode: RetrievalMode = RetrievalMode.HYBRID
+    #: `bm25Weight`: the FTS ranking's RRF weight (None: 1)
+    fts_weight: float | None = None
+    #: `minScore`: search drops hits whose shown score (0..1) is below it (None: no floor
+    #: beyond the index's and the embedder's own)
+    min_score: float | None = None
+    #: `candidatePoolSize`: rows each ranking contributes to the fusion
+    candidate_pool_size: int | None = None
+    #: `recencyHalfLifeDays` (0 turns the recency stage off) and `recencyWeight`
+    recency_half_life_days: float | None = None
+    recency_weight: float | None = None
+    #: `timeDecayHalfLifeDays` (0 turns the time-decay stage off)
+    time_decay_half_life_days: float | None = None
+    #: `lengthNormAnchor` in characters (0 turns the length stage off)
+    length_norm_anchor: int | None = None
+    #: `importanceWeight`: how much a row's importance moves its score,
+    #: `score · (1 − w + w · importance)` (the seed's fixed 0.3; 0 turns the stage off)
+    importance_weight: float | None = None
 
 
 class LlmProvider(enum.StrEnum):
@@ -337,6 +373,9 @@ class AutoMemoryConfig:
     recall_max_items: int = 3
     #: autoRecallTimeoutMs: the turn waits at most this long for the recall search
     recall_timeout_ms: int = 500
+    #: autoRecallMinScore: a hit is injected only with a shown score (0..1) at least this;
+    #: stricter than search (ADR 0070)
+    recall_min_score: float = DEFAULT_RECALL_MIN_SCORE
     #: autoCapture: AgentSession.after_turn may store the user's statements
     capture: bool = True
     #: autoCaptureMaxPerTurn: statements stored per turn at most (1..10)
@@ -1141,6 +1180,40 @@ def _stages(section: _Section) -> tuple[str, ...]:
     return RETRIEVAL_STAGES
 
 
+#: `retrieval.rerank` written as the second seed's string
+_RERANK_WORDS: Final = {
+    "none": RerankProvider.OFF,
+    "off": RerankProvider.OFF,
+    "lightweight": RerankProvider.LIGHTWEIGHT,
+    "llm": RerankProvider.LLM,
+}
+#: providers that need no endpoint: valid as soon as the section is
+_LOCAL_RERANKERS: Final = frozenset({RerankProvider.LIGHTWEIGHT, RerankProvider.LLM})
+
+
+def _rerank_word(retrieval: _Section) -> RerankConfig | None:
+    """`retrieval.rerank` as a string ("none", "lightweight", "llm", "cross-encoder"); None
+    when it is not a string (the object form, or unset)."""
+    value = retrieval.get("rerank")
+    if not isinstance(value, str):
+        return None
+    provider = _RERANK_WORDS.get(value)
+    if provider is not None:
+        return RerankConfig(provider=provider)
+    if value == "cross-encoder":
+        retrieval.reject(
+            "rerank",
+            "a cross-encoder needs its endpoint: write retrieval.rerank as an object, e.g. "
+            '{"provider": "jina-compatible", "baseUrl": ..., "apiKeyEnv": ...}; ' + _RERANK_OFF,
+        )
+    else:
+        retrieval.reject(
+            "rerank",
+            'expected "none", "lightweight", "llm", "cross-encoder" or an object; ' + _RERANK_OFF,
+        )
+    return RerankConfig()
+
+
 def _rerank(section: _Section, environ: Mapping[str, str]) -> RerankConfig:
     custom = _custom(section, fallback=_RERANK_OFF)
     provider = (
@@ -1173,6 +1246,8 @@ def _rerank(section: _Section, environ: Mapping[str, str]) -> RerankConfig:
         )
     if custom is not None and section.valid and not section.rejected:
         return attrs.evolve(settings, provider=RerankProvider.CUSTOM, custom=custom)
+    if provider in _LOCAL_RERANKERS and section.valid and not section.rejected:
+        return attrs.evolve(settings, provider=provider)
     if provider is not RerankProvider.JINA_COMPATIBLE or not section.valid or section.rejected:
         return settings
     key = None
@@ -1184,14 +1259,70 @@ def _rerank(section: _Section, environ: Mapping[str, str]) -> RerankConfig:
     return attrs.evolve(settings, provider=RerankProvider.JINA_COMPATIBLE, api_key=key)
 
 
+#: the second seed's retrieval keys this library cannot honour, and why (ADR 0070)
+_UNHONOURED: Final = {
+    "queryExpansion": "the seed's synonym list is not used here; search expands nothing",
+    "filterNoise": "noise is always filtered, at capture and at auto-recall",
+    "reinforcementFactor": "access reinforcement of the decay half-life is not implemented",
+    "maxHalfLifeMultiplier": "access reinforcement of the decay half-life is not implemented",
+    "tagPrefixes": "tag-prefixed queries are searched like any other",
+    "rerankApiKey": "write retrieval.rerank as an object with apiKeyEnv",
+    "rerankModel": "write retrieval.rerank as an object with model",
+    "rerankEndpoint": "write retrieval.rerank as an object with baseUrl",
+    "rerankProvider": "write retrieval.rerank as an object with provider",
+    "rerankTimeoutMs": "write retrieval.rerank as an object with timeoutMs",
+}
+
+
+def _non_negative_number(section: _Section, key: str, *, maximum: float = 3650.0) -> float | None:
+    value = section.get(key)
+    if value is None:
+        return None
+    if (
+        isinstance(value, int | float)
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and 0 <= value <= maximum
+    ):
+        return float(value)
+    section.reject(key, f"expected a number from 0 to {maximum:g}; using the built-in value")
+    return None
+
+
+def _dense_weight(section: _Section) -> float | None:
+    """`denseWeight`, or the seed's name for it, `vectorWeight` (ours wins when both differ)."""
+    ours = _unit_number(section, "denseWeight", None)
+    seeds = _unit_number(section, "vectorWeight", None)
+    if ours is not None and seeds is not None and ours != seeds:
+        section.warn("vectorWeight", "denseWeight is set too and differs; using denseWeight")
+    return ours if ours is not None else seeds
+
+
 def _retrieval(top: _Section, environ: Mapping[str, str]) -> RetrievalConfig:
     section = top.section("retrieval")
+    for key, why in _UNHONOURED.items():
+        if section.get(key) is not None and not (key == "filterNoise" and section.get(key) is True):
+            section.warn(key, f"not honoured: {why}; ignored")
+    rerank = _rerank_word(section)
     return RetrievalConfig(
         stages=_stages(section),
-        dense_weight=_unit_number(section, "denseWeight", None),
+        dense_weight=_dense_weight(section),
         hard_min_score=_unit_number(section, "hardMinScore", 0.35) or 0.0,
-        rerank=_rerank(section.section("rerank"), environ),
+        rerank=rerank if rerank is not None else _rerank(section.section("rerank"), environ),
         min_cosine=_unit_number(section, "minCosine", None),
+        mode=section.choice("mode", RetrievalMode.HYBRID),
+        fts_weight=_unit_number(section, "bm25Weight", None),
+        min_score=_unit_number(section, "minScore", None),
+        candidate_pool_size=section.optional_integer(
+            "candidatePoolSize", minimum=1, maximum=1000, fallback="using the built-in 50"
+        ),
+        recency_half_life_days=_non_negative_number(section, "recencyHalfLifeDays"),
+        recency_weight=_unit_number(section, "recencyWeight", None),
+        time_decay_half_life_days=_non_negative_number(section, "timeDecayHalfLifeDays"),
+        length_norm_anchor=section.optional_integer(
+            "lengthNormAnchor", minimum=0, maximum=1_000_000, fallback="using the built-in 500"
+        ),
+        importance_weight=_unit_number(section, "importanceWeight", None),
     )
 
 
@@ -1377,6 +1508,7 @@ def _auto_memory(top: _Section) -> AutoMemoryConfig:
         recall=top.boolean("autoRecall", True),
         recall_max_items=top.integer("autoRecallMaxItems", 3, minimum=1, maximum=20),
         recall_timeout_ms=top.integer("autoRecallTimeoutMs", 500, minimum=1, maximum=60_000),
+        recall_min_score=_unit_number(top, "autoRecallMinScore", DEFAULT_RECALL_MIN_SCORE) or 0.0,
         capture=top.boolean("autoCapture", True),
         capture_max_per_turn=top.integer("autoCaptureMaxPerTurn", 3, minimum=1, maximum=10),
         min_length=top.integer("adaptiveMinLength", 15, minimum=0, maximum=1_000),
@@ -1547,6 +1679,7 @@ __all__ = [
     "DEFAULT_LLM_MAX_REPLY_BYTES",
     "DEFAULT_MEMORY_DIR_NAME",
     "DEFAULT_PROJECTS_MEMORY_DIR_NAME",
+    "DEFAULT_RECALL_MIN_SCORE",
     "DEFAULT_RERANK_BASE_URL",
     "DEFAULT_RERANK_MODEL",
     "DEFAULT_RERANK_TIMEOUT_MS",
@@ -1579,6 +1712,7 @@ __all__ = [
     "RerankConfig",
     "RerankProvider",
     "RetrievalConfig",
+    "RetrievalMode",
     "SessionSearchConfig",
     "SessionSearchVariant",
     "SkillGovernanceConfig",

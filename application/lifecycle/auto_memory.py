@@ -4,11 +4,19 @@
 `AgentSession.before_turn(user_text)` asks adaptive retrieval
 (`pi_hermes_memory.domain.prompt.adaptive`) whether the message needs memory; when it does, it
 searches the store on a worker thread and waits at most `autoRecallTimeoutMs`. Hits that are
-failure entries or noise are dropped, the best `autoRecallMaxItems` become the
-`<relevant-memories>` block (`pi_hermes_memory.domain.prompt.recall_block`). A search still running
-at the budget is abandoned (it finishes on its thread, its result unused) and the turn gets
-no block; while it runs, the next turn's recall is skipped (`busy`) rather than piling up
-threads.
+failure entries or noise are dropped, and so is every hit whose shown score (the 0..1
+relevance every search returns) is below `autoRecallMinScore` (0.6, stricter than search's
+own floor: a memory in the prompt costs more than a line in a result list, ADR 0070). The
+best `autoRecallMaxItems` of the rest become the `<relevant-memories>` block
+(`pi_hermes_memory.domain.prompt.recall_block`). A search still running at the budget is
+abandoned (it finishes on its thread, its result unused) and the turn gets no block; while it
+runs, the next turn's recall is skipped (`busy`) rather than piling up threads.
+
+Each recall says why it fired: the status keeps, per injected memory, its score, the query
+terms found in its text and the path that found it (`keyword` when a meaningful query term
+is in the text, else `dense`: only the embedder can have found it), with the threshold; a
+search whose hits all scored below the threshold is `below_threshold` with the best score
+seen, so a user can tell "nothing relevant" from "nothing stored".
 
 `AgentSession.after_turn(user_text, assistant_text, success=True)` captures, after a
 successful turn, at most `autoCaptureMaxPerTurn` statements of the user's message that
@@ -28,6 +36,7 @@ saved under `auto_memory` in `review-status.json` after each turn's capture and 
 from __future__ import annotations
 
 import threading
+import unicodedata
 from collections import Counter, deque
 from collections.abc import Callable
 from datetime import datetime
@@ -41,6 +50,12 @@ from pi_hermes_memory.domain.memory.model import MemoryKind, Target
 from pi_hermes_memory.domain.prompt.adaptive import should_retrieve
 from pi_hermes_memory.domain.prompt.blocks import inline
 from pi_hermes_memory.domain.prompt.recall_block import RecalledItem, recall_block
+from pi_hermes_memory.domain.search.terms import (
+    STOP_WORDS,
+    plan_terms,
+    question_prefix,
+    split_pieces,
+)
 from pi_hermes_memory.domain.status import SUCCESS, Status
 from pi_hermes_memory.tools.pi_memory import scope_name
 
@@ -50,6 +65,7 @@ __all__ = [
     "AutoMemory",
     "AutoMemoryStatus",
     "CaptureOutcome",
+    "matched_terms",
 ]
 
 #: the seed's importance of an auto-captured statement
@@ -83,8 +99,9 @@ class CaptureOutcome:
 class AutoMemoryStatus:
     """Counts of recall and capture outcomes of one session, and the last few of each.
 
-    recall counts: injected, empty (searched, nothing usable), skipped (adaptive retrieval
-    said no; `skip_reasons` has why), timed_out, busy, failed, off. capture counts: the write
+    recall counts: injected, empty (searched, nothing usable), below_threshold (hits, none
+    scoring `autoRecallMinScore`), skipped (adaptive retrieval said no; `skip_reasons` has
+    why), timed_out, busy, failed, off. capture counts: the write
     statuses (added, near_duplicate, blocked, …), failed, plus `turns` and `not_successful`."""
 
     session_id: str
@@ -109,12 +126,48 @@ def _clip(text: str) -> str:
     return flat if len(flat) <= _SHOWN_CHARS else flat[: _SHOWN_CHARS - 1] + "…"
 
 
+@attrs.frozen(kw_only=True)
+class _Found:
+    """What one recall search found: the items to inject with why each was kept, and the
+    best score of the usable hits the threshold turned away."""
+
+    items: tuple[RecalledItem, ...] = ()
+    why: tuple[dict[str, Any], ...] = ()
+    #: usable hits (not failures, not noise, still active) below the threshold
+    below: int = 0
+    best_below: float | None = None
+
+
+def _folded(text: str) -> str:
+    return unicodedata.normalize("NFKC", text).casefold()
+
+
+def matched_terms(query: str, text: str) -> tuple[str, ...]:
+    """The meaningful terms of `query` (no stop words) found in `text`: a word as a word of
+    the text, or by its search prefix (`deploys` finds `deployment`); a CJK bigram as a
+    substring. What "why it fired" shows; no ranking depends on it."""
+    terms = plan_terms(query)
+    folded = _folded(text)
+    words = {run for kind, run in split_pieces(folded) if kind == "word"}
+    found: list[str] = []
+    for word in dict.fromkeys((*terms.words, *terms.alt_words)):
+        if word in STOP_WORDS:
+            continue
+        key = question_prefix(word)
+        if word in words or (key is not None and any(w.startswith(key) for w in words)):
+            found.append(word)
+    for gram in dict.fromkeys((*terms.grams, *terms.alt_grams)):
+        if gram in folded:
+            found.append(gram)
+    return tuple(found)
+
+
 class _Search:
     """The one recall search of a session in flight (a daemon thread and its result)."""
 
-    def __init__(self, run: Callable[[], list[RecalledItem]]) -> None:
+    def __init__(self, run: Callable[[], _Found]) -> None:
         self.done = threading.Event()
-        self.items: list[RecalledItem] = []
+        self.found = _Found()
         self.error: BaseException | None = None
         self._run = run
         self.thread = threading.Thread(
@@ -123,7 +176,7 @@ class _Search:
 
     def _main(self) -> None:
         try:
-            self.items = self._run()
+            self.found = self._run()
         except BaseException as exc:  # reported to the waiting turn, never raised there
             self.error = exc
         finally:
@@ -186,33 +239,73 @@ class AutoMemory:
             self._log.warning("auto_recall.failed", exc_info=search.error)
             self._note_recall("failed", type(search.error).__name__)
             return None
-        if not search.items:
-            self._note_recall("empty", decision.reason.value)
+        found = search.found
+        if not found.items:
+            if found.below:
+                self._note_recall(
+                    "below_threshold",
+                    decision.reason.value,
+                    threshold=s.recall_min_score,
+                    best_score=found.best_below,
+                    below=found.below,
+                )
+            else:
+                self._note_recall("empty", decision.reason.value)
             return None
-        block = recall_block(search.items)
+        block = recall_block(found.items)
         self._note_recall(
             "injected",
             decision.reason.value,
-            items=[f"[{i.category}:{i.scope}] {_clip(i.text)}" for i in search.items],
+            items=[f"[{i.category}:{i.scope}] {_clip(i.text)}" for i in found.items],
+            hits=list(found.why),
+            threshold=s.recall_min_score,
+            below=found.below,
         )
         return block
 
-    def _search(self, query: str) -> list[RecalledItem]:
+    def _search(self, query: str) -> _Found:
+        s = self.settings
         result = self._memory.search(query, limit=_SEARCH_LIMIT)
+        dense = getattr(self._memory, "embeddings", None) is not None
         items: list[RecalledItem] = []
+        why: list[dict[str, Any]] = []
+        below = 0
+        best_below: float | None = None
         for hit in result.hits:
             if hit.target is Target.FAILURE or noise_problem(hit.text) is not None:
                 continue
             view = self._memory.active_entry(hit.id, hit.target)
             if view is None:
                 continue
+            score = float(hit.score)
+            if not score >= s.recall_min_score:  # NaN never passes
+                below += 1
+                if best_below is None or score > best_below:
+                    best_below = score
+                continue
+            if len(items) >= s.recall_max_items:
+                continue
             category = view.kind or MemoryKind.OTHER.value
             items.append(RecalledItem(category=category, scope=scope_name(view), text=view.text))
-            if len(items) >= self.settings.recall_max_items:
-                break
-        return items
+            terms = matched_terms(query, view.text)
+            why.append(
+                {
+                    "id": hit.id,
+                    "score": round(score, 4),
+                    "path": "keyword" if terms or not dense else "dense",
+                    "terms": list(terms),
+                }
+            )
+        return _Found(
+            items=tuple(items),
+            why=tuple(why),
+            below=below,
+            best_below=None if best_below is None else round(best_below, 4),
+        )
 
-    def _note_recall(self, outcome: str, reason: str, items: list[str] | None = None) -> None:
+    def _note_recall(
+        self, outcome: str, reason: str, items: list[str] | None = None, **why: Any
+    ) -> None:
         with self._lock:
             self._recall[outcome] += 1
             self._items += len(items or ())
@@ -222,6 +315,7 @@ class AutoMemory:
                     "outcome": outcome,
                     "reason": reason,
                     "items": list(items or ()),
+                    **why,
                 }
             )
 
