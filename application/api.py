@@ -205,6 +205,7 @@ class Memory:
                 clock=clock,
                 hybrid=hybrid,
                 reranker=reranker,
+                min_score=getattr(getattr(config, "retrieval", None), "min_score", None),
             )
         )
 

@@ -167,6 +167,7 @@ class StoreCache:
             cwd=self._settings.cwd,
             agent_root=self._settings.store.agent_root,
             environ=environ,
+            retrieval=self._settings.store.retrieval,
             **self._providers(),
         )
         for warning in memory.warnings:

@@ -8,6 +8,15 @@ it exists. What it sets is mapped onto this library's own configuration sections
 (`pi_hermes_memory.config.settings.parse_config`), so a value is accepted here exactly when it would
 be accepted in `hermes-memory-config.json`.
 
+`retrieval` is the second seed's `RetrievalConfig` (`mode`, `vectorWeight`, `bm25Weight`,
+`minScore`, `rerank`, `candidatePoolSize`, `recencyHalfLifeDays`, `recencyWeight`,
+`timeDecayHalfLifeDays`, `lengthNormAnchor`, `hardMinScore`, …): this library's `retrieval`
+section reads the same keys (ADR 0070), so the section is passed through and replaces every
+store's own. Its `rerank: "cross-encoder"` is the endpoint of the `rerank` section (or of the
+seed's flat `rerankApiKey`, `rerankModel`, `rerankEndpoint`, `rerankProvider`,
+`rerankTimeoutMs`); `"none"` turns that reranker off; `"lightweight"` and `"llm"` need no
+endpoint. A key the library cannot honour is a warning naming why.
+
 API keys are never read from a file: `"apiKey": "${NAME}"` names the environment variable
 that holds the key (this library's `apiKeyEnv`); a literal key is refused at start. Unknown
 keys are warnings; a malformed file or a bad value is a `ServerConfigError` (exit 2).
@@ -28,6 +37,7 @@ from pi_hermes_memory.config.settings import (
     EmbeddingProvider,
     RerankConfig,
     RerankProvider,
+    RetrievalConfig,
     parse_config,
 )
 from pi_hermes_memory.errors import ServerConfigError
@@ -48,8 +58,16 @@ _EMBEDDING_KEYS: Final = {
     "normalized": "normalized",
     "timeoutMs": "timeoutMs",
 }
-_RERANK_KEYS: Final = frozenset({"apiKey", "model", "endpoint", "provider"})
-_TOP_KEYS: Final = frozenset({"embedding", "rerank", "dbPath", "knowledgePaths"})
+_RERANK_KEYS: Final = frozenset({"apiKey", "model", "endpoint", "provider", "timeoutMs"})
+_TOP_KEYS: Final = frozenset({"embedding", "rerank", "retrieval", "dbPath", "knowledgePaths"})
+#: the seed's flat cross-encoder keys of `retrieval` -> the `rerank` section's keys
+_FLAT_RERANK_KEYS: Final = {
+    "rerankApiKey": "apiKey",
+    "rerankModel": "model",
+    "rerankEndpoint": "endpoint",
+    "rerankProvider": "provider",
+    "rerankTimeoutMs": "timeoutMs",
+}
 _RERANK_PROVIDERS: Final = frozenset({"jina", "jina-compatible"})
 
 
@@ -67,6 +85,8 @@ class StoreOptions:
     embedding: EmbeddingConfig | None = None
     rerank: RerankConfig | None = None
     knowledge_paths: tuple[str, ...] = ()
+    #: the `retrieval` section of openclaw.json, validated; None: each store's own
+    retrieval: RetrievalConfig | None = None
 
 
 def default_config_path(environ: Mapping[str, str]) -> Path | None:
@@ -173,6 +193,10 @@ def _rerank_document(
 ) -> tuple[dict[str, Any] | None, dict[str, str]]:
     section = _section(file, "rerank")
     given: dict[str, tuple[object, str]] = {}
+    for flat, key in _FLAT_RERANK_KEYS.items():
+        value = _section(file, "retrieval").get(flat)
+        if value is not None:
+            given[key] = (value, f"openclaw.json retrieval.{flat}")
     for key, value in section.items():
         if key in _RERANK_KEYS:
             given[key] = (value, f"openclaw.json rerank.{key}")
@@ -201,6 +225,8 @@ def _rerank_document(
         source["apiKeyEnv"] = where
     if "model" in given:
         doc["model"], source["model"] = given["model"]
+    if "timeoutMs" in given:
+        doc["timeoutMs"], source["timeoutMs"] = given["timeoutMs"]
     if "endpoint" in given:
         value, where = given["endpoint"]
         # the seed's endpoint is the full URL; this library appends "/rerank" itself
@@ -209,6 +235,18 @@ def _rerank_document(
         )
         source["baseUrl"] = where
     return doc, source
+
+
+def _retrieval_document(file: Mapping[str, Any]) -> dict[str, Any] | None:
+    """This library's `retrieval` section from the seed's: the same keys, less the flat
+    cross-encoder ones (read by `_rerank_document`) and `rerank: "cross-encoder"` (the
+    endpoint the `rerank` keys configure)."""
+    if file.get("retrieval") is None:
+        return None
+    doc = {k: v for k, v in _section(file, "retrieval").items() if k not in _FLAT_RERANK_KEYS}
+    if doc.get("rerank") == "cross-encoder":
+        del doc["rerank"]
+    return doc
 
 
 def _knowledge_paths(file: Mapping[str, Any], environ: Mapping[str, str]) -> tuple[str, ...]:
@@ -243,9 +281,18 @@ def _db_path(file: Mapping[str, Any], environ: Mapping[str, str], cwd: Path) -> 
     return os.path.normpath(os.path.join(cwd, text))
 
 
-def _check(warnings: tuple[Any, ...], sources: Mapping[str, str], prefix: str) -> None:
+def _check(
+    warnings: tuple[Any, ...],
+    sources: Mapping[str, str],
+    prefix: str,
+    *,
+    notes: list[str] | None = None,
+) -> None:
     for warning in warnings:
         if not warning.field.startswith(prefix):
+            continue
+        if notes is not None and warning.message.startswith(("not honoured", "denseWeight")):
+            notes.append(f"openclaw.json {warning.field}: {warning.message}")
             continue
         key = warning.field[len(prefix) :]
         where = sources.get(key, warning.field)
@@ -265,6 +312,7 @@ def resolve_store_options(
     ]
     embedding_doc, embedding_src = _embedding_document(file, environ, warnings)
     rerank_doc, rerank_src = _rerank_document(file, environ, warnings)
+    retrieval_doc = _retrieval_document(file)
     document: dict[str, Any] = {}
     if embedding_doc is not None:
         document["embedding"] = embedding_doc
@@ -275,11 +323,30 @@ def resolve_store_options(
     )
     _check(parsed, embedding_src, "embedding.")
     _check(parsed, rerank_src, "retrieval.rerank.")
+    retrieval: RetrievalConfig | None = None
+    if retrieval_doc is not None:
+        seeds, seed_warnings = parse_config(
+            {"retrieval": retrieval_doc},
+            agent_root=cwd,
+            cwd=cwd,
+            environ=environ,
+            physical=lambda path: path,
+        )
+        sources = {k: f"openclaw.json retrieval.{k}" for k in retrieval_doc}
+        _check(seed_warnings, sources, "retrieval.", notes=warnings)
+        retrieval = seeds.retrieval
+        if "rerank" not in retrieval_doc:  # "cross-encoder" or unset: the endpoint above
+            retrieval = attrs.evolve(
+                retrieval,
+                rerank=config.retrieval.rerank if rerank_doc is not None else RerankConfig(),
+            )
+    none = retrieval_doc is not None and retrieval_doc.get("rerank") == "none"
     options = StoreOptions(
         agent_root=_db_path(file, environ, cwd),
         embedding=config.embedding if embedding_doc is not None else None,
-        rerank=config.retrieval.rerank if rerank_doc is not None else None,
+        rerank=config.retrieval.rerank if rerank_doc is not None and not none else None,
         knowledge_paths=_knowledge_paths(file, environ),
+        retrieval=retrieval,
     )
     if options.embedding is not None and not options.embedding.enabled:
         reason = options.embedding.disabled_reason

@@ -146,8 +146,11 @@ class SearchService:
         clock: Clock | None = None,
         hybrid: HybridSettings | None = None,
         reranker: Reranker | None = None,
+        min_score: float | None = None,
     ) -> None:
         self._service = service
+        #: `retrieval.minScore`: hits whose shown score is below it are dropped (ADR 0070)
+        self._min_score = min_score
         self._index = index
         self._log = logger or library_logger()
         self._clock = clock
@@ -192,6 +195,8 @@ class SearchService:
             limit=limit,
         )
         hits = self._ranked(query)
+        if self._min_score is not None:
+            hits = [h for h in hits if h.score >= self._min_score]
         allowed = [
             h
             for h in hits
