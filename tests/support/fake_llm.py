@@ -14,6 +14,8 @@ Options are applied in this order:
     --stderr-flood N     write N bytes to stderr
     --reply TEXT         write TEXT to stdout (UTF-8); FAKE_LLM_REPLY in the environment too
     --echo               write what stdin held to stdout
+    --rerank WORD        answer the LLM reranker's prompt (its last line, JSON): score 1 for
+                         each memory whose text holds WORD, 0 for the others
     --garbage N          write N bytes that are not UTF-8 to stdout
     --huge N             write N bytes ("x") to stdout in 64 KiB chunks
     --signal N           kill itself with signal N
@@ -45,6 +47,7 @@ def _options(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--stderr-flood", type=int, default=0)
     parser.add_argument("--reply")
     parser.add_argument("--echo", action="store_true")
+    parser.add_argument("--rerank")
     parser.add_argument("--garbage", type=int, default=0)
     parser.add_argument("--huge", type=int, default=0)
     parser.add_argument("--signal", type=int)
@@ -91,6 +94,11 @@ def main(argv: list[str]) -> int:
         _write(reply.encode("utf-8"))
     if opts.echo:
         _write(received)
+    if opts.rerank is not None:
+        prompt = json.loads(received.decode("utf-8").strip().splitlines()[-1])
+        word = opts.rerank.lower()
+        scores = [1.0 if word in m["text"].lower() else 0.0 for m in prompt["memories"]]
+        _write(("```json\n" + json.dumps({"scores": scores}) + "\n```").encode("utf-8"))
     if opts.garbage:
         _write(bytes([0xFF, 0xFE, 0x80]) * (opts.garbage // 3) + b"\xc3" * (opts.garbage % 3))
     if opts.huge:
