@@ -52,7 +52,7 @@ DOCUMENT_FIELD: Final = "$"
 MAX_SAFE_INTEGER: Final = 2**53 - 1
 EMBEDDING_MAX_TIMEOUT_MS: Final = 30_000
 #: autoRecallMinScore's default: the least shown score (0..1) auto-recall injects (ADR 0070)
-DEFAULT_RECALL_MIN_SCORE: Final = 0.6
+DEFAULT_RECALL_MIN_SCORE: Final = 0.5
 # The usual file-name limit of local file systems; a project name becomes a directory.
 
 

@@ -5,7 +5,7 @@
 (`pi_hermes_memory.domain.prompt.adaptive`) whether the message needs memory; when it does, it
 searches the store on a worker thread and waits at most `autoRecallTimeoutMs`. Hits that are
 failure entries or noise are dropped, and so is every hit whose shown score (the 0..1
-relevance every search returns) is below `autoRecallMinScore` (0.6, stricter than search's
+relevance every search returns) is below `autoRecallMinScore` (0.5, stricter than search's
 own floor: a memory in the prompt costs more than a line in a result list, ADR 0070). The
 best `autoRecallMaxItems` of the rest become the `<relevant-memories>` block
 (`pi_hermes_memory.domain.prompt.recall_block`). A search still running at the budget is
@@ -16,7 +16,9 @@ Each recall says why it fired: the status keeps, per injected memory, its score,
 terms found in its text and the path that found it (`keyword` when a meaningful query term
 is in the text, else `dense`: only the embedder can have found it), with the threshold; a
 search whose hits all scored below the threshold is `below_threshold` with the best score
-seen, so a user can tell "nothing relevant" from "nothing stored".
+seen, so a user can tell "nothing relevant" from "nothing stored". Without embeddings a
+keyword hit whose text holds none of the query's meaningful terms matched on stop words
+only, and is left out too (`stop_words_only`), whatever its score (`rejection`).
 
 `AgentSession.after_turn(user_text, assistant_text, success=True)` captures, after a
 successful turn, at most `autoCaptureMaxPerTurn` statements of the user's message that
@@ -53,7 +55,6 @@ from pi_hermes_memory.domain.prompt.recall_block import RecalledItem, recall_blo
 from pi_hermes_memory.domain.search.terms import (
     STOP_WORDS,
     plan_terms,
-    question_prefix,
     split_pieces,
 )
 from pi_hermes_memory.domain.status import SUCCESS, Status
@@ -66,6 +67,7 @@ __all__ = [
     "AutoMemoryStatus",
     "CaptureOutcome",
     "matched_terms",
+    "rejection",
 ]
 
 #: the seed's importance of an auto-captured statement
@@ -136,30 +138,55 @@ class _Found:
     #: usable hits (not failures, not noise, still active) below the threshold
     below: int = 0
     best_below: float | None = None
+    #: keyword hits that matched stop words only (see `rejection`)
+    stop_words_only: int = 0
 
 
 def _folded(text: str) -> str:
     return unicodedata.normalize("NFKC", text).casefold()
 
 
+def _same_word(a: str, b: str) -> bool:
+    """Whether two words look like forms of one (`deploys`/`deployment`, `reply`/`replies`):
+    equal, or sharing a prefix of at least 3 letters that leaves at most 3 letters of the
+    shorter word. Lenient on purpose: it only ever keeps a hit (see `matched_terms`)."""
+    if a == b:
+        return True
+    shared = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        shared += 1
+    return shared >= 3 and shared >= min(len(a), len(b)) - 3
+
+
 def matched_terms(query: str, text: str) -> tuple[str, ...]:
-    """The meaningful terms of `query` (no stop words) found in `text`: a word as a word of
-    the text, or by its search prefix (`deploys` finds `deployment`); a CJK bigram as a
-    substring. What "why it fired" shows; no ranking depends on it."""
+    """The meaningful terms of `query` (no stop words) found in `text`: a word as a form of a
+    word of the text (`_same_word`), a CJK bigram as a substring. What "why it fired" shows,
+    and, without embeddings, whether a keyword hit matched anything but stop words."""
     terms = plan_terms(query)
     folded = _folded(text)
     words = {run for kind, run in split_pieces(folded) if kind == "word"}
     found: list[str] = []
     for word in dict.fromkeys((*terms.words, *terms.alt_words)):
-        if word in STOP_WORDS:
-            continue
-        key = question_prefix(word)
-        if word in words or (key is not None and any(w.startswith(key) for w in words)):
+        if word not in STOP_WORDS and any(_same_word(word, w) for w in words):
             found.append(word)
     for gram in dict.fromkeys((*terms.grams, *terms.alt_grams)):
         if gram in folded:
             found.append(gram)
     return tuple(found)
+
+
+def rejection(query: str, score: float, text: str, threshold: float, *, dense: bool) -> str | None:
+    """Why auto-recall leaves a hit out, or None to keep it: `below_threshold` when its shown
+    score is under `threshold` (NaN included); `stop_words_only` when no embedder could have
+    found it (`dense` False) and its text holds none of the query's meaningful terms, so only
+    stop words matched (a guard that holds whatever scale the index scores on)."""
+    if not score >= threshold:
+        return "below_threshold"
+    if not dense and not matched_terms(query, text):
+        return "stop_words_only"
+    return None
 
 
 class _Search:
@@ -241,13 +268,14 @@ class AutoMemory:
             return None
         found = search.found
         if not found.items:
-            if found.below:
+            if found.below or found.stop_words_only:
                 self._note_recall(
                     "below_threshold",
                     decision.reason.value,
                     threshold=s.recall_min_score,
                     best_score=found.best_below,
                     below=found.below,
+                    stop_words_only=found.stop_words_only,
                 )
             else:
                 self._note_recall("empty", decision.reason.value)
@@ -260,6 +288,7 @@ class AutoMemory:
             hits=list(found.why),
             threshold=s.recall_min_score,
             below=found.below,
+            stop_words_only=found.stop_words_only,
         )
         return block
 
@@ -269,7 +298,7 @@ class AutoMemory:
         dense = getattr(self._memory, "embeddings", None) is not None
         items: list[RecalledItem] = []
         why: list[dict[str, Any]] = []
-        below = 0
+        below = stop_words_only = 0
         best_below: float | None = None
         for hit in result.hits:
             if hit.target is Target.FAILURE or noise_problem(hit.text) is not None:
@@ -278,7 +307,11 @@ class AutoMemory:
             if view is None:
                 continue
             score = float(hit.score)
-            if not score >= s.recall_min_score:  # NaN never passes
+            why_not = rejection(query, score, view.text, s.recall_min_score, dense=dense)
+            if why_not == "stop_words_only":
+                stop_words_only += 1
+                continue
+            if why_not is not None:
                 below += 1
                 if best_below is None or score > best_below:
                     best_below = score
@@ -301,6 +334,7 @@ class AutoMemory:
             why=tuple(why),
             below=below,
             best_below=None if best_below is None else round(best_below, 4),
+            stop_words_only=stop_words_only,
         )
 
     def _note_recall(

@@ -66,7 +66,7 @@ def _recalls(memory: Memory) -> tuple[dict[str, Any], ...]:
 
 
 def test_only_hits_at_or_above_the_threshold_are_injected(tmp_path: Path) -> None:
-    scores = {VPN: 0.61, TABS: 0.6, PNPM: 0.59}
+    scores = {VPN: 0.51, TABS: 0.5, PNPM: 0.49}
     with _open(tmp_path, {}, scores) as memory:
         for text in scores:
             memory.add(text)
@@ -76,7 +76,7 @@ def test_only_hits_at_or_above_the_threshold_are_injected(tmp_path: Path) -> Non
         assert VPN in block and TABS in block and PNPM not in block
         last = session.review_status().auto.last_recalls[-1]  # type: ignore[union-attr]
         assert last["outcome"] == "injected" and last["threshold"] == DEFAULT_RECALL_MIN_SCORE
-        assert [h["score"] for h in last["hits"]] == [0.61, 0.6]
+        assert [h["score"] for h in last["hits"]] == [0.51, 0.5]
         assert last["below"] == 1
 
 
@@ -92,7 +92,19 @@ def test_nothing_above_the_threshold_injects_nothing_and_says_so(tmp_path: Path)
         assert status.recall == {"below_threshold": 1} and status.recalled_items == 0
         last = status.last_recalls[-1]
         assert last["outcome"] == "below_threshold" and last["items"] == []
-        assert last["best_score"] == 0.31 and last["below"] == 2 and last["threshold"] == 0.6
+        assert last["best_score"] == 0.31 and last["below"] == 2 and last["threshold"] == 0.5
+
+
+def test_a_keyword_hit_on_stop_words_only_is_never_injected(tmp_path: Path) -> None:
+    # the index scored it high (the scripted 0.95), but only "the" and "for" matched
+    with _open(tmp_path, {}, {VPN: 0.95, PNPM: 0.95}) as memory:
+        memory.add(VPN)
+        memory.add(PNPM)
+        session = memory.session("s1")
+        assert session.before_turn("Can you summarize the plot of the novel for me please?") is None
+        last = session.review_status().auto.last_recalls[-1]  # type: ignore[union-attr]
+        assert last["outcome"] == "below_threshold"
+        assert last["stop_words_only"] == 2 and last["below"] == 0 and last["best_score"] is None
 
 
 def test_a_search_without_hits_is_empty_not_below_threshold(tmp_path: Path) -> None:
@@ -144,7 +156,9 @@ def test_the_threshold_still_leaves_the_max_items_cap(tmp_path: Path) -> None:
     [
         ("does the user like pizza", VPN, ()),  # stop words never count
         ("what does the deploy script need?", VPN, ("deploy", "script", "need")),
-        ("deployment", "we deploy on fridays", ()),  # the prefix of the query, not the text
+        ("deployment", "we deploy on fridays", ("deployment",)),  # forms of one word
+        ("replies", "keep each reply short", ("replies",)),
+        ("rust", "the run is slow", ()),
         ("deploys", "the deployment runs nightly", ("deploys",)),
         ("VPN", VPN, ("vpn",)),
         ("部署脚本", "部署脚本需要公司的VPN", ("部署", "署脚", "脚本")),
@@ -175,7 +189,7 @@ def _parse(raw: dict[str, object]) -> Any:
 def test_auto_recall_min_score_defaults_above_search() -> None:
     config, warnings = _parse({})
     assert warnings == ()
-    assert config.auto_memory.recall_min_score == DEFAULT_RECALL_MIN_SCORE == 0.6
+    assert config.auto_memory.recall_min_score == DEFAULT_RECALL_MIN_SCORE == 0.5
     assert config.auto_memory.recall_min_score > config.retrieval.hard_min_score
 
 
@@ -183,5 +197,5 @@ def test_auto_recall_min_score_defaults_above_search() -> None:
 def test_a_bad_auto_recall_min_score_is_a_warning_and_the_default(value: object) -> None:
     config, warnings = _parse({"autoRecallMinScore": value, "autoRecallMaxItems": 4})
     assert [w.field for w in warnings] == ["autoRecallMinScore"]
-    assert config.auto_memory.recall_min_score == 0.6
+    assert config.auto_memory.recall_min_score == 0.5
     assert config.auto_memory.recall_max_items == 4  # the rest of the file still applies
