@@ -12,7 +12,9 @@ from typing import Any
 
 import pi_hermes_memory
 import pytest
+from pi_hermes_memory.adapters.providers.command_llm import CommandCompleter
 from pi_hermes_memory.adapters.providers.llm_reranker import CosineOnly, LlmReranker
+from pi_hermes_memory.testing import RerankerContract
 
 from tests.support.embedders import BagEmbedder
 from tests.support.fake_llm import FAKE_LLM
@@ -89,3 +91,29 @@ def test_llm_rerank_without_an_llm_is_a_warning_and_search_works(tmp_path: Path)
         assert memory._search._reranker is None
         assert any('retrieval.rerank is "llm"' in w for w in memory.warnings)
         assert len(_order(memory)) == len(NOTES)
+
+
+# --- the provider contract (ADR 0058) -----------------------------------------------------------
+
+CONTRACT_TIMEOUT_S = 0.5
+
+
+def _llm_reranker(*args: str, timeout_s: float = 10.0) -> LlmReranker:
+    completer = CommandCompleter([sys.executable, FAKE_LLM, *args], grace=1.0)
+    return LlmReranker(completer, timeout_s=timeout_s)
+
+
+class TestLlmReranker(RerankerContract):
+    timeout_s = CONTRACT_TIMEOUT_S
+
+    @pytest.fixture
+    def reranker(self) -> LlmReranker:
+        return _llm_reranker("--rerank", "deploy")
+
+    @pytest.fixture
+    def failing_reranker(self) -> LlmReranker:
+        return _llm_reranker("--exit", "3", "--stderr", "model exploded")
+
+    @pytest.fixture
+    def slow_reranker(self) -> LlmReranker:
+        return _llm_reranker("--sleep", "30", timeout_s=CONTRACT_TIMEOUT_S)
