@@ -335,6 +335,11 @@ def resolve_store_options(
         sources = {k: f"openclaw.json retrieval.{k}" for k in retrieval_doc}
         _check(seed_warnings, sources, "retrieval.", notes=warnings)
         retrieval = seeds.retrieval
+        if file["retrieval"].get("rerank") == "cross-encoder" and rerank_doc is None:
+            warnings.append(
+                'openclaw.json retrieval.rerank is "cross-encoder" but no endpoint is set '
+                "(retrieval.rerankApiKey / rerankEndpoint or the rerank section); reranking is off"
+            )
         if "rerank" not in retrieval_doc:  # "cross-encoder" or unset: the endpoint above
             retrieval = attrs.evolve(
                 retrieval,

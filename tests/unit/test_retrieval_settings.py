@@ -200,6 +200,15 @@ def test_openclaw_cross_encoder_uses_the_flat_rerank_keys(tmp_path: Path) -> Non
     assert options.retrieval is not None and options.retrieval.rerank == options.rerank
 
 
+def test_openclaw_cross_encoder_without_an_endpoint_is_a_warning(tmp_path: Path) -> None:
+    options, warnings = resolve_store_options(
+        {"retrieval": {"rerank": "cross-encoder"}}, {}, cwd=tmp_path
+    )
+    assert options.rerank is None
+    assert options.retrieval is not None and not options.retrieval.rerank.enabled
+    assert any("cross-encoder" in w and "no endpoint" in w for w in warnings)
+
+
 def test_openclaw_rerank_none_turns_the_cross_encoder_off(tmp_path: Path) -> None:
     file = {"rerank": {"apiKey": "${RK}"}, "retrieval": {"rerank": "none"}}
     options, _ = resolve_store_options(file, {"RK": "k"}, cwd=tmp_path)
