@@ -29,9 +29,9 @@ from typing import Final
 import attrs
 
 #: Background standard deviations above the background's mean a cosine needs to count at all.
-Z_FLOOR: Final = 3.0
+Z_FLOOR: Final = 4.5
 #: ... and to count as fully relevant (relevance 1.0).
-Z_FULL: Final = 8.0
+Z_FULL: Final = 8.5
 #: The spread below which the background is treated as degenerate (a model that maps everything
 #: to nearly one point): then the spread is taken to be this.
 MIN_SPREAD: Final = 1e-3

@@ -65,7 +65,7 @@ from tests.bench.retrieval import (
 from tests.bench.vector_cache import DiskCachedEmbedder
 
 #: Calibrated dense floors swept (background standard deviations, `HybridSettings.z_floor`).
-Z_FLOORS = (2.0, 3.0, 4.0, 5.0, 6.0)
+Z_FLOORS = (3.0, 4.0, 4.5, 5.0, 6.0)
 #: Auto-recall's confidence: hits below this score are not injected (part "recall" owns the
 #: configured value; this is the default it is measured at).
 RECALL_CONFIDENCE = 0.5
@@ -173,7 +173,7 @@ def variants(
     default = HybridSettings()
     for z in z_floors:
         name = f"hybrid z_floor {z:g}" + (" (default)" if z == default.z_floor else "")
-        out[name] = attrs.evolve(default, z_floor=z, z_full=max(default.z_full, z + 1.0))
+        out[name] = attrs.evolve(default, z_floor=z, z_full=z + (default.z_full - default.z_floor))
     fixed = default.fallback_floor(model_id)
     if fixed is not None:
         out[f"hybrid fixed cosine {fixed:g}"] = attrs.evolve(default, min_cosine=fixed)
