@@ -63,7 +63,7 @@ RERANK_TOP_N: Final = 20
 DEFAULT_DENSE_WEIGHT: Final = 0.5
 #: A candidate found by both FTS and the cosine ranking scores its larger relevance plus this
 #: share of the smaller (ADR 0069).
-BOTH_BONUS: Final = 0.15
+BOTH_BONUS: Final = 0.5
 #: The least relevance a hit that passed a floor is given (so it is never shown as 0).
 MIN_PASSED: Final = 0.01
 

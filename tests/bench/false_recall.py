@@ -46,6 +46,7 @@ from pi_hermes_memory.adapters.sqlite.vectors import SqliteVectorStore
 from pi_hermes_memory.ports.search import SearchHit, SearchQuery
 from pi_hermes_memory.search.embedding import EmbeddingService
 from pi_hermes_memory.search.hybrid import HybridSettings, ranked_hits
+from pi_hermes_memory.search.retrieval import Stage
 
 from tests.bench.false_recall_data import ANSWERABLE, ENGINEERING_FACTS, EVERYDAY_QUESTIONS
 from tests.bench.retrieval import (
@@ -174,6 +175,10 @@ def variants(
     for z in z_floors:
         name = f"hybrid z_floor {z:g}" + (" (default)" if z == default.z_floor else "")
         out[name] = attrs.evolve(default, z_floor=z, z_full=z + (default.z_full - default.z_floor))
+    without = default.pipeline.without(Stage.HARD_MIN)
+    out[f"hybrid z_floor {default.z_floor:g} without hard_min"] = attrs.evolve(
+        default, pipeline=without
+    )
     fixed = default.fallback_floor(model_id)
     if fixed is not None:
         out[f"hybrid fixed cosine {fixed:g}"] = attrs.evolve(default, min_cosine=fixed)

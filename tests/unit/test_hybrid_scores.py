@@ -126,7 +126,7 @@ def test_found_by_both_scores_above_either() -> None:
     dense = cal.relevance(0.5)
     assert 0 < dense < 1
     found = dict(run([hit("x", 0.4)], {"x": 0.5}))
-    assert found["x"] == pytest.approx(min(1.0, max(0.4, dense) + 0.15 * min(0.4, dense)))
+    assert found["x"] == pytest.approx(min(1.0, max(0.4, dense) + 0.5 * min(0.4, dense)))
 
 
 def test_results_are_sorted_by_the_shown_score_in_zero_one() -> None:
