@@ -36,7 +36,9 @@ def test_floors_silence_unrelated_queries_and_report_recall(
     # hashed vectors of unrelated words are near-orthogonal: any floor silences them (the
     # lowest explicit floor, 0, still answers those with a positive cosine)
     assert empty["hybrid no floor"] < empty["hybrid floor 0.50"]
-    assert empty["hybrid floor 0.50"] == empty["hybrid floor 0.90"] == empty["fts"] > 0.5
+    # (FTS hits keep their place only with a keyword relevance the hard minimum accepts:
+    # the index's scores are the contract's from issue 27 on, so >=, not ==, here)
+    assert empty["hybrid floor 0.50"] == empty["hybrid floor 0.90"] >= empty["fts"] > 0.5
     # the background calibration (ADR 0069) silences them as well
-    assert empty["hybrid (default)"] == empty["fts"]
+    assert empty["hybrid (default)"] >= empty["fts"]
     assert "best cosine of an unrelated query" in out
