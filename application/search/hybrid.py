@@ -92,8 +92,8 @@ class EmbedderProfile:
 
     dense_weight: float = attrs.field(validator=_unit)
     mmr_threshold: float = attrs.field(default=MMR_THRESHOLD, validator=_unit)
-    #: the relevance floor: when no query word matches any row, a row takes part only with
-    #: at least this cosine; None = no floor (ADR 0027)
+    #: a fixed cosine floor (ADR 0027), used only where no background calibration is at hand
+    #: (knowledge search; memory search when the background could not be embedded, ADR 0069)
     min_cosine: float | None = attrs.field(default=None, validator=_optional_unit)
 
 
