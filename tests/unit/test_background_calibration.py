@@ -26,7 +26,7 @@ def test_the_sample_is_generic_varied_and_multilingual() -> None:
 
 
 def test_the_digest_names_this_sample() -> None:
-    assert BACKGROUND_DIGEST == _digest(BACKGROUND) and len(BACKGROUND_DIGEST) == 16
+    assert _digest(BACKGROUND) == BACKGROUND_DIGEST and len(BACKGROUND_DIGEST) == 16
     assert _digest((*BACKGROUND[:-1], BACKGROUND[-1] + ".")) != BACKGROUND_DIGEST
     assert _digest(("ab", "c")) != _digest(("a", "bc"))
 
