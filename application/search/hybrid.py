@@ -20,7 +20,8 @@ The flow (ADR 0018, ADR 0019, ADR 0069):
 4. the rows only the cosine ranking found are read through `SearchIndex.rows`, which applies
    the query's scope predicate again;
 5. the scoring `Pipeline` (rerank only when a reranker is configured, then recency,
-   importance, length, time decay, hard minimum, MMR);
+   importance, length, time decay, hard minimum (on the rows only the dense floor admitted),
+   MMR);
 6. the best `limit` rows, each shown with its pipeline score clipped to [0, 1] and never above
    the row before it (`shown_scores`): best first by the shown score.
 """
@@ -311,8 +312,10 @@ def hybrid_hits(
             weight = None if row is None else importance_of(row)
             if weight is not None:
                 weights[item] = weight
+    # The hard minimum judges the rows that only the dense floor let in: an FTS hit has
+    # passed the keyword floor inside the index (the score contract), its gate
     candidates = [
-        c.rescored(c.score, relevance=c.fused)
+        c if c.id in keyword else c.rescored(c.score, relevance=c.fused)
         for c in build_candidates(
             fused,
             rows,
