@@ -202,3 +202,13 @@ def test_memory_search_shows_scores_in_zero_one_best_first() -> None:
     scores = [h.score for h in hits]
     assert all(0.0 < s <= 1.0 for s in scores) and scores == sorted(scores, reverse=True)
     assert r.memory.search("xylophone quantum").status == "no_results"
+
+
+def test_the_hard_minimum_judges_only_rows_the_dense_floor_alone_admitted() -> None:
+    full = HybridSettings(profiles={})  # every stage, hard minimum 0.35
+    cosines = {"weak-dense": 0.45, "strong-dense": 0.95, "weak-keyword": 0.1}
+    found = dict(run([hit("weak-keyword", 0.1)], cosines, full))
+    # weak-dense passed the calibrated floor (relevance ≈ 0.16) but its pipeline score is
+    # below 0.35; the FTS hit passed the keyword floor and keeps its place
+    assert set(found) == {"strong-dense", "weak-keyword"}
+    assert "weak-dense" in dict(run([], cosines, PLAIN))  # without the stage it is kept
