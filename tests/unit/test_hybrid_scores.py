@@ -16,7 +16,7 @@ from datetime import date
 import attrs
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from pi_hermes_memory.domain.memory.model import Target
 from pi_hermes_memory.domain.memory.scope import SessionScope
@@ -212,3 +212,25 @@ def test_the_hard_minimum_judges_only_rows_the_dense_floor_alone_admitted() -> N
     # below 0.35; the FTS hit passed the keyword floor and keeps its place
     assert set(found) == {"strong-dense", "weak-keyword"}
     assert "weak-dense" in dict(run([], cosines, PLAIN))  # without the stage it is kept
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    cosines=st.lists(st.floats(min_value=-0.2, max_value=1.0), min_size=1, max_size=12),
+    keyword=st.dictionaries(st.integers(0, 11), st.floats(min_value=0.0, max_value=1.0)),
+)
+def test_every_result_passed_a_floor_and_results_read_best_first(
+    cosines: list[float], keyword: dict[int, float]
+) -> None:
+    by_id = {f"r{n}": c for n, c in enumerate(cosines)}
+    fts = [hit(f"r{n}", s) for n, s in keyword.items() if n < len(cosines)]
+    cal = vectors(by_id).calibration(z_floor=4.5, z_full=8.5)
+    assert cal is not None
+    passed = {i for i, c in by_id.items() if c > cal.floor} | {h.id for h in fts}
+    for chosen in (PLAIN, HybridSettings(profiles={})):
+        found = run(fts, by_id, chosen)
+        assert {i for i, _ in found} <= passed
+        scores = [s for _, s in found]
+        assert all(0.0 <= s <= 1.0 for s in scores) and scores == sorted(scores, reverse=True)
+    # without stages no row is dropped: the best `limit` of those that passed
+    assert len(run(fts, by_id, PLAIN)) == min(len(passed), QUERY.limit)
