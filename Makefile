@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 FUZZ_SECONDS ?= 60
 DATA ?= ../shared/data/locomo-dev.json
 
-.PHONY: dev dev-postgres pg bench-postgres test check unit lint adr-index typecheck fuzz bench bench-sessions bench-retrieval bench-scanner bench-server bench-recall bench-knowledge wheel-test clean
+.PHONY: dev dev-postgres pg bench-postgres test check unit lint adr-index typecheck fuzz bench bench-sessions bench-retrieval bench-scanner bench-server bench-recall bench-false-recall bench-knowledge wheel-test clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -81,6 +81,9 @@ bench-server: dev
 
 bench-recall: dev
 	$(BIN)/python -m tests.bench.recall $(RECALL_ARGS)
+
+bench-false-recall: dev
+	$(BIN)/python -m tests.bench.false_recall --data $(DATA) $(FALSE_RECALL_ARGS)
 
 bench-knowledge: dev
 	$(BIN)/python -m tests.bench.knowledge $(KNOWLEDGE_ARGS)

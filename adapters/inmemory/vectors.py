@@ -46,6 +46,8 @@ class InMemoryVectorStore:
     def __init__(self, storage: InMemoryStorage) -> None:
         self._storage = storage
         self._stored: dict[str, _Stored] = {}
+        #: model id -> (background sample digest, its vectors)
+        self._background: dict[str, tuple[str, NDArray[np.float32]]] = {}
         self._lock = threading.Lock()
 
     def _current(
@@ -111,6 +113,28 @@ class InMemoryVectorStore:
                 self._stored[entry_id] = _Stored(model_id, text, frozen)
                 stored += 1
         return stored
+
+    def background(
+        self, model_id: str, sample: str, *, dimension: int | None = None
+    ) -> NDArray[np.float32] | None:
+        stored = self._background.get(model_id)
+        if stored is None or stored[0] != sample:
+            return None
+        if dimension is not None and stored[1].shape[1] != dimension:
+            return None
+        return stored[1]
+
+    def put_background(self, model_id: str, sample: str, vectors: NDArray[np.float32]) -> None:
+        matrix = np.array(vectors, dtype=np.float32)
+        if matrix.ndim != 2 or matrix.shape[0] == 0 or matrix.shape[1] == 0:
+            raise ValueError(
+                f"background vectors must be a non-empty (n, d) matrix; got {matrix.shape}"
+            )
+        if not np.isfinite(matrix).all():
+            raise ValueError("background vectors must be finite")
+        matrix.setflags(write=False)
+        with self._lock:
+            self._background[model_id] = (sample, matrix)
 
     def vectors(
         self, ids: Iterable[str], model_id: str, *, dimension: int | None = None

@@ -14,7 +14,7 @@ from typing import Any
 
 from pi_hermes_memory.errors import StorageFailed
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 #: pg_advisory_lock key held while migrating (an arbitrary constant: "phm-schema")
 _MIGRATION_LOCK = 0x70686D2D736368
 
@@ -243,6 +243,16 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE TRIGGER memories_changes_deleted AFTER DELETE ON memories
         REFERENCING OLD TABLE AS old_rows
         FOR EACH STATEMENT EXECUTE FUNCTION memories_changes_deleted();
+    """,
+    # the dense relevance floor (ADR 0069): the background sample's vectors per embedding
+    # model, as SQLite's schema 8
+    """
+    CREATE TABLE embedding_background (
+        model_id TEXT COLLATE "C" PRIMARY KEY,
+        sample TEXT NOT NULL,
+        dimension INTEGER NOT NULL CHECK (dimension > 0),
+        vectors BYTEA NOT NULL
+    );
     """,
 )
 

@@ -23,7 +23,12 @@ import numpy as np
 from numpy.typing import NDArray
 from pi_hermes_memory.adapters.postgres.search import pg_scope
 from pi_hermes_memory.adapters.postgres.storage import PgStorage
-from pi_hermes_memory.adapters.sqlite.vectors import from_blob, to_blob
+from pi_hermes_memory.adapters.sqlite.vectors import (
+    background_blob,
+    background_matrix,
+    from_blob,
+    to_blob,
+)
 from pi_hermes_memory.ports.vectors import VectorScope
 
 _CACHED_SCOPES = 8
@@ -150,6 +155,28 @@ class PgVectorStore:
                 )
                 stored += cur.rowcount
         return stored
+
+    def background(
+        self, model_id: str, sample: str, *, dimension: int | None = None
+    ) -> NDArray[np.float32] | None:
+        with self._storage.read() as conn:
+            row = conn.execute(
+                "SELECT dimension, vectors FROM embedding_background "
+                "WHERE model_id = %s AND sample = %s",
+                (model_id, sample),
+            ).fetchone()
+        return None if row is None else background_matrix(int(row[0]), bytes(row[1]), dimension)
+
+    def put_background(self, model_id: str, sample: str, vectors: NDArray[np.float32]) -> None:
+        width, blob = background_blob(vectors)
+        with self._storage.writing() as conn:
+            conn.execute(
+                "INSERT INTO embedding_background (model_id, sample, dimension, vectors) "
+                "VALUES (%s, %s, %s, %s) ON CONFLICT (model_id) DO UPDATE SET "
+                "sample = excluded.sample, dimension = excluded.dimension, "
+                "vectors = excluded.vectors",
+                (model_id, sample, width, blob),
+            )
 
     def vectors(
         self, ids: Iterable[str], model_id: str, *, dimension: int | None = None

@@ -271,6 +271,18 @@ MIGRATIONS: tuple[str, ...] = (
         ON memories (target, project, namespace, superseded_by, flagged, embedding_model, id);
     DROP INDEX IF EXISTS memories_vector_scope;
     """,
+    # 8: the dense relevance floor (ADR 0069). The vectors an embedding model gave the fixed
+    # background sample (domain/search/background.py), one row per model: `sample` is the
+    # sample's digest (a new sample replaces the row), `vectors` the (n, dimension) matrix as
+    # little-endian float32. A cache like the row vectors: losing it costs one embedding call.
+    """
+    CREATE TABLE IF NOT EXISTS embedding_background (
+        model_id TEXT PRIMARY KEY,
+        sample TEXT NOT NULL,
+        dimension INTEGER NOT NULL CHECK (dimension > 0),
+        vectors BLOB NOT NULL
+    );
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

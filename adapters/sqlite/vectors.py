@@ -33,7 +33,13 @@ from pi_hermes_memory.adapters.sqlite.search import scope_sql
 from pi_hermes_memory.adapters.sqlite.storage import SqliteStorage
 from pi_hermes_memory.ports.vectors import VectorScope
 
-__all__ = ["SqliteVectorStore", "from_blob", "to_blob"]
+__all__ = [
+    "SqliteVectorStore",
+    "background_blob",
+    "background_matrix",
+    "from_blob",
+    "to_blob",
+]
 
 _LE_FLOAT32: Final = np.dtype("<f4")
 _CACHED_SCOPES: Final = 8
@@ -57,6 +63,30 @@ def to_blob(vector: NDArray[Any]) -> bytes:
 def from_blob(blob: bytes) -> NDArray[np.float32]:
     """The vector of a BLOB written by `to_blob` (native float32, a fresh array)."""
     return np.frombuffer(blob, dtype=_LE_FLOAT32).astype(np.float32)
+
+
+def background_blob(vectors: NDArray[Any]) -> tuple[int, bytes]:
+    """(dimension, bytes) of a background sample's (n, dimension) matrix; a matrix that is
+    not 2-D, empty or not finite raises ValueError (nothing is stored then)."""
+    matrix = np.asarray(vectors, dtype=np.float32)
+    if matrix.ndim != 2 or matrix.shape[0] == 0 or matrix.shape[1] == 0:
+        raise ValueError(
+            f"background vectors must be a non-empty (n, d) matrix; got {matrix.shape}"
+        )
+    if not np.isfinite(matrix).all():
+        raise ValueError("background vectors must be finite")
+    return int(matrix.shape[1]), np.ascontiguousarray(matrix, dtype=_LE_FLOAT32).tobytes()
+
+
+def background_matrix(
+    stored_dimension: int, blob: bytes, dimension: int | None
+) -> NDArray[np.float32] | None:
+    """The matrix `background_blob` encoded, or None when it does not fit `dimension`."""
+    if dimension is not None and stored_dimension != dimension:
+        return None
+    if stored_dimension < 1 or len(blob) % (4 * stored_dimension) != 0 or not blob:
+        return None
+    return from_blob(blob).reshape(-1, stored_dimension)
 
 
 def _token(conn: Any) -> tuple[int, int]:
@@ -264,6 +294,28 @@ class SqliteVectorStore:
                 )
                 stored += conn.changes()
         return stored
+
+    def background(
+        self, model_id: str, sample: str, *, dimension: int | None = None
+    ) -> NDArray[np.float32] | None:
+        with self._storage.read() as conn:
+            row = conn.execute(
+                "SELECT dimension, vectors FROM embedding_background "
+                "WHERE model_id = ? AND sample = ?",
+                (model_id, sample),
+            ).fetchone()
+        return None if row is None else background_matrix(int(row[0]), bytes(row[1]), dimension)
+
+    def put_background(self, model_id: str, sample: str, vectors: NDArray[np.float32]) -> None:
+        width, blob = background_blob(vectors)
+        with self._storage.transaction():
+            self._storage.connection.execute(
+                "INSERT INTO embedding_background (model_id, sample, dimension, vectors) "
+                "VALUES (?, ?, ?, ?) ON CONFLICT (model_id) DO UPDATE SET "
+                "sample = excluded.sample, dimension = excluded.dimension, "
+                "vectors = excluded.vectors",
+                (model_id, sample, width, blob),
+            )
 
     def vectors(
         self, ids: Iterable[str], model_id: str, *, dimension: int | None = None

@@ -318,6 +318,20 @@ class VectorStore(Protocol):
         the matrix."""
         ...
 
+    def background(
+        self, model_id: str, sample: str, *, dimension: int | None = None
+    ) -> NDArray[np.float32] | None:
+        """The (n, dimension) vectors of the background sample `sample` (its digest) that
+        `model_id` made (ADR 0069), or None when none are stored for that model and sample
+        (or they have another dimension than `dimension`, when given)."""
+        ...
+
+    def put_background(self, model_id: str, sample: str, vectors: NDArray[np.float32]) -> None:
+        """Store the background sample's vectors for `model_id`, replacing what was stored
+        for that model (another sample's or another dimension's). One short write
+        transaction; never called under the store lock."""
+        ...
+
 
 class SessionSource(Protocol):
     """Where session files come from (default: the Pi sessions tree, ADR 0020). Paths are

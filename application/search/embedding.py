@@ -24,6 +24,13 @@ from pi_hermes_memory.domain.memory.decide import Decision
 from pi_hermes_memory.domain.memory.events import MemoryAdded, MemoryReplaced
 from pi_hermes_memory.domain.memory.model import Target, clean_entry_text
 from pi_hermes_memory.domain.memory.scope import SessionScope
+from pi_hermes_memory.domain.search.background import (
+    BACKGROUND,
+    BACKGROUND_DIGEST,
+    Z_FLOOR,
+    Z_FULL,
+    Calibration,
+)
 from pi_hermes_memory.errors import EmbeddingFailed, InvalidArgument
 from pi_hermes_memory.log import library_logger
 from pi_hermes_memory.ports.search import ScopeClause
@@ -73,6 +80,19 @@ class SearchVectors:
     matrix: Matrix  # shape (len(ids), d)
     #: id -> row of `matrix`; built on first use (shared while the candidates are unchanged)
     index: Mapping[str, int] | None = None
+    #: the background sample's unit vectors under the same model (ADR 0069); None when they
+    #: could not be computed (the provider failed)
+    background: Matrix | None = None
+
+    def calibration(
+        self, *, z_floor: float = Z_FLOOR, z_full: float = Z_FULL
+    ) -> Calibration | None:
+        """What unrelated text looks like to this query (its cosines with the background
+        sample); None without a background."""
+        if self.background is None or self.background.shape[0] < 2:
+            return None
+        cosines = np.clip(self.background @ self.query, -1.0, 1.0)
+        return Calibration.of([float(c) for c in cosines], z_floor=z_floor, z_full=z_full)
 
     def positions(self) -> Mapping[str, int]:
         """The row of each id in `matrix`."""
@@ -114,6 +134,8 @@ class EmbeddingService:
         self._on_close = on_close
         self._monotonic = monotonic
         self._positions: tuple[tuple[str, ...], dict[str, int]] = ((), {})
+        #: the background sample's vectors once read or computed (per service: one model)
+        self._background: Matrix | None = None
 
     @property
     def model_id(self) -> str:
@@ -190,6 +212,40 @@ class EmbeddingService:
             return 0
         return self.embed_rows(rows)
 
+    def background(self) -> Matrix | None:
+        """The unit vectors of the background sample (`BACKGROUND`, embedded as passages)
+        under this model: read from the vector store, else embedded once and stored there
+        (keyed by model id and the sample's digest, so a new model or a new sample is
+        embedded again). None when the provider fails (logged; the next search retries). A
+        store without background storage (a custom store written before ADR 0069) keeps
+        them in this process only."""
+        if self._background is not None:
+            return self._background
+        dimension = self.dimension
+        reader = getattr(self._store, "background", None)
+        if reader is not None:
+            try:
+                found = reader(self.model_id, BACKGROUND_DIGEST, dimension=dimension)
+            except Exception as exc:
+                self._log.warning("embedding.background_failed", error=type(exc).__name__)
+                found = None
+            if found is not None and found.shape[0] == len(BACKGROUND):
+                norms = np.linalg.norm(np.asarray(found, dtype=np.float64), axis=1)
+                if np.isfinite(found).all() and (norms > 0).all():
+                    self._background = _unit_rows(found)
+                    return self._background
+        vectors = self.try_embed(list(BACKGROUND), "passage")
+        if vectors is None:
+            return None
+        writer = getattr(self._store, "put_background", None)
+        if writer is not None:
+            try:
+                writer(self.model_id, BACKGROUND_DIGEST, vectors)
+            except Exception as exc:  # a cache: the next process embeds it again
+                self._log.warning("embedding.background_store_failed", error=type(exc).__name__)
+        self._background = vectors
+        return vectors
+
     def candidates(self, scope: VectorScope) -> tuple[tuple[str, ...], Matrix]:
         """Ids and unit-vector matrix of the in-scope rows with a current vector."""
         return self._store.candidates(scope, self.model_id, dimension=self.dimension)
@@ -219,7 +275,12 @@ class EmbeddingService:
             return None
         if self._positions[0] is not ids:  # the store hands back the same tuple while unchanged
             self._positions = (ids, {item: i for i, item in enumerate(ids)})
-        return SearchVectors(query=query, ids=ids, matrix=matrix, index=self._positions[1])
+        background = self.background() if ids else None
+        if background is not None and background.shape[1] != query.shape[0]:
+            background = None
+        return SearchVectors(
+            query=query, ids=ids, matrix=matrix, index=self._positions[1], background=background
+        )
 
     def cosines(
         self,

@@ -1,25 +1,29 @@
-"""Hybrid memory_search: the FTS ranking and the cosine ranking fused, then the scoring stages.
+"""Hybrid memory_search: FTS hits and cosine hits that passed a relevance floor, one score.
 
 `SearchService` calls `hybrid_hits` when an embedder is configured and the query could be
 embedded; otherwise the search is FTS-only and returns the index's ranking unchanged (so a
 provider failure degrades to exactly the results search gives with embeddings off).
 
-The flow (ADR 0018, ADR 0019):
+The flow (ADR 0018, ADR 0019, ADR 0069):
 
-1. the FTS hits (the index's best `max(limit, fts_depth)` rows, scope applied in SQL) and the
-   cosine ranking of the in-scope candidate matrix (`depth` best rows; the matrix holds
-   in-scope rows only);
-2. weighted RRF (`Fusion`), the dense weight and MMR threshold chosen per embedder
-   (`EmbedderProfile`; benchmarked models in `BENCHMARKED_PROFILES`, any other model gets
-   `HybridSettings.fusion` and `.pipeline`);
-3. the rows only the cosine ranking found are read through `SearchIndex.rows`, which applies
+1. the FTS hits (the index's best `max(limit, fts_depth)` rows, scope applied in SQL): each
+   carries a keyword relevance in [0, 1] and has passed the keyword floor (the score
+   contract of issue 27);
+2. the cosine of every in-scope row with the query, turned into a dense relevance in [0, 1]
+   by the query's background calibration (`domain/search/background.py`: a row must be
+   clearly closer to the query than generic text is; `dense_relevance`), or by the explicit
+   `retrieval.minCosine` when configured; the `depth` best rows above 0 pass the dense floor;
+3. candidates = the rows that passed at least one floor; each scores `fused_score`: its larger
+   relevance plus `both_bonus` times the smaller. Rank fusion (RRF) is no longer used here:
+   its number says where a row ranked, not whether it is relevant (ADR 0069 has the
+   measurement);
+4. the rows only the cosine ranking found are read through `SearchIndex.rows`, which applies
    the query's scope predicate again;
-4. when FTS found nothing, only rows whose cosine reaches the embedder's relevance floor
-   (`EmbedderProfile.min_cosine`, `HybridSettings.min_cosine`; ADR 0027) take part, so an
-   unrelated query answers nothing;
 5. the scoring `Pipeline` (rerank only when a reranker is configured, then recency,
-   importance, length, time decay, hard minimum, MMR);
-6. the best `limit` rows, with the pipeline's score.
+   importance, length, time decay, hard minimum (on the rows only the dense floor admitted),
+   MMR);
+6. the best `limit` rows, each shown with its pipeline score clipped to [0, 1] and never above
+   the row before it (`shown_scores`): best first by the shown score.
 """
 
 from __future__ import annotations
@@ -29,10 +33,12 @@ from datetime import date
 from typing import TYPE_CHECKING, Any, Final
 
 import attrs
+from pi_hermes_memory.domain.search.background import Z_FLOOR, Z_FULL, Calibration
 from pi_hermes_memory.errors import InvalidArgument
 from pi_hermes_memory.ports.vectors import BACKFILL_LIMIT, VectorScope
 from pi_hermes_memory.search.retrieval import (
     MMR_THRESHOLD,
+    Candidate,
     Fusion,
     Pipeline,
     Reranker,
@@ -56,6 +62,11 @@ RERANK_TOP_N: Final = 20
 #: ranking's, so a row found by cosine only enters below the FTS rows of twice its rank
 #: (ADR 0019).
 DEFAULT_DENSE_WEIGHT: Final = 0.5
+#: A candidate found by both FTS and the cosine ranking scores its larger relevance plus this
+#: share of the smaller (ADR 0069).
+BOTH_BONUS: Final = 0.5
+#: The least relevance a hit that passed a floor is given (so it is never shown as 0).
+MIN_PASSED: Final = 0.01
 
 
 def _depth(_: Any, attribute: attrs.Attribute[Any], value: int) -> None:
@@ -82,8 +93,8 @@ class EmbedderProfile:
 
     dense_weight: float = attrs.field(validator=_unit)
     mmr_threshold: float = attrs.field(default=MMR_THRESHOLD, validator=_unit)
-    #: the relevance floor: when no query word matches any row, a row takes part only with
-    #: at least this cosine; None = no floor (ADR 0027)
+    #: a fixed cosine floor (ADR 0027), used only where no background calibration is at hand
+    #: (knowledge search; memory search when the background could not be embedded, ADR 0069)
     min_cosine: float | None = attrs.field(default=None, validator=_optional_unit)
 
 
@@ -120,15 +131,40 @@ class HybridSettings:
 
     pipeline: Pipeline = attrs.field(factory=Pipeline)
     rerank_top_n: int = attrs.field(default=RERANK_TOP_N, validator=_depth)
-    #: the relevance floor for embedders without a profile (`retrieval.minCosine`); None =
-    #: none, since a floor depends on the model's cosine scale (ADR 0027)
+    #: an explicit dense floor (`retrieval.minCosine`): when set, a row passes the dense floor
+    #: with this cosine, for every embedder, instead of the background calibration (ADR 0069)
     min_cosine: float | None = attrs.field(default=None, validator=_optional_unit)
+    #: the calibrated dense floor: background standard deviations above the background's mean
+    #: a cosine needs to pass (and to count as fully relevant) (ADR 0069)
+    z_floor: float = Z_FLOOR
+    z_full: float = Z_FULL
+    #: the share of a candidate's smaller relevance added when both rankings found it
+    both_bonus: float = attrs.field(default=BOTH_BONUS, validator=_unit)
+
+    def __attrs_post_init__(self) -> None:
+        if not (
+            isinstance(self.z_floor, int | float)
+            and isinstance(self.z_full, int | float)
+            and not isinstance(self.z_floor, bool)
+            and 0 <= self.z_floor < self.z_full < 1000
+        ):
+            raise InvalidArgument(
+                f"z_floor and z_full must be numbers with 0 <= z_floor < z_full; got "
+                f"{self.z_floor!r}, {self.z_full!r}"
+            )
 
     def floor_for(self, model_id: str) -> float | None:
-        """The least cosine a row needs when the query matches no row through FTS (see
-        `hybrid_hits`)."""
+        """A fixed cosine floor for `model_id`: the explicit `min_cosine` when set, else the
+        embedder profile's (used where no background calibration is at hand: knowledge
+        search, and memory search when the background could not be embedded)."""
+        if self.min_cosine is not None:
+            return self.min_cosine
+        return self.fallback_floor(model_id)
+
+    def fallback_floor(self, model_id: str) -> float | None:
+        """The profile's fixed cosine floor (ADR 0027), None without a profile."""
         profile = self.profile(model_id)
-        return self.min_cosine if profile is None else profile.min_cosine
+        return None if profile is None else profile.min_cosine
 
     def profile(self, model_id: str) -> EmbedderProfile | None:
         found = self.profiles.get(model_id)
@@ -183,6 +219,36 @@ def ranked_hits(
     )
 
 
+def dense_relevance(
+    cosines: Any, calibration: Calibration | None, explicit_floor: float | None
+) -> Any:
+    """Each cosine's dense relevance in [0, 1] (numpy in, numpy out), 0 = did not pass the
+    dense floor. With `explicit_floor` (`retrieval.minCosine`): `(cos − floor) / (1 − floor)`
+    above it (at least `MIN_PASSED`, so a cosine at the floor still passes), 0 below. Else the
+    background calibration (`Calibration.relevance`); without one (the background could not
+    be embedded) nothing passes."""
+    import numpy as np
+
+    values = np.asarray(cosines, dtype=np.float64)
+    if explicit_floor is not None:
+        span = max(1.0 - explicit_floor, 1e-9)
+        scaled = np.clip((values - explicit_floor) / span, MIN_PASSED, 1.0)
+        return np.where(values >= explicit_floor, scaled, 0.0)
+    if calibration is None:
+        return np.zeros_like(values)
+    z = (values - calibration.mean) / calibration.spread
+    share = (z - calibration.z_floor) / (calibration.z_full - calibration.z_floor)
+    return np.where(values > calibration.floor, np.clip(share, MIN_PASSED, 1.0), 0.0)
+
+
+def fused_score(keyword: float, dense: float, both_bonus: float) -> float:
+    """A candidate's relevance from its keyword relevance (0 when FTS did not find it) and its
+    dense relevance (0 when it did not pass the dense floor): the larger, plus `both_bonus`
+    times the smaller (found by both), at most 1."""
+    high, low = (keyword, dense) if keyword >= dense else (dense, keyword)
+    return min(1.0, high + both_bonus * low)
+
+
 def hybrid_hits(
     query: SearchQuery,
     fts_hits: Sequence[SearchHit],
@@ -196,23 +262,35 @@ def hybrid_hits(
     logger: Any = None,
     importance_of: Callable[[SearchHit], float | None] | None = None,
 ) -> list[SearchHit]:
-    """The best `query.limit` rows of the fused and scored rankings (see the module).
+    """The best `query.limit` rows of the fused and scored candidates (see the module).
     `importance_of`: a row's stored importance (ADR 0045), None for the default."""
     import numpy as np
 
     scores = np.clip(vectors.cosines(), -1.0, 1.0)  # one pass over the candidate matrix
-    dense = top_scores(vectors.ids, scores, limit=settings.depth)
-    fusion = settings.fusion_for(model_id)
-    floor = settings.floor_for(model_id)
-    if floor is not None and not fts_hits:
-        # No query word matched any row: only a cosine above what unrelated queries reach
-        # makes a row relevant. Without the floor every query answers with the nearest rows,
-        # however unrelated (ADR 0027: measured, this gate costs no recall, while a floor on
-        # every cosine-only row also cut rows that questions sharing a word still needed).
-        dense = [(item, score) for item, score in dense if score >= floor]
-        if not dense:
-            return []
-    fused = fusion.fuse([h.id for h in fts_hits], dense)[: settings.depth]
+    explicit = settings.min_cosine
+    calibration = (
+        None
+        if explicit is not None
+        else vectors.calibration(z_floor=settings.z_floor, z_full=settings.z_full)
+    )
+    if explicit is None and calibration is None:
+        explicit = settings.fallback_floor(model_id)  # no background: the profile's floor
+    relevance = dense_relevance(scores, calibration, explicit)
+    dense: list[tuple[str, float]] = []
+    if settings.fusion_for(model_id).dense_weight > 0:  # weight 0: FTS-only
+        dense = top_scores(vectors.ids, relevance, limit=settings.depth, min_cosine=MIN_PASSED)
+    base: dict[str, float] = {}
+    keyword: dict[str, float] = {}
+    for hit in fts_hits:  # every FTS hit passed the keyword floor (the score contract)
+        keyword.setdefault(hit.id, min(1.0, max(0.0, float(hit.score))))
+    dense_of = dict(dense)
+    for item in dict.fromkeys([*keyword, *dense_of]):
+        base[item] = fused_score(
+            keyword.get(item, 0.0), dense_of.get(item, 0.0), settings.both_bonus
+        )
+    if not base:
+        return []
+    fused = sorted(base.items(), key=lambda pair: -pair[1])[: max(settings.depth, len(keyword))]
     rows: dict[str, SearchHit] = {h.id: h for h in fts_hits}
     wanted = [item for item, _ in fused if item not in rows]
     if wanted:
@@ -234,13 +312,18 @@ def hybrid_hits(
             weight = None if row is None else importance_of(row)
             if weight is not None:
                 weights[item] = weight
-    candidates = build_candidates(
-        fused,
-        rows,
-        cosines=cosines,
-        importance=weights,
-        default_importance=pipeline.default_importance,
-    )
+    # The hard minimum judges the rows that only the dense floor let in: an FTS hit has
+    # passed the keyword floor inside the index (the score contract), its gate
+    candidates = [
+        c if c.id in keyword else c.rescored(c.score, relevance=c.fused)
+        for c in build_candidates(
+            fused,
+            rows,
+            cosines=cosines,
+            importance=weights,
+            default_importance=pipeline.default_importance,
+        )
+    ]
     rerank_scores = None
     if pipeline.enabled(Stage.RERANK):
         if reranker is None:
@@ -250,16 +333,40 @@ def hybrid_hits(
                 reranker, query.text, candidates, top_n=settings.rerank_top_n, logger=logger
             )
     ranked = pipeline.run(candidates, now=now, rerank_scores=rerank_scores, vectors=row_vectors)
-    return [attrs.evolve(rows[c.id], score=c.score) for c in ranked[: query.limit]]
+    best = 1.0 + (pipeline.recency_weight if pipeline.enabled(Stage.RECENCY) else 0.0)
+    shown = shown_scores(ranked[: query.limit], best=best)
+    return [attrs.evolve(rows[c.id], score=s) for c, s in shown]
+
+
+def shown_scores(
+    ranked: Sequence[Candidate], *, best: float = 1.0
+) -> list[tuple[Candidate, float]]:
+    """The scores shown for the pipeline's final order: each divided by `best` (the highest
+    score the pipeline can give: 1 + the recency boost's weight, the other stages only
+    multiply by factors <= 1), clipped to [0, 1] and never above the one before it (MMR
+    defers a near-copy below rows it outscored: it is shown at the score of the row it now
+    follows), so the results read best first by their score."""
+    out: list[tuple[Candidate, float]] = []
+    ceiling = 1.0
+    for candidate in ranked:
+        score = min(ceiling, max(0.0, candidate.score / best))
+        out.append((candidate, score))
+        ceiling = score
+    return out
 
 
 __all__ = [
     "BENCHMARKED_PROFILES",
+    "BOTH_BONUS",
     "DEFAULT_DENSE_WEIGHT",
     "FUSION_DEPTH",
+    "MIN_PASSED",
     "RERANK_TOP_N",
     "EmbedderProfile",
     "HybridSettings",
+    "dense_relevance",
+    "fused_score",
     "hybrid_hits",
     "ranked_hits",
+    "shown_scores",
 ]

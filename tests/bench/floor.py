@@ -1,4 +1,6 @@
-"""Calibrating the hybrid relevance floor of an embedder (ADR 0027).
+"""Calibrating a fixed hybrid relevance floor of an embedder (ADR 0027; since ADR 0069 the
+default floor is the background calibration and a fixed floor is the explicit
+`retrieval.minCosine`, applied to every row the cosine ranking finds).
 
     python -m tests.bench.floor [--data PATH] [--floors 0.8 0.82 ...] [--samples N]
 
@@ -112,22 +114,16 @@ def floor_factories(
     embedder: Embedder, floors: Sequence[float], seen: Unrelated
 ) -> dict[str, RetrieverFactory]:
     cached = QueryCache(embedder)
-    model = embedder.model_id
     default = HybridSettings()
-    profile = default.profile(model)
     out: dict[str, RetrieverFactory] = {"fts": fts_retriever}  # type: ignore[dict-item]
-    variants: dict[str, HybridSettings] = {}
-    if profile is not None:
-        variants["hybrid (default)"] = default
-        none = {model: attrs.evolve(profile, min_cosine=None)}
-        variants["hybrid no floor"] = attrs.evolve(default, profiles=none)
-        for floor in floors:
-            profiles = {model: attrs.evolve(profile, min_cosine=floor)}
-            variants[f"hybrid floor {floor:.2f}"] = attrs.evolve(default, profiles=profiles)
-    else:
-        variants["hybrid no floor"] = attrs.evolve(default, min_cosine=None)
-        for floor in floors:
-            variants[f"hybrid floor {floor:.2f}"] = attrs.evolve(default, min_cosine=floor)
+    # Since ADR 0069 a fixed cosine floor is the explicit `retrieval.minCosine` (it then
+    # replaces the background calibration for every dense hit); 0 admits every cosine >= 0.
+    variants: dict[str, HybridSettings] = {
+        "hybrid (default)": default,
+        "hybrid no floor": attrs.evolve(default, min_cosine=0.0),
+    }
+    for floor in floors:
+        variants[f"hybrid floor {floor:.2f}"] = attrs.evolve(default, min_cosine=floor)
     for name, settings in variants.items():
         out[name] = hybrid_factory(cached, settings)
 

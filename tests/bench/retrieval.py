@@ -54,6 +54,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 import tempfile
@@ -530,6 +531,11 @@ def local_embedder() -> tuple[Embedder | None, str]:
     try:
         from pi_hermes_memory.adapters.providers.local_embedder import LocalEmbedder
 
+        cache = os.environ.get("PI_HERMES_BENCH_VECTOR_CACHE")
+        if cache:  # vectors kept on disk between runs (tests.bench.vector_cache)
+            from tests.bench.vector_cache import DiskCachedEmbedder
+
+            return DiskCachedEmbedder(LocalEmbedder(), Path(cache)), ""
         return LocalEmbedder(), ""
     except ImportError as exc:
         return None, str(exc).splitlines()[0] if str(exc) else type(exc).__name__

@@ -17,6 +17,7 @@ class RowsVectorStore:
 
     def __init__(self, rows: MemoryRows) -> None:
         self._rows = rows
+        self._background: dict[str, tuple[str, NDArray[np.float32]]] = {}
         self._stored: dict[str, tuple[str, str, NDArray[np.float32]]] = {}
         self.calls = 0  # how often the store was used (the integration test checks it)
 
@@ -82,6 +83,22 @@ class RowsVectorStore:
             if vector is not None:
                 found[entry_id] = vector
         return found
+
+    def background(
+        self, model_id: str, sample: str, *, dimension: int | None = None
+    ) -> NDArray[np.float32] | None:
+        stored = self._background.get(model_id)
+        if stored is None or stored[0] != sample:
+            return None
+        if dimension is not None and stored[1].shape[1] != dimension:
+            return None
+        return stored[1]
+
+    def put_background(self, model_id: str, sample: str, vectors: NDArray[np.float32]) -> None:
+        matrix = np.array(vectors, dtype=np.float32)
+        if matrix.ndim != 2 or 0 in matrix.shape or not np.isfinite(matrix).all():
+            raise ValueError(f"background vectors must be a finite (n, d) matrix: {matrix.shape}")
+        self._background[model_id] = (sample, matrix)
 
     def candidates(
         self, scope: VectorScope, model_id: str, *, dimension: int | None = None

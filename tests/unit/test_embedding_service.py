@@ -15,6 +15,7 @@ from pi_hermes_memory.adapters.inmemory.vectors import InMemoryVectorStore
 from pi_hermes_memory.adapters.markdown.codec import MarkdownFormat
 from pi_hermes_memory.domain.memory.model import Target
 from pi_hermes_memory.domain.memory.scope import SessionScope
+from pi_hermes_memory.domain.search.background import BACKGROUND, BACKGROUND_DIGEST
 from pi_hermes_memory.domain.search.similarity import jaccard, token_set
 from pi_hermes_memory.errors import HermesMemoryError
 from pi_hermes_memory.memory.service import MemoryService
@@ -413,9 +414,52 @@ def test_search_vectors() -> None:
     cosines = dict(zip(found.ids, found.cosines().tolist(), strict=True))
     best = max(cosines, key=lambda i: cosines[i])
     assert best == r.entry_id(PARAPHRASE_A)
-    assert r.embedder.calls[-2][0] == "query"
+    # the query, the backfill, then (once per service) the background sample (ADR 0069)
+    assert ("query", ["prod deployment"]) in r.embedder.calls
+    assert r.embedder.calls[-1] == ("passage", list(BACKGROUND))
+    assert found.background is not None and found.background.shape[0] == len(BACKGROUND)
+    calls = len(r.embedder.calls)
+    again = r.embeddings.search_vectors(EVERY, "prod deployment")
+    assert again is not None and again.background is found.background
+    assert len(r.embedder.calls) == calls + 1  # the query only
     r.embedder.fail = True
     assert r.embeddings.search_vectors(EVERY, "anything") is None
+
+
+def test_the_background_is_stored_with_the_vectors_and_read_back() -> None:
+    r = rig()
+    r.memory.add(PARAPHRASE_A)
+    assert r.embeddings.search_vectors(EVERY, "prod deployment") is not None
+    stored = r.store.background(r.embedder.model_id, BACKGROUND_DIGEST)
+    assert stored is not None and stored.shape[0] == len(BACKGROUND)
+    fresh = EmbeddingService(embedder=r.embedder, store=r.store)  # another process, same file
+    calls = len(r.embedder.calls)
+    found = fresh.search_vectors(EVERY, "prod deployment")
+    assert found is not None and found.background is not None
+    assert r.embedder.calls[calls:] == [("query", ["prod deployment"])]  # not embedded again
+    np.testing.assert_allclose(found.background, stored, atol=1e-6)
+
+
+def test_a_new_model_embeds_the_background_again() -> None:
+    r = rig()
+    r.memory.add(PARAPHRASE_A)
+    assert r.embeddings.search_vectors(EVERY, "prod deployment") is not None
+    r.embedder.model_id = "openai-compatible/new-model"
+    fresh = EmbeddingService(embedder=r.embedder, store=r.store)
+    assert fresh.search_vectors(EVERY, "prod deployment") is not None
+    assert r.embedder.calls[-1] == ("passage", list(BACKGROUND))
+    assert r.store.background("openai-compatible/new-model", BACKGROUND_DIGEST) is not None
+
+
+def test_a_failed_background_leaves_no_calibration_and_is_retried() -> None:
+    r = rig()
+    r.memory.add(PARAPHRASE_A)
+    r.embedder.fail_texts = {BACKGROUND[0]}
+    found = r.embeddings.search_vectors(EVERY, "prod deployment")
+    assert found is not None and found.background is None and found.calibration() is None
+    r.embedder.fail_texts = set()
+    again = r.embeddings.search_vectors(EVERY, "prod deployment")
+    assert again is not None and again.calibration() is not None
 
 
 def test_query_vector_is_unit_length() -> None:

