@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, Final
 
 import attrs
 import numpy as np
@@ -22,7 +22,12 @@ from numpy.typing import NDArray
 from pi_hermes_memory.domain.memory.commands import AddMemory
 from pi_hermes_memory.domain.memory.decide import Decision
 from pi_hermes_memory.domain.memory.events import MemoryAdded, MemoryReplaced
-from pi_hermes_memory.domain.memory.model import Target, clean_entry_text
+from pi_hermes_memory.domain.memory.model import (
+    FailureCategory,
+    MemoryKind,
+    Target,
+    clean_entry_text,
+)
 from pi_hermes_memory.domain.memory.scope import SessionScope
 from pi_hermes_memory.errors import EmbeddingFailed, InvalidArgument
 from pi_hermes_memory.log import library_logger
@@ -37,10 +42,50 @@ from pi_hermes_memory.ports.vectors import (
     ReembedReport,
     VectorScope,
 )
+from pi_hermes_memory.search.expansion import Expansion
 
-__all__ = ["EmbeddingService", "PreparedWrites", "SearchVectors", "dedup_scope"]
+__all__ = [
+    "PASSAGE_FORMAT",
+    "EmbeddingService",
+    "PreparedWrites",
+    "SearchVectors",
+    "dedup_scope",
+    "passage_text",
+]
 
 Matrix = NDArray[np.float32]
+
+
+#: The version of `passage_text`'s layout; part of the stored vectors' model id once the
+#: multi-field text is the one stored (ADR 0071).
+PASSAGE_FORMAT: Final = "fields1"
+
+#: The words a row's target contributes to its passage text.
+_TARGET_WORDS: Final[Mapping[Target, str]] = {
+    Target.USER: "user",
+    Target.PROJECT: "project",
+    Target.MEMORY: "note",
+    Target.FAILURE: "failure",
+}
+
+
+def passage_text(
+    text: str,
+    *,
+    target: Target,
+    kind: MemoryKind | None = None,
+    category: FailureCategory | None = None,
+) -> str:
+    """The multi-field text of a stored row (ADR 0071): the words of its target, its kind
+    (`other` says nothing) and its failure category, then its text, as in
+    "user preference: Tabs are preferred over spaces". The e5 `passage: ` prefix is the
+    embedder's business, not this function's."""
+    words = [_TARGET_WORDS[target]]
+    if kind is not None and kind is not MemoryKind.OTHER:
+        words.append(kind.value)
+    if category is not None and category.value not in words:
+        words.append(category.value.replace("-", " "))
+    return f"{' '.join(words)}: {text}"
 
 
 def _unit_rows(matrix: NDArray[Any]) -> Matrix:
@@ -107,8 +152,10 @@ class EmbeddingService:
         logger: Any = None,
         on_close: Callable[[], None] | None = None,
         monotonic: Callable[[], float] = time.monotonic,
+        expansion: Expansion | None = None,
     ) -> None:
         self._embedder = embedder
+        self._expansion = expansion
         self._store = store
         self._log = logger or library_logger()
         self._on_close = on_close
@@ -219,6 +266,8 @@ class EmbeddingService:
             return None
         if self._positions[0] is not ids:  # the store hands back the same tuple while unchanged
             self._positions = (ids, {item: i for i, item in enumerate(ids)})
+        if self._expansion is not None and ids:
+            query = self._expansion.apply(query, matrix)
         return SearchVectors(query=query, ids=ids, matrix=matrix, index=self._positions[1])
 
     def cosines(
