@@ -16,7 +16,6 @@ test_local_embedder_prefixes.py are this part's.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pi_hermes_memory
 import pytest
