@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, Final
+from typing import Any
 
 import attrs
 import numpy as np
@@ -22,12 +22,7 @@ from numpy.typing import NDArray
 from pi_hermes_memory.domain.memory.commands import AddMemory
 from pi_hermes_memory.domain.memory.decide import Decision
 from pi_hermes_memory.domain.memory.events import MemoryAdded, MemoryReplaced
-from pi_hermes_memory.domain.memory.model import (
-    FailureCategory,
-    MemoryKind,
-    Target,
-    clean_entry_text,
-)
+from pi_hermes_memory.domain.memory.model import Target, clean_entry_text
 from pi_hermes_memory.domain.memory.scope import SessionScope
 from pi_hermes_memory.errors import EmbeddingFailed, InvalidArgument
 from pi_hermes_memory.log import library_logger
@@ -44,48 +39,9 @@ from pi_hermes_memory.ports.vectors import (
 )
 from pi_hermes_memory.search.expansion import Expansion
 
-__all__ = [
-    "PASSAGE_FORMAT",
-    "EmbeddingService",
-    "PreparedWrites",
-    "SearchVectors",
-    "dedup_scope",
-    "passage_text",
-]
+__all__ = ["EmbeddingService", "PreparedWrites", "SearchVectors", "dedup_scope"]
 
 Matrix = NDArray[np.float32]
-
-
-#: The version of `passage_text`'s layout; part of the stored vectors' model id once the
-#: multi-field text is the one stored (ADR 0071).
-PASSAGE_FORMAT: Final = "fields1"
-
-#: The words a row's target contributes to its passage text.
-_TARGET_WORDS: Final[Mapping[Target, str]] = {
-    Target.USER: "user",
-    Target.PROJECT: "project",
-    Target.MEMORY: "note",
-    Target.FAILURE: "failure",
-}
-
-
-def passage_text(
-    text: str,
-    *,
-    target: Target,
-    kind: MemoryKind | None = None,
-    category: FailureCategory | None = None,
-) -> str:
-    """The multi-field text of a stored row (ADR 0071): the words of its target, its kind
-    (`other` says nothing) and its failure category, then its text, as in
-    "user preference: Tabs are preferred over spaces". The e5 `passage: ` prefix is the
-    embedder's business, not this function's."""
-    words = [_TARGET_WORDS[target]]
-    if kind is not None and kind is not MemoryKind.OTHER:
-        words.append(kind.value)
-    if category is not None and category.value not in words:
-        words.append(category.value.replace("-", " "))
-    return f"{' '.join(words)}: {text}"
 
 
 def _unit_rows(matrix: NDArray[Any]) -> Matrix:
@@ -144,6 +100,10 @@ class PreparedWrites:
 
 
 class EmbeddingService:
+    """`expansion`: Rocchio pseudo-relevance feedback applied to each search's query vector
+    (`search_vectors`); None (the default, ADR 0071: it lowered recall where measured) keeps
+    the embedder's query vector."""
+
     def __init__(
         self,
         *,

@@ -27,14 +27,16 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import attrs
 import numpy as np
 import numpy.typing as npt
 from pi_hermes_memory.adapters.sqlite.vectors import SqliteVectorStore
-from pi_hermes_memory.domain.memory.model import MemoryKind, Target
+from pi_hermes_memory.domain.memory.model import FailureCategory, MemoryKind, Target
 from pi_hermes_memory.ports.search import SearchQuery
-from pi_hermes_memory.search.embedding import EmbeddingService, passage_text
+from pi_hermes_memory.ports.vectors import VectorScope
+from pi_hermes_memory.search.embedding import EmbeddingService
 from pi_hermes_memory.search.expansion import Expansion
-from pi_hermes_memory.search.hybrid import HybridSettings, ranked_hits
+from pi_hermes_memory.search.hybrid import HybridSettings, hybrid_hits, ranked_hits
 
 from tests.bench.retrieval import (
     _BASE_TIME,
@@ -74,6 +76,34 @@ PARAPHRASES: tuple[tuple[str, int], ...] = (
     ("javascript package manager", 1),
     ("how should replies be formatted", 2),
 )
+
+
+#: The words a row's target contributes to its multi-field passage text.
+TARGET_WORDS: Mapping[Target, str] = {
+    Target.USER: "user",
+    Target.PROJECT: "project",
+    Target.MEMORY: "note",
+    Target.FAILURE: "failure",
+}
+
+
+def passage_text(
+    text: str,
+    *,
+    target: Target,
+    kind: MemoryKind | None = None,
+    category: FailureCategory | None = None,
+) -> str:
+    """The multi-field passage text measured here (not adopted, ADR 0071): the words of the
+    row's target, its kind (`other` says nothing) and its failure category before its text,
+    as in "user preference: Tabs are preferred over spaces". The e5 `passage: ` prefix is
+    the engine's, not this function's."""
+    words = [TARGET_WORDS[target]]
+    if kind is not None and kind is not MemoryKind.OTHER:
+        words.append(kind.value)
+    if category is not None and category.value not in words:
+        words.append(category.value.replace("-", " "))
+    return f"{' '.join(words)}: {text}"
 
 
 class DiskCachedEmbedder:
@@ -128,21 +158,30 @@ class DiskCachedEmbedder:
 # --- the variants ------------------------------------------------------------------------------
 
 
-def _unit_passages(store: SampleStore, embedder: Any, labelled: bool) -> npt.NDArray[np.float32]:
-    key = f"para:{embedder.model_id}:{labelled}"
+def _unit_passages(
+    store: SampleStore, embedder: Any, labelled: bool, centred: bool = False
+) -> npt.NDArray[np.float32]:
+    """The sample's passage vectors; `centred`: minus the sample's mean vector, re-normalised
+    (the store's common direction removed: e5 gives any two texts a cosine of ~0.75)."""
+    key = f"para:{embedder.model_id}:{labelled}:{centred}"
     if key not in store.cache:
         texts = [passage_text(t, target=Target.MEMORY) if labelled else t for t in store.texts]
         raw = np.asarray(embedder.embed(texts, kind="passage"), dtype=np.float32)
-        store.cache[key] = _normalised(raw.reshape(len(texts), -1))
-    matrix: npt.NDArray[np.float32] = store.cache[key]
-    return matrix
+        matrix = _normalised(raw.reshape(len(texts), -1))
+        store.cache[key] = _normalised(matrix - matrix.mean(axis=0)) if centred else matrix
+    matrix_: npt.NDArray[np.float32] = store.cache[key]
+    return matrix_
 
 
 def dense_variant(
-    embedder: Any, *, labelled: bool = False, expansion: Expansion | None = None
+    embedder: Any,
+    *,
+    labelled: bool = False,
+    expansion: Expansion | None = None,
+    centred: bool = False,
 ) -> RetrieverFactory:
     def factory(store: SampleStore) -> Retriever:
-        matrix = _unit_passages(store, embedder, labelled)
+        matrix = _unit_passages(store, embedder, labelled, centred)
 
         def retrieve(query: str, k: int) -> list[str]:
             vector = _normalised(np.asarray(embedder.embed([query], kind="query")))[0]
@@ -156,19 +195,23 @@ def dense_variant(
 
 
 def hybrid_variant(
-    embedder: Any, *, labelled: bool = False, expansion: Expansion | None = None
+    embedder: Any,
+    *,
+    labelled: bool = False,
+    expansion: Expansion | None = None,
+    centred: bool = False,
 ) -> RetrieverFactory:
     """memory_search's hybrid ranking (`ranked_hits`) with this variant's stored vectors and
     the `EmbeddingService` expansion setting."""
 
     def factory(store: SampleStore) -> Retriever:
         vector_store = SqliteVectorStore(store.storage)
-        model = f"{embedder.model_id}+labelled" if labelled else str(embedder.model_id)
-        key = f"stored:{model}"
-        if key not in store.cache:
+        key = f"stored:{embedder.model_id}:{labelled}:{centred}"
+        if store.cache.get("stored") != key:  # one variant's vectors in the file at a time
             rows = list(zip(store.unit_ids, store.texts, strict=True))
-            vector_store.put(rows, _unit_passages(store, embedder, labelled), embedder.model_id)
-            store.cache[key] = True
+            matrix = _unit_passages(store, embedder, labelled, centred)
+            vector_store.put(rows, matrix, embedder.model_id)
+            store.cache["stored"] = key
         service = EmbeddingService(embedder=embedder, store=vector_store, expansion=expansion)
 
         def retrieve(query: str, k: int) -> list[str]:
@@ -180,6 +223,47 @@ def hybrid_variant(
                 settings=HybridSettings(),
                 now=_BASE_TIME.date(),
                 backfill=0,
+            )
+            return [hit.id for hit in hits]
+
+        return retrieve
+
+    return factory
+
+
+def keyword_feedback_variant(embedder: Any, *, top: int, weight: float) -> RetrieverFactory:
+    """Hybrid ranking whose query vector is moved towards the vectors of the top `top`
+    keyword (FTS) hits (Rocchio with the other retriever's evidence as feedback)."""
+
+    def factory(store: SampleStore) -> Retriever:
+        vector_store = SqliteVectorStore(store.storage)
+        key = f"stored:{embedder.model_id}:False:False"
+        if store.cache.get("stored") != key:
+            rows = list(zip(store.unit_ids, store.texts, strict=True))
+            vector_store.put(rows, _unit_passages(store, embedder, False), embedder.model_id)
+            store.cache["stored"] = key
+        service = EmbeddingService(embedder=embedder, store=vector_store)
+        settings = HybridSettings()
+
+        def retrieve(query: str, k: int) -> list[str]:
+            search = SearchQuery(text=query, clauses=_MEMORY_CLAUSES, limit=k)
+            fts_hits = store.index.search(search)
+            vectors = service.search_vectors(VectorScope.of(search), query, backfill=0)
+            if vectors is None or not vectors.ids:
+                return [hit.id for hit in fts_hits]
+            positions = vectors.positions()
+            rows = [positions[h.id] for h in fts_hits[:top] if h.id in positions]
+            if rows:
+                moved = vectors.query + weight * vectors.matrix[rows].mean(axis=0)
+                vectors = attrs.evolve(vectors, query=_normalised(moved.reshape(1, -1))[0])
+            hits = hybrid_hits(
+                search,
+                fts_hits,
+                vectors,
+                index=store.index,
+                model_id=service.model_id,
+                settings=settings,
+                now=_BASE_TIME.date(),
             )
             return [hit.id for hit in hits]
 
@@ -201,7 +285,12 @@ def locomo_factories(embedder: Any, quick: bool) -> dict[str, RetrieverFactory]:
     out["dense labelled"] = dense_variant(embedder, labelled=True)
     for name, expansion in EXPANSIONS.items():
         out[f"dense {name}"] = dense_variant(embedder, expansion=expansion)
+    out["dense centred"] = dense_variant(embedder, centred=True)
     out["hybrid"] = hybrid_variant(embedder)
+    out["hybrid centred"] = hybrid_variant(embedder, centred=True)
+    for top, weight in ((3, 0.5), (5, 0.3)):
+        name = f"hybrid keyword-feedback top={top} w={weight:g}"
+        out[name] = keyword_feedback_variant(embedder, top=top, weight=weight)
     if not quick:
         for name, expansion in EXPANSIONS.items():
             out[f"hybrid {name}"] = hybrid_variant(embedder, expansion=expansion)
@@ -262,6 +351,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
     parser.add_argument("--quick", action="store_true", help="hybrid: baseline only")
+    parser.add_argument("--only", nargs="+", help="LoCoMo variants whose name has one of these")
     parser.add_argument("--no-locomo", action="store_true", help="the paraphrase examples only")
     args = parser.parse_args(argv)
     base, why = local_embedder()
@@ -273,6 +363,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not args.data.is_file():
             parser.error(f"no data file at {args.data} (pass --data PATH)")
         factories = locomo_factories(embedder, args.quick)
+        if args.only:
+            factories = {k: f for k, f in factories.items() if any(o in k for o in args.only)}
 
         def progress(line: str) -> None:
             print(f"… {line}", file=sys.stderr, flush=True)

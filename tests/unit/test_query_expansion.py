@@ -1,5 +1,5 @@
-"""Rocchio query expansion (`pi_hermes_memory.search.expansion`) and the multi-field passage
-text (`passage_text`) of ADR 0071."""
+"""Rocchio query expansion (`pi_hermes_memory.search.expansion`, ADR 0071): the pure update
+and the `EmbeddingService` setting that applies it to a search's query vector."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
-from pi_hermes_memory.domain.memory.model import FailureCategory, MemoryKind, Target
+from pi_hermes_memory.domain.memory.model import Target
 from pi_hermes_memory.errors import InvalidArgument
 from pi_hermes_memory.ports.search import ScopeClause
 from pi_hermes_memory.ports.vectors import VectorScope
-from pi_hermes_memory.search.embedding import EmbeddingService, passage_text
+from pi_hermes_memory.search.embedding import EmbeddingService
 from pi_hermes_memory.search.expansion import Expansion, rocchio
 
 from tests.unit.test_embedding_service import PARAPHRASE_A, PARAPHRASE_B, UNRELATED, rig
@@ -84,22 +84,3 @@ def test_the_search_vectors_carry_the_expanded_query_only_when_asked() -> None:
     positions = before.positions()
     deploy = [positions[plain.entry_id(t)] for t in (PARAPHRASE_A, PARAPHRASE_B)]
     assert (after.cosines()[deploy] >= before.cosines()[deploy] - 1e-6).all()
-
-
-@pytest.mark.parametrize(
-    ("kwargs", "expected"),
-    [
-        ({"target": Target.USER, "kind": MemoryKind.PREFERENCE}, "user preference: T"),
-        ({"target": Target.PROJECT}, "project: T"),
-        ({"target": Target.MEMORY, "kind": MemoryKind.OTHER}, "note: T"),
-        (
-            {"target": Target.FAILURE, "category": FailureCategory.TOOL_QUIRK},
-            "failure tool quirk: T",
-        ),
-        ({"target": Target.FAILURE, "category": FailureCategory.FAILURE}, "failure: T"),
-    ],
-)
-def test_passage_text_puts_the_row_words_before_its_text(
-    kwargs: dict[str, object], expected: str
-) -> None:
-    assert passage_text("T", **kwargs) == expected  # type: ignore[arg-type]
