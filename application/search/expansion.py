@@ -63,7 +63,7 @@ def rocchio(query: Matrix, matrix: Matrix, *, top: int, weight: float) -> Matrix
         return np.array(query, dtype=np.float32, copy=True)
     cosines = matrix @ query
     count = min(top, matrix.shape[0])
-    best = np.argpartition(-cosines, count - 1)[:count]
+    best = np.argsort(-cosines, kind="stable")[:count]  # ties: the earlier row, every time
     centroid = matrix[best].astype(np.float64).mean(axis=0)
     moved = query.astype(np.float64) + weight * centroid
     norm = float(np.linalg.norm(moved))
