@@ -44,6 +44,7 @@ from pi_hermes_memory.ports.vectors import (
     ReembedReport,
     VectorScope,
 )
+from pi_hermes_memory.search.expansion import Expansion
 
 __all__ = ["EmbeddingService", "PreparedWrites", "SearchVectors", "dedup_scope"]
 
@@ -119,6 +120,10 @@ class PreparedWrites:
 
 
 class EmbeddingService:
+    """`expansion`: Rocchio pseudo-relevance feedback applied to each search's query vector
+    (`search_vectors`); None (the default, ADR 0071: it lowered recall where measured) keeps
+    the embedder's query vector."""
+
     def __init__(
         self,
         *,
@@ -127,8 +132,10 @@ class EmbeddingService:
         logger: Any = None,
         on_close: Callable[[], None] | None = None,
         monotonic: Callable[[], float] = time.monotonic,
+        expansion: Expansion | None = None,
     ) -> None:
         self._embedder = embedder
+        self._expansion = expansion
         self._store = store
         self._log = logger or library_logger()
         self._on_close = on_close
@@ -275,6 +282,8 @@ class EmbeddingService:
             return None
         if self._positions[0] is not ids:  # the store hands back the same tuple while unchanged
             self._positions = (ids, {item: i for i, item in enumerate(ids)})
+        if self._expansion is not None and ids:
+            query = self._expansion.apply(query, matrix)
         background = self.background() if ids else None
         if background is not None and background.shape[1] != query.shape[0]:
             background = None
