@@ -10,6 +10,7 @@ from typing import Protocol, runtime_checkable
 
 import attrs
 from pi_hermes_memory.domain.memory.model import FailureCategory, Target
+from pi_hermes_memory.domain.search.relevance import KEYWORD_FLOOR
 from pi_hermes_memory.domain.search.terms import QueryTerms, plan_terms
 
 __all__ = ["DEFAULT_LIMIT", "Reranker", "ScopeClause", "SearchHit", "SearchQuery"]
@@ -48,10 +49,18 @@ class SearchQuery:
     category: FailureCategory | None = None
     include_superseded: bool = False
     limit: int = DEFAULT_LIMIT
+    #: The keyword floor: hits whose keyword relevance (`SearchHit.score`, 0-1) is below it
+    #: are dropped; None = `KEYWORD_FLOOR` (issue 27, ADR 0068).
+    min_score: float | None = None
 
     @property
     def terms(self) -> QueryTerms:
         return plan_terms(self.text)
+
+    @property
+    def floor(self) -> float:
+        """The keyword floor this query applies (`min_score`, else `KEYWORD_FLOOR`)."""
+        return KEYWORD_FLOOR if self.min_score is None else self.min_score
 
     def admits(
         self,
@@ -80,7 +89,9 @@ class SearchHit:
     last_referenced: date
     superseded_by: str | None
     superseded_at: date | None
-    score: float  # > 0, higher is better; comparable only within one search
+    #: keyword relevance in [0, 1] from a `SearchIndex` (ADR 0068): the share of the query's
+    #: meaningful, idf-weighted terms the row holds; higher is better
+    score: float
     namespace: str | None = None  # agent:/custom:/user: scope of a memory/user row
 
 
