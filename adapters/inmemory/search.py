@@ -3,8 +3,10 @@
 Same contract as the SQLite FTS5 index (`SearchIndexContract`) and the same ranking: the
 query's meaningful keys (`domain.search.relevance.query_keys`: no stop terms, English words
 by their stem as a prefix), document frequencies counted up to `COMMON_CAP`, the average
-length over the newest `LENGTH_SAMPLE` rows, the shared keyword relevance (ADR 0068) of
-every in-scope row holding a key, the query's floor, best first, ties: the larger id. Words
+length over the newest `LENGTH_SAMPLE` rows, the shared keyword relevance (ADR 0068) and
+candidate rule (`ranked_rows`: every in-scope row holding a rare key, the newest
+`COMMON_POOL` holding only common ones when they can matter), the query's floor, best first,
+ties: the larger id. Rows are in insertion order, as SQLite's rowids. Words
 are compared case- and diacritic-insensitively, like unicode61 with remove_diacritics.
 
 """
@@ -12,21 +14,24 @@ are compared case- and diacritic-insensitively, like unicode61 with remove_diacr
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import date
 
 from pi_hermes_memory.adapters.inmemory.storage import InMemoryStorage
 from pi_hermes_memory.domain.memory.model import FailureCategory, Target
 from pi_hermes_memory.domain.search.relevance import (
     COMMON_CAP,
+    COMMON_POOL,
     LENGTH_SAMPLE,
+    Candidate,
+    Key,
     Weights,
     average_length,
-    best,
     key_weight,
     matches,
     query_keys,
-    relevance,
+    ranked_rows,
+    resolve_keys,
     shown_score,
 )
 from pi_hermes_memory.domain.search.terms import bigrams, fold, plan_terms, split_pieces
@@ -62,22 +67,37 @@ class InMemorySearchIndex:
         keys = query_keys(plan_terms(query.text))
         if not keys or not query.clauses or query.limit < 1:
             return []
-        rows = list(self._storage.rows.items())
-        held = [(entry_id, row, str(row["text"])) for entry_id, row in rows]
-        docs = [min(COMMON_CAP, sum(1 for *_, t in held if matches(k, t))) for k in keys]
+        held = [(entry_id, str(row["text"]), row) for entry_id, row in self._storage.rows.items()]
+
+        def count(key: Key) -> int:
+            found = 0
+            for _, text, _ in held:
+                if matches(key, text):
+                    found += 1
+                    if found >= COMMON_CAP:
+                        break
+            return found
+
+        chosen, docs = resolve_keys(keys, count)
         weights = Weights(
-            keys=keys,
-            idf=tuple(key_weight(k, n, len(rows)) for k, n in zip(keys, docs, strict=True)),
-            average_length=average_length(t for *_, t in held[-LENGTH_SAMPLE:]),
+            keys=tuple(chosen),
+            idf=tuple(key_weight(k, n, len(held)) for k, n in zip(chosen, docs, strict=True)),
+            average_length=average_length(text for _, text, _ in held[-LENGTH_SAMPLE:]),
         )
-        scored = (
-            (relevance(weights, text), entry_id, row)
-            for entry_id, row, text in held
-            if _admits(query, row)
-        )
+        in_scope = [c for c in held if _admits(query, c[2])]
+
+        def rare_rows(rare: Sequence[Key]) -> list[Candidate]:
+            return [c for c in in_scope if any(matches(k, c[1]) for k in rare)]
+
+        def common_rows(common: Sequence[Key], every: bool) -> list[Candidate]:
+            test = all if every else any
+            found = [c for c in reversed(in_scope) if test(matches(k, c[1]) for k in common)]
+            return found[:COMMON_POOL]  # the newest, as the SQLite index reads them
+
+        ranked = ranked_rows(weights, docs, query.floor, query.limit, rare_rows, common_rows)
         return [
             _hit(entry_id, row, shown_score(raw))  # type: ignore[arg-type]
-            for raw, entry_id, row in best(scored, query.floor, query.limit)
+            for raw, entry_id, row in ranked
         ]
 
     def rows(self, ids: Iterable[str], query: SearchQuery) -> list[SearchHit]:

@@ -52,7 +52,7 @@ LENGTH_SAMPLE = 128
 #: Hits below this keyword relevance are dropped by every index unless the query sets its
 #: own floor (measured on LoCoMo and on unrelated questions, ADR 0068).
 KEYWORD_FLOOR = 0.2
-#: A name's weight over its idf (`Key.named`).
+#: The weight over its idf of a name no row holds (`Key.named`).
 NAMED_WEIGHT = 3.0
 
 _ASCII_WORD = re.compile(r"[a-z0-9]+")
@@ -70,7 +70,8 @@ class Key:
     text: str
     prefix: bool
     primary: bool
-    #: a name or acronym of the query (`QueryTerms.named`): weighs NAMED_WEIGHT times its idf
+    #: a name or acronym of the query (`QueryTerms.named`): absent from the store, it weighs
+    #: NAMED_WEIGHT times its idf
     named: bool = False
     #: a stemmed word's whole (folded) spelling: what the key falls back to when that word
     #: alone is common (`resolve_keys`); "" for the others
@@ -171,8 +172,9 @@ def resolve_keys(keys: Sequence[Key], count: Callable[[Key], int]) -> tuple[list
 
 
 def key_weight(key: Key, docs: int, total: int) -> float:
-    """The weight of `key` in one store: its idf, NAMED_WEIGHT times for a name."""
-    return idf(docs, total) * (NAMED_WEIGHT if key.named else 1.0)
+    """The weight of `key` in one store: its idf, NAMED_WEIGHT times for a name no row holds
+    (a question about someone or something the store does not know scores low everywhere)."""
+    return idf(docs, total) * (NAMED_WEIGHT if key.named and docs == 0 else 1.0)
 
 
 def idf(docs: int, total: int) -> float:

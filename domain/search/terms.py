@@ -239,9 +239,9 @@ class QueryTerms:
     #: The memory search's prefix for every word, question or not (`keyword_stem`):
     #: (word, prefix) pairs; a word not listed is searched as written.
     stems: tuple[tuple[str, str], ...] = ()
-    #: Words written with a capital letter inside a sentence (names, acronyms): they weigh
-    #: more in the keyword relevance (`NAMED_WEIGHT`), so a query about a name the store does
-    #: not hold scores low everywhere.
+    #: Words written with a capital letter inside a sentence (names, acronyms): one no row
+    #: holds weighs more in the keyword relevance (`NAMED_WEIGHT`), so a query about a name
+    #: the store does not hold scores low everywhere.
     named: frozenset[str] = frozenset()
 
     @property
