@@ -67,7 +67,9 @@ class InMemorySearchIndex:
         keys = query_keys(plan_terms(query.text))
         if not keys or not query.clauses or query.limit < 1:
             return []
-        held = [(entry_id, str(row["text"]), row) for entry_id, row in self._storage.rows.items()]
+        held: list[Candidate] = [
+            (entry_id, str(row["text"]), row) for entry_id, row in self._storage.rows.items()
+        ]
 
         def count(key: Key) -> int:
             found = 0
@@ -84,7 +86,7 @@ class InMemorySearchIndex:
             idf=tuple(key_weight(k, n, len(held)) for k, n in zip(chosen, docs, strict=True)),
             average_length=average_length(text for _, text, _ in held[-LENGTH_SAMPLE:]),
         )
-        in_scope = [c for c in held if _admits(query, c[2])]
+        in_scope = [c for c in held if _admits(query, c[2])]  # type: ignore[arg-type]
 
         def rare_rows(rare: Sequence[Key]) -> list[Candidate]:
             return [c for c in in_scope if any(matches(k, c[1]) for k in rare)]

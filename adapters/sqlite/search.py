@@ -202,13 +202,13 @@ class SqliteSearchIndex:
         self._counts = _Counts()
 
     def search(self, query: SearchQuery) -> list[SearchHit]:
-        keys = query_keys(plan_terms(query.text))
-        if not keys or not query.clauses or query.limit < 1:
+        planned = query_keys(plan_terms(query.text))
+        if not planned or not query.clauses or query.limit < 1:
             return []
         where, params = scope_sql(query)
         with self._storage.read() as conn:
             self._counts.check(conn)
-            keys, docs = resolve_keys(keys, lambda k: self._counts.docs(conn, k))
+            keys, docs = resolve_keys(planned, lambda k: self._counts.docs(conn, k))
             total = self._counts.total(conn)
             weights = Weights(
                 keys=tuple(keys),

@@ -673,9 +673,7 @@ class SearchIndexContract:
         assert _ids(search_index.search(_query("corporate VPN deploy", min_score=0.5))) == [both]
         assert search_index.search(_query("does the user like pizza")) == []
 
-    def test_english_words_match_their_inflections(
-        self, storage: Any, search_index: Any
-    ) -> None:
+    def test_english_words_match_their_inflections(self, storage: Any, search_index: Any) -> None:
         rows = EventWriter(storage)
         deploy = rows.add("Run the deploy script from the release branch")
         deployed = rows.add("We deployed the billing service twice today")

@@ -144,7 +144,7 @@ def time_queries(path: Path, queries: Sequence[str]) -> tuple[list[float], list[
             index.search(SearchQuery(text=text, clauses=clauses))
         for text in queries:
             query = SearchQuery(text=text, clauses=clauses)
-            index._counts._token = None  # noqa: SLF001  (as after a write: counted again)
+            index._counts._token = None  # as after a write: counted again
             plan_terms.cache_clear()
             started = time.perf_counter()
             found = index.search(query)
@@ -184,8 +184,7 @@ def scale(sizes: Sequence[int], queries: int, work: Path) -> list[str]:
         )
     lines += [
         "",
-        f"largest / smallest p50: cold {ratio[0]:.2f}, warm {ratio[1]:.2f} "
-        f"(goal <= {RATIO_GOAL})",
+        f"largest / smallest p50: cold {ratio[0]:.2f}, warm {ratio[1]:.2f} (goal <= {RATIO_GOAL})",
     ]
     return lines
 

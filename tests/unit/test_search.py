@@ -315,9 +315,7 @@ def test_target_memory_finds_project_memory_and_project_narrows(store: Store) ->
         ("project", "a", "Deploys of a go through the blue pipeline"),
     ]
     assert "(project:a, " in found.message and "(memory, " in found.message
-    assert texts(a, "deploys", target="project") == [
-        "Deploys of a go through the blue pipeline"
-    ]
+    assert texts(a, "deploys", target="project") == ["Deploys of a go through the blue pipeline"]
     shared = store.session("a", sharing=True)
     assert len(texts(shared, "deploys", target="memory")) == 3
     assert texts(store.session(None), "deploys", target="memory") == [
