@@ -12,7 +12,7 @@ means the same in every store (issue 27, ADR 0068):
   doclist whole (its cost grows with the rows the prefix hits), while an exact word is read
   lazily up to the cap;
 - each key weighs its idf, `ln(1 + (N - n + 0.5) / (n + 0.5))` over the N rows of the store
-  and the n rows holding it; n is counted only up to `COMMON_CAP` (the cost of a count never
+  (at least `MIN_ROWS`) and the n rows holding it; n is counted only up to `COMMON_CAP` (the cost of a count never
   grows with the store): a key found in `COMMON_CAP` rows or more is *common* and weighs as
   if it were in half of all rows (at least `COMMON_CAP`), a bound that gives it almost no say;
 - a row's raw relevance is `sum(idf(k) * sat(tf_k, len)) / sum(idf(k))` over the primary-
@@ -45,6 +45,8 @@ K1 = 0.8
 B = 0.5
 #: Document frequencies are counted up to this many rows; a key in more is common.
 COMMON_CAP = 256
+#: The idf of a smaller store is taken as if it had this many rows (`idf`).
+MIN_ROWS = 100
 #: Rows holding only common keys are scored among the newest this many in scope.
 COMMON_POOL = 64
 #: The average row length is taken over this many newest rows.
@@ -179,10 +181,13 @@ def key_weight(key: Key, docs: int, total: int) -> float:
 
 def idf(docs: int, total: int) -> float:
     """The weight of a key held by `docs` of `total` rows (`docs` counted up to COMMON_CAP:
-    a capped count weighs as half of all rows, at least COMMON_CAP)."""
+    a capped count weighs as half of all rows, at least COMMON_CAP). A store of fewer than
+    MIN_ROWS rows counts as MIN_ROWS (the others holding none of the key): in a handful of
+    rows, a word found in all of them is not known to be common."""
     total = max(total, docs, 1)
     if docs >= COMMON_CAP:
         docs = max(COMMON_CAP, total // 2)
+    total = max(total, MIN_ROWS)
     return math.log(1.0 + (total - docs + 0.5) / (docs + 0.5))
 
 

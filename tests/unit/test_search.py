@@ -307,18 +307,18 @@ def test_target_memory_finds_project_memory_and_project_narrows(store: Store) ->
     a.add("Deploys never run on Fridays", target="memory")
     a.add("I like short deploy notes", target="user")
     a.add("deploy pipeline broke on a missing token", target="failure")
-    # every row holds "deploy": a row is found by it alone only when the query is nothing
-    # else (issue 27: hits are ranked and floored by the share of the query a row holds)
-    found = a.search("deploys", target="memory")
+    found = a.search("deploys pipeline", target="memory")
     assert sorted((h.target.value, h.project, h.text) for h in found.hits) == [
         ("memory", None, "Deploys never run on Fridays"),
         ("project", "a", "Deploys of a go through the blue pipeline"),
     ]
     assert "(project:a, " in found.message and "(memory, " in found.message
-    assert texts(a, "deploys", target="project") == ["Deploys of a go through the blue pipeline"]
+    assert texts(a, "deploys pipeline", target="project") == [
+        "Deploys of a go through the blue pipeline"
+    ]
     shared = store.session("a", sharing=True)
-    assert len(texts(shared, "deploys", target="memory")) == 3
-    assert texts(store.session(None), "deploys", target="memory") == [
+    assert len(texts(shared, "deploys pipeline", target="memory")) == 3
+    assert texts(store.session(None), "deploys pipeline", target="memory") == [
         "Deploys never run on Fridays"
     ]
     tool = a.call_tool("memory_search", {"query": "deploys", "target": "memory"})
