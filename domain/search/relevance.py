@@ -12,9 +12,10 @@ means the same in every store (issue 27, ADR 0068):
   doclist whole (its cost grows with the rows the prefix hits), while an exact word is read
   lazily up to the cap;
 - each key weighs its idf, `ln(1 + (N - n + 0.5) / (n + 0.5))` over the N rows of the store
-  (at least `MIN_ROWS`) and the n rows holding it; n is counted only up to `COMMON_CAP` (the cost of a count never
-  grows with the store): a key found in `COMMON_CAP` rows or more is *common* and weighs as
-  if it were in half of all rows (at least `COMMON_CAP`), a bound that gives it almost no say;
+  (at least `MIN_ROWS`) and the n rows holding it; n is counted only up to `COMMON_CAP` (the
+  cost of a count never grows with the store): a key found in `COMMON_CAP` rows or more is
+  *common* and weighs as if it were in half of all rows (at least `COMMON_CAP`), a bound that
+  gives it almost no say;
 - a row's raw relevance is `sum(idf(k) * sat(tf_k, len)) / sum(idf(k))` over the primary-
   spelling keys, where `sat` is bm25's term-frequency saturation with length normalisation
   (`K1`, `B`): `sat(1, average length) = 1`. So 1.0 means every meaningful term present once
