@@ -40,7 +40,7 @@ def test_scale_and_floor_report(
     assert float(floors[0.9]["other"]) >= float(floors[0.0]["other"])
     # the stores are kept in --work and reused by the next run
     assert (tmp_path / "stores" / "keyword-120.db").exists()
-    assert keyword.main([*argv[:6], "--part", "scale"]) == 0
+    assert keyword.main([*argv[:7], "--part", "scale"]) == 0
 
 
 def test_common_queries_pair_the_most_common_words() -> None:
