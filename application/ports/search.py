@@ -12,6 +12,7 @@ import attrs
 from pi_hermes_memory.domain.memory.model import FailureCategory, Target
 from pi_hermes_memory.domain.search.relevance import KEYWORD_FLOOR
 from pi_hermes_memory.domain.search.terms import QueryTerms, plan_terms
+from pi_hermes_memory.errors import InvalidArgument
 
 __all__ = ["DEFAULT_LIMIT", "Reranker", "ScopeClause", "SearchHit", "SearchQuery"]
 
@@ -42,7 +43,7 @@ class ScopeClause:
 class SearchQuery:
     """What a `SearchIndex` must answer: rows matching at least one term of `text`, inside one
     of `clauses`, of `category` (if set), active only unless `include_superseded`; the best
-    `limit`, rows matching every term first, then by score, ties: the larger id first."""
+    `limit` by keyword relevance at or above `floor` (ADR 0068), ties: the larger id first."""
 
     text: str
     clauses: tuple[ScopeClause, ...]
@@ -51,7 +52,16 @@ class SearchQuery:
     limit: int = DEFAULT_LIMIT
     #: The keyword floor: hits whose keyword relevance (`SearchHit.score`, 0-1) is below it
     #: are dropped; None = `KEYWORD_FLOOR` (issue 27, ADR 0068).
-    min_score: float | None = None
+    min_score: float | None = attrs.field(default=None)
+
+    @min_score.validator
+    def _check_min_score(self, _: object, value: object) -> None:
+        if value is None:
+            return
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise InvalidArgument(f"min_score must be a number from 0 to 1; got {value!r}")
+        if not 0.0 <= value <= 1.0:  # NaN fails too
+            raise InvalidArgument(f"min_score must be from 0 to 1; got {value!r}")
 
     @property
     def terms(self) -> QueryTerms:

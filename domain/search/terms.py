@@ -72,19 +72,19 @@ _ENGLISH_FILLER = (
 _OTHER_FUNCTION_WORDS = (
     # Spanish
     "el", "la", "los", "las", "un", "una", "unos", "unas", "y", "o", "de", "del", "al", "en",
-    "con", "por", "para", "que", "es", "son", "se", "su", "sus", "lo", "le", "les", "mi", "tu",
+    "con", "por", "para", "que", "es", "se", "su", "sus", "lo", "le", "les", "mi", "tu",
     "yo", "él", "ella", "nosotros", "ellos", "este", "esta", "esto", "ese", "esa", "pero",
     "como", "más", "muy", "ya", "sí", "qué", "cómo", "cuál", "dónde", "cuándo", "hay", "fue",
     # German
-    "der", "das", "den", "dem", "des", "ein", "eine", "einer", "eines", "einem", "einen", "und",
+    "der", "das", "dem", "des", "ein", "eine", "einer", "eines", "einem", "einen", "und",
     "oder", "ist", "sind", "nicht", "zu", "mit", "von", "auf", "für", "im", "ich", "du", "er",
     "sie", "es", "wir", "ihr", "wie", "wo", "wer", "wann", "warum", "auch", "noch", "nur",
-    "aber", "wenn", "dass", "sich", "bei", "aus", "nach", "zum", "zur", "hat", "habe", "haben",
+    "aber", "wenn", "dass", "sich", "bei", "aus", "nach", "zum", "zur", "habe", "haben",
     "wird", "werden", "kann", "mein", "dein", "sein", "ja", "nein",
     # French
     "le", "les", "une", "des", "du", "et", "ou", "est", "sont", "ne", "pas", "je", "il",
     "elle", "nous", "vous", "ils", "elles", "ce", "cette", "ces", "qui", "quoi", "dans",
-    "sur", "avec", "mais", "au", "aux", "mon", "ma", "mes", "ton", "ta", "tes", "sa", "ses",
+    "sur", "avec", "mais", "au", "aux", "mon", "ma", "mes", "ta", "tes", "sa", "ses",
     "leur", "leurs", "y", "où", "quand", "comment", "pourquoi", "été", "être", "avoir", "ai",
     "à", "ça", "c", "j", "l", "n", "qu",
     # Portuguese
@@ -390,6 +390,8 @@ def keyword_stem(word: str) -> str | None:
     for suffix in STEM_SUFFIXES:
         if suffix == "s" and word.endswith("ss"):
             continue  # class, process: not a plural
+        if suffix == "y" and len(word) > 1 and word[-2] in "aeiou":
+            continue  # deploy, survey: the y belongs to the stem
         if word.endswith(suffix) and len(word) - len(suffix) >= STEM_MIN_CHARS:
             stem = word[: -len(suffix)]
             if (
