@@ -55,8 +55,6 @@ from pi_hermes_memory.domain.search.relevance import (
 from pi_hermes_memory.domain.search.terms import QueryTerms, plan_terms
 from pi_hermes_memory.ports.search import ScopeClause, SearchHit, SearchQuery
 
-#: fts5vocab over memories_fts in the temp schema: nothing is written to the database file.
-_VOCAB = "temp.pi_hermes_memory_fts_vocab"
 
 _ROW = (
     "m.id, m.target, m.project, m.category, m.text, m.created, m.last_referenced, "
@@ -101,7 +99,8 @@ def _distinct(parts: list[str]) -> list[str]:
 
 
 def match_all(terms: QueryTerms) -> str:
-    """Rows matching every required term ("" when there is none)."""
+    """Rows matching every required term ("" when there is none); the session and knowledge
+    indexes' question terms (ADR 0016), not memory_search's keys (`key_expression`)."""
     required = set(terms.required)
     parts = [_word(w, terms) for w in terms.words if w in required]
     parts += [_gram(g) for g in terms.grams if g in required]
