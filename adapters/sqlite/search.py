@@ -55,7 +55,6 @@ from pi_hermes_memory.domain.search.relevance import (
 from pi_hermes_memory.domain.search.terms import QueryTerms, plan_terms
 from pi_hermes_memory.ports.search import ScopeClause, SearchHit, SearchQuery
 
-
 _ROW = (
     "m.id, m.target, m.project, m.category, m.text, m.created, m.last_referenced, "
     "m.superseded_by, m.superseded_at, {score} AS score, m.namespace"
