@@ -239,7 +239,7 @@ class QueryTerms:
     #: The memory search's prefix for every word, question or not (`keyword_stem`):
     #: (word, prefix) pairs; a word not listed is searched as written.
     stems: tuple[tuple[str, str], ...] = ()
-    #: Words written with a capital letter inside a sentence (names, acronyms): one no row
+    #: Words written capitalised inside a sentence (names, not acronyms): one no row
     #: holds weighs more in the keyword relevance (`NAMED_WEIGHT`), so a query about a name
     #: the store does not hold scores low everywhere.
     named: frozenset[str] = frozenset()
@@ -348,13 +348,15 @@ _SENTENCE_END = frozenset(".!?。！？")
 
 
 def _named_words(text: str) -> set[str]:
-    """The (lower-cased) words of `text` written with a capital letter somewhere other than
-    at the start of a sentence: names and acronyms ("Caroline", "LGBTQ", "Patagonia")."""
+    """The (lower-cased) words of `text` written with a capital first letter and some lower
+    case, somewhere other than at the start of a sentence: names ("Caroline", "Patagonia").
+    All-capital words are left out: acronyms ("DB", "VPN") often stand for words the store
+    spells out."""
     named: set[str] = set()
     starts = True
     for kind, run in split_pieces(text):
         if kind == "word":
-            if not starts and run[0].isupper() and _has_alnum(run):
+            if not starts and run[0].isupper() and not run.isupper() and _has_alnum(run):
                 named.add(run.lower())
             starts = False
         elif kind == "sep":
