@@ -49,7 +49,7 @@ COMMON_CAP = 256
 #: The idf of a smaller store is taken as if it had this many rows (`idf`).
 MIN_ROWS = 100
 #: Rows holding only common keys are scored among the newest this many in scope.
-COMMON_POOL = 64
+COMMON_POOL = 32
 #: The average row length is taken over this many newest rows.
 LENGTH_SAMPLE = 128
 #: Hits below this keyword relevance are dropped by every index unless the query sets its
