@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 FUZZ_SECONDS ?= 60
 DATA ?= ../shared/data/locomo-dev.json
 
-.PHONY: dev dev-postgres pg bench-postgres test check unit lint adr-index typecheck fuzz bench bench-sessions bench-retrieval bench-scanner bench-server bench-recall bench-false-recall bench-knowledge wheel-test clean
+.PHONY: dev dev-postgres pg bench-postgres test check unit lint adr-index typecheck fuzz bench bench-sessions bench-retrieval bench-scanner bench-server bench-recall bench-false-recall bench-knowledge bench-keyword wheel-test clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -87,6 +87,10 @@ bench-false-recall: dev
 
 bench-knowledge: dev
 	$(BIN)/python -m tests.bench.knowledge $(KNOWLEDGE_ARGS)
+
+# keyword search: p50 with common words at 1k/20k/100k rows, and the keyword floor's curve
+bench-keyword: dev
+	$(BIN)/python -m tests.bench.keyword --data $(DATA) $(KEYWORD_ARGS)
 
 bench-postgres: dev-postgres
 	$(BIN)/python -m tests.bench.postgres $(PG_BENCH_ARGS)

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
 
 import attrs
-from pi_hermes_memory.adapters.inmemory.search import fold, row_keys
+from pi_hermes_memory.adapters.inmemory.search import row_keys
 from pi_hermes_memory.domain.history.transcripts import (
     FileProgress,
     MessageLine,
@@ -22,7 +22,7 @@ from pi_hermes_memory.domain.history.transcripts import (
     SessionFile,
     cwd_within,
 )
-from pi_hermes_memory.domain.search.terms import QueryTerms, plan_terms
+from pi_hermes_memory.domain.search.terms import QueryTerms, fold, plan_terms
 from pi_hermes_memory.errors import StaleProgress
 from pi_hermes_memory.ports.history import (
     AnchorLine,

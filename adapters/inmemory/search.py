@@ -1,35 +1,43 @@
 """memory_search over the in-memory read model (`InMemoryStorage`), for tests and embedding.
 
-Same contract as the SQLite FTS5 index (`SearchIndexContract`): the same query terms
-(`pi_hermes_memory.domain.search.terms`, including a question's prefix words and weak function
-words,
-ADR 0016), the same scope predicate and the same tiers (rows matching every required term,
-then rows matching an informative term, then the rest). The scoring is
-simpler than bm25: the number of distinct terms a row matches, plus a small bonus for shorter
-rows. Words are compared case- and diacritic-insensitively, like unicode61 with
-remove_diacritics.
+Same contract as the SQLite FTS5 index (`SearchIndexContract`) and the same ranking: the
+query's meaningful keys (`domain.search.relevance.query_keys`: no stop terms, English words
+by their stem as a prefix), document frequencies counted up to `COMMON_CAP`, the average
+length over the newest `LENGTH_SAMPLE` rows, the shared keyword relevance (ADR 0068) and
+candidate rule (`ranked_rows`: every in-scope row holding a rare key, the newest
+`COMMON_POOL` holding only common ones when they can matter), the query's floor, best first,
+ties: the larger id. Rows are in insertion order, as SQLite's rowids. Words
+are compared case- and diacritic-insensitively, like unicode61 with remove_diacritics.
+
 """
 
 from __future__ import annotations
 
 import functools
-import unicodedata
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import date
 
 from pi_hermes_memory.adapters.inmemory.storage import InMemoryStorage
 from pi_hermes_memory.domain.memory.model import FailureCategory, Target
-from pi_hermes_memory.domain.search.similarity import is_cjk
-from pi_hermes_memory.domain.search.terms import QueryTerms, bigrams, plan_terms, split_pieces
+from pi_hermes_memory.domain.search.relevance import (
+    COMMON_CAP,
+    COMMON_POOL,
+    LENGTH_SAMPLE,
+    Candidate,
+    Key,
+    Weights,
+    average_length,
+    key_weight,
+    matches,
+    query_keys,
+    ranked_rows,
+    resolve_keys,
+    shown_score,
+)
+from pi_hermes_memory.domain.search.terms import bigrams, fold, plan_terms, split_pieces
 from pi_hermes_memory.ports.search import SearchHit, SearchQuery
 
 _EPOCH = date(1970, 1, 1)
-
-
-def fold(word: str) -> str:
-    """Lower case without diacritics (what unicode61 remove_diacritics does, roughly)."""
-    decomposed = unicodedata.normalize("NFD", word)
-    return "".join(ch for ch in decomposed if not unicodedata.combining(ch)).lower()
 
 
 @functools.lru_cache(maxsize=65_536)
@@ -45,19 +53,6 @@ def row_keys(text: str) -> tuple[frozenset[str], frozenset[str]]:
     return frozenset(words), frozenset(grams)
 
 
-def _word_matches(word: str, terms: QueryTerms, words: frozenset[str]) -> bool:
-    key = terms.prefix(word)
-    if key is None:
-        return fold(word) in words
-    return any(w.startswith(key) for w in words)  # a question's prefix word (ADR 0016)
-
-
-def _gram_matches(gram: str, grams: frozenset[str]) -> bool:
-    if len(gram) == 1:  # a lone character also matches the bigrams it starts (FTS5 prefix)
-        return any(g.startswith(gram) for g in grams)
-    return gram in grams
-
-
 def _day(value: object) -> date:
     return value if isinstance(value, date) else _EPOCH
 
@@ -69,39 +64,43 @@ class InMemorySearchIndex:
         self._storage = storage
 
     def search(self, query: SearchQuery) -> list[SearchHit]:
-        terms = plan_terms(query.text)
-        if not terms or not query.clauses or query.limit < 1:
+        keys = query_keys(plan_terms(query.text))
+        if not keys or not query.clauses or query.limit < 1:
             return []
-        rows = list(self._storage.rows.items())
-        required = set(terms.required)
-        every = [*terms.words, *terms.alt_words, *terms.grams, *terms.alt_grams]
-        matches = [(entry_id, row, _matched(row, terms)) for entry_id, row in rows]
-        docs = {t: sum(1 for _, _, m in matches if t in m) for t in every}
-        # like the SQLite index: a term in at least half of all rows is common (no bm25
-        # weight); one-character prefix terms and words with diacritics are never counted
-        common = terms.weak | {
-            t
-            for t in every
-            if 2 * docs[t] >= len(rows)
-            and not (len(t) == 1 and is_cjk(t))
-            and (t not in (*terms.words, *terms.alt_words) or fold(t) == t)
-        }
-        found: list[tuple[int, float, SearchHit]] = []
-        for entry_id, row, matched in matches:
-            if not matched or not _admits(query, row):
-                continue
-            if required <= matched:
-                tier = 0
-            elif matched - common:
-                tier = 1
-            else:
-                tier = 2
-            row_words, row_grams = row_keys(str(row["text"]))
-            score = len(matched) + 1.0 / (1 + len(row_words) + len(row_grams))
-            found.append((tier, score, _hit(entry_id, row, score)))
-        found.sort(key=lambda f: f[2].id, reverse=True)
-        found.sort(key=lambda f: (f[0], -f[1]))
-        return [hit for _, _, hit in found[: query.limit]]
+        held: list[Candidate] = [
+            (entry_id, str(row["text"]), row) for entry_id, row in self._storage.rows.items()
+        ]
+
+        def count(key: Key) -> int:
+            found = 0
+            for _, text, _ in held:
+                if matches(key, text):
+                    found += 1
+                    if found >= COMMON_CAP:
+                        break
+            return found
+
+        chosen, docs = resolve_keys(keys, count)
+        weights = Weights(
+            keys=tuple(chosen),
+            idf=tuple(key_weight(k, n, len(held)) for k, n in zip(chosen, docs, strict=True)),
+            average_length=average_length(text for _, text, _ in held[-LENGTH_SAMPLE:]),
+        )
+        in_scope = [c for c in held if _admits(query, c[2])]  # type: ignore[arg-type]
+
+        def rare_rows(rare: Sequence[Key]) -> list[Candidate]:
+            return [c for c in in_scope if any(matches(k, c[1]) for k in rare)]
+
+        def common_rows(common: Sequence[Key], every: bool) -> list[Candidate]:
+            test = all if every else any
+            found = [c for c in reversed(in_scope) if test(matches(k, c[1]) for k in common)]
+            return found[:COMMON_POOL]  # the newest, as the SQLite index reads them
+
+        ranked = ranked_rows(weights, docs, query.floor, query.limit, rare_rows, common_rows)
+        return [
+            _hit(entry_id, row, shown_score(raw))  # type: ignore[arg-type]
+            for raw, entry_id, row in ranked
+        ]
 
     def rows(self, ids: Iterable[str], query: SearchQuery) -> list[SearchHit]:
         rows = self._storage.rows
@@ -110,14 +109,6 @@ class InMemorySearchIndex:
             for entry_id in dict.fromkeys(ids)
             if entry_id in rows and _admits(query, rows[entry_id])
         ]
-
-
-def _matched(row: Mapping[str, object], terms: QueryTerms) -> set[str]:
-    """The query terms (as spelled in `terms`) that `row` matches."""
-    row_words, row_grams = row_keys(str(row["text"]))
-    matched = {w for w in (*terms.words, *terms.alt_words) if _word_matches(w, terms, row_words)}
-    matched |= {g for g in (*terms.grams, *terms.alt_grams) if _gram_matches(g, row_grams)}
-    return matched
 
 
 def _str(value: object) -> str | None:

@@ -9,8 +9,8 @@ so both sides always agree and nothing a user types becomes query syntax.
 
 from __future__ import annotations
 
-from pi_hermes_memory.adapters.inmemory.search import fold
 from pi_hermes_memory.adapters.inmemory.search import row_keys as _memory_row_keys
+from pi_hermes_memory.domain.search.terms import fold
 
 __all__ = ["fold", "lexeme", "row_keys"]
 

@@ -10,7 +10,9 @@ from typing import Protocol, runtime_checkable
 
 import attrs
 from pi_hermes_memory.domain.memory.model import FailureCategory, Target
+from pi_hermes_memory.domain.search.relevance import KEYWORD_FLOOR
 from pi_hermes_memory.domain.search.terms import QueryTerms, plan_terms
+from pi_hermes_memory.errors import InvalidArgument
 
 __all__ = ["DEFAULT_LIMIT", "Reranker", "ScopeClause", "SearchHit", "SearchQuery"]
 
@@ -41,17 +43,34 @@ class ScopeClause:
 class SearchQuery:
     """What a `SearchIndex` must answer: rows matching at least one term of `text`, inside one
     of `clauses`, of `category` (if set), active only unless `include_superseded`; the best
-    `limit`, rows matching every term first, then by score, ties: the larger id first."""
+    `limit` by keyword relevance at or above `floor` (ADR 0068), ties: the larger id first."""
 
     text: str
     clauses: tuple[ScopeClause, ...]
     category: FailureCategory | None = None
     include_superseded: bool = False
     limit: int = DEFAULT_LIMIT
+    #: The keyword floor: hits whose keyword relevance (`SearchHit.score`, 0-1) is below it
+    #: are dropped; None = `KEYWORD_FLOOR` (issue 27, ADR 0068).
+    min_score: float | None = attrs.field(default=None)
+
+    @min_score.validator
+    def _check_min_score(self, _: object, value: object) -> None:
+        if value is None:
+            return
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise InvalidArgument(f"min_score must be a number from 0 to 1; got {value!r}")
+        if not 0.0 <= value <= 1.0:  # NaN fails too
+            raise InvalidArgument(f"min_score must be from 0 to 1; got {value!r}")
 
     @property
     def terms(self) -> QueryTerms:
         return plan_terms(self.text)
+
+    @property
+    def floor(self) -> float:
+        """The keyword floor this query applies (`min_score`, else `KEYWORD_FLOOR`)."""
+        return KEYWORD_FLOOR if self.min_score is None else self.min_score
 
     def admits(
         self,
@@ -80,7 +99,9 @@ class SearchHit:
     last_referenced: date
     superseded_by: str | None
     superseded_at: date | None
-    score: float  # > 0, higher is better; comparable only within one search
+    #: keyword relevance in [0, 1] from a `SearchIndex` (ADR 0068): the share of the query's
+    #: meaningful, idf-weighted terms the row holds; higher is better
+    score: float
     namespace: str | None = None  # agent:/custom:/user: scope of a memory/user row
 
 

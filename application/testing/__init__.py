@@ -17,6 +17,7 @@ pytest collects the inherited ``test_*`` methods. Requires pytest.
 
 from pi_hermes_memory.testing.classifier_contracts import SkillClassifierContract
 from pi_hermes_memory.testing.contracts import (
+    KeywordRelevanceContract,
     MarkdownStoreContract,
     SearchIndexContract,
     StorageContract,
@@ -46,6 +47,7 @@ __all__ = [
     "DocumentFormatContract",
     "EmbedderContract",
     "IdFactoryContract",
+    "KeywordRelevanceContract",
     "KnowledgeIndexContract",
     "KnowledgeSourceContract",
     "MarkdownStoreContract",

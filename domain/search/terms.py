@@ -61,6 +61,87 @@ _STOP_WORDS = (
 )  # fmt: skip
 STOP_WORDS = frozenset(_STOP_WORDS)
 
+#: Small talk and filler that carry no topic in an English query (besides `STOP_WORDS`).
+_ENGLISH_FILLER = (
+    "also", "hello", "hey", "hi", "ok", "okay", "please", "thank", "thanks", "yeah", "yes",
+)  # fmt: skip
+#: The common function words of the other languages the content scanner covers: articles,
+#: pronouns, prepositions, conjunctions and auxiliaries, lower case, with their diacritics
+#: (they are also compared without them). Words that are also English content words ("war",
+#: "die", "son", "come", "pour", "man") are left out: a stop word never matches at all.
+_OTHER_FUNCTION_WORDS = (
+    # Spanish
+    "el", "la", "los", "las", "un", "una", "unos", "unas", "y", "o", "de", "del", "al", "en",
+    "con", "por", "para", "que", "es", "se", "su", "sus", "lo", "le", "les", "mi", "tu",
+    "yo", "él", "ella", "nosotros", "ellos", "este", "esta", "esto", "ese", "esa", "pero",
+    "como", "más", "muy", "ya", "sí", "qué", "cómo", "cuál", "dónde", "cuándo", "hay", "fue",
+    # German
+    "der", "das", "dem", "des", "ein", "eine", "einer", "eines", "einem", "einen", "und",
+    "oder", "ist", "sind", "nicht", "zu", "mit", "von", "auf", "für", "im", "ich", "du", "er",
+    "sie", "es", "wir", "ihr", "wie", "wo", "wer", "wann", "warum", "auch", "noch", "nur",
+    "aber", "wenn", "dass", "sich", "bei", "aus", "nach", "zum", "zur", "habe", "haben",
+    "wird", "werden", "kann", "mein", "dein", "sein", "ja", "nein",
+    # French
+    "le", "les", "une", "des", "du", "et", "ou", "est", "sont", "ne", "pas", "je", "il",
+    "elle", "nous", "vous", "ils", "elles", "ce", "cette", "ces", "qui", "quoi", "dans",
+    "sur", "avec", "mais", "au", "aux", "mon", "ma", "mes", "ta", "tes", "sa", "ses",
+    "leur", "leurs", "y", "où", "quand", "comment", "pourquoi", "été", "être", "avoir", "ai",
+    "à", "ça", "c", "j", "l", "n", "qu",
+    # Portuguese
+    "o", "os", "as", "um", "uma", "e", "da", "das", "do", "dos", "em", "na", "nas", "no",
+    "nos", "com", "não", "se", "ao", "aos", "eu", "ele", "ela", "eles", "isso", "isto",
+    "mas", "mais", "onde", "quando", "porque", "são", "foi", "tem", "meu", "minha", "seu",
+    # Italian
+    "il", "lo", "gli", "di", "che", "è", "non", "per", "con", "una", "sono", "mi", "ti", "ci",
+    "si", "io", "lui", "lei", "noi", "voi", "loro", "questo", "questa", "quello", "ma",
+    "anche", "dove", "quando", "perché", "chi", "della", "dello", "delle", "degli", "nel",
+    "nella", "alla", "dal", "dalla", "ho", "ha", "hanno",
+    # Russian
+    "и", "в", "во", "не", "что", "он", "на", "я", "с", "со", "как", "а", "то", "все", "она",
+    "так", "его", "но", "да", "ты", "к", "у", "же", "вы", "за", "бы", "по", "только", "ее",
+    "её", "мне", "было", "вот", "от", "меня", "еще", "ещё", "нет", "о", "из", "ему", "когда",
+    "ли", "если", "уже", "или", "ни", "быть", "был", "до", "вас", "вам", "там", "они", "тут",
+    "где", "есть", "для", "мы", "их", "чем", "была", "это", "этот", "эта", "эти", "кто",
+    "какой", "мой", "при", "об", "про", "нас", "них", "меня", "тебя",
+)  # fmt: skip
+#: Every word that never matches on its own (issue 27): English and the other languages.
+FUNCTION_WORDS = frozenset((*_STOP_WORDS, *_ENGLISH_FILLER, *_OTHER_FUNCTION_WORDS))
+
+#: CJK function characters: Chinese particles, pronouns and function words, Japanese
+#: particles, Korean particles. A one-character query term or a bigram made only of them is a
+#: stop term ("的", "我们", "这个", "には").
+_CJK_FUNCTION_CHARS = frozenset(
+    "的了是在和也就都而及与着或我你他她它们这那吗呢吧啊个之把被让给从对于很还又么哪什怎呀嘛哦"
+    "のはがをにでともへやかねよ"
+    "은는을를에의와과도로"
+)
+#: CJK function words that are not made only of those characters.
+_CJK_FUNCTION_BIGRAMS = frozenset(
+    {"一个", "一些", "没有", "可以", "因为", "所以", "但是", "如果", "就是", "什么",
+     "です", "ます", "から", "まで", "より", "した", "して", "ない", "ある", "いる", "この",
+     "その", "あの", "こと", "もの",
+     "에서", "으로", "하고", "그리", "리고", "그리고"}
+)  # fmt: skip
+
+
+def fold(word: str) -> str:
+    """Lower case without diacritics (what unicode61 remove_diacritics does, roughly)."""
+    decomposed = unicodedata.normalize("NFD", word)
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch)).lower()
+
+
+_FOLDED_FUNCTION_WORDS = frozenset(fold(w) for w in FUNCTION_WORDS)
+
+
+def is_stop_term(term: str) -> bool:
+    """A query term that never matches on its own: a function word of any covered language
+    (compared as written and without diacritics), or a CJK term made only of function
+    characters (or a listed CJK function word)."""
+    if is_cjk(term[0]):
+        return term in _CJK_FUNCTION_BIGRAMS or all(ch in _CJK_FUNCTION_CHARS for ch in term)
+    low = term.lower()
+    return low in FUNCTION_WORDS or fold(low) in _FOLDED_FUNCTION_WORDS
+
 
 def _is_word_char(ch: str) -> bool:
     """Letters, digits and combining marks (the marks keep e.g. Devanagari words whole)."""
@@ -152,6 +233,16 @@ class QueryTerms:
     weak: frozenset[str] = frozenset()
     #: A question's words searched by prefix: (word, prefix) pairs (empty for keywords).
     prefixes: tuple[tuple[str, str], ...] = ()
+    #: Every term (words and grams, both spellings) that never matches on its own
+    #: (`is_stop_term`): the memory search indexes leave them out (issue 27).
+    stop: frozenset[str] = frozenset()
+    #: The memory search's prefix for every word, question or not (`keyword_stem`):
+    #: (word, prefix) pairs; a word not listed is searched as written.
+    stems: tuple[tuple[str, str], ...] = ()
+    #: Words written capitalised inside a sentence (names, not acronyms): one no row
+    #: holds weighs more in the keyword relevance (`NAMED_WEIGHT`), so a query about a name
+    #: the store does not hold scores low everywhere.
+    named: frozenset[str] = frozenset()
 
     @property
     def primary(self) -> tuple[str, ...]:
@@ -174,6 +265,19 @@ class QueryTerms:
                 return key
         return None
 
+    def stem(self, word: str) -> str | None:
+        """The prefix the memory search looks `word` up by (None: the whole word)."""
+        for term, key in self.stems:
+            if term == word:
+                return key
+        return None
+
+    @property
+    def meaningful(self) -> tuple[str, ...]:
+        """Every term (both spellings) that is not a stop term, words first."""
+        every = (*self.words, *self.alt_words, *self.grams, *self.alt_grams)
+        return tuple(t for t in every if t not in self.stop)
+
     def __len__(self) -> int:
         return len(self.words) + len(self.grams) + len(self.alt_words) + len(self.alt_grams)
 
@@ -195,6 +299,7 @@ def plan_terms(query: str, *, max_terms: int = MAX_QUERY_TERMS) -> QueryTerms:
     Memoised (the result is a frozen value): one search plans its query in the service, the
     index and the hybrid flow, and an agent often repeats a query (ADR 0040)."""
     head = query[:MAX_QUERY_CHARS]
+    named = _named_words(unicodedata.normalize("NFC", head))
     primary = _terms_of(unicodedata.normalize("NFC", head), lower=True)
     folded = _terms_of(unicodedata.normalize("NFKC", head).casefold(), lower=False)
     seen: set[tuple[str, str]] = set()
@@ -222,14 +327,84 @@ def plan_terms(query: str, *, max_terms: int = MAX_QUERY_TERMS) -> QueryTerms:
             key = question_prefix(word)
             if key is not None:
                 prefixes.append((word, key))
+    grams, alt_grams = pick("gram", False), pick("gram", True)
+    stems = tuple(
+        (word, key) for word in (*words, *alt_words) if (key := keyword_stem(word)) is not None
+    )
     return QueryTerms(
         words=words,
-        grams=pick("gram", False),
+        grams=grams,
         alt_words=alt_words,
-        alt_grams=pick("gram", True),
+        alt_grams=alt_grams,
         weak=weak if question else frozenset(),
         prefixes=tuple(prefixes),
+        stop=frozenset(t for t in (*words, *alt_words, *grams, *alt_grams) if is_stop_term(t)),
+        stems=stems,
+        named=frozenset(named) - {w for w in words if is_stop_term(w)},
     )
+
+
+_SENTENCE_END = frozenset(".!?。！？")
+
+
+def _named_words(text: str) -> set[str]:
+    """The (lower-cased) words of `text` written with a capital first letter and some lower
+    case, somewhere other than at the start of a sentence: names ("Caroline", "Patagonia").
+    All-capital words are left out: acronyms ("DB", "VPN") often stand for words the store
+    spells out."""
+    named: set[str] = set()
+    starts = True
+    for kind, run in split_pieces(text):
+        if kind == "word":
+            if not starts and run[0].isupper() and not run.isupper() and _has_alnum(run):
+                named.add(run.lower())
+            starts = False
+        elif kind == "sep":
+            starts = starts or any(ch in _SENTENCE_END for ch in run)
+        else:
+            starts = False
+    return named
+
+
+#: Endings `keyword_stem` cuts (the first that leaves STEM_MIN_CHARS letters wins), longest
+#: first: derivations and inflections of English words.
+STEM_SUFFIXES = (
+    "ations", "ation", "ments", "ment", "ings", "ing", "ies", "ied", "ed", "es",
+    "s", "e", "y",
+)  # fmt: skip
+#: A stem keeps at least this many letters; shorter words are searched as written.
+STEM_MIN_CHARS = 4
+_DOUBLED_KEEP = frozenset("lsz")
+
+
+def keyword_stem(word: str) -> str | None:
+    """The prefix the memory search looks an English `word` up by, or None (as written).
+
+    A light suffix stemmer (issue 27): all-letter ASCII words that are not function words,
+    one ending of `STEM_SUFFIXES` cut when at least STEM_MIN_CHARS letters remain, and a
+    doubled final consonant undone ("formatted" → "format"), so "deploys", "deployment" and
+    "deployed" all become `deploy*`, which also finds "deploy"; a word with no such ending is
+    its own prefix when it has STEM_MIN_CHARS letters ("sign" → `sign*`: signed, signing).
+    CJK and non-Latin words are never touched; shorter words are searched as written.
+    """
+    if not (word.isascii() and word.isalpha()) or word in FUNCTION_WORDS:
+        return None
+    for suffix in STEM_SUFFIXES:
+        if suffix == "s" and word.endswith("ss"):
+            continue  # class, process: not a plural
+        if suffix == "y" and len(word) > 1 and word[-2] in "aeiou":
+            continue  # deploy, survey: the y belongs to the stem
+        if word.endswith(suffix) and len(word) - len(suffix) >= STEM_MIN_CHARS:
+            stem = word[: -len(suffix)]
+            if (
+                len(stem) > STEM_MIN_CHARS
+                and stem[-1] == stem[-2]
+                and stem[-1] not in "aeiou"
+                and stem[-1] not in _DOUBLED_KEEP
+            ):
+                stem = stem[:-1]
+            return stem
+    return word if len(word) >= STEM_MIN_CHARS else None
 
 
 def question_prefix(word: str) -> str | None:

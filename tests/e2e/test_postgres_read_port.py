@@ -17,8 +17,9 @@ from tests.support.embedders import BagEmbedder
 from tests.support.rows_vector_store import RowsVectorStore
 
 CONFIG = {"storage": {"backend": "postgres", "dsnEnv": "TEAM_MEMORY_DSN"}}
-DEPLOY = "Production deploys use the blue green script"
-QUESTION = "prod deployments"  # shares no word with DEPLOY: only its vector matches
+DEPLOY = "The database runs on kubernetes"
+#: no word in common, even by stem (issue 27): only the test embedder's synonyms relate them
+QUESTION = "db k8s"
 
 
 def host(tmp_path: Path, name: str, dsn: str, **parts: Any) -> Memory:

@@ -11,8 +11,8 @@ from pi_hermes_memory.adapters.markdown.store import MarkdownFiles
 from pi_hermes_memory.adapters.sqlite.search import SqliteSearchIndex
 from pi_hermes_memory.adapters.sqlite.storage import SqliteStorage
 from pi_hermes_memory.testing import (
+    KeywordRelevanceContract,
     MarkdownStoreContract,
-    SearchIndexContract,
     SharedJournalContract,
     StorageContract,
 )
@@ -54,7 +54,7 @@ def test_a_symlink_joining_the_two_roots_refuses_moves(tmp_path: Path) -> None:
         )
 
 
-class TestSqliteSearchIndex(SearchIndexContract):
+class TestSqliteSearchIndex(KeywordRelevanceContract):
     @pytest.fixture
     def storage(self, tmp_path: Path) -> Iterator[SqliteStorage]:
         s = SqliteStorage(tmp_path / "sessions.db")

@@ -10,7 +10,7 @@ from pi_hermes_memory.adapters.postgres.search import PgSearchIndex
 from pi_hermes_memory.adapters.postgres.storage import PgStorage
 from pi_hermes_memory.adapters.postgres.vectors import PgVectorStore
 from pi_hermes_memory.testing import (
-    SearchIndexContract,
+    KeywordRelevanceContract,
     SharedJournalContract,
     StorageContract,
     VectorStoreContract,
@@ -28,7 +28,7 @@ class TestPgStorage(StorageContract):
     pass
 
 
-class TestPgSearchIndex(SearchIndexContract):
+class TestPgSearchIndex(KeywordRelevanceContract):
     @pytest.fixture
     def search_index(self, storage: PgStorage) -> PgSearchIndex:
         return PgSearchIndex(storage)

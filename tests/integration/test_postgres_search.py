@@ -1,6 +1,5 @@
-"""memory_search on PostgreSQL has the semantics of the other indexes (issue 16): on any
-corpus and query, exactly the in-memory index's ranking, and the SQLite FTS5 index's set of
-matching rows."""
+"""memory_search on PostgreSQL has the semantics of the other indexes (issue 16, ADR 0068):
+on any corpus and query, exactly the in-memory and the SQLite FTS5 index's hits and scores."""
 
 from __future__ import annotations
 
@@ -66,8 +65,12 @@ def test_postgres_ranks_like_in_memory_and_matches_like_sqlite(
                 for text, target in corpus:
                     rows.add(text, target, project="web" if target is Target.PROJECT else None)
             q = SearchQuery(text=query, clauses=EVERYTHING, limit=limit)
-            assert PgSearchIndex(storage).search(q) == InMemorySearchIndex(memory).search(q)
-            every = SearchQuery(text=query, clauses=EVERYTHING, limit=100)
+            found = PgSearchIndex(storage).search(q)
+            assert found == InMemorySearchIndex(memory).search(q)
+            # one relevance function (ADR 0068): SQLite ranks and scores alike
+            on_sqlite = SqliteSearchIndex(sqlite).search(q)
+            assert [(h.id, h.score) for h in found] == [(h.id, h.score) for h in on_sqlite]
+            every = SearchQuery(text=query, clauses=EVERYTHING, limit=100, min_score=0.0)
             pg_ids = {h.id for h in PgSearchIndex(storage).search(every)}
             assert pg_ids == {h.id for h in SqliteSearchIndex(sqlite).search(every)}
         finally:

@@ -1,5 +1,5 @@
-"""memory_search's two-pass tiers and caches (ADR 0040) against the one-pass queries they
-replace, on a real store."""
+"""memory_search's keyword ranking on a real store (ADR 0068, which replaced the two-pass
+tiers of ADR 0040): against every row scored, and its caches across connections."""
 
 from __future__ import annotations
 
@@ -9,12 +9,13 @@ from typing import Any
 
 import numpy as np
 import pytest
-from pi_hermes_memory.adapters.sqlite import search as sqlite_search
 from pi_hermes_memory.adapters.sqlite.search import SqliteSearchIndex
 from pi_hermes_memory.adapters.sqlite.storage import SqliteStorage
 from pi_hermes_memory.adapters.sqlite.vectors import SqliteVectorStore
 from pi_hermes_memory.domain.memory.model import Target
 from pi_hermes_memory.domain.memory.scope import SessionScope
+from pi_hermes_memory.domain.search import relevance
+from pi_hermes_memory.domain.search.terms import plan_terms
 from pi_hermes_memory.ports.search import SearchQuery
 from pi_hermes_memory.ports.vectors import VectorScope
 from pi_hermes_memory.search.memory_search import search_clauses
@@ -49,9 +50,49 @@ def _queries() -> list[str]:
     return texts
 
 
-def test_two_passes_answer_exactly_as_one_pass(
-    store: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def _every_row_scored(storage: SqliteStorage, query: SearchQuery) -> tuple[list[Any], bool]:
+    """The oracle: every in-scope row of the store scored by the shared relevance, with the
+    weights the index uses; and whether the MaxScore bound proves the index must equal it
+    (rows holding only common keys cannot reach the floor or the limit-th score)."""
+    conn = storage.connection
+    keys = relevance.query_keys(plan_terms(query.text))
+    texts = [
+        (str(id_), str(text), (Target(t), p, c, by, ns))
+        for id_, text, t, p, c, by, ns in conn.execute(
+            "SELECT id, text, target, project, category, superseded_by, namespace "
+            "FROM memories ORDER BY rowid"
+        )
+    ]
+
+    def count(key: relevance.Key) -> int:
+        return min(relevance.COMMON_CAP, sum(1 for _, t, _ in texts if relevance.matches(key, t)))
+
+    chosen, docs = relevance.resolve_keys(keys, count)
+    weights = relevance.Weights(
+        keys=tuple(chosen),
+        idf=tuple(
+            relevance.key_weight(k, n, len(texts)) for k, n in zip(chosen, docs, strict=True)
+        ),
+        average_length=relevance.average_length(t for _, t, _ in texts[-relevance.LENGTH_SAMPLE :]),
+    )
+    scored = [
+        (relevance.relevance(weights, text), id_, None)
+        for id_, text, scope in texts
+        if query.admits(*scope)
+    ]
+    ranked = relevance.best(scored, query.floor, query.limit)
+    common = [k for k, n in zip(chosen, docs, strict=True) if n >= relevance.COMMON_CAP]
+    kth = relevance.kth_score(ranked, query.limit)
+    bound = weights.bound(common)
+    proven = not common or bound < query.floor or (kth is not None and kth > bound)
+    return [(id_, relevance.shown_score(raw)) for raw, id_, _ in ranked], proven
+
+
+def test_the_index_equals_scoring_every_row_where_the_bound_proves_it(store: Path) -> None:
+    """Common keys are counted only up to the cap and rows holding only them are read from
+    a bounded pool (ADR 0068); where the MaxScore bound says they cannot matter, the answer
+    is exactly every row scored; elsewhere every hit is in scope, above the floor, best
+    first."""
     storage = SqliteStorage(store)
     try:
         scopes = [
@@ -60,38 +101,35 @@ def test_two_passes_answer_exactly_as_one_pass(
             SessionScope(project=None),
         ]
         cases = [
-            SearchQuery(
-                text=text,
-                clauses=clauses,
-                limit=limit,
-                include_superseded=history,
-            )
+            SearchQuery(text=text, clauses=clauses, limit=limit, include_superseded=history)
             for text in _queries()
             for scope in scopes
             for target in (None, Target.FAILURE, Target.PROJECT, Target.MEMORY)
             if (clauses := search_clauses(scope, target))
             for limit, history in ((10, False), (1, True), (20, False))
         ]
-        monkeypatch.setattr(sqlite_search, "_SMALL_STORE", 10**9)  # every tier: one query
-        one_pass = SqliteSearchIndex(storage)
-        expected = [one_pass.search(q) for q in cases]
-        monkeypatch.setattr(sqlite_search, "_SMALL_STORE", 0)  # every tier: two passes
-        outcomes: list[bool] = []
-        first_pass = sqlite_search._Ranker._two_pass
-
-        def counted(*args: Any, **kwargs: Any) -> Any:
-            taken = first_pass(*args, **kwargs)
-            outcomes.append(taken is not None)
-            return taken
-
-        monkeypatch.setattr(sqlite_search._Ranker, "_two_pass", counted)
-        two_pass = SqliteSearchIndex(storage)
-        for _ in range(2):  # the second round runs with the scopes' shares learned
-            assert [two_pass.search(q) for q in cases] == expected
-        assert any(len(hits) == 20 for hits in expected)
-        # both ways out were taken: answered from the first pass, and the one-pass query
-        # after a cut that could not be proven (ties, a scope holding few of the matches)
-        assert sum(outcomes) > 100 and outcomes.count(False) > 10
+        index = SqliteSearchIndex(storage)
+        proven_cases = 0
+        for query in cases:
+            hits = index.search(query)
+            expected, proven = _every_row_scored(storage, query)
+            if proven:
+                proven_cases += 1
+                assert [(h.id, h.score) for h in hits] == expected, query
+            scores = [h.score for h in hits]
+            assert scores == sorted(scores, reverse=True)
+            assert all(query.floor <= s <= 1 or s == 1.0 for s in scores)
+            assert all(
+                query.admits(
+                    h.target,
+                    h.project,
+                    h.category.value if h.category else None,
+                    h.superseded_by,
+                    h.namespace,
+                )
+                for h in hits
+            )
+        assert proven_cases > len(cases) // 2
     finally:
         storage.close()
 
@@ -102,8 +140,10 @@ def test_a_word_no_row_held_is_found_after_another_connection_adds_it(tmp_path: 
     try:
         EventWriter(mine).add("deploy the payments service")
         index = SqliteSearchIndex(mine)
-        query = SearchQuery(
-            text="payments quokka", clauses=search_clauses(SessionScope(project=None))
+        query = SearchQuery(  # no floor: in a one-row store "payments" alone scores low
+            text="payments quokka",
+            clauses=search_clauses(SessionScope(project=None)),
+            min_score=0.0,
         )
         assert [h.text for h in index.search(query)] == ["deploy the payments service"]
         EventWriter(theirs).add("the quokka runbook", entry_id="zz-quokka")

@@ -9,8 +9,8 @@ from pi_hermes_memory.adapters.inmemory.search import InMemorySearchIndex
 from pi_hermes_memory.adapters.inmemory.storage import InMemoryMarkdown, InMemoryStorage
 from pi_hermes_memory.adapters.markdown.codec import MarkdownFormat
 from pi_hermes_memory.testing import (
+    KeywordRelevanceContract,
     MarkdownStoreContract,
-    SearchIndexContract,
     SharedJournalContract,
     StorageContract,
 )
@@ -28,7 +28,7 @@ class TestInMemoryMarkdown(MarkdownStoreContract):
         return InMemoryMarkdown()
 
 
-class TestInMemorySearchIndex(SearchIndexContract):
+class TestInMemorySearchIndex(KeywordRelevanceContract):
     @pytest.fixture
     def storage(self) -> InMemoryStorage:
         return InMemoryStorage()
