@@ -193,6 +193,8 @@ class SearchService:
             category=category,
             include_superseded=include_superseded,
             limit=limit,
+            # one setting: the index's keyword floor and the least shown score (ADR 0068/0070)
+            min_score=self._min_score,
         )
         hits = self._ranked(query)
         if self._min_score is not None:

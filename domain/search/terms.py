@@ -61,9 +61,14 @@ _STOP_WORDS = (
 )  # fmt: skip
 STOP_WORDS = frozenset(_STOP_WORDS)
 
-#: Small talk and filler that carry no topic in an English query (besides `STOP_WORDS`).
+#: Small talk and filler that carry no topic in an English query (besides `STOP_WORDS`), and
+#: the words that ask a memory to remember rather than name what to remember ("do you
+#: remember…", "I mentioned earlier…"): the question is about the rest of the sentence.
 _ENGLISH_FILLER = (
-    "also", "hello", "hey", "hi", "ok", "okay", "please", "thank", "thanks", "yeah", "yes",
+    "also", "hello", "hey", "hi", "ok", "okay", "please", "thank", "thanks", "whether", "yeah",
+    "yes",
+    "earlier", "mentioned", "previously", "recall", "recalled", "remember", "remembered",
+    "remembering", "remind", "reminded", "told",
 )  # fmt: skip
 #: The common function words of the other languages the content scanner covers: articles,
 #: pronouns, prepositions, conjunctions and auxiliaries, lower case, with their diacritics
@@ -369,8 +374,8 @@ def _named_words(text: str) -> set[str]:
 #: Endings `keyword_stem` cuts (the first that leaves STEM_MIN_CHARS letters wins), longest
 #: first: derivations and inflections of English words.
 STEM_SUFFIXES = (
-    "ations", "ation", "ments", "ment", "ings", "ing", "ies", "ied", "ed", "es",
-    "s", "e", "y",
+    "ations", "ation", "ments", "ment", "ences", "ence", "ances", "ance", "ings", "ing",
+    "ies", "ied", "ed", "es", "s", "e", "y",
 )  # fmt: skip
 #: A stem keeps at least this many letters; shorter words are searched as written.
 STEM_MIN_CHARS = 4

@@ -72,7 +72,7 @@ def _session(memory: Memory) -> AgentSession:
 def test_recall_injects_the_best_memories_as_a_block(memory: Memory) -> None:
     memory.add("We deploy the web app with Kubernetes", target="project", kind="decision")
     memory.add("The user prefers Kubernetes manifests in YAML", kind="preference")
-    block = _session(memory).before_turn("how do we deploy with kubernetes?")
+    block = _session(memory).before_turn("how do we deploy kubernetes manifests?")
     assert block is not None
     lines = block.splitlines()
     assert lines[0] == "<relevant-memories>" and lines[-1] == "</relevant-memories>"
