@@ -1,7 +1,8 @@
 """False recall: how often a query with no answer in the store is answered with nothing (ADR 0069).
 
-    python -m tests.bench.false_recall [--data PATH] [--z-floors 2 3 4 5 6] [--recall 0.5]
-                                       [--samples N] [--no-keyword-proxy]
+    python -m tests.bench.false_recall [--data PATH] [--z-floors 2 3 4 5 6]
+                                       [--csls-floors -0.02 0 0.02] [--dense-only]
+                                       [--recall 0.5] [--samples N] [--no-keyword-proxy]
 
 Two sets of queries that have no answer in the store they are asked of:
 
@@ -10,8 +11,10 @@ Two sets of queries that have no answer in the store they are asked of:
 - `EVERYDAY_QUESTIONS` (recipes, violins, Patagonia, small talk, …) against a small store of
   engineering facts (`tests.bench.false_recall_data`).
 
-For each variant (keyword only; hybrid at each calibrated dense floor `z_floor`; the previous
-fixed floor of ADR 0027 for comparison) it reports the share answered with nothing by search
+For each variant (keyword only; hybrid at each hubness-corrected dense floor `csls_floor`
+(ADR 0072) and at each background-z floor `z_floor` (ADR 0069); with `--dense-only` the same
+floors with the FTS weight 0, i.e. the cosine ranking alone; the previous fixed floor of ADR
+0027 for comparison) it reports the share answered with nothing by search
 (limit 10) and by auto-recall's stricter rule (only hits with `score >= --recall`), next to
 what the floor costs: LoCoMo R@5/R@10 of each conversation's own questions and the engineering
 store's answerable questions (`ANSWERABLE`, R@1/R@5). One table row per variant is the curve
@@ -67,6 +70,9 @@ from tests.bench.vector_cache import DiskCachedEmbedder
 
 #: Calibrated dense floors swept (background standard deviations, `HybridSettings.z_floor`).
 Z_FLOORS = (3.0, 4.0, 4.5, 5.0, 6.0)
+#: Hubness-corrected floors swept (`HybridSettings.csls_floor`; `csls_full` = floor + the
+#: default width), ADR 0072.
+CSLS_FLOORS = (-0.04, -0.02, 0.0, 0.02, 0.04)
 #: Auto-recall's confidence: hits below this score are not injected (part "recall" owns the
 #: configured value; this is the default it is measured at).
 RECALL_CONFIDENCE = 0.5
@@ -165,19 +171,42 @@ def hybrid_searcher(
 
 
 def variants(
-    model_id: str, z_floors: Sequence[float], embedder: Embedder | None
+    model_id: str,
+    z_floors: Sequence[float],
+    embedder: Embedder | None,
+    csls_floors: Sequence[float] = (),
+    *,
+    dense_only: bool = False,
 ) -> dict[str, HybridSettings | None]:
     """Variant name -> hybrid settings (None: keyword only)."""
     out: dict[str, HybridSettings | None] = {"keyword": None}
     if embedder is None:
         return out
     default = HybridSettings()
-    for z in z_floors:
-        name = f"hybrid z_floor {z:g}" + (" (default)" if z == default.z_floor else "")
-        out[name] = attrs.evolve(default, z_floor=z, z_full=z + (default.z_full - default.z_floor))
+    kinds = [("hybrid", default)]
+    if dense_only:
+        kinds.append(
+            ("dense", attrs.evolve(default, fusion=attrs.evolve(default.fusion, fts_weight=0.0)))
+        )
+    csls_width = default.csls_full - default.csls_floor
+    z_width = default.z_full - default.z_floor
+    for kind, base in kinds:
+        for c in csls_floors:
+            is_default = c == default.csls_floor and default.floor_method == "csls"
+            name = f"{kind} csls_floor {c:g}" + (" (default)" if is_default else "")
+            out[name] = attrs.evolve(
+                base, floor_method="csls", csls_floor=c, csls_full=c + csls_width
+            )
+        for z in z_floors:
+            is_default = z == default.z_floor and default.floor_method == "z"
+            name = f"{kind} z_floor {z:g}" + (" (default)" if is_default else "")
+            out[name] = attrs.evolve(base, floor_method="z", z_floor=z, z_full=z + z_width)
     without = default.pipeline.without(Stage.HARD_MIN)
     out[f"hybrid z_floor {default.z_floor:g} without hard_min"] = attrs.evolve(
-        default, pipeline=without
+        default, floor_method="z", pipeline=without
+    )
+    out[f"hybrid csls_floor {default.csls_floor:g} without hard_min"] = attrs.evolve(
+        default, floor_method="csls", pipeline=without
     )
     fixed = default.fallback_floor(model_id)
     if fixed is not None:
@@ -319,7 +348,9 @@ def render(
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.bench.false_recall")
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
-    parser.add_argument("--z-floors", type=float, nargs="+", default=list(Z_FLOORS))
+    parser.add_argument("--z-floors", type=float, nargs="*", default=list(Z_FLOORS))
+    parser.add_argument("--csls-floors", type=float, nargs="*", default=list(CSLS_FLOORS))
+    parser.add_argument("--dense-only", action="store_true", help="also the cosine ranking alone")
     parser.add_argument("--recall", type=float, default=RECALL_CONFIDENCE)
     parser.add_argument("--samples", type=int, default=0, help="only the first N (0: all)")
     parser.add_argument("--no-keyword-proxy", action="store_true")
@@ -331,7 +362,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"hybrid n/a: {why}", file=sys.stderr)
     dataset = load_dataset(args.data)
     samples = dataset.samples[: args.samples] if args.samples else dataset.samples
-    chosen = variants(cached.model_id if cached else "", args.z_floors, cached)
+    chosen = variants(
+        cached.model_id if cached else "",
+        args.z_floors,
+        cached,
+        args.csls_floors,
+        dense_only=args.dense_only,
+    )
 
     def progress(line: str) -> None:
         print(f"… {line}", file=sys.stderr, flush=True)
