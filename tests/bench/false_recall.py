@@ -51,7 +51,14 @@ from pi_hermes_memory.search.embedding import EmbeddingService
 from pi_hermes_memory.search.hybrid import HybridSettings, ranked_hits
 from pi_hermes_memory.search.retrieval import Stage
 
-from tests.bench.false_recall_data import ANSWERABLE, ENGINEERING_FACTS, EVERYDAY_QUESTIONS
+from tests.bench.false_recall_data import (
+    ANSWERABLE,
+    ENGINEERING_FACTS,
+    EVERYDAY_QUESTIONS,
+    PARAPHRASE_NOTES,
+    PARAPHRASE_RELATED,
+    PARAPHRASE_UNRELATED,
+)
 from tests.bench.retrieval import (
     _BASE_TIME,
     _MEMORY_CLAUSES,
@@ -266,6 +273,11 @@ def engineering_sample() -> Sample:
     return Sample(sample_id="engineering-facts", units=units, questions=())
 
 
+def paraphrase_sample() -> Sample:
+    units = tuple(Unit(dia_id=f"P{n}", text=t) for n, t in enumerate(PARAPHRASE_NOTES))
+    return Sample(sample_id="paraphrase-notes", units=units, questions=())
+
+
 def measure(
     samples: Sequence[Sample],
     chosen: Mapping[str, HybridSettings | None],
@@ -275,9 +287,10 @@ def measure(
     proxy: bool = True,
     progress: Callable[[str], None] | None = None,
 ) -> tuple[dict[str, Tally], dict[str, Tally]]:
-    """(LoCoMo tallies, engineering-store tallies) per variant."""
+    """(LoCoMo tallies, engineering-store tallies, paraphrase-store tallies) per variant."""
     locomo = {name: Tally() for name in chosen}
     facts = {name: Tally() for name in chosen}
+    para = {name: Tally() for name in chosen}
     with _workdir() as work:
         for sample in samples:
             if progress is not None:
@@ -310,11 +323,25 @@ def measure(
                         "recalled", float(any(h.score >= confidence for h in hits[:1])
                                           and dia[:1] == [by_text[answer]])
                     )  # fmt: skip
-    return locomo, facts
+        with open_store(paraphrase_sample(), work) as store:
+            searchers = _searchers(store, chosen, embedder, proxy)
+            for name, search in searchers.items():
+                tally = para[name]
+                for text in PARAPHRASE_UNRELATED:
+                    tally.unanswered(search(text, SEARCH_LIMIT), confidence)
+                for text, answer in PARAPHRASE_RELATED:
+                    dia = [store.dia_ids.get(h.id, "") for h in search(text, SEARCH_LIMIT)]
+                    for k in (1, 10):
+                        tally.found(f"R@{k}", recall_at(dia, [f"P{answer}"], k))
+    return locomo, facts, para
 
 
 def render(
-    locomo: Mapping[str, Tally], facts: Mapping[str, Tally], confidence: float, proxy: bool
+    locomo: Mapping[str, Tally],
+    facts: Mapping[str, Tally],
+    confidence: float,
+    proxy: bool,
+    para: Mapping[str, Tally] | None = None,
 ) -> str:
     lines = [
         f"keyword scores: {'contract proxy (KeywordProxy)' if proxy else 'the index own'}; "
@@ -342,6 +369,21 @@ def render(
             f"| {name} | {t.mean('R@1'):.3f} | {t.mean('R@5'):.3f} | {t.mean('recalled'):.3f} | "
             f"{t.asked} | {t.share(t.empty_search):.3f} | {t.share(t.empty_recall):.3f} |"
         )
+    if para:
+        lines += [
+            "",
+            "Paraphrase notes (tests/integration/test_paraphrase_local.py): the 7 questions "
+            "about a note (found first / found in the top 10) and 8 about nothing",
+            "",
+            "| paraphrase variant | found first | found | asked | search empty | "
+            "auto-recall empty |",
+            "|---|---|---|---|---|---|",
+        ]
+        for name, t in para.items():
+            lines.append(
+                f"| {name} | {t.mean('R@1'):.3f} | {t.mean('R@10'):.3f} | {t.asked} | "
+                f"{t.share(t.empty_search):.3f} | {t.share(t.empty_recall):.3f} |"
+            )
     return "\n".join(lines)
 
 
@@ -373,7 +415,7 @@ def main(argv: list[str] | None = None) -> int:
     def progress(line: str) -> None:
         print(f"… {line}", file=sys.stderr, flush=True)
 
-    locomo, facts = measure(
+    locomo, facts, para = measure(
         samples,
         chosen,
         cached,
@@ -381,7 +423,7 @@ def main(argv: list[str] | None = None) -> int:
         proxy=not args.no_keyword_proxy,
         progress=progress,
     )
-    print(render(locomo, facts, args.recall, not args.no_keyword_proxy))
+    print(render(locomo, facts, args.recall, not args.no_keyword_proxy, para))
     return 0
 
 
