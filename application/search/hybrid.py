@@ -9,12 +9,15 @@ The flow (ADR 0018, ADR 0019, ADR 0069):
 1. the FTS hits (the index's best `max(limit, fts_depth)` rows, scope applied in SQL): each
    carries a keyword relevance in [0, 1] and has passed the keyword floor (the score
    contract of issue 27);
-2. the cosine of every in-scope row with the query, turned into a dense relevance in [0, 1]
-   by the query's background calibration (`domain/search/background.py`: a row must be
-   clearly closer to the query than generic text is; `dense_relevance`), or by the explicit
-   `retrieval.minCosine` when configured; the `depth` best rows above 0 pass the dense floor;
-3. candidates = the rows that passed at least one floor; each scores `fused_score`: its larger
-   relevance plus `both_bonus` times the smaller. Rank fusion (RRF) is no longer used here:
+2. the cosine of every in-scope row with the query and with the background's centroid (one
+   matrix product), turned into a dense relevance in [0, 1] by the query's background
+   calibration (`domain/search/background.py`: a row must be clearly closer to the query than
+   generic text is, hubness-corrected by default, ADR 0072; `dense_relevance`), or by the
+   explicit `retrieval.minCosine` when configured; the `depth` best rows above 0 pass the
+   dense floor;
+3. candidates = the rows that passed at least one floor; each scores `fused_score`: its two
+   relevances weighted (`bm25Weight` / `vectorWeight`, each divided by the larger, ADR 0072),
+   the larger plus `both_bonus` times the smaller. Rank fusion (RRF) is no longer used here:
    its number says where a row ranked, not whether it is relevant (ADR 0069 has the
    measurement);
 4. the rows only the cosine ranking found are read through `SearchIndex.rows`, which applies

@@ -8,13 +8,21 @@ topic, register and language, that no memory store is about. Each embedding mode
 Per query, the cosines of the query with the background say what "unrelated" looks like for
 this query under this model; a stored row is relevant only when it is clearly closer than that.
 
-`Calibration.of(background_cosines)` summarises them (mean, spread, maximum);
-`Calibration.relevance(cosine)` maps a row's cosine to a relevance in [0, 1] on the scale the
-keyword index uses (the score contract: 0 = no better than unrelated text, 1 = as close as a
-text about exactly the query): `(z - Z_FLOOR) / (Z_FULL - Z_FLOOR)` clipped, with `z` the
-row's cosine in background standard deviations above the background's mean, and never above 0
-for a cosine not above the background's maximum. A hit passes the dense floor when its relevance
-is > 0.
+`Calibration.of(background_cosines)` summarises them (mean, spread, maximum, and the mean of
+the `NEIGHBOURHOOD_K` highest: the query's hubness r_q); `Calibration.relevance(cosine,
+hubness)` maps a row's cosine to a relevance in [0, 1] on the scale the keyword index uses
+(the score contract: 0 = no better than unrelated text, 1 = as close as a text about exactly
+the query). Two floors (`METHODS`):
+
+- "csls" (the default, ADR 0072): the hubness-corrected score `2·cos(q, d) − r_q − r_d` of
+  cross-domain similarity local scaling, with r_d (`hubness`) the row's cosine with the
+  background's normalised centroid (a row close to everything generic, a hub, needs a higher
+  cosine); relevance `(score - CSLS_FLOOR) / (CSLS_FULL - CSLS_FLOOR)` clipped;
+- "z" (ADR 0069): `(z - Z_FLOOR) / (Z_FULL - Z_FLOOR)` clipped, with `z` the row's cosine in
+  background standard deviations above the background's mean, and never above 0 for a cosine
+  not above the background's maximum.
+
+A hit passes the dense floor when its relevance is > 0.
 
 Pure: the standard library only; the vectors and their products are computed by the callers.
 """
@@ -35,9 +43,9 @@ Z_FULL: Final = 8.5
 #: The hubness-corrected (CSLS) floor (ADR 0072): a row's score is `2·cos(q, d) − r_q − r_d`,
 #: with r_q the mean of the query's `NEIGHBOURHOOD_K` highest background cosines and r_d the
 #: row's cosine with the background's centroid; it must exceed `CSLS_FLOOR` to count at all ...
-CSLS_FLOOR: Final = 0.0
+CSLS_FLOOR: Final = 0.02
 #: ... and reach `CSLS_FULL` to count as fully relevant.
-CSLS_FULL: Final = 0.1
+CSLS_FULL: Final = 0.12
 #: Background cosines averaged into the query's neighbourhood r_q.
 NEIGHBOURHOOD_K: Final = 10
 #: The floors `Calibration` can apply: "csls" (hubness-corrected, ADR 0072) or "z" (background

@@ -47,7 +47,7 @@ def test_reports_the_share_answered_with_nothing_per_floor(
         "hybrid csls_floor -0.1",
         "hybrid csls_floor 0.1",
         "hybrid z_floor 4.5 without hard_min",
-        "hybrid csls_floor 0 without hard_min",
+        "hybrid csls_floor 0.02 without hard_min",
     }
     assert set(locomo) == set(facts) == set(para) == names
     assert all(int(m["asked"]) == len(false_recall.PARAPHRASE_UNRELATED) for m in para.values())
