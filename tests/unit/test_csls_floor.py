@@ -8,6 +8,7 @@ A row close to everything generic (a hub) needs a higher cosine to pass than a s
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import attrs
 import numpy as np
@@ -15,6 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pi_hermes_memory.errors import InvalidArgument
+from pi_hermes_memory.ports.search import SearchHit
 from pi_hermes_memory.search.embedding import SearchVectors
 from pi_hermes_memory.search.hybrid import (
     DEFAULT_DENSE_WEIGHT,
@@ -58,11 +60,11 @@ def vectors(rows: dict[str, tuple[float, float]]) -> SearchVectors:
 
 
 def run(
-    fts: list[object], rows: dict[str, tuple[float, float]], chosen: HybridSettings = PLAIN
+    fts: Sequence[SearchHit], rows: dict[str, tuple[float, float]], chosen: HybridSettings = PLAIN
 ) -> dict[str, float]:
     found = hybrid_hits(
         QUERY,
-        fts,  # type: ignore[arg-type]
+        fts,
         vectors(rows),
         index=Rows(),  # type: ignore[arg-type]
         model_id="test/model",
@@ -132,7 +134,7 @@ def test_bad_csls_settings_are_refused() -> None:
     with pytest.raises(InvalidArgument, match="csls_floor and csls_full"):
         HybridSettings(csls_floor=0.1, csls_full=0.1)
     with pytest.raises(InvalidArgument, match="csls_floor and csls_full"):
-        HybridSettings(csls_floor=True)  # type: ignore[arg-type]
+        HybridSettings(csls_floor=True)
 
 
 # --- the fusion weights ------------------------------------------------------------------------
