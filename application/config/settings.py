@@ -234,7 +234,8 @@ class RetrievalConfig:
     built-in value" (`pi_hermes_memory.search.retrieval.Pipeline`, `HybridSettings`)."""
 
     stages: tuple[str, ...] = RETRIEVAL_STAGES
-    #: `denseWeight` / the seed's `vectorWeight`: the cosine ranking's RRF weight
+    #: `denseWeight` / the seed's `vectorWeight`: the dense relevance's weight in the fused
+    #: score (ADR 0072)
     dense_weight: float | None = None
     hard_min_score: float = 0.35
     rerank: RerankConfig = RerankConfig()
@@ -243,7 +244,7 @@ class RetrievalConfig:
     min_cosine: float | None = None
     #: `mode`: "vector" gives the FTS ranking weight 0
     mode: RetrievalMode = RetrievalMode.HYBRID
-    #: `bm25Weight`: the FTS ranking's RRF weight (None: 1)
+    #: `bm25Weight`: the keyword relevance's weight in the fused score (None: 1; ADR 0072)
     fts_weight: float | None = None
     #: `minScore`: search drops hits whose shown score (0..1) is below it (None: no floor
     #: beyond the index's and the embedder's own)

@@ -27,6 +27,8 @@ from pi_hermes_memory.domain.memory.scope import SessionScope
 from pi_hermes_memory.domain.search.background import (
     BACKGROUND,
     BACKGROUND_DIGEST,
+    CSLS_FLOOR,
+    CSLS_FULL,
     Z_FLOOR,
     Z_FULL,
     Calibration,
@@ -86,14 +88,51 @@ class SearchVectors:
     background: Matrix | None = None
 
     def calibration(
-        self, *, z_floor: float = Z_FLOOR, z_full: float = Z_FULL
+        self,
+        *,
+        method: str = "csls",
+        z_floor: float = Z_FLOOR,
+        z_full: float = Z_FULL,
+        csls_floor: float = CSLS_FLOOR,
+        csls_full: float = CSLS_FULL,
     ) -> Calibration | None:
         """What unrelated text looks like to this query (its cosines with the background
         sample); None without a background."""
         if self.background is None or self.background.shape[0] < 2:
             return None
         cosines = np.clip(self.background @ self.query, -1.0, 1.0)
-        return Calibration.of([float(c) for c in cosines], z_floor=z_floor, z_full=z_full)
+        return Calibration.of(
+            [float(c) for c in cosines],
+            method=method,
+            z_floor=z_floor,
+            z_full=z_full,
+            csls_floor=csls_floor,
+            csls_full=csls_full,
+        )
+
+    def centroid(self) -> Matrix | None:
+        """The unit-length mean of the background's vectors (the direction generic text
+        shares; ADR 0072), None without a background or when the mean is 0."""
+        if self.background is None or self.background.shape[0] < 2:
+            return None
+        mean = np.asarray(self.background, dtype=np.float64).mean(axis=0)
+        norm = float(np.linalg.norm(mean))
+        if not np.isfinite(norm) or norm == 0.0:
+            return None
+        return np.asarray(mean / norm, dtype=np.float32)
+
+    def cosines_and_hubness(self) -> tuple[Matrix, Matrix | None]:
+        """Each candidate's cosine with the query and with the background's centroid (its
+        hubness r_d, ADR 0072; None without a background), in `ids` order, from one pass
+        over the candidate matrix."""
+        centroid = self.centroid()
+        if centroid is None or centroid.shape[0] != self.query.shape[0]:
+            return self.cosines(), None
+        if not self.ids:
+            empty = np.zeros(0, dtype=np.float32)
+            return empty, empty
+        both = np.asarray(self.matrix @ np.stack([self.query, centroid], axis=1), np.float32)
+        return both[:, 0], both[:, 1]
 
     def positions(self) -> Mapping[str, int]:
         """The row of each id in `matrix`."""

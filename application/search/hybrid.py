@@ -9,12 +9,15 @@ The flow (ADR 0018, ADR 0019, ADR 0069):
 1. the FTS hits (the index's best `max(limit, fts_depth)` rows, scope applied in SQL): each
    carries a keyword relevance in [0, 1] and has passed the keyword floor (the score
    contract of issue 27);
-2. the cosine of every in-scope row with the query, turned into a dense relevance in [0, 1]
-   by the query's background calibration (`domain/search/background.py`: a row must be
-   clearly closer to the query than generic text is; `dense_relevance`), or by the explicit
-   `retrieval.minCosine` when configured; the `depth` best rows above 0 pass the dense floor;
-3. candidates = the rows that passed at least one floor; each scores `fused_score`: its larger
-   relevance plus `both_bonus` times the smaller. Rank fusion (RRF) is no longer used here:
+2. the cosine of every in-scope row with the query and with the background's centroid (one
+   matrix product), turned into a dense relevance in [0, 1] by the query's background
+   calibration (`domain/search/background.py`: a row must be clearly closer to the query than
+   generic text is, hubness-corrected by default, ADR 0072; `dense_relevance`), or by the
+   explicit `retrieval.minCosine` when configured; the `depth` best rows above 0 pass the
+   dense floor;
+3. candidates = the rows that passed at least one floor; each scores `fused_score`: its two
+   relevances weighted (`bm25Weight` / `vectorWeight`, each divided by the larger, ADR 0072),
+   the larger plus `both_bonus` times the smaller. Rank fusion (RRF) is no longer used here:
    its number says where a row ranked, not whether it is relevant (ADR 0069 has the
    measurement);
 4. the rows only the cosine ranking found are read through `SearchIndex.rows`, which applies
@@ -33,7 +36,14 @@ from datetime import date
 from typing import TYPE_CHECKING, Any, Final
 
 import attrs
-from pi_hermes_memory.domain.search.background import Z_FLOOR, Z_FULL, Calibration
+from pi_hermes_memory.domain.search.background import (
+    CSLS_FLOOR,
+    CSLS_FULL,
+    METHODS,
+    Z_FLOOR,
+    Z_FULL,
+    Calibration,
+)
 from pi_hermes_memory.errors import InvalidArgument
 from pi_hermes_memory.ports.vectors import BACKFILL_LIMIT, VectorScope
 from pi_hermes_memory.search.retrieval import (
@@ -58,10 +68,10 @@ if TYPE_CHECKING:
 FUSION_DEPTH: Final = 50
 #: Candidates sent to the reranker (the best by fused score).
 RERANK_TOP_N: Final = 20
-#: Dense weight for an embedder the retrieval benchmark has not measured: half the FTS
-#: ranking's, so a row found by cosine only enters below the FTS rows of twice its rank
-#: (ADR 0019).
-DEFAULT_DENSE_WEIGHT: Final = 0.5
+#: Dense weight for an embedder the retrieval benchmark has not measured: the FTS ranking's.
+#: The calibrated dense relevance does not depend on the model's cosine scale, so an unmeasured
+#: model needs no discount (ADR 0072; it was 0.5 while fusion was rank-based, ADR 0019).
+DEFAULT_DENSE_WEIGHT: Final = 1.0
 #: A candidate found by both FTS and the cosine ranking scores its larger relevance plus this
 #: share of the smaller (ADR 0069).
 BOTH_BONUS: Final = 0.5
@@ -134,14 +144,34 @@ class HybridSettings:
     #: an explicit dense floor (`retrieval.minCosine`): when set, a row passes the dense floor
     #: with this cosine, for every embedder, instead of the background calibration (ADR 0069)
     min_cosine: float | None = attrs.field(default=None, validator=_optional_unit)
-    #: the calibrated dense floor: background standard deviations above the background's mean
-    #: a cosine needs to pass (and to count as fully relevant) (ADR 0069)
+    #: the calibrated dense floor: "csls" (hubness-corrected score `2·cos − r_q − r_d` above
+    #: `csls_floor`, fully relevant at `csls_full`; ADR 0072) or "z" (background standard
+    #: deviations above the background's mean a cosine needs to pass, and to count as fully
+    #: relevant; ADR 0069)
+    floor_method: str = "csls"
     z_floor: float = Z_FLOOR
     z_full: float = Z_FULL
+    csls_floor: float = CSLS_FLOOR
+    csls_full: float = CSLS_FULL
     #: the share of a candidate's smaller relevance added when both rankings found it
     both_bonus: float = attrs.field(default=BOTH_BONUS, validator=_unit)
 
     def __attrs_post_init__(self) -> None:
+        if self.floor_method not in METHODS:
+            raise InvalidArgument(
+                f"floor_method must be one of {METHODS}; got {self.floor_method!r}"
+            )
+        if not (
+            all(
+                isinstance(v, int | float) and not isinstance(v, bool) and -2 <= v <= 2
+                for v in (self.csls_floor, self.csls_full)
+            )
+            and self.csls_floor < self.csls_full
+        ):
+            raise InvalidArgument(
+                f"csls_floor and csls_full must be numbers from -2 to 2 with csls_floor < "
+                f"csls_full; got {self.csls_floor!r}, {self.csls_full!r}"
+            )
         if not (
             isinstance(self.z_floor, int | float)
             and isinstance(self.z_full, int | float)
@@ -220,13 +250,17 @@ def ranked_hits(
 
 
 def dense_relevance(
-    cosines: Any, calibration: Calibration | None, explicit_floor: float | None
+    cosines: Any,
+    calibration: Calibration | None,
+    explicit_floor: float | None,
+    hubness: Any = None,
 ) -> Any:
     """Each cosine's dense relevance in [0, 1] (numpy in, numpy out), 0 = did not pass the
     dense floor. With `explicit_floor` (`retrieval.minCosine`): `(cos − floor) / (1 − floor)`
     above it (at least `MIN_PASSED`, so a cosine at the floor still passes), 0 below. Else the
-    background calibration (`Calibration.relevance`); without one (the background could not
-    be embedded) nothing passes."""
+    background calibration (`Calibration.relevance`, vectorised; "csls" needs each row's
+    `hubness`, its cosine with the background's centroid: without it nothing passes); without
+    a calibration (the background could not be embedded) nothing passes."""
     import numpy as np
 
     values = np.asarray(cosines, dtype=np.float64)
@@ -236,15 +270,35 @@ def dense_relevance(
         return np.where(values >= explicit_floor, scaled, 0.0)
     if calibration is None:
         return np.zeros_like(values)
+    if calibration.method == "csls":
+        if hubness is None:
+            return np.zeros_like(values)
+        hubs = np.asarray(hubness, dtype=np.float64)
+        score = 2.0 * values - calibration.neighbourhood - hubs
+        low, high = calibration.csls_floor, calibration.csls_full
+        share = np.clip((score - low) / (high - low), MIN_PASSED, 1.0)
+        return np.where(np.isfinite(score) & (score > low), share, 0.0)
     z = (values - calibration.mean) / calibration.spread
     share = (z - calibration.z_floor) / (calibration.z_full - calibration.z_floor)
     return np.where(values > calibration.floor, np.clip(share, MIN_PASSED, 1.0), 0.0)
 
 
-def fused_score(keyword: float, dense: float, both_bonus: float) -> float:
+def fused_score(
+    keyword: float,
+    dense: float,
+    both_bonus: float,
+    *,
+    keyword_weight: float = 1.0,
+    dense_weight: float = 1.0,
+) -> float:
     """A candidate's relevance from its keyword relevance (0 when FTS did not find it) and its
-    dense relevance (0 when it did not pass the dense floor): the larger, plus `both_bonus`
+    dense relevance (0 when it did not pass the dense floor), each multiplied by its weight
+    divided by the larger of the two weights (`retrieval.bm25Weight` / `vectorWeight`; equal
+    weights leave them as they are, both 0 count as equal): the larger, plus `both_bonus`
     times the smaller (found by both), at most 1."""
+    scale = max(keyword_weight, dense_weight)
+    if scale > 0:
+        keyword, dense = keyword * (keyword_weight / scale), dense * (dense_weight / scale)
     high, low = (keyword, dense) if keyword >= dense else (dense, keyword)
     return min(1.0, high + both_bonus * low)
 
@@ -266,27 +320,41 @@ def hybrid_hits(
     `importance_of`: a row's stored importance (ADR 0045), None for the default."""
     import numpy as np
 
-    scores = np.clip(vectors.cosines(), -1.0, 1.0)  # one pass over the candidate matrix
     explicit = settings.min_cosine
     calibration = (
         None
         if explicit is not None
-        else vectors.calibration(z_floor=settings.z_floor, z_full=settings.z_full)
+        else vectors.calibration(
+            method=settings.floor_method,
+            z_floor=settings.z_floor,
+            z_full=settings.z_full,
+            csls_floor=settings.csls_floor,
+            csls_full=settings.csls_full,
+        )
     )
     if explicit is None and calibration is None:
         explicit = settings.fallback_floor(model_id)  # no background: the profile's floor
-    relevance = dense_relevance(scores, calibration, explicit)
+    raw, hubness = vectors.cosines_and_hubness()  # one pass over the candidate matrix
+    scores = np.clip(raw, -1.0, 1.0)
+    relevance = dense_relevance(scores, calibration, explicit, hubness)
+    fusion = settings.fusion_for(model_id)
     dense: list[tuple[str, float]] = []
-    if settings.fusion_for(model_id).dense_weight > 0:  # weight 0: FTS-only
+    if fusion.dense_weight > 0:  # weight 0: FTS-only
         dense = top_scores(vectors.ids, relevance, limit=settings.depth, min_cosine=MIN_PASSED)
+    keyword_weight = fusion.fts_weight if fusion.dense_weight > 0 else 1.0
     base: dict[str, float] = {}
     keyword: dict[str, float] = {}
-    for hit in fts_hits:  # every FTS hit passed the keyword floor (the score contract)
-        keyword.setdefault(hit.id, min(1.0, max(0.0, float(hit.score))))
+    if keyword_weight > 0:  # FTS weight 0 (`mode: "vector"`): the cosine ranking only
+        for hit in fts_hits:  # every FTS hit passed the keyword floor (the score contract)
+            keyword.setdefault(hit.id, min(1.0, max(0.0, float(hit.score))))
     dense_of = dict(dense)
     for item in dict.fromkeys([*keyword, *dense_of]):
         base[item] = fused_score(
-            keyword.get(item, 0.0), dense_of.get(item, 0.0), settings.both_bonus
+            keyword.get(item, 0.0),
+            dense_of.get(item, 0.0),
+            settings.both_bonus,
+            keyword_weight=keyword_weight,
+            dense_weight=fusion.dense_weight,
         )
     if not base:
         return []

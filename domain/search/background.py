@@ -8,13 +8,21 @@ topic, register and language, that no memory store is about. Each embedding mode
 Per query, the cosines of the query with the background say what "unrelated" looks like for
 this query under this model; a stored row is relevant only when it is clearly closer than that.
 
-`Calibration.of(background_cosines)` summarises them (mean, spread, maximum);
-`Calibration.relevance(cosine)` maps a row's cosine to a relevance in [0, 1] on the scale the
-keyword index uses (the score contract: 0 = no better than unrelated text, 1 = as close as a
-text about exactly the query): `(z - Z_FLOOR) / (Z_FULL - Z_FLOOR)` clipped, with `z` the
-row's cosine in background standard deviations above the background's mean, and never above 0
-for a cosine not above the background's maximum. A hit passes the dense floor when its relevance
-is > 0.
+`Calibration.of(background_cosines)` summarises them (mean, spread, maximum, and the mean of
+the `NEIGHBOURHOOD_K` highest: the query's hubness r_q); `Calibration.relevance(cosine,
+hubness)` maps a row's cosine to a relevance in [0, 1] on the scale the keyword index uses
+(the score contract: 0 = no better than unrelated text, 1 = as close as a text about exactly
+the query). Two floors (`METHODS`):
+
+- "csls" (the default, ADR 0072): the hubness-corrected score `2·cos(q, d) − r_q − r_d` of
+  cross-domain similarity local scaling, with r_d (`hubness`) the row's cosine with the
+  background's normalised centroid (a row close to everything generic, a hub, needs a higher
+  cosine); relevance `(score - CSLS_FLOOR) / (CSLS_FULL - CSLS_FLOOR)` clipped;
+- "z" (ADR 0069): `(z - Z_FLOOR) / (Z_FULL - Z_FLOOR)` clipped, with `z` the row's cosine in
+  background standard deviations above the background's mean, and never above 0 for a cosine
+  not above the background's maximum.
+
+A hit passes the dense floor when its relevance is > 0.
 
 Pure: the standard library only; the vectors and their products are computed by the callers.
 """
@@ -32,6 +40,17 @@ import attrs
 Z_FLOOR: Final = 4.5
 #: ... and to count as fully relevant (relevance 1.0).
 Z_FULL: Final = 8.5
+#: The hubness-corrected (CSLS) floor (ADR 0072): a row's score is `2·cos(q, d) − r_q − r_d`,
+#: with r_q the mean of the query's `NEIGHBOURHOOD_K` highest background cosines and r_d the
+#: row's cosine with the background's centroid; it must exceed `CSLS_FLOOR` to count at all ...
+CSLS_FLOOR: Final = 0.02
+#: ... and reach `CSLS_FULL` to count as fully relevant.
+CSLS_FULL: Final = 0.12
+#: Background cosines averaged into the query's neighbourhood r_q.
+NEIGHBOURHOOD_K: Final = 10
+#: The floors `Calibration` can apply: "csls" (hubness-corrected, ADR 0072) or "z" (background
+#: standard deviations, ADR 0069).
+METHODS: Final = ("csls", "z")
 #: The spread below which the background is treated as degenerate (a model that maps everything
 #: to nearly one point): then the spread is taken to be this.
 MIN_SPREAD: Final = 1e-3
@@ -201,33 +220,63 @@ def _finite(name: str, value: float) -> float:
 @attrs.frozen(kw_only=True)
 class Calibration:
     """What unrelated text looks like to one query under one model: the mean, standard
-    deviation and maximum of the query's cosines with the background sample."""
+    deviation and maximum of the query's cosines with the background sample, and the mean of
+    its `NEIGHBOURHOOD_K` highest (the query's hubness r_q, for the "csls" floor)."""
 
     mean: float
     spread: float
     maximum: float
     z_floor: float = Z_FLOOR
     z_full: float = Z_FULL
+    neighbourhood: float = 0.0
+    method: str = "csls"
+    csls_floor: float = CSLS_FLOOR
+    csls_full: float = CSLS_FULL
 
     @classmethod
     def of(
-        cls, cosines: Sequence[float], *, z_floor: float = Z_FLOOR, z_full: float = Z_FULL
+        cls,
+        cosines: Sequence[float],
+        *,
+        method: str = "csls",
+        z_floor: float = Z_FLOOR,
+        z_full: float = Z_FULL,
+        csls_floor: float = CSLS_FLOOR,
+        csls_full: float = CSLS_FULL,
+        k: int = NEIGHBOURHOOD_K,
     ) -> Calibration:
         """The calibration of a query from its cosines with the background (at least two)."""
         values = [_finite("cosine", c) for c in cosines]
         if len(values) < 2:
             raise ValueError(f"a calibration needs at least two background cosines; got {values}")
+        if method not in METHODS:
+            raise ValueError(f"method must be one of {METHODS}; got {method!r}")
         if not _finite("z_full", z_full) > _finite("z_floor", z_floor):
             raise ValueError(f"z_full must be above z_floor; got {z_full} <= {z_floor}")
+        if not _finite("csls_full", csls_full) > _finite("csls_floor", csls_floor):
+            raise ValueError(f"csls_full must be above csls_floor; got {csls_full} <= {csls_floor}")
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise ValueError(f"k must be an integer >= 1; got {k!r}")
         mean = math.fsum(values) / len(values)
         variance = math.fsum((v - mean) ** 2 for v in values) / (len(values) - 1)
+        top = sorted(values, reverse=True)[:k]
         return cls(
             mean=mean,
             spread=max(math.sqrt(variance), MIN_SPREAD),
             maximum=max(values),
             z_floor=z_floor,
             z_full=z_full,
+            neighbourhood=math.fsum(top) / len(top),
+            method=method,
+            csls_floor=csls_floor,
+            csls_full=csls_full,
         )
+
+    def csls(self, cosine: float, hubness: float) -> float:
+        """A row's hubness-corrected score `2·cosine − r_q − r_d` (r_d = `hubness`, the row's
+        cosine with the background's centroid): how much closer the query and the row are to
+        each other than each is to generic text."""
+        return 2.0 * cosine - self.neighbourhood - hubness
 
     def z(self, cosine: float) -> float:
         """`cosine` in background standard deviations above the background's mean."""
@@ -239,10 +288,19 @@ class Calibration:
         `z_floor` standard deviations above its mean."""
         return max(self.maximum, self.mean + self.z_floor * self.spread)
 
-    def relevance(self, cosine: float) -> float:
-        """A row's dense relevance in [0, 1]: 0 at or below `floor`, rising linearly in z
-        to 1 at `z_full` standard deviations (non-finite cosines: 0)."""
-        if not math.isfinite(cosine) or cosine <= self.floor:
+    def relevance(self, cosine: float, hubness: float = 0.0) -> float:
+        """A row's dense relevance in [0, 1] (non-finite inputs: 0). "csls": 0 at or below
+        `csls_floor`, rising linearly in `csls` to 1 at `csls_full`; "z": 0 at or below
+        `floor`, rising linearly in z to 1 at `z_full` standard deviations (`hubness`, the
+        row's cosine with the background's centroid, is used by "csls" only)."""
+        if not (math.isfinite(cosine) and math.isfinite(hubness)):
+            return 0.0
+        if self.method == "csls":
+            score = self.csls(cosine, hubness)
+            if score <= self.csls_floor:
+                return 0.0
+            return min(1.0, (score - self.csls_floor) / (self.csls_full - self.csls_floor))
+        if cosine <= self.floor:
             return 0.0
         share = (self.z(cosine) - self.z_floor) / (self.z_full - self.z_floor)
         return min(1.0, max(0.0, share))
@@ -251,7 +309,11 @@ class Calibration:
 __all__ = [
     "BACKGROUND",
     "BACKGROUND_DIGEST",
+    "CSLS_FLOOR",
+    "CSLS_FULL",
+    "METHODS",
     "MIN_SPREAD",
+    "NEIGHBOURHOOD_K",
     "Z_FLOOR",
     "Z_FULL",
     "Calibration",

@@ -1,7 +1,8 @@
 """False recall: how often a query with no answer in the store is answered with nothing (ADR 0069).
 
-    python -m tests.bench.false_recall [--data PATH] [--z-floors 2 3 4 5 6] [--recall 0.5]
-                                       [--samples N] [--no-keyword-proxy]
+    python -m tests.bench.false_recall [--data PATH] [--z-floors 2 3 4 5 6]
+                                       [--csls-floors -0.02 0 0.02] [--dense-only]
+                                       [--recall 0.5] [--samples N] [--no-keyword-proxy]
 
 Two sets of queries that have no answer in the store they are asked of:
 
@@ -10,8 +11,10 @@ Two sets of queries that have no answer in the store they are asked of:
 - `EVERYDAY_QUESTIONS` (recipes, violins, Patagonia, small talk, …) against a small store of
   engineering facts (`tests.bench.false_recall_data`).
 
-For each variant (keyword only; hybrid at each calibrated dense floor `z_floor`; the previous
-fixed floor of ADR 0027 for comparison) it reports the share answered with nothing by search
+For each variant (keyword only; hybrid at each hubness-corrected dense floor `csls_floor`
+(ADR 0072) and at each background-z floor `z_floor` (ADR 0069); with `--dense-only` the same
+floors with the FTS weight 0, i.e. the cosine ranking alone; the previous fixed floor of ADR
+0027 for comparison) it reports the share answered with nothing by search
 (limit 10) and by auto-recall's stricter rule (only hits with `score >= --recall`), next to
 what the floor costs: LoCoMo R@5/R@10 of each conversation's own questions and the engineering
 store's answerable questions (`ANSWERABLE`, R@1/R@5). One table row per variant is the curve
@@ -48,7 +51,14 @@ from pi_hermes_memory.search.embedding import EmbeddingService
 from pi_hermes_memory.search.hybrid import HybridSettings, ranked_hits
 from pi_hermes_memory.search.retrieval import Stage
 
-from tests.bench.false_recall_data import ANSWERABLE, ENGINEERING_FACTS, EVERYDAY_QUESTIONS
+from tests.bench.false_recall_data import (
+    ANSWERABLE,
+    ENGINEERING_FACTS,
+    EVERYDAY_QUESTIONS,
+    PARAPHRASE_NOTES,
+    PARAPHRASE_RELATED,
+    PARAPHRASE_UNRELATED,
+)
 from tests.bench.retrieval import (
     _BASE_TIME,
     _MEMORY_CLAUSES,
@@ -67,6 +77,9 @@ from tests.bench.vector_cache import DiskCachedEmbedder
 
 #: Calibrated dense floors swept (background standard deviations, `HybridSettings.z_floor`).
 Z_FLOORS = (3.0, 4.0, 4.5, 5.0, 6.0)
+#: Hubness-corrected floors swept (`HybridSettings.csls_floor`; `csls_full` = floor + the
+#: default width), ADR 0072.
+CSLS_FLOORS = (-0.08, 0.0, 0.01, 0.02, 0.03)
 #: Auto-recall's confidence: hits below this score are not injected (part "recall" owns the
 #: configured value; this is the default it is measured at).
 RECALL_CONFIDENCE = 0.5
@@ -165,19 +178,42 @@ def hybrid_searcher(
 
 
 def variants(
-    model_id: str, z_floors: Sequence[float], embedder: Embedder | None
+    model_id: str,
+    z_floors: Sequence[float],
+    embedder: Embedder | None,
+    csls_floors: Sequence[float] = (),
+    *,
+    dense_only: bool = False,
 ) -> dict[str, HybridSettings | None]:
     """Variant name -> hybrid settings (None: keyword only)."""
     out: dict[str, HybridSettings | None] = {"keyword": None}
     if embedder is None:
         return out
     default = HybridSettings()
-    for z in z_floors:
-        name = f"hybrid z_floor {z:g}" + (" (default)" if z == default.z_floor else "")
-        out[name] = attrs.evolve(default, z_floor=z, z_full=z + (default.z_full - default.z_floor))
+    kinds = [("hybrid", default)]
+    if dense_only:
+        kinds.append(
+            ("dense", attrs.evolve(default, fusion=attrs.evolve(default.fusion, fts_weight=0.0)))
+        )
+    csls_width = default.csls_full - default.csls_floor
+    z_width = default.z_full - default.z_floor
+    for kind, base in kinds:
+        for c in csls_floors:
+            is_default = c == default.csls_floor and default.floor_method == "csls"
+            name = f"{kind} csls_floor {c:g}" + (" (default)" if is_default else "")
+            out[name] = attrs.evolve(
+                base, floor_method="csls", csls_floor=c, csls_full=c + csls_width
+            )
+        for z in z_floors:
+            is_default = z == default.z_floor and default.floor_method == "z"
+            name = f"{kind} z_floor {z:g}" + (" (default)" if is_default else "")
+            out[name] = attrs.evolve(base, floor_method="z", z_floor=z, z_full=z + z_width)
     without = default.pipeline.without(Stage.HARD_MIN)
     out[f"hybrid z_floor {default.z_floor:g} without hard_min"] = attrs.evolve(
-        default, pipeline=without
+        default, floor_method="z", pipeline=without
+    )
+    out[f"hybrid csls_floor {default.csls_floor:g} without hard_min"] = attrs.evolve(
+        default, floor_method="csls", pipeline=without
     )
     fixed = default.fallback_floor(model_id)
     if fixed is not None:
@@ -237,6 +273,11 @@ def engineering_sample() -> Sample:
     return Sample(sample_id="engineering-facts", units=units, questions=())
 
 
+def paraphrase_sample() -> Sample:
+    units = tuple(Unit(dia_id=f"P{n}", text=t) for n, t in enumerate(PARAPHRASE_NOTES))
+    return Sample(sample_id="paraphrase-notes", units=units, questions=())
+
+
 def measure(
     samples: Sequence[Sample],
     chosen: Mapping[str, HybridSettings | None],
@@ -246,9 +287,10 @@ def measure(
     proxy: bool = True,
     progress: Callable[[str], None] | None = None,
 ) -> tuple[dict[str, Tally], dict[str, Tally]]:
-    """(LoCoMo tallies, engineering-store tallies) per variant."""
+    """(LoCoMo tallies, engineering-store tallies, paraphrase-store tallies) per variant."""
     locomo = {name: Tally() for name in chosen}
     facts = {name: Tally() for name in chosen}
+    para = {name: Tally() for name in chosen}
     with _workdir() as work:
         for sample in samples:
             if progress is not None:
@@ -281,11 +323,25 @@ def measure(
                         "recalled", float(any(h.score >= confidence for h in hits[:1])
                                           and dia[:1] == [by_text[answer]])
                     )  # fmt: skip
-    return locomo, facts
+        with open_store(paraphrase_sample(), work) as store:
+            searchers = _searchers(store, chosen, embedder, proxy)
+            for name, search in searchers.items():
+                tally = para[name]
+                for text in PARAPHRASE_UNRELATED:
+                    tally.unanswered(search(text, SEARCH_LIMIT), confidence)
+                for text, answer in PARAPHRASE_RELATED:
+                    dia = [store.dia_ids.get(h.id, "") for h in search(text, SEARCH_LIMIT)]
+                    for k in (1, 10):
+                        tally.found(f"R@{k}", recall_at(dia, [f"P{answer}"], k))
+    return locomo, facts, para
 
 
 def render(
-    locomo: Mapping[str, Tally], facts: Mapping[str, Tally], confidence: float, proxy: bool
+    locomo: Mapping[str, Tally],
+    facts: Mapping[str, Tally],
+    confidence: float,
+    proxy: bool,
+    para: Mapping[str, Tally] | None = None,
 ) -> str:
     lines = [
         f"keyword scores: {'contract proxy (KeywordProxy)' if proxy else 'the index own'}; "
@@ -313,13 +369,30 @@ def render(
             f"| {name} | {t.mean('R@1'):.3f} | {t.mean('R@5'):.3f} | {t.mean('recalled'):.3f} | "
             f"{t.asked} | {t.share(t.empty_search):.3f} | {t.share(t.empty_recall):.3f} |"
         )
+    if para:
+        lines += [
+            "",
+            "Paraphrase notes (tests/integration/test_paraphrase_local.py): the 7 questions "
+            "about a note (found first / found in the top 10) and 8 about nothing",
+            "",
+            "| paraphrase variant | found first | found | asked | search empty | "
+            "auto-recall empty |",
+            "|---|---|---|---|---|---|",
+        ]
+        for name, t in para.items():
+            lines.append(
+                f"| {name} | {t.mean('R@1'):.3f} | {t.mean('R@10'):.3f} | {t.asked} | "
+                f"{t.share(t.empty_search):.3f} | {t.share(t.empty_recall):.3f} |"
+            )
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.bench.false_recall")
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
-    parser.add_argument("--z-floors", type=float, nargs="+", default=list(Z_FLOORS))
+    parser.add_argument("--z-floors", type=float, nargs="*", default=list(Z_FLOORS))
+    parser.add_argument("--csls-floors", type=float, nargs="*", default=list(CSLS_FLOORS))
+    parser.add_argument("--dense-only", action="store_true", help="also the cosine ranking alone")
     parser.add_argument("--recall", type=float, default=RECALL_CONFIDENCE)
     parser.add_argument("--samples", type=int, default=0, help="only the first N (0: all)")
     parser.add_argument("--no-keyword-proxy", action="store_true")
@@ -331,12 +404,18 @@ def main(argv: list[str] | None = None) -> int:
         print(f"hybrid n/a: {why}", file=sys.stderr)
     dataset = load_dataset(args.data)
     samples = dataset.samples[: args.samples] if args.samples else dataset.samples
-    chosen = variants(cached.model_id if cached else "", args.z_floors, cached)
+    chosen = variants(
+        cached.model_id if cached else "",
+        args.z_floors,
+        cached,
+        args.csls_floors,
+        dense_only=args.dense_only,
+    )
 
     def progress(line: str) -> None:
         print(f"… {line}", file=sys.stderr, flush=True)
 
-    locomo, facts = measure(
+    locomo, facts, para = measure(
         samples,
         chosen,
         cached,
@@ -344,7 +423,7 @@ def main(argv: list[str] | None = None) -> int:
         proxy=not args.no_keyword_proxy,
         progress=progress,
     )
-    print(render(locomo, facts, args.recall, not args.no_keyword_proxy))
+    print(render(locomo, facts, args.recall, not args.no_keyword_proxy, para))
     return 0
 
 

@@ -102,4 +102,44 @@ EVERYDAY_QUESTIONS: Final[tuple[str, ...]] = (
     "¿cuál es la mejor playa de España?",
 )
 
-__all__ = ["ANSWERABLE", "ENGINEERING_FACTS", "EVERYDAY_QUESTIONS"]
+#: The paraphrase store of tests/integration/test_paraphrase_local.py (its notes' texts, in its
+#: order): the questions the issue named, each with the note it should find (ADR 0072) ...
+PARAPHRASE_NOTES: tuple[str, ...] = (
+    "Tabs are preferred over spaces",
+    "Use pnpm, not npm, in the web repository",
+    "Keep replies short: plain bullet points, no headings",
+    "The staging deploy needs the VPN and a fresh token",
+    "Backups of the production database run nightly at 02:00",
+    "We chose PostgreSQL 16 for the team server",
+    "The user's name is Dana and they work in Lisbon",
+    "Run the test suite with make test before pushing",
+)
+PARAPHRASE_RELATED: tuple[tuple[str, int], ...] = (
+    ("indentation style", 0),
+    ("which indentation style does the user like", 0),
+    ("javascript package manager", 1),
+    ("how should replies be formatted", 2),
+    ("what does the deploy need", 3),
+    ("when do backups run", 4),
+    ("which database did we choose", 5),
+)
+#: ... and the questions it should answer with nothing.
+PARAPHRASE_UNRELATED: tuple[str, ...] = (
+    "where do the cats nap",
+    "recipe for banana bread with walnuts",
+    "how to tune a violin string",
+    "best hiking trails in Patagonia",
+    "who won the 1998 football world cup",
+    "Can you summarize the plot of the novel for me please?",
+    "what is the capital of Australia",
+    "does the user like pizza",
+)
+
+__all__ = [
+    "ANSWERABLE",
+    "ENGINEERING_FACTS",
+    "EVERYDAY_QUESTIONS",
+    "PARAPHRASE_NOTES",
+    "PARAPHRASE_RELATED",
+    "PARAPHRASE_UNRELATED",
+]

@@ -31,18 +31,32 @@ def test_reports_the_share_answered_with_nothing_per_floor(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     monkeypatch.setattr(false_recall, "local_embedder", lambda: (HashEmbedder(), ""))
-    argv = ["--data", str(data), "--z-floors", "3", "6", "--vector-cache", str(tmp_path / "v")]
+    argv = [
+        *("--data", str(data), "--z-floors", "3", "6", "--csls-floors", "-0.1", "0.1"),
+        *("--vector-cache", str(tmp_path / "v")),
+    ]
     assert false_recall.main(argv) == 0
-    out = capsys.readouterr().out
+    out, _, paraphrase = capsys.readouterr().out.partition("Paraphrase notes")
     locomo = {m["name"].strip(): m for m in LOCOMO.finditer(out)}
     facts = {m["name"].strip(): m for m in FACTS.finditer(out)}
+    para = {m["name"].strip(): m for m in LOCOMO.finditer(paraphrase)}
     names = {
         "keyword",
         "hybrid z_floor 3",
         "hybrid z_floor 6",
+        "hybrid csls_floor -0.1",
+        "hybrid csls_floor 0.1",
         "hybrid z_floor 4.5 without hard_min",
+        "hybrid csls_floor 0.02 without hard_min",
     }
-    assert set(locomo) == set(facts) == names
+    assert set(locomo) == set(facts) == set(para) == names
+    assert all(int(m["asked"]) == len(false_recall.PARAPHRASE_UNRELATED) for m in para.values())
+    for floor in ("z_floor", "csls_floor"):
+        low, high = ("3", "6") if floor == "z_floor" else ("-0.1", "0.1")
+        for rows in (locomo, facts, para):
+            assert float(rows[f"hybrid {floor} {high}"]["search"]) >= float(
+                rows[f"hybrid {floor} {low}"]["search"]
+            )
     for rows in (locomo, facts):
         for m in rows.values():
             search, recall = float(m["search"]), float(m["recall"])

@@ -87,7 +87,10 @@ def vectors(cosines: dict[str, float], background: np.ndarray | None = BACKGROUN
     return SearchVectors(query=query, ids=ids, matrix=matrix, background=background)
 
 
-PLAIN = HybridSettings(pipeline=Pipeline(stages=()), profiles={})
+#: The tests below written for ADR 0069 pin its background-z floor (the geometry above is
+#: chosen for it); the hubness-corrected floor (ADR 0072, the default) has its own tests.
+PLAIN = HybridSettings(pipeline=Pipeline(stages=()), profiles={}, floor_method="z")
+FULL = HybridSettings(profiles={}, floor_method="z")
 
 
 def run(
@@ -121,7 +124,7 @@ def test_an_unrelated_query_answers_nothing() -> None:
 
 
 def test_found_by_both_scores_above_either() -> None:
-    cal = vectors({"x": 0.5}).calibration(z_floor=4.5, z_full=8.5)
+    cal = vectors({"x": 0.5}).calibration(method="z", z_floor=4.5, z_full=8.5)
     assert cal is not None
     dense = cal.relevance(0.5)
     assert 0 < dense < 1
@@ -132,7 +135,7 @@ def test_found_by_both_scores_above_either() -> None:
 def test_results_are_sorted_by_the_shown_score_in_zero_one() -> None:
     cosines = {f"r{n}": 0.3 + 0.05 * n for n in range(14)}
     fts = [hit("r0", 0.9), hit("r1", 0.2), hit("r5", 0.45)]
-    found = run(fts, cosines, HybridSettings(profiles={}))  # every stage of the pipeline
+    found = run(fts, cosines, FULL)  # every stage of the pipeline
     scores = [s for _, s in found]
     assert found and all(0.0 <= s <= 1.0 for s in scores)
     assert scores == sorted(scores, reverse=True)
@@ -205,7 +208,7 @@ def test_memory_search_shows_scores_in_zero_one_best_first() -> None:
 
 
 def test_the_hard_minimum_judges_only_rows_the_dense_floor_alone_admitted() -> None:
-    full = HybridSettings(profiles={})  # every stage, hard minimum 0.35
+    full = FULL  # every stage, hard minimum 0.35
     cosines = {"weak-dense": 0.45, "strong-dense": 0.95, "weak-keyword": 0.1}
     found = dict(run([hit("weak-keyword", 0.1)], cosines, full))
     # weak-dense passed the calibrated floor (relevance ≈ 0.16) but its pipeline score is
@@ -224,10 +227,10 @@ def test_every_result_passed_a_floor_and_results_read_best_first(
 ) -> None:
     by_id = {f"r{n}": c for n, c in enumerate(cosines)}
     fts = [hit(f"r{n}", s) for n, s in keyword.items() if n < len(cosines)]
-    cal = vectors(by_id).calibration(z_floor=4.5, z_full=8.5)
+    cal = vectors(by_id).calibration(method="z", z_floor=4.5, z_full=8.5)
     assert cal is not None
     passed = {i for i, c in by_id.items() if c > cal.floor} | {h.id for h in fts}
-    for chosen in (PLAIN, HybridSettings(profiles={})):
+    for chosen in (PLAIN, FULL):
         found = run(fts, by_id, chosen)
         assert {i for i, _ in found} <= passed
         scores = [s for _, s in found]
