@@ -2,7 +2,7 @@
 
     python -m tests.bench.false_recall [--data PATH] [--z-floors 2 3 4 5 6]
                                        [--csls-floors -0.02 0 0.02] [--dense-only]
-                                       [--recall 0.5] [--samples N] [--no-keyword-proxy]
+                                       [--recall 0.5] [--samples N] [--keyword-proxy]
 
 Two sets of queries that have no answer in the store they are asked of:
 
@@ -20,12 +20,11 @@ what the floor costs: LoCoMo R@5/R@10 of each conversation's own questions and t
 store's answerable questions (`ANSWERABLE`, R@1/R@5). One table row per variant is the curve
 over the floor setting.
 
-Keyword scores. The score contract (issue 27) gives every FTS hit a keyword relevance in
-[0, 1] and drops hits below the keyword floor inside the index (part "keyword"). Until that
-lands the index still returns -bm25 and matches on stop words, so by default this bench wraps
-the index in `KeywordProxy`: hits rescored with the contract's definition (the idf-weighted
-share of the query's non-stop-word terms the row holds) and dropped below `PROXY_FLOOR`.
-`--no-keyword-proxy` uses the index's own scores (after the keyword part is merged).
+Keyword scores: the index's own (the score contract of issue 27, ADR 0068: a keyword relevance
+in [0, 1], hits below the keyword floor dropped inside the index). `--keyword-proxy` wraps the
+index in `KeywordProxy` instead (hits rescored with a plain idf-weighted share of the query's
+non-stop-word terms, dropped below `PROXY_FLOOR`): the stand-in the dense floor was first
+calibrated with before the keyword index followed the contract, kept to compare against.
 
 Vectors are cached on disk between runs (`tests.bench.vector_cache`); the first run embeds
 every unit and question of the data (minutes of CPU).
@@ -284,7 +283,7 @@ def measure(
     embedder: Embedder | None,
     *,
     confidence: float = RECALL_CONFIDENCE,
-    proxy: bool = True,
+    proxy: bool = False,
     progress: Callable[[str], None] | None = None,
 ) -> tuple[dict[str, Tally], dict[str, Tally]]:
     """(LoCoMo tallies, engineering-store tallies, paraphrase-store tallies) per variant."""
@@ -395,7 +394,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dense-only", action="store_true", help="also the cosine ranking alone")
     parser.add_argument("--recall", type=float, default=RECALL_CONFIDENCE)
     parser.add_argument("--samples", type=int, default=0, help="only the first N (0: all)")
-    parser.add_argument("--no-keyword-proxy", action="store_true")
+    parser.add_argument("--keyword-proxy", action="store_true")
     parser.add_argument("--vector-cache", type=Path, default=None)
     args = parser.parse_args(argv)
     embedder, why = local_embedder()
@@ -420,10 +419,10 @@ def main(argv: list[str] | None = None) -> int:
         chosen,
         cached,
         confidence=args.recall,
-        proxy=not args.no_keyword_proxy,
+        proxy=args.keyword_proxy,
         progress=progress,
     )
-    print(render(locomo, facts, args.recall, not args.no_keyword_proxy, para))
+    print(render(locomo, facts, args.recall, args.keyword_proxy, para))
     return 0
 
 

@@ -65,15 +65,27 @@ def memory(tmp_path_factory: pytest.TempPathFactory) -> object:
         yield m
 
 
+#: What the offline model cannot do at the dense floor that keeps unrelated questions silent
+#: (ADR 0072: on this store these paraphrases sit within 0.01 of the unrelated questions'
+#: best hubness-corrected score; a floor low enough to admit them answered 0.135 of LoCoMo's
+#: unanswerable questions with nothing instead of 0.839). Strict: the day a better floor or
+#: model finds them, these fail until the marker goes.
+OFFLINE_MODEL_LIMIT = pytest.mark.xfail(
+    strict=True, reason="below the calibrated dense floor with multilingual-e5-small (ADR 0072)"
+)
+
+
 def _texts(memory: object, query: str) -> list[str]:
     result = memory.search(query)  # type: ignore[attr-defined]
     return [hit.text for hit in result.hits]
 
 
+@OFFLINE_MODEL_LIMIT
 def test_indentation_style_finds_the_tabs_note(memory: object) -> None:
     assert TABS in _texts(memory, "indentation style")
 
 
+@OFFLINE_MODEL_LIMIT
 def test_which_indentation_style_does_the_user_like_ranks_the_tabs_note_first(
     memory: object,
 ) -> None:
@@ -81,6 +93,7 @@ def test_which_indentation_style_does_the_user_like_ranks_the_tabs_note_first(
     assert found and found[0] == TABS, found
 
 
+@OFFLINE_MODEL_LIMIT
 def test_javascript_package_manager_finds_the_pnpm_note(memory: object) -> None:
     assert PNPM in _texts(memory, "javascript package manager")
 
@@ -96,7 +109,7 @@ def test_unrelated_questions_find_nothing(memory: object, query: str) -> None:
 
 
 def test_shown_scores_are_relevances_from_0_to_1(memory: object) -> None:
-    result = memory.search("which indentation style does the user like")  # type: ignore[attr-defined]
+    result = memory.search("when do the database backups run")  # type: ignore[attr-defined]
     assert result.hits
     assert all(0.0 <= hit.score <= 1.0 for hit in result.hits)
     assert [h.score for h in result.hits] == sorted((h.score for h in result.hits), reverse=True)
