@@ -39,7 +39,10 @@ from pi_hermes_memory.testing.session_contracts import SessionIndexContract
 from pi_hermes_memory.testing.skill_contracts import SkillTelemetryContract
 from pi_hermes_memory.testing.source_contracts import SessionSourceContract
 from pi_hermes_memory.testing.system_contracts import ClockContract, IdFactoryContract
-from pi_hermes_memory.testing.vector_contracts import VectorStoreContract
+from pi_hermes_memory.testing.vector_contracts import (
+    VectorBackgroundContract,
+    VectorStoreContract,
+)
 
 __all__ = [
     "ClockContract",
@@ -61,5 +64,6 @@ __all__ = [
     "SkillClassifierContract",
     "SkillTelemetryContract",
     "StorageContract",
+    "VectorBackgroundContract",
     "VectorStoreContract",
 ]

@@ -41,45 +41,6 @@ class VectorStoreContract:
     vector store over that storage's rows.
     """
 
-    def test_background_round_trips_per_model_and_sample(self, vector_store: Any) -> None:
-        assert vector_store.background(MODEL, "s1") is None
-        matrix = np.asarray([[0.6, 0.8, 0.0], [0.0, 1 / 3, -2.5e-8]], dtype=np.float32)
-        vector_store.put_background(MODEL, "s1", matrix)
-        found = vector_store.background(MODEL, "s1")
-        assert found is not None and found.dtype == np.float32
-        np.testing.assert_array_equal(found, matrix)
-        np.testing.assert_array_equal(vector_store.background(MODEL, "s1", dimension=3), matrix)
-        assert vector_store.background(MODEL, "s1", dimension=4) is None
-        assert vector_store.background(MODEL, "s2") is None  # another sample: recompute
-        assert vector_store.background("other-model", "s1") is None
-
-    def test_a_new_background_replaces_the_models_old_one(self, vector_store: Any) -> None:
-        vector_store.put_background(MODEL, "s1", np.ones((2, 3), dtype=np.float32))
-        vector_store.put_background("other-model", "s1", np.zeros((1, 2), dtype=np.float32))
-        vector_store.put_background(MODEL, "s2", np.full((3, 4), 0.5, dtype=np.float32))
-        assert vector_store.background(MODEL, "s1") is None
-        np.testing.assert_array_equal(
-            vector_store.background(MODEL, "s2"), np.full((3, 4), 0.5, dtype=np.float32)
-        )
-        np.testing.assert_array_equal(
-            vector_store.background("other-model", "s1"), np.zeros((1, 2), dtype=np.float32)
-        )
-
-    @pytest.mark.parametrize(
-        "bad",
-        [np.zeros((0, 3)), np.zeros(3), np.asarray([[np.nan, 1.0]]), np.zeros((2, 0))],
-        ids=["no rows", "1-D", "nan", "no columns"],
-    )
-    def test_a_bad_background_is_refused_and_keeps_the_stored_one(
-        self, vector_store: Any, bad: Any
-    ) -> None:
-        vector_store.put_background(MODEL, "s1", np.ones((2, 3), dtype=np.float32))
-        with pytest.raises(ValueError, match="background vectors"):
-            vector_store.put_background(MODEL, "s2", bad)
-        np.testing.assert_array_equal(
-            vector_store.background(MODEL, "s1"), np.ones((2, 3), dtype=np.float32)
-        )
-
     def test_rows_without_vectors_are_missing_newest_first(
         self, storage: Any, vector_store: Any
     ) -> None:
@@ -286,3 +247,52 @@ class VectorStoreContract:
             uow.projection.rebuild([rewritten])
         assert set(vector_store.vectors([a, b], MODEL)) == {b}
         assert vector_store.missing(ALL, MODEL, limit=10) == [(a, "alpha, repaired")]
+
+
+class VectorBackgroundContract:
+    """The optional background part of a `VectorStore` (ADR 0069): `background` and
+    `put_background` keep the embedded background sample per model. A store without them is
+    still a valid `VectorStore` (the embedding service then keeps the sample in the process
+    and embeds it again in each new one); a store that has them runs this suite as well.
+
+    Provide the ``vector_store`` fixture, as for `VectorStoreContract`.
+    """
+
+    def test_background_round_trips_per_model_and_sample(self, vector_store: Any) -> None:
+        assert vector_store.background(MODEL, "s1") is None
+        matrix = np.asarray([[0.6, 0.8, 0.0], [0.0, 1 / 3, -2.5e-8]], dtype=np.float32)
+        vector_store.put_background(MODEL, "s1", matrix)
+        found = vector_store.background(MODEL, "s1")
+        assert found is not None and found.dtype == np.float32
+        np.testing.assert_array_equal(found, matrix)
+        np.testing.assert_array_equal(vector_store.background(MODEL, "s1", dimension=3), matrix)
+        assert vector_store.background(MODEL, "s1", dimension=4) is None
+        assert vector_store.background(MODEL, "s2") is None  # another sample: recompute
+        assert vector_store.background("other-model", "s1") is None
+
+    def test_a_new_background_replaces_the_models_old_one(self, vector_store: Any) -> None:
+        vector_store.put_background(MODEL, "s1", np.ones((2, 3), dtype=np.float32))
+        vector_store.put_background("other-model", "s1", np.zeros((1, 2), dtype=np.float32))
+        vector_store.put_background(MODEL, "s2", np.full((3, 4), 0.5, dtype=np.float32))
+        assert vector_store.background(MODEL, "s1") is None
+        np.testing.assert_array_equal(
+            vector_store.background(MODEL, "s2"), np.full((3, 4), 0.5, dtype=np.float32)
+        )
+        np.testing.assert_array_equal(
+            vector_store.background("other-model", "s1"), np.zeros((1, 2), dtype=np.float32)
+        )
+
+    @pytest.mark.parametrize(
+        "bad",
+        [np.zeros((0, 3)), np.zeros(3), np.asarray([[np.nan, 1.0]]), np.zeros((2, 0))],
+        ids=["no rows", "1-D", "nan", "no columns"],
+    )
+    def test_a_bad_background_is_refused_and_keeps_the_stored_one(
+        self, vector_store: Any, bad: Any
+    ) -> None:
+        vector_store.put_background(MODEL, "s1", np.ones((2, 3), dtype=np.float32))
+        with pytest.raises(ValueError, match="background vectors"):
+            vector_store.put_background(MODEL, "s2", bad)
+        np.testing.assert_array_equal(
+            vector_store.background(MODEL, "s1"), np.ones((2, 3), dtype=np.float32)
+        )

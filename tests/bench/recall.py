@@ -113,6 +113,11 @@ def bench_recall(
         config_path = base / "agent" / "hermes-memory-config.json"
         config = json.loads(config_path.read_text(encoding="utf-8"))
         config["autoRecallTimeoutMs"] = 60_000
+        # the synthetic questions ("what did we decide last time about …") hold words the
+        # synthetic rows lack, so at the default confidence (0.5, ADR 0070) most inject
+        # nothing; this bench times the whole path, block included, so it injects what
+        # search's own floor keeps (the false-recall benches judge the threshold)
+        config["autoRecallMinScore"] = 0.2
         config_path.write_text(json.dumps(config), encoding="utf-8")
         db = base / "agent" / "pi-hermes-memory" / "sessions.db"
         db.parent.mkdir(parents=True, exist_ok=True)

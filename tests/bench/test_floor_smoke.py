@@ -39,6 +39,7 @@ def test_floors_silence_unrelated_queries_and_report_recall(
     # (FTS hits keep their place only with a keyword relevance the hard minimum accepts:
     # the index's scores are the contract's from issue 27 on, so >=, not ==, here)
     assert empty["hybrid floor 0.50"] == empty["hybrid floor 0.90"] >= empty["fts"] > 0.5
-    # the background calibration (ADR 0069) silences them as well
-    assert empty["hybrid (default)"] >= empty["fts"]
+    # the background calibration (ADR 0069, ADR 0072) silences most of them as well (the
+    # cosine ranking may find what FTS cannot, so not necessarily all FTS silences)
+    assert empty["hybrid (default)"] >= 0.8
     assert "best cosine of an unrelated query" in out

@@ -19,7 +19,11 @@ from pi_hermes_memory.adapters.sqlite.rows import SqliteRows
 from pi_hermes_memory.adapters.sqlite.storage import SqliteStorage
 from pi_hermes_memory.composition import Backend, BackendKind
 from pi_hermes_memory.ports import Storage
-from pi_hermes_memory.testing import MemoryRowsContract, VectorStoreContract
+from pi_hermes_memory.testing import (
+    MemoryRowsContract,
+    VectorBackgroundContract,
+    VectorStoreContract,
+)
 
 from tests.support.embedders import BagEmbedder
 from tests.support.rows_vector_store import RowsVectorStore
@@ -42,7 +46,7 @@ class TestSqliteRows(MemoryRowsContract):
         return SqliteRows(storage)
 
 
-class TestRowsVectorStoreOnSqlite(VectorStoreContract):
+class TestRowsVectorStoreOnSqlite(VectorStoreContract, VectorBackgroundContract):
     @pytest.fixture
     def storage(self, sqlite_storage: SqliteStorage) -> SqliteStorage:
         return sqlite_storage

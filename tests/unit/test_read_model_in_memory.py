@@ -6,7 +6,11 @@ from __future__ import annotations
 import pytest
 from pi_hermes_memory.adapters.inmemory.rows import InMemoryRows
 from pi_hermes_memory.adapters.inmemory.storage import InMemoryStorage
-from pi_hermes_memory.testing import MemoryRowsContract, VectorStoreContract
+from pi_hermes_memory.testing import (
+    MemoryRowsContract,
+    VectorBackgroundContract,
+    VectorStoreContract,
+)
 
 from tests.support.rows_vector_store import RowsVectorStore
 
@@ -21,7 +25,7 @@ class TestInMemoryRows(MemoryRowsContract):
         return InMemoryRows(storage)
 
 
-class TestRowsVectorStoreInMemory(VectorStoreContract):
+class TestRowsVectorStoreInMemory(VectorStoreContract, VectorBackgroundContract):
     @pytest.fixture
     def storage(self) -> InMemoryStorage:
         return InMemoryStorage()

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 from pi_hermes_memory.adapters.inmemory.storage import InMemoryStorage
 from pi_hermes_memory.adapters.inmemory.vectors import InMemoryVectorStore
-from pi_hermes_memory.testing import VectorStoreContract
+from pi_hermes_memory.testing import VectorBackgroundContract, VectorStoreContract
 
 
-class TestInMemoryVectorStore(VectorStoreContract):
+class TestInMemoryVectorStore(VectorStoreContract, VectorBackgroundContract):
     @pytest.fixture
     def storage(self) -> InMemoryStorage:
         return InMemoryStorage()
