@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
+import time
 import urllib.parse
 from pathlib import Path
 
@@ -102,8 +103,23 @@ def connect(path: Path, *, read_only: bool = False) -> apsw.Connection:
 
 
 def enable_wal(conn: apsw.Connection) -> None:
-    """Switch to WAL (persistent in the file); only after the file was checked to be ours."""
-    mode = conn.execute("PRAGMA journal_mode=WAL").get
+    """Switch to WAL (persistent in the file); only after the file was checked to be ours.
+
+    Several processes opening a new store at once: the switch needs an exclusive lock, and
+    SQLite answers BUSY at once, without its busy handler, when waiting could deadlock (a
+    reader upgrading while another holds a lock). Retried here, a few ms apart, for as long as
+    the busy timeout allows; then the BusyError stands (`StoreBusy`)."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    pause = 0.002
+    while True:
+        try:
+            mode = conn.execute("PRAGMA journal_mode=WAL").get
+            break
+        except apsw.BusyError:
+            if time.monotonic() + pause > deadline:
+                raise
+            time.sleep(pause)
+            pause = min(pause * 2, 0.05)
     if str(mode).lower() != "wal":
         raise apsw.CantOpenError(f"could not switch the database to WAL (got {mode!r})")
 
