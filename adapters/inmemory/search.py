@@ -27,7 +27,6 @@ from pi_hermes_memory.domain.search.relevance import (
     Key,
     Weights,
     average_length,
-    key_weight,
     matches,
     query_keys,
     ranked_rows,
@@ -81,10 +80,8 @@ class InMemorySearchIndex:
             return found
 
         chosen, docs = resolve_keys(keys, count)
-        weights = Weights(
-            keys=tuple(chosen),
-            idf=tuple(key_weight(k, n, len(held)) for k, n in zip(chosen, docs, strict=True)),
-            average_length=average_length(text for _, text, _ in held[-LENGTH_SAMPLE:]),
+        weights = Weights.of(
+            chosen, docs, len(held), average_length(text for _, text, _ in held[-LENGTH_SAMPLE:])
         )
         in_scope = [c for c in held if _admits(query, c[2])]  # type: ignore[arg-type]
 

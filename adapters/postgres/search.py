@@ -30,7 +30,6 @@ from pi_hermes_memory.domain.search.relevance import (
     Key,
     Weights,
     average_length,
-    key_weight,
     query_keys,
     ranked_rows,
     resolve_keys,
@@ -89,11 +88,7 @@ class PgSearchIndex:
             newest = conn.execute(
                 "SELECT text FROM memories ORDER BY id DESC LIMIT %s", (LENGTH_SAMPLE,)
             ).fetchall()
-            weights = Weights(
-                keys=tuple(chosen),
-                idf=tuple(key_weight(k, n, total) for k, n in zip(chosen, docs, strict=True)),
-                average_length=average_length(str(t) for (t,) in newest),
-            )
+            weights = Weights.of(chosen, docs, total, average_length(str(t) for (t,) in newest))
 
             def rare_rows(rare: Sequence[Key]) -> list[Candidate]:
                 found = conn.execute(

@@ -46,7 +46,6 @@ from pi_hermes_memory.domain.search.relevance import (
     Key,
     Weights,
     average_length,
-    key_weight,
     query_keys,
     ranked_rows,
     resolve_keys,
@@ -208,11 +207,7 @@ class SqliteSearchIndex:
             self._counts.check(conn)
             keys, docs = resolve_keys(planned, lambda k: self._counts.docs(conn, k))
             total = self._counts.total(conn)
-            weights = Weights(
-                keys=tuple(keys),
-                idf=tuple(key_weight(k, n, total) for k, n in zip(keys, docs, strict=True)),
-                average_length=self._counts.average_length(conn),
-            )
+            weights = Weights.of(keys, docs, total, self._counts.average_length(conn))
 
             def rare_rows(rare: Sequence[Key]) -> Iterator[Candidate]:
                 sql = _CANDIDATES_SQL.format(where=where)

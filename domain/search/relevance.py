@@ -213,6 +213,15 @@ class Weights:
     #: the positions of the prefix keys (a lone CJK character)
     _prefixed: tuple[int, ...] = attrs.field(init=False)
 
+    @classmethod
+    def of(
+        cls, keys: Sequence[Key], docs: Sequence[int], rows: int, average_length: float
+    ) -> Weights:
+        """The weights of `keys` whose document frequencies are `docs` in a store of `rows`
+        rows (`key_weight`), the one way every index builds them."""
+        idf = tuple(key_weight(k, n, rows) for k, n in zip(keys, docs, strict=True))
+        return cls(keys=tuple(keys), idf=idf, average_length=average_length)
+
     @total.default
     def _total(self) -> float:
         return sum(w for k, w in zip(self.keys, self.idf, strict=True) if k.primary) or 1.0
