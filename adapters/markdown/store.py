@@ -14,6 +14,7 @@ from pathlib import Path
 
 import attrs
 from pi_hermes_memory.adapters.markdown.atomic import FileLock, atomic_write, stale_temp_files
+from pi_hermes_memory.adapters.markdown.shared import join, sidecar_name, split
 from pi_hermes_memory.domain.memory.model import Target
 from pi_hermes_memory.errors import (
     MarkdownChanged,
@@ -143,9 +144,39 @@ class MarkdownFiles:
                     )
         return None
 
+    def sidecar_for(self, target: Target) -> Path:
+        """Where our version line and metadata live beside the file (ADR 0077)."""
+        path = self.path_for(target)
+        return path.with_name(sidecar_name(path.name))
+
     def read(self, target: Target) -> bytes | None:
-        """The file's bytes, or None when it does not exist yet. Raises StorageFailed, and
+        """The document's bytes in our format, or None when the file does not exist yet: the
+        Markdown file joined with its sidecar (ADR 0077). Raises StorageFailed, and
         MarkdownTooLarge (the file is not read) above MAX_FILE_BYTES.
+
+        The sidecar is read before and after the file: a writer replaces the file, then the
+        sidecar, so two equal sidecar reads around the file's read never pair a file with a
+        sidecar newer than it (which would read as a person reverting the last change)."""
+        for _ in range(_STABLE_READ_TRIES):
+            before = self._read_sidecar(target)
+            data = self._read_settled(target)
+            after = self._read_sidecar(target)
+            if before == after:
+                break
+        return join(data, after, target)
+
+    def _read_sidecar(self, target: Target) -> bytes | None:
+        path = self.sidecar_for(target)
+        try:
+            with path.open("rb") as file:
+                return file.read(2 * MAX_FILE_BYTES + 256)
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        except OSError as exc:
+            raise StorageFailed.from_os_error("read", path, exc) from exc
+
+    def _read_settled(self, target: Target) -> bytes | None:
+        """The file's bytes, or None when it does not exist yet.
 
         An editor that saves in place truncates, then writes: bytes read meanwhile would look
         like a person deleting entries. A read is taken only when the file's stamp is the same
@@ -229,13 +260,19 @@ class MarkdownFiles:
         # the file as it was, held open: an editor that saves in place between the last check
         # and the rename writes into this inode, which the rename then orphans
         old = _open_for_rescue(path) if expected is not UNCHECKED else None
+        shared, sidecar = split(data, target)
         try:
-            atomic_write(path, data, before_replace=unchanged)
+            atomic_write(path, shared, before_replace=unchanged)
             if old is not None:
                 self._rescue_late_save(target, path, old, expected)
         finally:
             if old is not None:
                 os.close(old)
+        # after the file: a crash between the two leaves an older sidecar, and the file then
+        # reads as an edit of that older version whose changes the journal already holds
+        side = self.sidecar_for(target)
+        self._remove_stale_temps(side)
+        atomic_write(side, sidecar)
 
     def _rescue_late_save(self, target: Target, path: Path, old: int, expected: object) -> None:
         """A person's in-place save that landed in the replaced inode after the last check

@@ -49,9 +49,12 @@ def seed(root: Path) -> None:
 
 def test_rows_land_in_markdown_with_their_scope(root: Path) -> None:
     seed(root)
-    text = (root / "pi-hermes-memory" / "MEMORY.md").read_text()
-    assert f"{SECRET_PLAN} <!-- created=" in text and "scope=agent:coder" in text
-    assert "scope=custom:team" in text
+    folder = root / "pi-hermes-memory"
+    # the file in the TypeScript extension's spelling; the scopes in its sidecar (ADR 0077)
+    text = (folder / "MEMORY.md").read_text()
+    assert f"{SECRET_PLAN} <!-- created=" in text and "scope=" not in text
+    meta = (folder / ".MEMORY.md.meta").read_text()
+    assert "scope=agent:coder" in meta and "scope=custom:team" in meta
 
 
 def test_another_agent_never_sees_the_row(root: Path) -> None:
@@ -116,7 +119,7 @@ def test_user_scopes_live_in_user_md(root: Path) -> None:
     with as_agent(root, "reviewer") as m:
         assert m.add("Ann prefers tabs", target="user", scope="user:ann").status == "added"
         assert m.add("Ann prefers tabs", target="memory", scope="user:ann").status == "invalid"
-    assert "scope=user:ann" in (root / "pi-hermes-memory" / "USER.md").read_text()
+    assert "scope=user:ann" in (root / "pi-hermes-memory" / ".USER.md.meta").read_text()
     with as_agent(root, "coder") as m:
         assert m.entries("user") == []
 

@@ -1,0 +1,178 @@
+"""Memory files the TypeScript extension reads exactly, with our metadata in a sidecar (ADR 0077).
+
+The TypeScript extension (chandra447/pi-hermes-memory, `src/store/memory-store.ts`) splits a file
+on `"\\n§\\n"` and reads each entry with one regex that knows `created`, `last` and `project64`
+only; anything else (our version line, `category=`, `scope=`, `importance=`, `kind=`) becomes
+part of an entry's text. No place inside the file is ignored by that reader, so:
+
+- the Markdown file holds every entry in exactly that spelling:
+  `text <!-- created=YYYY-MM-DD, last=YYYY-MM-DD[, project64=<base64url>] -->`;
+- a sidecar next to it (`.MEMORY.md.meta`) holds the full render in our format (version line,
+  every metadata key) and the SHA-256 of the Markdown file it goes with.
+
+Reading joins them back (`join`): when the file is byte-for-byte the one the sidecar describes,
+the full render is returned as it was written (the ledger sees our own render); when a person or
+the TypeScript extension changed the file, the file is returned under the sidecar's version line
+(the hand edit is merged against that version, ADR 0022) with each unchanged entry's extra
+metadata put back. Pure functions; the file I/O is `MarkdownFiles`'.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+from pi_hermes_memory.adapters.markdown.format import (
+    BOM,
+    COMMENT_CLOSE,
+    COMMENT_OPEN,
+    ENTRY_JOINER,
+    VERSION_LINE_PREFIX,
+    _pairs,
+    _split_trailing_comment,
+    _Unreadable,
+    encode_project64,
+    parse_document,
+    render_version_line,
+)
+from pi_hermes_memory.domain.memory.markdown_doc import ParsedEntry
+from pi_hermes_memory.domain.memory.model import Target, clean_entry_text
+
+__all__ = ["SIDECAR_HEADER", "join", "sidecar_name", "split"]
+
+SIDECAR_HEADER = "pi-hermes-memory sidecar v1"
+_HEADER = re.compile(rf"{re.escape(SIDECAR_HEADER)} sha256=(?P<sha>[0-9a-f]{{64}})\n")
+# our separator rule (format._chunks): a line that is only `§` once stripped
+_SEPARATOR = re.compile(r"(\n[ \t\r\f\v]*§[ \t\r\f\v]*(?=\n|\Z))")
+_SHARED_KEYS = frozenset({"created", "last", "project", "project64"})
+
+
+def sidecar_name(file_name: str) -> str:
+    """`MEMORY.md` -> `.MEMORY.md.meta`: hidden, and not a `.md` file for anyone to load."""
+    return f".{file_name}.meta"
+
+
+def split(full: bytes, target: Target) -> tuple[bytes, bytes]:
+    """(the Markdown file, the sidecar) for one of our renders. The file is what the
+    TypeScript reader parses entry for entry; the sidecar carries everything else."""
+    try:
+        parsed = parse_document(full.decode("utf-8"), target=target)
+    except UnicodeDecodeError:
+        parsed = None
+    if parsed is None or any(e.created is None or e.last is None for e in parsed.entries):
+        # not one of our renders: written as it is (the sidecar then returns it unchanged)
+        return full, _sidecar(full, full)
+    blocks = [_shared_block(entry) for entry in parsed.entries]
+    body = ENTRY_JOINER.join(blocks)
+    head = BOM if body.startswith(BOM) else ""
+    shared = (head + body + "\n").encode("utf-8") if blocks else b""
+    return shared, _sidecar(shared, full)
+
+
+def _sidecar(shared: bytes, full: bytes) -> bytes:
+    digest = hashlib.sha256(shared).hexdigest()
+    return f"{SIDECAR_HEADER} sha256={digest}\n".encode() + full
+
+
+def join(shared: bytes | None, sidecar: bytes | None, target: Target) -> bytes | None:
+    """The document as our parser reads it, from the Markdown file and its sidecar.
+
+    Without a usable sidecar, or for a file that carries its own version line (the format
+    before ADR 0077, or a person pasted one), the file as it is. An emptied file stays empty:
+    the importer renders it again rather than reading "every entry deleted"."""
+    if shared is None or sidecar is None:
+        return shared
+    header = _HEADER.match(sidecar.decode("utf-8", errors="replace"))
+    if header is None:
+        return shared
+    full = sidecar[header.end() :]
+    if hashlib.sha256(shared).hexdigest() == header["sha"]:
+        return full
+    try:
+        text = shared.decode("utf-8")
+        full_text = full.decode("utf-8")
+    except UnicodeDecodeError:
+        return shared  # the importer reports the bad bytes; nothing to join
+    if not text.strip() or _has_version_line(text):
+        return shared
+    ours = parse_document(full_text, target=target)
+    if ours.version_line is None:
+        return shared
+    body = text.removeprefix(BOM)
+    parts = _SEPARATOR.split(body)  # chunk, separator, chunk, ...
+    chunks = {i: _shared_entry(part, target) for i, part in enumerate(parts) if i % 2 == 0}
+    pending = list(ours.entries)
+    found: dict[int, ParsedEntry] = {}
+    # first the entries whose text is unchanged; then an edited text whose created date and
+    # project name exactly one remaining entry (reconcile's rule for a revision)
+    for key, unique in ((_same_text, False), (_same_date, True)):
+        for i, entry in chunks.items():
+            if entry is None or i in found:
+                continue
+            matches = [p for p in pending if key(entry) == key(p)]
+            if matches and (len(matches) == 1 or not unique):
+                found[i] = matches[0]
+                pending.remove(matches[0])
+    body = "".join(
+        _with_extras(part, _extra_pairs(found.get(i))) if _extra_pairs(found.get(i)) else part
+        for i, part in enumerate(parts)
+    )
+    # after our line, a first entry's own leading U+FEFF is text again (the reader drops
+    # one BOM at the very start of a file only)
+    return (render_version_line(ours.version_line) + "\n" + body).encode("utf-8")
+
+
+def _same_text(entry: ParsedEntry) -> tuple[object, ...]:
+    return (entry.text, entry.project)
+
+
+def _same_date(entry: ParsedEntry) -> tuple[object, ...]:
+    return (entry.created, entry.project)
+
+
+def _has_version_line(text: str) -> bool:
+    return text.removeprefix(BOM).lstrip().startswith(f"{COMMENT_OPEN} {VERSION_LINE_PREFIX}")
+
+
+def _shared_block(entry: ParsedEntry) -> str:
+    pairs = [f"created={entry.created}", f"last={entry.last}"]
+    if entry.project is not None:
+        pairs.append(f"project64={encode_project64(entry.project)}")
+    return f"{entry.text} {COMMENT_OPEN} {', '.join(pairs)} {COMMENT_CLOSE}"
+
+
+def _extra_pairs(entry: ParsedEntry | None) -> str:
+    """The metadata the TypeScript spelling leaves out, in our render's order."""
+    if entry is None:
+        return ""
+    pairs = []
+    if entry.category is not None:
+        pairs.append(f"category={entry.category}")
+    if entry.namespace is not None:
+        pairs.append(f"scope={entry.namespace}")
+    if entry.importance is not None:
+        pairs.append(f"importance={entry.importance!r}")
+    if entry.kind is not None:
+        pairs.append(f"kind={entry.kind}")
+    pairs.extend(f"{key}={value}" for key, value in entry.extra)
+    return ", ".join(pairs)
+
+
+def _shared_entry(chunk: str, target: Target) -> ParsedEntry | None:
+    """The entry `chunk` holds when its comment is in the shared spelling (created, last,
+    project64 only); None otherwise (a person's own metadata is left as it is)."""
+    try:
+        _, comment = _split_trailing_comment(chunk.strip())
+        if comment is None or not {key for key, _ in _pairs(comment)} <= _SHARED_KEYS:
+            return None
+    except _Unreadable:
+        return None
+    entries = parse_document(chunk, target=target).entries
+    return entries[0] if len(entries) == 1 and entries[0].created is not None else None
+
+
+def _with_extras(chunk: str, extra: str) -> str:
+    """`chunk` with `extra` pairs added to its trailing comment."""
+    stripped = chunk.rstrip()
+    inside = stripped[: stripped.rfind(COMMENT_CLOSE)].rstrip()
+    return f"{inside}, {extra} {COMMENT_CLOSE}" + chunk[len(stripped) :]
