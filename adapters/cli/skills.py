@@ -1,7 +1,8 @@
 """CLI commands for skills, skill visibility and skill statistics (registered by
 `pi_hermes_memory.adapters.cli.app`).
 
-    skills [list]              every skill of the session (global and the current project's)
+    skills [list]              every skill of the session (global and the current project's),
+                               then the host's own skills (<agentRoot>/skills/) as external
     skills view SKILL_ID       one skill: its SKILL.md and the names of its support files
     skills discover            the skills to offer a model now, each counted as one load
     skill-visibility list|hide|show|reset [SKILL_ID...] [--for-project P]
@@ -182,14 +183,27 @@ def _list(memory: Any, *, as_json: bool) -> int:
     warnings: list[str] = []
     states = service.skills(warnings)
     hidden = service.hidden()
+    external = _external(memory, warnings)
     if as_json:
         _print_json(
             {
                 "success": True,
-                "status": Status.OK if states else Status.NO_RESULTS,
-                "message": f"{len(states)} skill(s).",
+                "status": Status.OK if states or external else Status.NO_RESULTS,
+                "message": f"{len(states)} skill(s), {len(external)} external.",
                 "project": service.project,
                 "skills": [_entry(memory, s, hidden) for s in states],
+                # the host's own skills (<agentRoot>/skills/), listed as the seed's [E] rows
+                "external": [
+                    {
+                        "id": e.skill_id,
+                        "name": e.name,
+                        "description": e.description,
+                        "path": e.path,
+                        "external": True,
+                        "read_only": True,
+                    }
+                    for e in external
+                ],
             }
         )
     else:
@@ -197,10 +211,25 @@ def _list(memory: Any, *, as_json: bool) -> int:
             updated = format_time(s.updated) if s.updated else "-"
             mark = f"  (hidden in {service.project})" if s.skill_id in hidden else ""
             print(f"{s.skill_id}  {s.scope.value}  v{s.revision}  {updated}  {s.name}{mark}")
-        if not states:
+        for e in external:
+            print(f"{e.skill_id}  external  {e.name}  (read-only: {e.path})")
+        if not states and not external:
             print("(no skills)")
     _warn(warnings)
     return EXIT_OK
+
+
+def _external(memory: Any, warnings: list[str]) -> list[Any]:
+    """The host's skills under `<agentRoot>/skills/` that this library does not manage."""
+    from pi_hermes_memory.adapters.files.external_skills import external_skills
+
+    config = getattr(memory, "config", None)
+    if config is None:
+        return []
+    managed = [config.skill_governance.scopes.global_skills_dir, config.project_skills_root]
+    found, notes = external_skills(config.agent_root, managed)
+    warnings.extend(notes)
+    return found
 
 
 def _view(memory: Any, skill_id: str, *, as_json: bool) -> int:

@@ -23,6 +23,7 @@ from typing import Any, Final
 
 import apsw
 from pi_hermes_memory.adapters.sqlite.failures import map_error
+from pi_hermes_memory.errors import CorruptData
 from pi_hermes_memory.ports.skills import (
     CLEANUP_INTERVAL,
     STALE_REASON,
@@ -70,7 +71,20 @@ def utc_text(at: datetime) -> str:
 
 
 def _time(text: str) -> datetime:
-    return datetime.strptime(text, _TIME).replace(tzinfo=UTC)
+    """A stored time. Ours are `_TIME`; a row written by another writer (the TypeScript
+    extension's `toISOString()`, a person, an import) may have no fraction or an offset:
+    `2026-01-01T00:00:00Z` reads as that second (issue 28 §3)."""
+    try:
+        return datetime.strptime(text, _TIME).replace(tzinfo=UTC)
+    except ValueError:
+        pass
+    try:
+        moment = datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise CorruptData(f"a skill statistics time is not an ISO 8601 time: {text!r}") from None
+    if moment.tzinfo is None:
+        return moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC)
 
 
 def _opt_time(text: str | None) -> datetime | None:
@@ -495,6 +509,11 @@ class SqliteSkillTables:
             (project,),
         ).fetchone()
         success_id, success_at = found
+        auto_success_at = conn.execute(
+            "SELECT max(finished_at) FROM skill_curation_jobs "
+            "WHERE project = ? AND state = 'succeeded' AND kind = 'auto'",
+            (project,),
+        ).get
         attempt_at = conn.execute(
             "SELECT max(finished_at) FROM skill_curation_jobs WHERE project = ? "
             "AND finished_at IS NOT NULL",
@@ -508,6 +527,7 @@ class SqliteSkillTables:
         return LeaseFacts(
             busy=bool(busy),
             last_success_at=_opt_time(success_at),
+            last_auto_success_at=_opt_time(auto_success_at),
             last_attempt_at=_opt_time(attempt_at),
             consecutive_failures=int(failures),
         )

@@ -7,8 +7,10 @@ Decisions recorded here (issue 11 §5):
 - A job is stale when it is queued or running and was not updated (created or started) for
   longer than `stale_after`; it is closed as timed-out with reason `stale`, and its end is its
   last sign of life, so a long-dead job does not start a fresh failure cooldown.
-- Cooldowns count from a job's end. Any success (manual or automatic) starts the success
-  cooldown, any finished attempt the failure cooldown; failures and timeouts of either kind
+- Cooldowns count from a job's end. An automatic success starts the success cooldown (the
+  seed's `autoCurationCooldownMs`: "after a successful automatic curation"; a manual curation
+  does not hold the next automatic one back, ADR 0077), any finished attempt the failure
+  cooldown; failures and timeouts of either kind
   since the last success are the consecutive failures. Manual runs ignore all three rules and
   are refused only while the lease is held (`busy`).
 """
@@ -34,6 +36,8 @@ __all__ = ["LeaseFacts", "is_stale", "refusal"]
 class LeaseFacts:
     busy: bool  # a queued or running job remains after the stale ones were closed
     last_success_at: datetime | None
+    #: the latest end of a succeeded automatic job: the success cooldown counts from it
+    last_auto_success_at: datetime | None
     last_attempt_at: datetime | None  # the latest end of any finished job
     consecutive_failures: int
 
@@ -53,8 +57,8 @@ def refusal(
     cap = limits.max_consecutive_failures
     if cap > 0 and facts.consecutive_failures >= cap:
         return RefusalReason.FAILURE_CAP, None
-    if facts.last_success_at is not None:
-        until = facts.last_success_at + limits.cooldown
+    if facts.last_auto_success_at is not None:
+        until = facts.last_auto_success_at + limits.cooldown
         if now < until:
             return RefusalReason.COOLDOWN, until
     if facts.last_attempt_at is not None:
@@ -73,6 +77,10 @@ def facts_of(jobs: list[CurationJob]) -> LeaseFacts:
     return LeaseFacts(
         busy=any(j.state in ACTIVE_JOB_STATES for j in jobs),
         last_success_at=max((j.finished_at for j in successes if j.finished_at), default=None),
+        last_auto_success_at=max(
+            (j.finished_at for j in successes if j.finished_at and j.kind is CurationKind.AUTO),
+            default=None,
+        ),
         last_attempt_at=max((j.finished_at for j in finished if j.finished_at), default=None),
         consecutive_failures=sum(
             1

@@ -498,6 +498,17 @@ class SkillTelemetryContract:
         assert telemetry.curation_status("web").skips == {"cooldown": 1}
         lease(telemetry.begin_curation("web", "auto", done + 24 * HOUR, LIMITS))
 
+    def test_a_manual_success_does_not_start_the_auto_cooldown(self, telemetry: Any) -> None:
+        """The seed's autoCurationCooldownMs follows a successful *automatic* run (ADR 0077);
+        a manual run still starts the failure cooldown, as any attempt does."""
+        manual = lease(telemetry.begin_curation("web", "manual", NOW, LIMITS))
+        done = NOW + timedelta(minutes=1)
+        telemetry.finish_curation(manual.job_id, "succeeded", "ok", done)
+        assert telemetry.curation_status("web").last_success_at == done
+        wait = refused(telemetry.begin_curation("web", "auto", done + HOUR / 2, LIMITS))
+        assert wait.reason is RefusalReason.FAILURE_COOLDOWN
+        assert lease(telemetry.begin_curation("web", "auto", done + HOUR, LIMITS)).kind == "auto"
+
     def test_auto_runs_wait_out_the_failure_cooldown_after_any_attempt(
         self, telemetry: Any
     ) -> None:

@@ -288,3 +288,50 @@ def test_bad_tool_arguments_are_invalid_arguments(root: Path, repo: Path) -> Non
         assert done.returncode == 1
         out = json.loads(done.stdout)
         assert out["status"] == "invalid_arguments" and says in out["message"], out
+
+
+def test_skills_list_shows_the_hosts_own_skills_as_external(root: Path, repo: Path) -> None:
+    """issue 28 §3: the seed's /memory-skills lists <agentRoot>/skills/… as [E] read-only."""
+    bisect = create(root, repo, "global", "Git bisect", "Find the commit that broke a test")
+    host = root / "skills" / "pdf-tools"
+    host.mkdir(parents=True)
+    (host / "SKILL.md").write_text(
+        "---\nname: pdf-tools\ndescription: Split and merge PDF files\n---\n\nUse qpdf.\n"
+    )
+    (root / "skills" / "notes.md").write_text(
+        "---\ndescription: Keep meeting notes\n---\n\nA root-level skill file.\n"
+    )
+    listed = ok_json(root, repo, "skills", "--json")
+    assert [s["id"] for s in listed["skills"]] == [bisect]
+    external = {e["name"]: e for e in listed["external"]}
+    assert sorted(external) == ["notes", "pdf-tools"]
+    pdf = external["pdf-tools"]
+    assert pdf["id"].startswith("external:pdf-tools:") and pdf["external"] and pdf["read_only"]
+    assert (pdf["description"], pdf["path"]) == (
+        "Split and merge PDF files",
+        str(host / "SKILL.md"),
+    )
+    text = cli(root, repo, "skills")
+    assert text.returncode == 0, text.stderr
+    assert f"{pdf['id']}  external  pdf-tools  (read-only: {host / 'SKILL.md'})" in text.stdout
+    assert text.stdout.splitlines()[0].startswith(bisect)  # managed skills first
+
+
+def test_skill_stats_reads_a_time_without_fractional_seconds(root: Path, repo: Path) -> None:
+    """A row another writer stored as `2026-01-01T00:00:00Z` (no fraction) no longer crashes."""
+    import apsw
+
+    deploy = create(root, repo, "project", "Deploy shop", "Ship the shop to production")
+    used = ok_json(root, repo, "tool", "skill", json.dumps({"action": "use", "skill_id": deploy}))
+    assert used["status"] == "ok"
+    db = apsw.Connection(str(root / "pi-hermes-memory" / "sessions.db"))
+    try:
+        db.execute("UPDATE skill_usage_events SET at = '2026-01-01T00:00:00Z'")
+        assert db.changes() == 1
+    finally:
+        db.close()
+    stats = ok_json(root, repo, "skill-stats", "--json")
+    row = next(r for r in stats["skills"] if r["id"] == deploy)
+    assert row["usage"]["last_used"] == "2026-01-01T00:00:00Z"
+    text = cli(root, repo, "skill-stats", "--skill", deploy)
+    assert text.returncode == 0 and "Traceback" not in text.stderr, text.stderr
