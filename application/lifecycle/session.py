@@ -73,6 +73,11 @@ from pi_hermes_memory.learning.review import (
 )
 from pi_hermes_memory.lifecycle.auto_memory import AutoMemory, AutoMemoryStatus, CaptureOutcome
 from pi_hermes_memory.lifecycle.corrections import rules_from_config
+from pi_hermes_memory.lifecycle.session_summary import (
+    keep_pending,
+    store_summary,
+    summarize_pending,
+)
 from pi_hermes_memory.log import library_logger
 from pi_hermes_memory.results import ToolOutcome
 
@@ -238,6 +243,23 @@ class AgentSession:
             now=self._now,
             logger=self._log,
         )
+        if self.settings.auto.session_summary:
+            # the seed's `/new`: the previous session of this project is summarised now
+            self._worker.submit(f"session-summary:{self.session_id}", self._summarize_previous)
+
+    def new_session(self, session_id: str | None = None) -> AgentSession:
+        """The host's `/new`: this session ends (`shutdown`, without waiting for the
+        background work) and the next one starts, which summarises this one when
+        `sessionSummary` is on."""
+        self.shutdown(timeout=0)
+        return AgentSession(
+            self._memory,
+            session_id=session_id,
+            settings=self.settings,
+            worker=self._worker,
+            clock=self._now,
+            logger=self._log,
+        )
 
     # -- the conversation ---------------------------------------------------------------
 
@@ -307,7 +329,7 @@ class AgentSession:
                 return self._worker.wait_idle(timeout)
             self._closed = True
             if self.settings.auto.session_summary:
-                self._auto.summarize(self._snapshot(0))
+                self._keep_for_summary()
             if self._auto.active:
                 self._save_auto_status()
             if self.settings.flush_on_shutdown:
@@ -316,6 +338,33 @@ class AgentSession:
         except Exception:
             self._log.error("lifecycle.shutdown_failed", exc_info=True)
             return False
+
+    def _keep_for_summary(self) -> None:
+        """Keep the last `sessionSummaryMessages` messages for the next session start."""
+        try:
+            keep_pending(
+                self._memory,
+                session_id=self.session_id,
+                project=getattr(self._memory, "project", None),
+                at=self._now(),
+                messages=self._snapshot(self.settings.auto.session_summary_messages),
+            )
+        except OSError:
+            self._log.warning("session_summary.not_kept", exc_info=True)
+
+    def _summarize_previous(self) -> None:
+        try:
+            summarize_pending(
+                self._memory,
+                project=getattr(self._memory, "project", None),
+                exclude=self.session_id,
+                timeout_s=self.settings.timeout_s,
+                now=self._now,
+                store=lambda text: store_summary(self._memory, text),
+                log=self._log,
+            )
+        except Exception:
+            self._log.error("session_summary.failed", exc_info=True)
 
     def learn_skill(self, *, name: str | None = None, recent_messages: int = 0) -> ToolOutcome:
         """`/memory-learn-skill` on this session's recent context: the last `recent_messages`

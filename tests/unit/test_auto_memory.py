@@ -245,13 +245,18 @@ def test_session_summary_is_off_by_default(memory: Memory) -> None:
     assert memory.entries() == []
 
 
-def test_session_summary_on_shutdown(tmp_path: Path) -> None:
+def test_session_summary_when_the_next_session_starts(tmp_path: Path) -> None:
+    """The seed's `/new` (ADR 0077): shutdown keeps the messages, the next session start
+    summarises them; with the LLM off, as the concatenation of the last messages."""
     with _open(tmp_path, {"sessionSummary": True, "sessionSummaryMessages": 2}) as memory:
         session = _session(memory)
         session.user_message("first message that falls off")
         session.user_message("Let us plan the migration to Postgres 16")
         session.assistant_message("Plan: dump,\nrestore, switch traffic")
         session.shutdown(timeout=1)
+        assert memory.entries(Target.PROJECT) == []  # nothing at shutdown
+        after = session.new_session()
+        assert after.shutdown(timeout=10)
         (view,) = memory.entries(Target.PROJECT)
         assert view.kind == "fact" and view.importance == 0.5
         assert "falls off" not in view.text and "\n" not in view.text
