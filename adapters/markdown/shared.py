@@ -12,15 +12,21 @@ part of an entry's text. No place inside the file is ignored by that reader, so:
 
 Reading joins them back (`join`): when the file is byte-for-byte the one the sidecar describes,
 the full render is returned as it was written (the ledger sees our own render); when a person or
-the TypeScript extension changed the file, the file is returned under the sidecar's version line
-(the hand edit is merged against that version, ADR 0022) with each unchanged entry's extra
-metadata put back. Pure functions; the file I/O is `MarkdownFiles`'.
+the TypeScript extension changed the file, the file is returned under a version line with each
+unchanged entry's extra metadata put back, and the hand edit is merged against that version
+(ADR 0022). Which version: the sidecar also lists the entries (hashes of text and project) of
+the last `KEPT_VERSIONS` renders, and the edit is based on the one it differs least from
+(ties: the newest). An editor buffer loaded before the agent's last write therefore merges
+against what it showed, and never deletes what it never showed. Pure functions; the file I/O
+is `MarkdownFiles`'.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import re
+from collections import Counter
 
 from pi_hermes_memory.adapters.markdown.format import (
     BOM,
@@ -35,13 +41,17 @@ from pi_hermes_memory.adapters.markdown.format import (
     parse_document,
     render_version_line,
 )
-from pi_hermes_memory.domain.memory.markdown_doc import ParsedEntry
+from pi_hermes_memory.domain.memory.markdown_doc import ParsedEntry, VersionLine
 from pi_hermes_memory.domain.memory.model import Target, clean_entry_text
 
 __all__ = ["SIDECAR_HEADER", "join", "sidecar_name", "split"]
 
 SIDECAR_HEADER = "pi-hermes-memory sidecar v1"
-_HEADER = re.compile(rf"{re.escape(SIDECAR_HEADER)} sha256=(?P<sha>[0-9a-f]{{64}})\n")
+_HEADER = re.compile(
+    rf"{re.escape(SIDECAR_HEADER)} sha256=(?P<sha>[0-9a-f]{{64}})\n(?P<versions>[^\n]*)\n"
+)
+#: renders whose entries the sidecar lists, to find the version a stale buffer was loaded at
+KEPT_VERSIONS = 8
 # our separator rule (format._chunks): a line that is only `§` once stripped
 _SEPARATOR = re.compile(r"(\n[ \t\r\f\v]*§[ \t\r\f\v]*(?=\n|\Z))")
 _SHARED_KEYS = frozenset({"created", "last", "project", "project64"})
@@ -52,26 +62,92 @@ def sidecar_name(file_name: str) -> str:
     return f".{file_name}.meta"
 
 
-def split(full: bytes, target: Target) -> tuple[bytes, bytes]:
+def split(full: bytes, target: Target, previous: bytes | None = None) -> tuple[bytes, bytes]:
     """(the Markdown file, the sidecar) for one of our renders. The file is what the
-    TypeScript reader parses entry for entry; the sidecar carries everything else."""
+    TypeScript reader parses entry for entry; the sidecar carries everything else, and the
+    entry lists of `previous` (the sidecar it replaces) for the same store and document."""
     try:
         parsed = parse_document(full.decode("utf-8"), target=target)
     except UnicodeDecodeError:
         parsed = None
     if parsed is None or any(e.created is None or e.last is None for e in parsed.entries):
         # not one of our renders: written as it is (the sidecar then returns it unchanged)
-        return full, _sidecar(full, full)
+        return full, _sidecar(full, full, {})
     blocks = [_shared_block(entry) for entry in parsed.entries]
     body = ENTRY_JOINER.join(blocks)
     head = BOM if body.startswith(BOM) else ""
     shared = (head + body + "\n").encode("utf-8") if blocks else b""
-    return shared, _sidecar(shared, full)
+    versions: dict[str, list[str]] = {}
+    line = parsed.version_line
+    if line is not None:
+        old = _read_sidecar(previous)
+        if old is not None and _same_document(old[2], line):
+            versions = {v: keys for v, keys in old[1].items() if int(v) < line.version}
+        versions[str(line.version)] = [_key(e) for e in parsed.entries]
+        kept = sorted(versions, key=int)[-KEPT_VERSIONS:]
+        versions = {v: versions[v] for v in kept}
+    return shared, _sidecar(shared, full, versions)
 
 
-def _sidecar(shared: bytes, full: bytes) -> bytes:
+def _sidecar(shared: bytes, full: bytes, versions: dict[str, list[str]]) -> bytes:
     digest = hashlib.sha256(shared).hexdigest()
-    return f"{SIDECAR_HEADER} sha256={digest}\n".encode() + full
+    listing = json.dumps(versions, separators=(",", ":"))
+    return f"{SIDECAR_HEADER} sha256={digest}\n{listing}\n".encode() + full
+
+
+def _read_sidecar(sidecar: bytes | None) -> tuple[str, dict[str, list[str]], bytes] | None:
+    """(the file's hash, the entry lists by version, the full render), or None."""
+    if sidecar is None:
+        return None
+    header = _HEADER.match(sidecar.decode("utf-8", errors="replace"))
+    if header is None:
+        return None
+    try:
+        versions = json.loads(header["versions"])
+    except ValueError:
+        versions = {}
+    if not isinstance(versions, dict):
+        versions = {}
+    listed = {
+        str(v): [str(k) for k in keys]
+        for v, keys in versions.items()
+        if str(v).isdigit() and isinstance(keys, list)
+    }
+    # the header is ASCII: its length in characters is its length in bytes
+    return header["sha"], listed, sidecar[len(header.group(0)) :]
+
+
+def _same_document(full: bytes, line: VersionLine) -> bool:
+    try:
+        old = parse_document(full.decode("utf-8"), target=Target(line.target)).version_line
+    except (UnicodeDecodeError, ValueError):
+        return False
+    return old is not None and (old.store, old.target) == (line.store, line.target)
+
+
+def _key(entry: ParsedEntry) -> str:
+    """An entry's identity in the version lists: its text and project, hashed."""
+    raw = f"{entry.text}\x00{entry.project or ''}".encode()
+    return hashlib.sha256(raw).hexdigest()[:16]
+
+
+def _base_version(entries: tuple[ParsedEntry, ...], versions: dict[str, list[str]]) -> int | None:
+    """The version an edited file was loaded at: the listed render its entries differ least
+    from (ties: the newest). A file that *is* an older render, entry for entry, is not an
+    edit of it (nothing would have changed): it is read against the newest render, so
+    deleting the entries the agent added last works; a stale buffer shows as an older
+    render plus the person's changes."""
+    if not versions:
+        return None
+    have = Counter(_key(e) for e in entries)
+
+    def distance(version: str) -> int:
+        listed = Counter(versions[version])
+        return sum(((listed - have) + (have - listed)).values())
+
+    newest = max(versions, key=int)
+    best = min(versions, key=lambda v: (distance(v), -int(v)))
+    return int(newest if distance(best) == 0 else best)
 
 
 def join(shared: bytes | None, sidecar: bytes | None, target: Target) -> bytes | None:
@@ -80,13 +156,13 @@ def join(shared: bytes | None, sidecar: bytes | None, target: Target) -> bytes |
     Without a usable sidecar, or for a file that carries its own version line (the format
     before ADR 0077, or a person pasted one), the file as it is. An emptied file stays empty:
     the importer renders it again rather than reading "every entry deleted"."""
-    if shared is None or sidecar is None:
+    if shared is None:
         return shared
-    header = _HEADER.match(sidecar.decode("utf-8", errors="replace"))
-    if header is None:
+    read = _read_sidecar(sidecar)
+    if read is None:
         return shared
-    full = sidecar[header.end() :]
-    if hashlib.sha256(shared).hexdigest() == header["sha"]:
+    digest, versions, full = read
+    if hashlib.sha256(shared).hexdigest() == digest:
         return full
     try:
         text = shared.decode("utf-8")
@@ -117,9 +193,13 @@ def join(shared: bytes | None, sidecar: bytes | None, target: Target) -> bytes |
         _with_extras(part, _extra_pairs(found.get(i))) if _extra_pairs(found.get(i)) else part
         for i, part in enumerate(parts)
     )
+    line = ours.version_line
+    base = _base_version(parse_document(text, target=target).entries, versions)
+    if base is not None and base < line.version:
+        line = VersionLine(target=line.target, version=base, store=line.store)
     # after our line, a first entry's own leading U+FEFF is text again (the reader drops
     # one BOM at the very start of a file only)
-    return (render_version_line(ours.version_line) + "\n" + body).encode("utf-8")
+    return (render_version_line(line) + "\n" + body).encode("utf-8")
 
 
 def _same_text(entry: ParsedEntry) -> tuple[object, ...]:

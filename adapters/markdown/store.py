@@ -260,7 +260,7 @@ class MarkdownFiles:
         # the file as it was, held open: an editor that saves in place between the last check
         # and the rename writes into this inode, which the rename then orphans
         old = _open_for_rescue(path) if expected is not UNCHECKED else None
-        shared, sidecar = split(data, target)
+        shared, sidecar = split(data, target, self._read_sidecar(target))
         try:
             atomic_write(path, shared, before_replace=unchanged)
             if old is not None:

@@ -80,8 +80,7 @@ def test_project_added_by_hand_makes_the_entry_searchable(root: Path) -> None:
     project_md.write_text("Run the API with make serve <!-- created=2026-07-01 -->\n")
     before = cli(root, "search", "make serve", "--project", "web", "--target", "project")
     assert "Run the API" not in before.stdout and "without a project= attribution" in before.stderr
-    first, rest = project_md.read_text().split("\n", 1)
-    project_md.write_text(first + "\n" + rest.replace("-->", ", project=web -->"))
+    project_md.write_text(project_md.read_text().replace("-->", ", project=web -->"))
     found = cli(root, "search", "make serve", "--project", "web", "--target", "project")
     assert "Run the API with make serve" in found.stdout
     (entry,) = listed(root, "--target", "project", "--project", "web")

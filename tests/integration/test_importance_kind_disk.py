@@ -11,6 +11,7 @@ import apsw
 import pi_hermes_memory
 import pytest
 from pi_hermes_memory import Memory
+from pi_hermes_memory.adapters.markdown.store import MarkdownFiles
 from pi_hermes_memory.domain.memory.model import Target
 from pi_hermes_memory.journal import pipeline
 from pi_hermes_memory.journal.snapshots import decode_document
@@ -35,6 +36,14 @@ def _memory_md(root: Path) -> Path:
     return root / "pi-hermes-memory" / "MEMORY.md"
 
 
+def _document(root: Path) -> str:
+    """MEMORY.md as the store reads it: joined with its sidecar, which keeps the version line
+    and the keys the TypeScript extension's spelling has no place for (ADR 0077)."""
+    data = MarkdownFiles(root / "pi-hermes-memory", root / "projects-memory").read(Target.MEMORY)
+    assert data is not None
+    return data.decode("utf-8")
+
+
 def test_fields_survive_reopen_and_show_in_markdown_only_when_set(tmp_path: Path) -> None:
     with _open(tmp_path) as m:
         rich = m.call_tool(
@@ -46,7 +55,8 @@ def test_fields_survive_reopen_and_show_in_markdown_only_when_set(tmp_path: Path
         views = {v.id: v for v in m.entries(Target.MEMORY)}
         assert (views[rich].importance, views[rich].kind) == (0.9, "decision")
         assert (views[plain].importance, views[plain].kind) == (None, None)
-    lines = _memory_md(tmp_path).read_text().splitlines()
+    assert "importance" not in _memory_md(tmp_path).read_text()  # the file: created, last
+    lines = _document(tmp_path).splitlines()
     assert "Releases are cut on Thursdays <!-- created=" in lines[1]
     assert lines[1].endswith(", importance=0.9, kind=decision -->")
     assert "importance" not in lines[3] and "kind=" not in lines[3]
@@ -74,7 +84,7 @@ def test_a_store_without_the_fields_renders_byte_identically(tmp_path: Path) -> 
         m.add("The CI runners use Ubuntu 24.04")
         m.add("Prefers answers in English", target=Target.USER)
     before = _memory_md(tmp_path).read_bytes()
-    body = before.decode().splitlines()[1]
+    body = _document(tmp_path).splitlines()[1]
     assert body.startswith("The CI runners use Ubuntu 24.04 <!-- created=")
     assert body.count("=") == 2  # created and last, nothing else
     _memory_md(tmp_path).unlink()
@@ -93,7 +103,7 @@ def test_a_hand_edit_of_the_text_keeps_the_fields(tmp_path: Path) -> None:
         (view,) = m.entries(Target.MEMORY)
         assert view.text == "Releases are cut on Wednesdays"
         assert (view.importance, view.kind) == (0.9, "decision")
-    assert path.read_text().splitlines()[1].endswith(", importance=0.9, kind=decision -->")
+    assert _document(tmp_path).splitlines()[1].endswith(", importance=0.9, kind=decision -->")
 
 
 def test_update_through_the_tool_survives_reopen(tmp_path: Path) -> None:
@@ -113,7 +123,8 @@ def test_a_hand_edit_of_importance_and_kind_is_imported(tmp_path: Path) -> None:
         m.add("The CI runners use Ubuntu 24.04")
     path = _memory_md(tmp_path)
     text = path.read_text()
-    text = text.replace("importance=0.9, kind=decision", "importance=0.5, kind=fact")
+    # the keys typed into the entry's comment (the file holds only created and last)
+    text = text.replace("Thursdays <!-- created=2", "Thursdays <!-- importance=0.5, kind=fact, created=2")
     text = text.replace("24.04 <!-- created=2", "24.04 <!-- importance=1, created=2")
     path.write_text(text)
     with _open(tmp_path) as m:
@@ -122,7 +133,7 @@ def test_a_hand_edit_of_importance_and_kind_is_imported(tmp_path: Path) -> None:
         ids = [v.id for v in views]
     with _open(tmp_path) as m:  # same ids: a retag, not a new version
         assert [v.id for v in m.entries(Target.MEMORY)] == ids
-    assert "importance=0.5, kind=fact -->" in path.read_text()
+    assert "importance=0.5, kind=fact -->" in _document(tmp_path)
 
 
 @pytest.mark.parametrize("bad", ["importance=2", "importance=high", "kind=opinion"])
@@ -131,8 +142,7 @@ def test_an_invalid_hand_edit_is_ignored_with_a_warning(tmp_path: Path, bad: str
         m.add("Releases are cut on Thursdays", importance=0.9, kind="decision")
     path = _memory_md(tmp_path)
     key = bad.split("=")[0]
-    good = "importance=0.9" if key == "importance" else "kind=decision"
-    path.write_text(path.read_text().replace(good, bad))
+    path.write_text(path.read_text().replace("Thursdays <!-- ", f"Thursdays <!-- {bad}, "))
     with _open(tmp_path) as m:
         (view,) = m.entries(Target.MEMORY)
         assert (view.text, view.importance, view.kind) == (
@@ -143,11 +153,13 @@ def test_an_invalid_hand_edit_is_ignored_with_a_warning(tmp_path: Path, bad: str
         assert any(key in w and "keeps its stored value" in w for w in m.warnings)
 
 
-def test_removing_the_keys_by_hand_keeps_the_values(tmp_path: Path) -> None:
+def test_the_keys_live_in_the_sidecar_and_a_text_edit_keeps_them(tmp_path: Path) -> None:
     with _open(tmp_path) as m:
         m.add("Releases are cut on Thursdays", importance=0.9, kind="decision")
     path = _memory_md(tmp_path)
-    path.write_text(path.read_text().replace(", importance=0.9, kind=decision", ""))
+    # the file holds neither key (they live in the sidecar); an edit of the text keeps them
+    assert "importance" not in path.read_text()
+    path.write_text(path.read_text().replace("Thursdays", "Thursdays."))
     with _open(tmp_path) as m:
         (view,) = m.entries(Target.MEMORY)
         assert (view.importance, view.kind) == (0.9, "decision")

@@ -149,9 +149,11 @@ def test_a_custom_memory_dir_leaves_the_old_dir_alone(root: Path) -> None:
         # the old global MEMORY.md is not mistaken for the project "memory" either
         assert m.entries("project") == []
     assert (root / "memory" / "MEMORY.md").read_text() == "old global fact\n"
-    # an empty project file: only its version line (ADR 0022), no entry
-    assert flat(root).read_text().startswith("<!-- pi-hermes-memory: project v0, ")
-    assert flat(root).read_text().count("\n") == 1
+    # an empty project file, no entry; its version line (ADR 0022) in the sidecar (ADR 0077)
+    assert flat(root).read_text() == ""
+    sidecar = flat(root).with_name(".MEMORY.md.meta").read_text()
+    assert sidecar.split("\n", 1)[1].startswith("<!-- pi-hermes-memory: project v0, ")
+    assert sidecar.count("\n") == 2
 
 
 # --- row 2: <memoryDir>/skills/*.md -> <memoryDir>/skills/<slug>/SKILL.md ----------------------

@@ -41,7 +41,8 @@ def test_replacing_another_projects_entry_keeps_it_in_that_project(tmp_path: Pat
         "Web tests run with vitest",
         "API deploys with systemd",
     ]
-    assert "project=web" in lines[0] and "project=api" in lines[2]
+    # the TypeScript extension's spelling (ADR 0077): project64 = base64url of the name
+    assert "project64=d2Vi -->" in lines[0] and "project64=YXBp -->" in lines[2]
     with open_memory(root, "web") as web:  # the owner, without sharing, still sees it
         assert [e.text for e in web.entries("project")] == [
             "Web deploys with Kubernetes manifests",

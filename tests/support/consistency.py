@@ -106,6 +106,14 @@ def markdown_path(root: Path, target: Target) -> Path:
     return root / "pi-hermes-memory" / name[target]
 
 
+def document_bytes(root: Path, target: Target) -> bytes:
+    """The document as the store reads it: the Markdown file joined with its sidecar (the
+    version line and the metadata the TypeScript extension's spelling leaves out, ADR 0077)."""
+    data = MarkdownFiles(root / "pi-hermes-memory", root / "projects-memory").read(target)
+    assert data is not None, target
+    return data
+
+
 def sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
@@ -168,7 +176,7 @@ def check_store(root: Path) -> dict[Target, MemoryDocument]:
                 "INSERT INTO memories_fts (memories_fts, rank) VALUES ('integrity-check', 1)"
             )
         for target, doc in docs.items():
-            data = markdown_path(root, target).read_bytes()
+            data = document_bytes(root, target)
             assert data == render_head(storage, doc), target
             assert ledger[target] == (doc.version, sha(data)), target
             parsed = parse_document(data.decode("utf-8"), target=target)
