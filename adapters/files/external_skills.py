@@ -30,7 +30,9 @@ class ExternalSkill:
     path: str
 
 
-def external_skills(agent_root: Path, managed: Iterable[Path]) -> tuple[list[ExternalSkill], list[str]]:
+def external_skills(
+    agent_root: Path, managed: Iterable[Path]
+) -> tuple[list[ExternalSkill], list[str]]:
     """(the external skills sorted by name, warnings). `<agentRoot>/skills/**/SKILL.md` and the
     folder's top-level `*.md` files (the host's loading rule), minus any file under a folder
     this library manages (`managed`: the global and project skill roots)."""
@@ -71,7 +73,7 @@ def external_skills(agent_root: Path, managed: Iterable[Path]) -> tuple[list[Ext
 def external_skill_id(name: str, path: str) -> str:
     """The seed's id for an external row (`createExternalSkillId` in skills-command.ts)."""
     safe = re.sub(r"[^a-z0-9-]+", "-", (name or "skill").lower()).strip("-") or "skill"
-    digest = hashlib.sha1(f"{name}|{path}".encode()).hexdigest()[:10]  # noqa: S324 - an id
+    digest = hashlib.sha1(f"{name}|{path}".encode()).hexdigest()[:10]
     return f"external:{safe}:{digest}"
 
 

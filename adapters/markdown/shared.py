@@ -42,7 +42,7 @@ from pi_hermes_memory.adapters.markdown.format import (
     render_version_line,
 )
 from pi_hermes_memory.domain.memory.markdown_doc import ParsedEntry, VersionLine
-from pi_hermes_memory.domain.memory.model import Target, clean_entry_text
+from pi_hermes_memory.domain.memory.model import Target
 
 __all__ = ["SIDECAR_HEADER", "join", "sidecar_name", "split"]
 

@@ -118,9 +118,7 @@ def summarize_pending(
         records = _pending(read_status_file(path.parent)) if on_disk and path else []
         records += _IN_PROCESS.get(memory, [])
         todo = [
-            p
-            for p in records
-            if p.get("project") == project and p.get("session_id") != exclude
+            p for p in records if p.get("project") == project and p.get("session_id") != exclude
         ]
     results = []
     for record in todo:

@@ -193,7 +193,7 @@ def test_promote_and_demote_through_the_tool(root: Path) -> None:
         assert down["status"] == "demoted"
     text = (root / "projects-memory" / "MEMORY.md").read_text()
     assert "Prices are stored in cents as integers <!-- created=" in text
-    assert "project=shop" in text
+    assert "project64=c2hvcA -->" in text  # the TypeScript extension's key (ADR 0077)
     assert "cents" not in (root / "pi-hermes-memory" / "MEMORY.md").read_text()
 
 
@@ -206,9 +206,9 @@ def test_unattributed_project_entries_are_kept_and_reported(root: Path) -> None:
         assert m.entries("project") == []  # never visible as a project row
         assert m.project_overview().unattributed_project_entries == 1
         assert m.add("Shop uses Stripe webhooks", target="project").success
-    text = flat.read_text().split("\n", 1)[1]  # after the version line
+    text = flat.read_text()  # no version line: it is in the sidecar (ADR 0077)
     assert text.startswith("A legacy line nobody attributed")
-    assert "project=shop" in text
+    assert "project64=c2hvcA -->" in text
 
 
 def test_call_tool_answers_any_tool_name_without_raising(root: Path) -> None:

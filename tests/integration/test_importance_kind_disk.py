@@ -124,7 +124,8 @@ def test_a_hand_edit_of_importance_and_kind_is_imported(tmp_path: Path) -> None:
     path = _memory_md(tmp_path)
     text = path.read_text()
     # the keys typed into the entry's comment (the file holds only created and last)
-    text = text.replace("Thursdays <!-- created=2", "Thursdays <!-- importance=0.5, kind=fact, created=2")
+    typed = "Thursdays <!-- importance=0.5, kind=fact, created=2"
+    text = text.replace("Thursdays <!-- created=2", typed)
     text = text.replace("24.04 <!-- created=2", "24.04 <!-- importance=1, created=2")
     path.write_text(text)
     with _open(tmp_path) as m:

@@ -129,7 +129,7 @@ def expected(root: Path) -> dict[str, list[tuple[str, str, str, str | None]]]:
     """Per file, each entry as (text, created, last, project), from the journal."""
     out: dict[str, list[tuple[str, str, str, str | None]]] = {}
     with session(root) as m, session(root, "café-api") as api:
-        for target, path in zip(("memory", "user", "failure", "project"), files(root)):
+        for target, path in zip(("memory", "user", "failure", "project"), files(root), strict=True):
             views = {v.id: v for v in [*m.entries(target), *api.entries(target)]}
             out[str(path)] = sorted(
                 (

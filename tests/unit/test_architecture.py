@@ -181,6 +181,8 @@ ADAPTER_CROSS_IMPORTS: dict[str, set[str]] = {
         "doctor",
         "system",
         "files.config_file",
+        # `skills list` shows the host's own skill files, read only (ADR 0077)
+        "files.external_skills",
         "postgres.copy",
         "postgres.storage",
         "server.app",
