@@ -179,9 +179,11 @@ def join(shared: bytes | None, sidecar: bytes | None, target: Target) -> bytes |
     chunks = {i: _shared_entry(part, target) for i, part in enumerate(parts) if i % 2 == 0}
     pending = list(ours.entries)
     found: dict[int, ParsedEntry] = {}
-    # first the entries whose text is unchanged; then an edited text whose created date and
+    # first the entries whose text is unchanged (the same text may stand in two scopes: then
+    # its dates, then its order tell them apart); then an edited text whose created date and
     # project name exactly one remaining entry (reconcile's rule for a revision)
-    for key, unique in ((_same_text, False), (_same_date, True)):
+    passes = ((_same_dates, False), (_same_text, False), (_same_created, True))
+    for key, unique in passes:
         for i, entry in chunks.items():
             if entry is None or i in found:
                 continue
@@ -202,11 +204,15 @@ def join(shared: bytes | None, sidecar: bytes | None, target: Target) -> bytes |
     return (render_version_line(line) + "\n" + body).encode("utf-8")
 
 
+def _same_dates(entry: ParsedEntry) -> tuple[object, ...]:
+    return (entry.text, entry.project, entry.created, entry.last)
+
+
 def _same_text(entry: ParsedEntry) -> tuple[object, ...]:
     return (entry.text, entry.project)
 
 
-def _same_date(entry: ParsedEntry) -> tuple[object, ...]:
+def _same_created(entry: ParsedEntry) -> tuple[object, ...]:
     return (entry.created, entry.project)
 
 
@@ -247,7 +253,8 @@ def _shared_entry(chunk: str, target: Target) -> ParsedEntry | None:
             return None
     except _Unreadable:
         return None
-    entries = parse_document(chunk, target=target).entries
+    # the reader drops one leading U+FEFF of a file: give it one, so the entry's own survives
+    entries = parse_document(BOM + chunk, target=target).entries
     return entries[0] if len(entries) == 1 and entries[0].created is not None else None
 
 

@@ -8,9 +8,7 @@ child process. Every entry's text must come back equal, with its created/last da
 
 from __future__ import annotations
 
-import base64
 import json
-import re
 import shutil
 import subprocess
 from datetime import date
@@ -20,49 +18,14 @@ from typing import Any
 import pi_hermes_memory
 import pytest
 
+from tests.support.typescript.port import TS_DELIMITER, ts_parse
+
 READER = Path(__file__).parents[1] / "support" / "typescript" / "memory_reader.mjs"
-# src/constants.ts ENTRY_DELIMITER and src/store/memory-store.ts decodeEntry (at 71beae8,
-# https://github.com/chandra447/pi-hermes-memory/blob/71beae8/src/store/memory-store.ts#L620)
-TS_DELIMITER = "\n§\n"
-TS_METADATA = re.compile(
-    r"^(.*?)\s*<!--\s*created=([^,]+),\s*last=([^,>]+)(?:,\s*project64=([A-Za-z0-9_-]+))?"
-    r"\s*-->\s*$",
-    re.S,
-)
 CONFIG = {"scopes": {"agentAccess": {"coder": ["global", "agent:coder", "custom:team"]}}}
 
 
-def js_trim(text: str) -> str:
-    """String.prototype.trim: whitespace and line terminators, U+FEFF included."""
-    return re.sub(r"^[\s\ufeff]+|[\s\ufeff]+$", "", text)
-
-
 def ts_port_read(path: Path) -> list[dict[str, Any]]:
-    """readFileState's split (memory-store.ts#L766) and decodeEntry (#L620), in Python."""
-    content = path.read_bytes().decode("utf-8")
-    raws = [e for e in (js_trim(c) for c in content.split(TS_DELIMITER)) if e]
-    if not js_trim(content):
-        raws = []
-    entries = []
-    for raw in raws:
-        match = TS_METADATA.match(raw)
-        if match is None:
-            entries.append({"text": js_trim(raw), "metadata": False})
-            continue
-        project = None
-        if match[4]:
-            padded = match[4] + "=" * (-len(match[4]) % 4)
-            project = base64.urlsafe_b64decode(padded).decode("utf-8").strip() or None
-        entries.append(
-            {
-                "text": js_trim(match[1]),
-                "created": match[2].strip(),
-                "lastReferenced": match[3].strip(),
-                "project": project,
-                "metadata": True,
-            }
-        )
-    return entries
+    return ts_parse(path.read_bytes().decode("utf-8"))
 
 
 def ts_node_read(paths: list[Path]) -> dict[str, list[dict[str, Any]]]:
