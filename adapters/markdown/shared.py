@@ -27,6 +27,7 @@ import hashlib
 import json
 import re
 from collections import Counter
+from datetime import date
 
 from pi_hermes_memory.adapters.markdown.format import (
     BOM,
@@ -37,6 +38,7 @@ from pi_hermes_memory.adapters.markdown.format import (
     _pairs,
     _split_trailing_comment,
     _Unreadable,
+    decode_project64,
     encode_project64,
     parse_document,
     render_version_line,
@@ -44,7 +46,7 @@ from pi_hermes_memory.adapters.markdown.format import (
 from pi_hermes_memory.domain.memory.markdown_doc import ParsedEntry, VersionLine
 from pi_hermes_memory.domain.memory.model import Target
 
-__all__ = ["SIDECAR_HEADER", "join", "sidecar_name", "split"]
+__all__ = ["SIDECAR_HEADER", "join", "read_render", "sidecar_name", "split"]
 
 SIDECAR_HEADER = "pi-hermes-memory sidecar v1"
 _HEADER = re.compile(
@@ -66,24 +68,21 @@ def split(full: bytes, target: Target, previous: bytes | None = None) -> tuple[b
     """(the Markdown file, the sidecar) for one of our renders. The file is what the
     TypeScript reader parses entry for entry; the sidecar carries everything else, and the
     entry lists of `previous` (the sidecar it replaces) for the same store and document."""
-    try:
-        parsed = parse_document(full.decode("utf-8"), target=target)
-    except UnicodeDecodeError:
-        parsed = None
-    if parsed is None or any(e.created is None or e.last is None for e in parsed.entries):
+    read = read_render(full, target)
+    if read is None:
         # not one of our renders: written as it is (the sidecar then returns it unchanged)
         return full, _sidecar(full, full, {})
-    blocks = [_shared_block(entry) for entry in parsed.entries]
+    line, entries = read
+    blocks = [_shared_block(entry) for entry in entries]
     body = ENTRY_JOINER.join(blocks)
     head = BOM if body.startswith(BOM) else ""
     shared = (head + body + "\n").encode("utf-8") if blocks else b""
     versions: dict[str, list[str]] = {}
-    line = parsed.version_line
     if line is not None:
         old = _read_sidecar(previous)
-        if old is not None and _same_document(old[2], line):
+        if old is not None and _same_document(old[2], line, target):
             versions = {v: keys for v, keys in old[1].items() if int(v) < line.version}
-        versions[str(line.version)] = [_key(e) for e in parsed.entries]
+        versions[str(line.version)] = [_key(e) for e in entries]
         kept = sorted(versions, key=int)[-KEPT_VERSIONS:]
         versions = {v: versions[v] for v in kept}
     return shared, _sidecar(shared, full, versions)
@@ -117,11 +116,56 @@ def _read_sidecar(sidecar: bytes | None) -> tuple[str, dict[str, list[str]], byt
     return header["sha"], listed, sidecar[len(header.group(0)) :]
 
 
-def _same_document(full: bytes, line: VersionLine) -> bool:
+def read_render(full: bytes, target: Target) -> tuple[VersionLine | None, list[ParsedEntry]] | None:
+    """(the version line, each entry's text, dates and project) of one of *our* renders, read
+    by its known shape in linear time (a write of a file of thousands of entries must not
+    parse it all again); None for anything else, which `split` then writes as it is.
+    Equal to what `parse_document` reads of our renders (tests/unit/test_shared_spelling.py).
+    """
     try:
-        old = parse_document(full.decode("utf-8"), target=Target(line.target)).version_line
-    except (UnicodeDecodeError, ValueError):
-        return False
+        text = full.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    text = text.removeprefix(BOM)  # the reader drops one, as `frame_document` expects
+    line = None
+    if text.startswith(f"{COMMENT_OPEN} {VERSION_LINE_PREFIX}"):
+        first, _, text = text.partition("\n")
+        line = parse_document(first, target=target).version_line
+        if line is None:
+            return None
+    if not text:
+        return line, []
+    if not text.endswith("\n"):
+        return None
+    opener, closer = f" {COMMENT_OPEN} ", f" {COMMENT_CLOSE}"
+    entries = []
+    for block in text[:-1].split(ENTRY_JOINER):
+        start = block.rfind(opener)
+        if start <= 0 or not block.endswith(closer):
+            return None
+        pairs = {}
+        for part in block[start + len(opener) : -len(closer)].split(", "):
+            key, equals, value = part.partition("=")
+            if not equals:
+                return None
+            pairs[key] = value
+        try:
+            created = date.fromisoformat(pairs["created"])
+            last = date.fromisoformat(pairs["last"])
+        except (KeyError, ValueError):
+            return None
+        project = pairs.get("project")
+        if "project64" in pairs:
+            project = decode_project64(pairs["project64"])
+            if project is None:
+                return None
+        entries.append(ParsedEntry(text=block[:start], created=created, last=last, project=project))
+    return line, entries
+
+
+def _same_document(full: bytes, line: VersionLine, target: Target) -> bool:
+    first = full.split(b"\n", 1)[0].decode("utf-8", errors="replace")
+    old = parse_document(first, target=target).version_line
     return old is not None and (old.store, old.target) == (line.store, line.target)
 
 
@@ -183,14 +227,20 @@ def join(shared: bytes | None, sidecar: bytes | None, target: Target) -> bytes |
     # its dates, then its order tell them apart); then an edited text whose created date and
     # project name exactly one remaining entry (reconcile's rule for a revision)
     passes = ((_same_dates, False), (_same_text, False), (_same_created, True))
+    used: set[int] = set()
     for key, unique in passes:
+        # an index per pass: a file of thousands of entries is joined in linear time
+        index: dict[tuple[object, ...], list[int]] = {}
+        for j, ours_entry in enumerate(pending):
+            if j not in used:
+                index.setdefault(key(ours_entry), []).append(j)
         for i, entry in chunks.items():
             if entry is None or i in found:
                 continue
-            matches = [p for p in pending if key(entry) == key(p)]
-            if matches and (len(matches) == 1 or not unique):
-                found[i] = matches[0]
-                pending.remove(matches[0])
+            candidates = [j for j in index.get(key(entry), ()) if j not in used]
+            if candidates and (len(candidates) == 1 or not unique):
+                found[i] = pending[candidates[0]]
+                used.add(candidates[0])
     body = "".join(
         _with_extras(part, _extra_pairs(found.get(i))) if _extra_pairs(found.get(i)) else part
         for i, part in enumerate(parts)

@@ -11,7 +11,7 @@ import attrs
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pi_hermes_memory.adapters.markdown.format import parse_document, render_document
-from pi_hermes_memory.adapters.markdown.shared import join, split
+from pi_hermes_memory.adapters.markdown.shared import join, read_render, split
 from pi_hermes_memory.domain.memory.markdown_doc import VersionLine
 from pi_hermes_memory.domain.memory.model import (
     FailureCategory,
@@ -90,6 +90,28 @@ def test_the_extension_reads_every_entry_and_the_sidecar_joins_back(
     got = [(e["text"], e["created"], e["lastReferenced"], e["project"]) for e in read]
     # equal, but for a text that starts or ends with U+FEFF: String.prototype.trim drops it
     assert got == [(js_trim(t), *rest) for t, *rest in map(ts_view, entries)]
+    assert join(shared, sidecar, target) == full
+    # split's linear reader of our renders agrees with the parser
+    fast = read_render(full, target)
+    assert fast is not None
+    parsed = parse_document(full.decode("utf-8"), target=target)
+    assert fast[0] == parsed.version_line
+    assert [(e.text, e.created, e.last, e.project) for e in fast[1]] == [
+        (e.text, e.created, e.last, e.project) for e in parsed.entries
+    ]
+
+
+@settings(max_examples=100)
+@given(documents())
+def test_a_render_in_the_extensions_own_spelling_splits_unchanged(
+    doc: tuple[Target, list[MemoryEntry]],
+) -> None:
+    """A file learned from the extension (ADR 0027: no version line, `project64=`) is already
+    in the shared spelling: the file written is the render itself."""
+    target, entries = doc
+    full = render_document(entries, target=target, project64=True).encode("utf-8")
+    shared, sidecar = split(full, target)
+    assert shared == full
     assert join(shared, sidecar, target) == full
 
 
