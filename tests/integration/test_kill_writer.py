@@ -29,6 +29,7 @@ from pathlib import Path
 
 import pytest
 from pi_hermes_memory.adapters.markdown.format import parse_document
+from pi_hermes_memory.adapters.markdown.shared import split
 from pi_hermes_memory.adapters.sqlite.storage import SqliteStorage
 from pi_hermes_memory.domain.memory.model import Target
 
@@ -36,6 +37,7 @@ from tests.support.consistency import WORDS as ALL_WORDS
 from tests.support.consistency import (
     check_store,
     db_path,
+    document_bytes,
     markdown_path,
     open_memory,
     read_journal,
@@ -119,19 +121,23 @@ def check_not_torn(
         storage = SqliteStorage(db)
         try:
             docs, ledger = read_journal(storage)
-            heads = {t: sha(render_head(storage, doc)) for t, doc in docs.items()}
+            rendered = {t: render_head(storage, doc) for t, doc in docs.items()}
         finally:
             storage.close()
         for target, data in files.items():
             if data is None:
                 continue
-            head = heads[target]
+            # the document as the store reads it: the file joined with its sidecar (ADR 0077)
+            joined = document_bytes(root, target)
+            head = sha(rendered[target])
             recorded = ledger[target]
-            if recorded is not None and sha(data) == recorded[1]:
+            if recorded is not None and sha(joined) == recorded[1]:
                 in_sync = recorded[0] == docs[target].version
                 windows["in sync" if in_sync else "committed, not rendered"] += 1
-            elif sha(data) == head:
+            elif sha(joined) == head:
                 windows["rendered, ledger not recorded"] += 1
+            elif data == split(rendered[target], target)[0]:
+                windows["file rendered, sidecar not written"] += 1
             else:
                 problems.append(f"{target.value}: neither the recorded render nor the head")
     return problems

@@ -25,6 +25,7 @@ from pi_hermes_memory.journal.pipeline import RenderLag
 from tests.support.consistency import (
     check_store,
     db_path,
+    document_bytes,
     markdown_path,
     read_journal,
     sha,
@@ -56,7 +57,9 @@ def _ledger(root: Path, target: Target = Target.MEMORY) -> tuple[int, tuple[int,
 
 
 def _file(root: Path) -> bytes:
-    return markdown_path(root, Target.MEMORY).read_bytes()
+    """MEMORY.md as the store reads it, joined with its sidecar (ADR 0077): the ledger
+    records the sha of that document."""
+    return document_bytes(root, Target.MEMORY)
 
 
 def _lagging(root: Path) -> tuple[Memory, ManualClock]:
