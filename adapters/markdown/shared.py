@@ -16,7 +16,7 @@ the TypeScript extension changed the file, the file is returned under a version 
 unchanged entry's extra metadata put back, and the hand edit is merged against that version
 (ADR 0022). Which version: the sidecar also lists the entries (hashes of text and project) of
 the last `KEPT_VERSIONS` renders, and the edit is based on the one it differs least from
-(ties: the newest). An editor buffer loaded before the agent's last write therefore merges
+(ties: the older). An editor buffer loaded before the agent's last write therefore merges
 against what it showed, and never deletes what it never showed. Pure functions; the file I/O
 is `MarkdownFiles`'.
 """
@@ -29,6 +29,7 @@ import re
 from collections import Counter
 from datetime import date
 
+import attrs
 from pi_hermes_memory.adapters.markdown.format import (
     BOM,
     COMMENT_CLOSE,
@@ -46,14 +47,17 @@ from pi_hermes_memory.adapters.markdown.format import (
 from pi_hermes_memory.domain.memory.markdown_doc import ParsedEntry, VersionLine
 from pi_hermes_memory.domain.memory.model import Target
 
-__all__ = ["SIDECAR_HEADER", "join", "read_render", "sidecar_name", "split"]
+__all__ = ["SIDECAR_HEADER", "join", "join_edit", "read_render", "sidecar_name", "split"]
 
 SIDECAR_HEADER = "pi-hermes-memory sidecar v1"
 _HEADER = re.compile(
     rf"{re.escape(SIDECAR_HEADER)} sha256=(?P<sha>[0-9a-f]{{64}})\n(?P<versions>[^\n]*)\n"
 )
-#: renders whose entries the sidecar lists, to find the version a stale buffer was loaded at
-KEPT_VERSIONS = 8
+#: renders the sidecar can reconstruct (as steps back from the newest), to find the version a
+#: stale buffer was loaded at; a step of one add costs ~20 bytes
+KEPT_VERSIONS = 512
+#: imported hand edits the sidecar remembers (see `_History.edits`)
+KEPT_EDITS = 16
 # our separator rule (format._chunks): a line that is only `§` once stripped
 _SEPARATOR = re.compile(r"(\n[ \t\r\f\v]*§[ \t\r\f\v]*(?=\n|\Z))")
 _SHARED_KEYS = frozenset({"created", "last", "project", "project64"})
@@ -64,10 +68,16 @@ def sidecar_name(file_name: str) -> str:
     return f".{file_name}.meta"
 
 
-def split(full: bytes, target: Target, previous: bytes | None = None) -> tuple[bytes, bytes]:
+def split(
+    full: bytes,
+    target: Target,
+    previous: bytes | None = None,
+    edit: tuple[int, list[str]] | None = None,
+) -> tuple[bytes, bytes]:
     """(the Markdown file, the sidecar) for one of our renders. The file is what the
-    TypeScript reader parses entry for entry; the sidecar carries everything else, and the
-    entry lists of `previous` (the sidecar it replaces) for the same store and document."""
+    TypeScript reader parses entry for entry; the sidecar carries everything else, the
+    render history of `previous` (the sidecar it replaces) for the same store and document,
+    and `edit` (`join_edit`'s: the hand edit this render imported)."""
     read = read_render(full, target)
     if read is None:
         # not one of our renders: written as it is (the sidecar then returns it unchanged)
@@ -77,43 +87,74 @@ def split(full: bytes, target: Target, previous: bytes | None = None) -> tuple[b
     body = ENTRY_JOINER.join(blocks)
     head = BOM if body.startswith(BOM) else ""
     shared = (head + body + "\n").encode("utf-8") if blocks else b""
-    versions: dict[str, list[str]] = {}
+    history: _History | None = None
     if line is not None:
+        keys = [_key(e) for e in entries]
+        history = _History(version=line.version, keys=keys, back=[])
         old = _read_sidecar(previous)
-        if old is not None and _same_document(old[2], line, target):
-            versions = {v: keys for v, keys in old[1].items() if int(v) < line.version}
-        versions[str(line.version)] = [_key(e) for e in entries]
-        kept = sorted(versions, key=int)[-KEPT_VERSIONS:]
-        versions = {v: versions[v] for v in kept}
-    return shared, _sidecar(shared, full, versions)
+        before = None if old is None else old[1]
+        if old is not None and before is not None and _same_document(old[2], line, target):
+            if before.version == line.version:
+                history = before  # the same version rendered again
+            elif before.version < line.version:
+                new, was = Counter(keys), Counter(before.keys)
+                step = (before.version, list((new - was).elements()), list((was - new).elements()))
+                history.back = [step, *before.back][:KEPT_VERSIONS]
+                history.edits = before.edits
+        if edit is not None:
+            history.edits = [*history.edits, edit][-KEPT_EDITS:]
+    return shared, _sidecar(shared, full, history)
 
 
-def _sidecar(shared: bytes, full: bytes, versions: dict[str, list[str]]) -> bytes:
+@attrs.define
+class _History:
+    """The entry keys of the newest render and, newest first, the steps back to older ones:
+    (the version before, keys the next version added, keys it removed)."""
+
+    version: int
+    keys: list[str]
+    back: list[tuple[int, list[str], list[str]]]
+    #: hand-edited files imported lately: (the version each was based on, its entry keys). A
+    #: person's editor holds its own last save, which was never a render: a later save from
+    #: that buffer is based on the version the first one was
+    edits: list[tuple[int, list[str]]] = attrs.Factory(list)
+
+    def to_json(self) -> str:
+        data = {
+            "v": self.version,
+            "keys": self.keys,
+            "back": [list(s) for s in self.back],
+            "edits": [list(e) for e in self.edits],
+        }
+        return json.dumps(data, separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, text: str) -> _History | None:
+        try:
+            data = json.loads(text)
+            back = [(int(v), [str(k) for k in a], [str(k) for k in r]) for v, a, r in data["back"]]
+            edits = [(int(v), [str(k) for k in keys]) for v, keys in data.get("edits", [])]
+            keys = [str(k) for k in data["keys"]]
+            return cls(version=int(data["v"]), keys=keys, back=back, edits=edits)
+        except (ValueError, TypeError, KeyError, AttributeError):
+            return None
+
+
+def _sidecar(shared: bytes, full: bytes, history: _History | None) -> bytes:
     digest = hashlib.sha256(shared).hexdigest()
-    listing = json.dumps(versions, separators=(",", ":"))
+    listing = "{}" if history is None else history.to_json()
     return f"{SIDECAR_HEADER} sha256={digest}\n{listing}\n".encode() + full
 
 
-def _read_sidecar(sidecar: bytes | None) -> tuple[str, dict[str, list[str]], bytes] | None:
-    """(the file's hash, the entry lists by version, the full render), or None."""
+def _read_sidecar(sidecar: bytes | None) -> tuple[str, _History | None, bytes] | None:
+    """(the file's hash, the render history, the full render), or None."""
     if sidecar is None:
         return None
     header = _HEADER.match(sidecar.decode("utf-8", errors="replace"))
     if header is None:
         return None
-    try:
-        versions = json.loads(header["versions"])
-    except ValueError:
-        versions = {}
-    if not isinstance(versions, dict):
-        versions = {}
-    listed = {
-        str(v): [str(k) for k in keys]
-        for v, keys in versions.items()
-        if str(v).isdigit() and isinstance(keys, list)
-    }
     # the header is ASCII: its length in characters is its length in bytes
-    return header["sha"], listed, sidecar[len(header.group(0)) :]
+    return header["sha"], _History.from_json(header["versions"]), sidecar[len(header.group(0)) :]
 
 
 def read_render(full: bytes, target: Target) -> tuple[VersionLine | None, list[ParsedEntry]] | None:
@@ -175,49 +216,77 @@ def _key(entry: ParsedEntry) -> str:
     return hashlib.sha256(raw).hexdigest()[:16]
 
 
-def _base_version(entries: tuple[ParsedEntry, ...], versions: dict[str, list[str]]) -> int | None:
-    """The version an edited file was loaded at: the listed render its entries differ least
-    from (ties: the newest). A file that *is* an older render, entry for entry, is not an
-    edit of it (nothing would have changed): it is read against the newest render, so
-    deleting the entries the agent added last works; a stale buffer shows as an older
-    render plus the person's changes."""
-    if not versions:
+def _base_version(entries: tuple[ParsedEntry, ...], history: _History | None) -> int | None:
+    """The version an edited file was loaded at: the render its entries differ least from
+    (ties: the older). A file that *is* an older render, entry for entry, is not an edit of
+    it (nothing would have changed): it is read against the newest render, so deleting the
+    entries the agent added last works; a stale buffer shows as an older render plus the
+    person's changes. When the best is the oldest render the history still reaches and older
+    ones were dropped, the buffer may be older still: 0, which merges its entries as additions
+    only (nothing is deleted)."""
+    if history is None:
         return None
     have = Counter(_key(e) for e in entries)
+    current = Counter(history.keys)
+    distance = sum(((current - have) + (have - current)).values())
+    best, best_distance = history.version, distance
 
-    def distance(version: str) -> int:
-        listed = Counter(versions[version])
-        return sum(((listed - have) + (have - listed)).values())
+    def move(key: str, by: int) -> int:
+        before = abs(current[key] - have[key])
+        current[key] += by
+        return abs(current[key] - have[key]) - before
 
-    newest = max(versions, key=int)
-    best = min(versions, key=lambda v: (distance(v), -int(v)))
-    return int(newest if distance(best) == 0 else best)
+    for version, added, removed in history.back:
+        distance += sum(move(k, -1) for k in added) + sum(move(k, +1) for k in removed)
+        # a tie goes to the older render: a buffer holding a hand edit the agent imported
+        # after the buffer was loaded is as far from both, and the older one deletes nothing
+        # the agent wrote since
+        if distance <= best_distance:
+            best, best_distance = version, distance
+    if best_distance == 0:
+        return history.version
+    for based_on, keys in reversed(history.edits):
+        saved = Counter(keys)
+        if sum(((saved - have) + (have - saved)).values()) < best_distance:
+            return based_on  # a later save of a buffer that held the person's own last save
+    oldest = history.back[-1][0] if history.back else history.version
+    if best == oldest and len(history.back) >= KEPT_VERSIONS:
+        return 0
+    return best
 
 
 def join(shared: bytes | None, sidecar: bytes | None, target: Target) -> bytes | None:
-    """The document as our parser reads it, from the Markdown file and its sidecar.
+    """The document as our parser reads it, from the Markdown file and its sidecar."""
+    return join_edit(shared, sidecar, target)[0]
+
+
+def join_edit(
+    shared: bytes | None, sidecar: bytes | None, target: Target
+) -> tuple[bytes | None, tuple[int, list[str]] | None]:
+    """`join`'s document, and for a hand-edited file (version it is based on, its entry keys),
+    for the render that imports it to remember (`split`'s `edit`).
 
     Without a usable sidecar, or for a file that carries its own version line (the format
     before ADR 0077, or a person pasted one), the file as it is. An emptied file stays empty:
     the importer renders it again rather than reading "every entry deleted"."""
     if shared is None:
-        return shared
+        return shared, None
     read = _read_sidecar(sidecar)
     if read is None:
-        return shared
-    digest, versions, full = read
+        return shared, None
+    digest, history, full = read
     if hashlib.sha256(shared).hexdigest() == digest:
-        return full
+        return full, None
     try:
         text = shared.decode("utf-8")
         full_text = full.decode("utf-8")
     except UnicodeDecodeError:
-        return shared  # the importer reports the bad bytes; nothing to join
+        return shared, None  # the importer reports the bad bytes; nothing to join
     if not text.strip() or _has_version_line(text):
-        return shared
+        return shared, None
     ours = parse_document(full_text, target=target)
     if ours.version_line is None:
-        return shared
+        return shared, None
     body = text.removeprefix(BOM)
     parts = _SEPARATOR.split(body)  # chunk, separator, chunk, ...
     chunks = {i: _shared_entry(part, target) for i, part in enumerate(parts) if i % 2 == 0}
@@ -239,19 +308,23 @@ def join(shared: bytes | None, sidecar: bytes | None, target: Target) -> bytes |
                 continue
             candidates = [j for j in index.get(key(entry), ()) if j not in used]
             if candidates and (len(candidates) == 1 or not unique):
-                found[i] = pending[candidates[0]]
-                used.add(candidates[0])
+                # equal keys (one text in two scopes): the one at the chunk's own place
+                j = min(candidates, key=lambda j, at=i // 2: (abs(j - at), j))
+                found[i] = pending[j]
+                used.add(j)
     body = "".join(
         _with_extras(part, _extra_pairs(found.get(i))) if _extra_pairs(found.get(i)) else part
         for i, part in enumerate(parts)
     )
     line = ours.version_line
-    base = _base_version(parse_document(text, target=target).entries, versions)
+    edited = parse_document(text, target=target).entries
+    base = _base_version(edited, history)
     if base is not None and base < line.version:
         line = VersionLine(target=line.target, version=base, store=line.store)
     # after our line, a first entry's own leading U+FEFF is text again (the reader drops
     # one BOM at the very start of a file only)
-    return (render_version_line(line) + "\n" + body).encode("utf-8")
+    joined = (render_version_line(line) + "\n" + body).encode("utf-8")
+    return joined, (line.version, [_key(e) for e in edited])
 
 
 def _same_dates(entry: ParsedEntry) -> tuple[object, ...]:

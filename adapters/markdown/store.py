@@ -14,7 +14,7 @@ from pathlib import Path
 
 import attrs
 from pi_hermes_memory.adapters.markdown.atomic import FileLock, atomic_write, stale_temp_files
-from pi_hermes_memory.adapters.markdown.shared import join, sidecar_name, split
+from pi_hermes_memory.adapters.markdown.shared import join_edit, sidecar_name, split
 from pi_hermes_memory.domain.memory.model import Target
 from pi_hermes_memory.errors import (
     MarkdownChanged,
@@ -85,6 +85,11 @@ class MarkdownFiles:
 
     memory_dir: Path
     projects_dir: Path
+    #: per target, the hand edit the last read found (ADR 0077): the render that imports it
+    #: records it in the sidecar, so the person's next save from the same buffer finds its base
+    _edits: dict[Target, tuple[int, list[str]]] = attrs.field(
+        factory=dict, init=False, repr=False, eq=False
+    )
 
     def path_for(self, target: Target) -> Path:
         if target is Target.PROJECT:
@@ -163,7 +168,12 @@ class MarkdownFiles:
             after = self._read_sidecar(target)
             if before == after:
                 break
-        return join(data, after, target)
+        joined, edit = join_edit(data, after, target)
+        if edit is None:
+            self._edits.pop(target, None)
+        else:
+            self._edits[target] = edit
+        return joined
 
     def _read_sidecar(self, target: Target) -> bytes | None:
         path = self.sidecar_for(target)
@@ -260,7 +270,9 @@ class MarkdownFiles:
         # the file as it was, held open: an editor that saves in place between the last check
         # and the rename writes into this inode, which the rename then orphans
         old = _open_for_rescue(path) if expected is not UNCHECKED else None
-        shared, sidecar = split(data, target, self._read_sidecar(target))
+        shared, sidecar = split(
+            data, target, self._read_sidecar(target), self._edits.pop(target, None)
+        )
         try:
             atomic_write(path, shared, before_replace=unchanged)
             if old is not None:
