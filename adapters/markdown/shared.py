@@ -81,7 +81,7 @@ def split(
     read = read_render(full, target)
     if read is None:
         # not one of our renders: written as it is (the sidecar then returns it unchanged)
-        return full, _sidecar(full, full, {})
+        return full, _sidecar(full, full, None)
     line, entries = read
     blocks = [_shared_block(entry) for entry in entries]
     body = ENTRY_JOINER.join(blocks)
@@ -309,7 +309,8 @@ def join_edit(
             candidates = [j for j in index.get(key(entry), ()) if j not in used]
             if candidates and (len(candidates) == 1 or not unique):
                 # equal keys (one text in two scopes): the one at the chunk's own place
-                j = min(candidates, key=lambda j, at=i // 2: (abs(j - at), j))
+                at = i // 2
+                j = min(candidates, key=lambda c: (abs(c - at), c))
                 found[i] = pending[j]
                 used.add(j)
     body = "".join(
