@@ -16,7 +16,7 @@ the TypeScript extension changed the file, the file is returned under a version 
 unchanged entry's extra metadata put back, and the hand edit is merged against that version
 (ADR 0022). Which version: the sidecar also lists the entries (hashes of text and project) of
 the last `KEPT_VERSIONS` renders, and the edit is based on the one it differs least from
-(ties: the older). An editor buffer loaded before the agent's last write therefore merges
+(ties: the newer). An editor buffer loaded before the agent's last write therefore merges
 against what it showed, and never deletes what it never showed. Pure functions; the file I/O
 is `MarkdownFiles`'.
 """
@@ -218,7 +218,7 @@ def _key(entry: ParsedEntry) -> str:
 
 def _base_version(entries: tuple[ParsedEntry, ...], history: _History | None) -> int | None:
     """The version an edited file was loaded at: the render its entries differ least from
-    (ties: the older). A file that *is* an older render, entry for entry, is not an edit of
+    (ties: the newer; never the empty render). A file that *is* an older render, entry for entry, is not an edit of
     it (nothing would have changed): it is read against the newest render, so deleting the
     entries the agent added last works; a stale buffer shows as an older render plus the
     person's changes. When the best is the oldest render the history still reaches and older
@@ -238,10 +238,10 @@ def _base_version(entries: tuple[ParsedEntry, ...], history: _History | None) ->
 
     for version, added, removed in history.back:
         distance += sum(move(k, -1) for k in added) + sum(move(k, +1) for k in removed)
-        # a tie goes to the older render: a buffer holding a hand edit the agent imported
-        # after the buffer was loaded is as far from both, and the older one deletes nothing
-        # the agent wrote since
-        if distance <= best_distance:
+        # ties: the newer render. An empty render (a new document) is no buffer anyone
+        # edited: a one-entry file whose text was changed is closer to it than to the render
+        # it was loaded at
+        if distance < best_distance and (current.total() or not have):
             best, best_distance = version, distance
     if best_distance == 0:
         return history.version

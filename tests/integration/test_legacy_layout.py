@@ -152,8 +152,8 @@ def test_a_custom_memory_dir_leaves_the_old_dir_alone(root: Path) -> None:
     # an empty project file, no entry; its version line (ADR 0022) in the sidecar (ADR 0077)
     assert flat(root).read_text() == ""
     sidecar = flat(root).with_name(".MEMORY.md.meta").read_text()
-    assert sidecar.split("\n", 1)[1].startswith("<!-- pi-hermes-memory: project v0, ")
-    assert sidecar.count("\n") == 2
+    assert sidecar.split("\n")[2].startswith("<!-- pi-hermes-memory: project v0, ")
+    assert sidecar.count("\n") == 3
 
 
 # --- row 2: <memoryDir>/skills/*.md -> <memoryDir>/skills/<slug>/SKILL.md ----------------------
