@@ -218,8 +218,9 @@ def _key(entry: ParsedEntry) -> str:
 
 def _base_version(entries: tuple[ParsedEntry, ...], history: _History | None) -> int | None:
     """The version an edited file was loaded at: the render its entries differ least from
-    (ties: the newer; never the empty render). A file that *is* an older render, entry for
-    entry, is not an edit of it (nothing would have changed): it is read against the newest render, so deleting the
+    (ties: the newer; never the empty render), or the base of an imported hand edit it is
+    closer to. A file that *is* an older render, entry for entry, is not an edit of it
+    (nothing would have changed): it is read against the newest render, so deleting the
     entries the agent added last works; a stale buffer shows as an older render plus the
     person's changes. When the best is the oldest render the history still reaches and older
     ones were dropped, the buffer may be older still: 0, which merges its entries as additions
