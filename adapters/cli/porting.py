@@ -4,8 +4,9 @@ stats         counts per target, scope and project; superseded; characters vs li
 delete-bulk   remove the active entries of one or more scopes (--before DATE, --dry-run)
 export        every entry with its supersede history as JSON Lines (header line first)
 import        an export file, idempotent by id (--dry-run, --scope)
-migrate       a second-seed export ({"memories": [...]}) into this store; with --to postgres:
-              copy the local SQLite store into the PostgreSQL one (ADR 0050)
+migrate       a second-seed export ({"memories": [...]}) or LanceDB directory (its dbPath,
+              ADR 0075) into this store; with --to postgres: copy the local SQLite store
+              into the PostgreSQL one (ADR 0050)
 """
 
 from __future__ import annotations
@@ -108,9 +109,21 @@ def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
     mig = sub.add_parser(
         "migrate",
         parents=[common],
-        help='import a second-seed export ({"memories": [...]}: id, text, scope, timestamp, …)',
+        help="import pi-memory / memory-lancedb-pro data: its LanceDB directory (dbPath) or "
+        'its JSON export ({"memories": [...]})',
     )
-    mig.add_argument("file", nargs="?", help="the JSON export file, or - for stdin")
+    mig.add_argument(
+        "file",
+        nargs="?",
+        help="the LanceDB directory (the plugin's dbPath, needs the [lancedb] extra), "
+        "the JSON export file, or - for stdin",
+    )
+    mig.add_argument(
+        "--source-model",
+        help="the embedding model that wrote the LanceDB vectors (default: embedding.model "
+        "of the openclaw.json, PI_MEMORY_CONFIG or ~/.openclaw/openclaw.json); the vectors "
+        "are reused when it and the dimension match the configured model, else re-embedded",
+    )
     mig.add_argument(
         "--to",
         choices=["postgres"],
@@ -172,6 +185,17 @@ def run(memory: Any, args: argparse.Namespace) -> int:
     if args.file is None:  # a usage error, as argparse's own (FILE is optional for --to)
         print("pi-hermes-memory: migrate takes an export FILE (or --to postgres)", file=sys.stderr)
         return EXIT_USAGE
+    from pathlib import Path
+
+    from pi_hermes_memory.adapters.files.lancedb_table import is_lancedb_dir
+
+    if args.file != "-" and Path(args.file).is_dir():
+        if not is_lancedb_dir(Path(args.file)):
+            raise InvalidArgument(
+                f"{args.file}: a folder without a LanceDB table memories.lance (give the "
+                "plugin's dbPath, or a JSON export file); nothing was imported"
+            )
+        return _migrate_lancedb(memory, Path(args.file), args)
     with _open(args.file) as handle:
         try:
             data = json.load(handle)
@@ -186,6 +210,54 @@ def _migrate(memory: Any, data: Any, args: argparse.Namespace, *, into: str | No
 
     report, mapping = porting.migrate_seed(
         memory, data, new_id=UlidFactory().new_id, dry_run=args.dry_run, into_scope=into
+    )
+    return _report(report, mapping, as_json=args.json)
+
+
+def _source_model(args: argparse.Namespace) -> tuple[str | None, str]:
+    """The model of the table's vectors and where it was read (--source-model, else the
+    openclaw.json's embedding.model)."""
+    import os
+    from pathlib import Path
+
+    from pi_hermes_memory.adapters.server.config import (
+        CONFIG_ENV,
+        default_config_path,
+        read_plugin_config,
+    )
+
+    if args.source_model:
+        return args.source_model, "--source-model"
+    named = os.environ.get(CONFIG_ENV, "").strip()
+    path = Path(named) if named else default_config_path(os.environ)
+    if path is None or not path.is_file():
+        return None, ""
+    try:
+        config, _ = read_plugin_config(path)
+    except Exception:  # a broken file is `serve`'s error to report; here it only names no model
+        return None, ""
+    embedding = config.get("embedding")
+    model = embedding.get("model") if isinstance(embedding, dict) else None
+    if isinstance(model, str) and model.strip():
+        return model.strip(), f"embedding.model of {path}"
+    return None, ""
+
+
+def _migrate_lancedb(memory: Any, path: Any, args: argparse.Namespace) -> int:
+    from pi_hermes_memory.adapters.files.lancedb_table import read_seed_table
+    from pi_hermes_memory.memory.seed_table import migrate_table
+
+    table = read_seed_table(path)
+    model, where = _source_model(args)
+    report, mapping = migrate_table(
+        memory,
+        table.records,
+        table.vectors,
+        dimension=table.dimension,
+        source_model=model,
+        source_where=where,
+        dry_run=args.dry_run,
+        into_scope=args.scope,
     )
     return _report(report, mapping, as_json=args.json)
 

@@ -219,8 +219,12 @@ def import_entries(
     dry_run: bool = False,
     notes: Sequence[str] = (),
     removed: Mapping[str, Removal] | None = None,
+    vectors: Mapping[str, Sequence[float]] | None = None,
 ) -> ImportReport:
     """Import `rows` (only those of `scopes` when given) with their ids, dates and history.
+
+    `vectors`: vectors by entry id, of the configured embedding model, stored for the rows
+    this import adds instead of embedding them again (the second seed's table, ADR 0075).
 
     Idempotent by id: a chain already stored, equal, is `unchanged`. A chain with an id the
     store holds with other content is refused and reported (the stored version is kept:
@@ -274,6 +278,9 @@ def import_entries(
 
         service.run(list(by_target), plan, read=read)
         added = [i for p in plans.values() for i in p.added]
+        if added and service.embeddings is not None and vectors:
+            reused = _store_vectors(service, clean, set(added), vectors)
+            scan_notes.append(f"{reused} vectors reused from the source")
         if added and service.embeddings is not None:
             try:
                 memory.reembed()
@@ -286,6 +293,24 @@ def import_entries(
         refused=(*refused, *(r for p in plans.values() for r in p.refused)),
         notes=(*notes, *scan_notes),
     )
+
+
+def _store_vectors(
+    service: MemoryService,
+    rows: Sequence[MemoryEntry],
+    added: set[str],
+    vectors: Mapping[str, Sequence[float]],
+) -> int:
+    """Store the given vectors of the added rows (after COMMIT); the number stored."""
+    import numpy as np
+
+    embeddings = service.embeddings
+    assert embeddings is not None
+    pairs = [(e.id, e.text) for e in rows if e.id in added and e.id in vectors]
+    if not pairs:
+        return 0
+    matrix = np.asarray([vectors[i] for i, _ in pairs], dtype=np.float32)
+    return embeddings.store(pairs, matrix)
 
 
 def migrate_seed(

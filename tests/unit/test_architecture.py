@@ -181,6 +181,8 @@ ADAPTER_CROSS_IMPORTS: dict[str, set[str]] = {
         "doctor",
         "system",
         "files.config_file",
+        # migrate reads the second seed's LanceDB directory (ADR 0075)
+        "files.lancedb_table",
         "postgres.copy",
         "postgres.storage",
         "server.app",
