@@ -165,9 +165,10 @@ class StoreCache:
             project=project,
             agent_id=agent,
             cwd=self._settings.cwd,
-            agent_root=self._settings.store.agent_root,
             environ=environ,
             retrieval=self._settings.store.retrieval,
+            # the openclaw.json keys (ADR 0075); dbPath is the memoryDir among them
+            overrides=self._settings.store.settings,
             **self._providers(),
         )
         for warning in memory.warnings:
