@@ -200,9 +200,13 @@ def test_stdio_reads_the_store_settings_of_the_environment_and_openclaw_json(
             assert not done.is_error, done.content
 
     anyio.run(main)
-    with pi_hermes_memory.open(agent_root=elsewhere) as memory:
+    # PI_MEMORY_DB_PATH is the database's folder, this library's memoryDir (ADR 0075)
+    assert (elsewhere / "sessions.db").is_file()
+    with pi_hermes_memory.open(
+        agent_root=tmp_path / "agent", overrides={"memoryDir": str(elsewhere)}
+    ) as memory:
         assert [v.text for v in memory.entries("memory")] == ["Lives in DB_PATH"]
-    assert not (tmp_path / "agent").exists()
+    assert not list((tmp_path / "agent").rglob("sessions.db"))
     bad = tmp_path / "openclaw.json"
     bad.write_text("{broken")
     done = subprocess.run(
