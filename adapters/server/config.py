@@ -112,8 +112,8 @@ class StoreOptions:
     (`sessions.db`) and the Markdown files: this library's `memoryDir` (None: each store's
     own). `settings`: top-level keys of this library's configuration mapped from the
     plugin config (autoCapture, autoRecall, sessionSummary, scopes, tools, memoryDir;
-    ADR 0075), replacing each store's own. `embedding` / `rerank`: None when neither the file nor the environment
-    sets them (then each store's own `hermes-memory-config.json` decides).
+    ADR 0075), replacing each store's own. `embedding` / `rerank`: None when neither the
+    file nor the environment sets them (then each store's own `hermes-memory-config.json` decides).
     `knowledge_paths`: the knowledge folders of every store (ADR 0048; empty: each store's
     own `knowledge.paths`)."""
 

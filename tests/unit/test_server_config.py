@@ -327,7 +327,7 @@ def test_the_seeds_plugin_keys_map_onto_this_librarys_settings(tmp_path: Path) -
 
 
 def test_a_bad_plugin_value_names_the_key(tmp_path: Path) -> None:
-    with pytest.raises(ServerConfigError, match="openclaw.json autoRecallMaxItems"):
+    with pytest.raises(ServerConfigError, match=r"openclaw\.json autoRecallMaxItems"):
         resolve_store_options({"autoRecallMaxItems": 500}, {}, cwd=tmp_path)
     with pytest.raises(ServerConfigError, match="enableManagementTools"):
         resolve_store_options({"enableManagementTools": "yes"}, {}, cwd=tmp_path)
@@ -338,5 +338,5 @@ def test_the_db_path_is_the_databases_folder(tmp_path: Path) -> None:
     assert options.db_path == str(tmp_path / "data")
     assert options.settings == {"memoryDir": str(tmp_path / "data")}
     (tmp_path / "lancedb" / "memories.lance").mkdir(parents=True)
-    with pytest.raises(ServerConfigError, match="pi-memory LanceDB directory.*migrate"):
+    with pytest.raises(ServerConfigError, match=r"pi-memory LanceDB directory.*migrate"):
         resolve_store_options({"dbPath": "lancedb"}, {}, cwd=tmp_path)
