@@ -17,6 +17,11 @@ seed's flat `rerankApiKey`, `rerankModel`, `rerankEndpoint`, `rerankProvider`,
 `rerankTimeoutMs`); `"none"` turns that reranker off; `"lightweight"` and `"llm"` need no
 endpoint. A key the library cannot honour is a warning naming why.
 
+The other documented plugin keys (`autoCapture`, `autoRecall*`, `sessionMemory`, `scopes`,
+`enableManagementTools`, …) map onto this library's top-level keys, passed to every store as
+`open(overrides=...)`; `dbPath` / `PI_MEMORY_DB_PATH` is the database's folder, `memoryDir`
+(ADR 0075; the table is in docs/configuration.md).
+
 API keys are never read from a file: `"apiKey": "${NAME}"` names the environment variable
 that holds the key (this library's `apiKeyEnv`); a literal key is refused at start. Unknown
 keys are warnings; a malformed file or a bad value is a `ServerConfigError` (exit 2).
