@@ -35,7 +35,7 @@ EXIT_BROKEN_PIPE = 141
 
 class _Parser(argparse.ArgumentParser):
     """argparse, but a refused choice is shown clipped, or not at all when the content
-    scanner would refuse it (ADR 0028): `--target <a secret>` must not print the secret."""
+    scanner would refuse it: `--target <a secret>` must not print the secret."""
 
     def _check_value(self, action: argparse.Action, value: Any) -> None:
         if action.choices is not None and value not in action.choices:
@@ -45,6 +45,31 @@ class _Parser(argparse.ArgumentParser):
             raise argparse.ArgumentError(
                 action, f"invalid choice: {shown(value)} (choose from {choices})"
             )
+
+
+class _TopParser(_Parser):
+    """The top-level parser: its help groups the commands (adapters/cli/help.py) instead of
+    printing them twice in one flat list."""
+
+    def format_help(self) -> str:
+        from pi_hermes_memory.adapters.cli.help import grouped_commands
+
+        head = self._get_formatter()
+        head.add_usage(self.usage, self._actions, self._mutually_exclusive_groups)
+        head.add_text(self.description)
+        options = self._get_formatter()
+        for group in self._action_groups:
+            shown = [
+                a for a in group._group_actions if not isinstance(a, argparse._SubParsersAction)
+            ]
+            if shown:
+                options.start_section(group.title)
+                options.add_arguments(shown)
+                options.end_section()
+        return (
+            f"{head.format_help()}\ncommands (`pi-hermes-memory COMMAND --help` for one):\n\n"
+            f"{grouped_commands(self)}\n\n{options.format_help()}"
+        )
 
 
 def _common(*, suppress: bool) -> _Parser:
@@ -74,7 +99,7 @@ def _common(*, suppress: bool) -> _Parser:
 
 def _parser() -> argparse.ArgumentParser:
     common = _common(suppress=True)
-    parser = _Parser(
+    parser = _TopParser(
         prog="pi-hermes-memory",
         description="Durable long-term memory for LLM agents. Data lives under "
         "$PI_CODING_AGENT_DIR (default ~/.pi/agent).",
@@ -83,13 +108,20 @@ def _parser() -> argparse.ArgumentParser:
     from pi_hermes_memory import __version__
 
     parser.add_argument("--version", action="version", version=f"pi-hermes-memory {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True)
+    # not required: no command prints the help and exits 0 (`_main`)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     tool = sub.add_parser("tool", parents=[common], help="call a tool with JSON arguments")
     tool.add_argument("name", help="tool name, e.g. memory")
     tool.add_argument("arguments", help="JSON object of arguments, or - to read stdin")
     add = sub.add_parser("add", parents=[common], help="add an entry")
-    add.add_argument("text")
-    add.add_argument("--target", default="memory", choices=["user", "memory", "project", "failure"])
+    add.add_argument("text", help="the entry's text, or - to read it from stdin")
+    add.add_argument(
+        "--target",
+        default="memory",
+        choices=["user", "memory", "project", "failure"],
+        help="memory: facts for every project (default); user: about the person; "
+        "project: the current project only; failure: what went wrong and the fix",
+    )
     add_category = add.add_argument(
         "--category",
         choices=["failure", "correction", "insight", "preference", "convention", "tool-quirk"],
@@ -109,7 +141,7 @@ def _parser() -> argparse.ArgumentParser:
     lst.add_argument(
         "--category",
         choices=cli_port.CATEGORIES,
-        help="only entries of this category: a failure category, or the second seed's "
+        help="only entries of this category: a failure category, or an imported entry's "
         "(preference, fact, decision, entity, other)",
     )
     lst.add_argument("--limit", type=_count, help="at most this many entries")
@@ -145,7 +177,7 @@ def _parser() -> argparse.ArgumentParser:
         move.add_argument("old_text", help="a unique substring of the entry")
         move.add_argument("--force", action="store_true", help="move despite similar entries")
     tools = sub.add_parser(
-        "tools", parents=[common], help="print the tool definitions as JSON (ADR 0028)"
+        "tools", parents=[common], help="print the tool definitions as JSON"
     )
     tools.add_argument(
         "--format", default="openai", choices=["openai", "openai-responses", "anthropic", "mcp"]
@@ -349,9 +381,23 @@ def _search(memory: Any, args: argparse.Namespace) -> int:
         print(json.dumps(search_result_json(result), ensure_ascii=False, indent=2))
     elif result.status == Status.INVALID_ARGUMENTS:
         print(f"pi-hermes-memory: {result.message}", file=sys.stderr)
+    elif result.hits:
+        print(result.message.split("\n", 1)[0])
+        for rank, hit in enumerate(result.hits, start=1):
+            print(_hit_line(rank, hit))
     else:
         print(result.message)
     return EXIT_FAILED if result.status == Status.INVALID_ARGUMENTS else EXIT_OK
+
+
+def _hit_line(rank: int, hit: Any) -> str:
+    """The tool's hit line with the score (0-1, two decimals) and the id that get, update,
+    delete and history take: `[1] 0.83 <id> (memory, 2026-07-29) text`."""
+    from pi_hermes_memory.search.memory_search import hit_line
+
+    score = min(1.0, max(0.0, hit.score)) if hit.score == hit.score else 0.0
+    rest = hit_line(rank, hit).removeprefix(f"[{rank}] ")
+    return f"[{rank}] {score:.2f} {hit.id} {rest}"
 
 
 def _jsonable(value: Any) -> Any:
@@ -638,7 +684,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(argv: Sequence[str] | None) -> int:
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.command is None:  # no command: the help, which is not a usage error
+        parser.print_help()
+        return EXIT_OK
     arguments: Any = None
     if args.command == "tool":
         raw = sys.stdin.read() if args.arguments == "-" else args.arguments
@@ -678,7 +728,9 @@ def _main(argv: Sequence[str] | None) -> int:
     from pi_hermes_memory.errors import ConfigError, HermesMemoryError
 
     try:
-        memory = pi_hermes_memory.open(project=args.project, cwd=args.cwd, agent_id=args.agent)
+        memory = pi_hermes_memory.open(
+            project=_listed_project(args) or args.project, cwd=args.cwd, agent_id=args.agent
+        )
     except (HermesMemoryError, OSError, RuntimeError, ValueError) as exc:
         print(f"pi-hermes-memory: cannot open the memory store: {exc}", file=sys.stderr)
         return EXIT_USAGE if isinstance(exc, ConfigError) else EXIT_FAILED
@@ -734,7 +786,7 @@ def _run(memory: Any, args: argparse.Namespace, arguments: Any, request: str | N
         return _session_search(memory, args, request)
     if args.command == "add":
         outcome = memory.add(
-            args.text,
+            sys.stdin.read().strip() if args.text == "-" else args.text,
             target=args.target,
             category=args.category,
             force=args.force,
@@ -769,10 +821,37 @@ def _run(memory: Any, args: argparse.Namespace, arguments: Any, request: str | N
         _print_json(entries)
     else:
         for e in entries:
-            print(_entry_line(e))
-        if not entries:
+            print(f"{e.id}  {_entry_line(e)}")
+        unseen = _unseen_project(memory, args)
+        if not entries and unseen is not None:
+            print(
+                f"(no entries: this session's project is {memory.project or '(none)'}, and a "
+                f"session sees only its own project's entries; run with --project {unseen})"
+            )
+        elif not entries:
             print("(no entries)")
     return EXIT_OK
+
+
+def _listed_project(args: argparse.Namespace) -> str | None:
+    """The project `list --of-project P` / `--scope project:P` asks about, when --project does
+    not name one: the session opens as that project, since a session sees only its own
+    project's entries (from another directory the listing would otherwise be empty)."""
+    if args.command != "list" or args.project is not None:
+        return None
+    if args.of_project is not None:
+        return str(args.of_project)
+    if args.scope is not None and str(args.scope).startswith("project:"):
+        return str(args.scope).removeprefix("project:")
+    return None
+
+
+def _unseen_project(memory: Any, args: argparse.Namespace) -> str | None:
+    """The project a `list` filter names that this session (another --project) cannot see."""
+    wanted = args.of_project
+    if wanted is None and args.scope is not None and str(args.scope).startswith("project:"):
+        wanted = str(args.scope).removeprefix("project:")
+    return wanted if wanted is not None and wanted != memory.project else None
 
 
 def _scope_of(view: Any) -> str:

@@ -89,8 +89,8 @@ def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
     export.add_argument(
         "--category",
         choices=CATEGORIES,
-        help="only entries of this category: a failure category, or the second seed's "
-        "(preference, fact, decision, entity, other)",
+        help="only entries of this category: a failure category, or an imported "
+        "pi-memory entry's (preference, fact, decision, entity, other)",
     )
     export.add_argument("--output", "-o", help="write to this file (default: stdout)")
     imp = sub.add_parser(
@@ -102,13 +102,13 @@ def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
         nargs="+",
         default=(),
         type=scope_name,
-        help="only entries of these scopes (a second-seed JSON export: import into this scope)",
+        help="only entries of these scopes (a pi-memory JSON export: import into this scope)",
     )
     imp.add_argument("--dry-run", action="store_true", help="only show what would be imported")
     mig = sub.add_parser(
         "migrate",
         parents=[common],
-        help='import a second-seed export ({"memories": [...]}: id, text, scope, timestamp, …)',
+        help='import a pi-memory export ({"memories": [...]}: id, text, scope, timestamp, …)',
     )
     mig.add_argument("file", nargs="?", help="the JSON export file, or - for stdin")
     mig.add_argument(
@@ -161,7 +161,7 @@ def run(memory: Any, args: argparse.Namespace) -> int:
         if seed is not None:  # a second-seed export: imported as `migrate` does
             if len(args.scope) > 1:
                 raise InvalidArgument(
-                    "a second-seed export (memories: [...]) is imported into one --scope;"
+                    "a pi-memory export (memories: [...]) is imported into one --scope;"
                     " nothing was imported"
                 )
             return _migrate(memory, seed, args, into=args.scope[0] if args.scope else None)
