@@ -667,11 +667,83 @@ def _configure_logging() -> None:
         logger.propagate = False  # no second copy through a root handler
 
 
+class _Watched:
+    """A stream that remembers whether anything was written (stdout) and the last error line
+    (stderr), delegating everything else; installed only for `--json` commands."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+        self.written = False
+        self.last_error: str | None = None
+
+    def write(self, text: str) -> int:
+        if text:
+            self.written = True
+            for line in text.splitlines():
+                message = _error_message(line)
+                if message is not None:
+                    self.last_error = message
+        return int(self._stream.write(text))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def _error_message(line: str) -> str | None:
+    """The message of an error line (`pi-hermes-memory: …`, argparse's `…: error: …`), not a
+    warning's."""
+    if line.startswith("pi-hermes-memory: warning:"):
+        return None
+    if ": error: " in line and line.startswith("pi-hermes-memory"):
+        return line.split(": error: ", 1)[1]
+    if line.startswith("pi-hermes-memory: "):
+        return line.removeprefix("pi-hermes-memory: ")
+    return None
+
+
+def _wants_json(argv: Sequence[str]) -> bool:
+    """`--json` among the options (not after `--`, where it would be a text argument)."""
+    head = list(argv)[: list(argv).index("--")] if "--" in argv else list(argv)
+    return "--json" in head
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """The console script. Ctrl-C ends it quietly with 130 (128 + SIGINT), as shells expect."""
+    """The console script. Ctrl-C ends it quietly with 130 (128 + SIGINT), as shells expect.
+
+    With `--json`, stdout always holds JSON: a command that failed before printing its own
+    result (a usage error, a store that cannot be opened, a missing file) prints
+    `{"success": false, "status": …, "message": …}` with the error it wrote to stderr."""
+    if not _wants_json(sys.argv[1:] if argv is None else argv):
+        return _guarded(argv)
+    out, err = _Watched(sys.stdout), _Watched(sys.stderr)
+    saved = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = out, err  # type: ignore[assignment]
+    try:
+        code = _guarded(argv)
+    finally:
+        sys.stdout, sys.stderr = saved
+    if code not in (EXIT_OK, EXIT_BROKEN_PIPE) and not out.written:
+        status = Status.INVALID_ARGUMENTS if code == EXIT_USAGE else Status.FAILED
+        if code == EXIT_INTERRUPTED:
+            status = Status.ERROR
+        _print_json(
+            {
+                "success": False,
+                "status": status.value,
+                "message": err.last_error or f"failed (exit status {code})",
+            }
+        )
+    return code
+
+
+def _guarded(argv: Sequence[str] | None) -> int:
     _configure_logging()
     try:
         return _main(argv)
+    except SystemExit as exc:  # argparse: --help, --version (0) and usage errors (2)
+        if exc.code is None:
+            return EXIT_OK
+        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
     except KeyboardInterrupt:
         print("pi-hermes-memory: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
