@@ -185,3 +185,25 @@ def test_a_host_without_logging_gets_one_line_for_a_malformed_curation_reply(
     lines = done.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("skills.curation.failed "), lines
     assert "holds no JSON object" in lines[0]
+
+
+def test_reembed_with_embeddings_off_suggests_local(root: Path) -> None:
+    done = cli(root, "reembed")
+    assert done.returncode == 1
+    assert "'local'" in done.stderr and "'openai-compatible'" in done.stderr
+
+
+# --- sync-markdown ------------------------------------------------------------------------------
+
+
+def test_sync_markdown_reports_the_hand_edit_that_opening_imported(root: Path) -> None:
+    assert cli(root, "add", "The test command is make test").returncode == 0
+    memory_md = root / "pi-hermes-memory" / "MEMORY.md"
+    memory_md.write_text(memory_md.read_text() + "Deploys go through make deploy\n")
+    synced = cli(root, "sync-markdown", "--json")
+    assert synced.returncode == 0, synced.stderr
+    report = json.loads(synced.stdout)
+    assert report["imported"] >= 1, report
+    again = json.loads(cli(root, "sync-markdown", "--json").stdout)
+    assert again["imported"] == 0
+    assert "Deploys go through make deploy" in cli(root, "list").stdout
