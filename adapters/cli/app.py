@@ -267,21 +267,18 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _index_sessions(memory: Any, args: argparse.Namespace) -> int:
-    """Progress on stderr at most once a second; the report on stdout."""
-    import time
+    """Progress on stderr (a bar on a terminal, else a line a second); the report on stdout."""
+    from pi_hermes_memory.adapters.cli.progress import Progress, rate
 
-    last = [time.monotonic()]
+    bar = Progress("index-sessions", "files")
 
     def progress(p: Any) -> None:
-        now = time.monotonic()
-        if now - last[0] >= 1.0:
-            last[0] = now
-            print(
-                f"index-sessions: {p.files_done}/{p.files_total} files, {p.messages} messages, "
-                f"{p.bytes_read / 1e6:.1f} MB ({p.mb_per_second:.1f} MB/s)",
-                file=sys.stderr,
-                flush=True,
-            )
+        speed = rate(p.bytes_read, p.seconds, "B")
+        bar.update(
+            p.files_done,
+            p.files_total,
+            f"{p.messages} messages, {p.bytes_read / 1e6:.1f} MB" + (f" ({speed})" if speed else ""),
+        )
 
     if args.file and not os.path.isfile(args.file):
         print(
@@ -289,7 +286,10 @@ def _index_sessions(memory: Any, args: argparse.Namespace) -> int:
             "nothing was indexed",
             file=sys.stderr,
         )
-    report = memory.index_live(args.file) if args.file else memory.index_sessions(progress)
+    try:
+        report = memory.index_live(args.file) if args.file else memory.index_sessions(progress)
+    finally:
+        bar.close()
     if args.json:
         print(json.dumps(report.to_json(), ensure_ascii=False, indent=2))
     else:
@@ -299,8 +299,9 @@ def _index_sessions(memory: Any, args: argparse.Namespace) -> int:
             f"Indexed {report.messages} messages from {read} of {report.files_seen} session "
             f"files ({report.files_unchanged} unchanged, {report.files_new} new, "
             f"{report.files_appended} grown, {report.files_reindexed} rewritten, "
-            f"{report.files_removed} removed) in {report.seconds:.1f} s "
-            f"({report.mb_per_second:.1f} MB/s)."
+            f"{report.files_removed} removed) in {report.seconds:.1f} s"
+            + (f" ({speed})" if (speed := rate(report.bytes_read, report.seconds, "B")) else "")
+            + "."
         )
         print(f"Lines skipped: {skipped} ({report.problems} damaged).")
     for failure in report.failures:
@@ -439,21 +440,22 @@ def _reembed(memory: Any, args: argparse.Namespace) -> int:
     """Progress lines on stderr; exit 1 when embeddings are off or some rows failed."""
     from pi_hermes_memory.errors import HermesMemoryError
 
+    from pi_hermes_memory.adapters.cli.progress import Progress, reembed_detail
+
+    bar = Progress("reembed", "entries")
+
     def progress(p: Any) -> None:
-        print(
-            f"reembed: {p.done}/{p.total} entries ({p.rate:.1f} entries/s)"
-            + (f", {p.failed} failed" if p.failed else ""),
-            file=sys.stderr,
-            flush=True,
-        )
+        bar.update(p.done, p.total, reembed_detail(p))
 
     try:
         report = memory.reembed(progress, everything=args.all, batch_size=args.batch_size)
     except HermesMemoryError as exc:
+        bar.close()
         if args.json:
             print(json.dumps({"success": False, "message": f"cannot reembed: {exc}"}, indent=2))
         print(f"pi-hermes-memory: cannot reembed: {exc}", file=sys.stderr)
         return EXIT_FAILED
+    bar.close()
     if args.json:
         print(json.dumps(report.to_json(), ensure_ascii=False, indent=2))
     else:

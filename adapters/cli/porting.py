@@ -11,10 +11,12 @@ migrate       a second-seed export ({"memories": [...]}) into this store; with -
 from __future__ import annotations
 
 import argparse
+import contextlib
 import itertools
 import json
 import sys
 from datetime import date
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from pi_hermes_memory.domain.echo import shown
@@ -165,9 +167,15 @@ def run(memory: Any, args: argparse.Namespace) -> int:
                     " nothing was imported"
                 )
             return _migrate(memory, seed, args, into=args.scope[0] if args.scope else None)
-        report = porting.import_entries(
-            memory, read.rows, scopes=args.scope, dry_run=args.dry_run, removed=read.removed
-        )
+        with _embedding_progress("import") as progress:
+            report = porting.import_entries(
+                memory,
+                read.rows,
+                scopes=args.scope,
+                dry_run=args.dry_run,
+                removed=read.removed,
+                progress=progress,
+            )
         return _report(report, {}, as_json=args.json)
     if args.file is None:  # a usage error, as argparse's own (FILE is optional for --to)
         print("pi-hermes-memory: migrate takes an export FILE (or --to postgres)", file=sys.stderr)
@@ -184,10 +192,29 @@ def _migrate(memory: Any, data: Any, args: argparse.Namespace, *, into: str | No
     from pi_hermes_memory.adapters.system import UlidFactory
     from pi_hermes_memory.memory import porting
 
-    report, mapping = porting.migrate_seed(
-        memory, data, new_id=UlidFactory().new_id, dry_run=args.dry_run, into_scope=into
-    )
+    with _embedding_progress("migrate") as progress:
+        report, mapping = porting.migrate_seed(
+            memory,
+            data,
+            new_id=UlidFactory().new_id,
+            dry_run=args.dry_run,
+            into_scope=into,
+            progress=progress,
+        )
     return _report(report, mapping, as_json=args.json)
+
+
+@contextlib.contextmanager
+def _embedding_progress(label: str) -> Iterator[Callable[[Any], None]]:
+    """The progress of embedding the imported entries (the long part of a large import) on
+    stderr: a bar on a terminal, else a line a second."""
+    from pi_hermes_memory.adapters.cli.progress import Progress, reembed_detail
+
+    bar = Progress(f"{label}: embedding", "entries")
+    try:
+        yield lambda p: bar.update(p.done, p.total, reembed_detail(p))
+    finally:
+        bar.close()
 
 
 def _first_line(handle: Any) -> tuple[str, Any]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Callable
-from typing import TextIO
+from typing import Any, TextIO
 
 _BAR = 24
 
@@ -91,6 +91,12 @@ def rate(amount: float, seconds: float, unit: str) -> str:
     return f"{per_second:.1f} {unit}/s" if per_second >= 0.05 else ""
 
 
+def reembed_detail(p: Any) -> str:
+    """The detail of an embedding progress (`ReembedProgress`): its rate and failures."""
+    parts = [rate(p.done, p.seconds, "entries"), f"{p.failed} failed" if p.failed else ""]
+    return ", ".join(part for part in parts if part)
+
+
 def _clock_text(seconds: float) -> str:
     whole = int(seconds + 0.5)
     hours, rest = divmod(whole, 3600)
@@ -105,4 +111,4 @@ def _isatty(stream: TextIO) -> bool:
         return False
 
 
-__all__ = ["Progress", "rate"]
+__all__ = ["Progress", "rate", "reembed_detail"]
