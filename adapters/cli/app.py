@@ -176,9 +176,7 @@ def _parser() -> argparse.ArgumentParser:
         move = sub.add_parser(verb, parents=[common], help=what)
         move.add_argument("old_text", help="a unique substring of the entry")
         move.add_argument("--force", action="store_true", help="move despite similar entries")
-    tools = sub.add_parser(
-        "tools", parents=[common], help="print the tool definitions as JSON"
-    )
+    tools = sub.add_parser("tools", parents=[common], help="print the tool definitions as JSON")
     tools.add_argument(
         "--format", default="openai", choices=["openai", "openai-responses", "anthropic", "mcp"]
     )
@@ -277,7 +275,8 @@ def _index_sessions(memory: Any, args: argparse.Namespace) -> int:
         bar.update(
             p.files_done,
             p.files_total,
-            f"{p.messages} messages, {p.bytes_read / 1e6:.1f} MB" + (f" ({speed})" if speed else ""),
+            f"{p.messages} messages, {p.bytes_read / 1e6:.1f} MB"
+            + (f" ({speed})" if speed else ""),
         )
 
     if args.file and not os.path.isfile(args.file):
@@ -438,9 +437,8 @@ def _sync_markdown(memory: Any, *, as_json: bool) -> int:
 
 def _reembed(memory: Any, args: argparse.Namespace) -> int:
     """Progress lines on stderr; exit 1 when embeddings are off or some rows failed."""
-    from pi_hermes_memory.errors import HermesMemoryError
-
     from pi_hermes_memory.adapters.cli.progress import Progress, reembed_detail
+    from pi_hermes_memory.errors import HermesMemoryError
 
     bar = Progress("reembed", "entries")
 
@@ -719,7 +717,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _guarded(argv)
     out, err = _Watched(sys.stdout), _Watched(sys.stderr)
     saved = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = out, err  # type: ignore[assignment]
+    sys.stdout, sys.stderr = out, err
     try:
         code = _guarded(argv)
     finally:

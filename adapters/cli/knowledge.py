@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 from typing import Any
 
 COMMANDS: frozenset[str] = frozenset({"knowledge"})

@@ -15,8 +15,8 @@ import contextlib
 import itertools
 import json
 import sys
-from datetime import date
 from collections.abc import Callable, Iterator
+from datetime import date
 from typing import Any
 
 from pi_hermes_memory.domain.echo import shown

@@ -40,8 +40,8 @@ from pi_hermes_memory.tools.registry import MAX_BATCH_OPERATIONS
 if TYPE_CHECKING:
     from pi_hermes_memory.api import Memory
     from pi_hermes_memory.memory.service import MemoryService
-    from pi_hermes_memory.ports.vectors import ReembedProgress
     from pi_hermes_memory.ports.store import UnitOfWork
+    from pi_hermes_memory.ports.vectors import ReembedProgress
     from pi_hermes_memory.results import WriteResult
 
 

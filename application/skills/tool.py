@@ -31,18 +31,19 @@ _VISIBILITY = ["list", "hide", "show", "reset"]
 
 SKILL_TOOL_DESCRIPTION = (
     "Procedural skills: reusable, step-by-step procedures kept as SKILL.md files (the Agent "
-    "Skills format). Actions: view (no skill_id: list the visible skills; with skill_id: the "
-    "whole skill; records nothing), list (view without skill_id), use (the whole skill, and records that you used it — do "
-    "this when you actually follow a skill), create (scope required: global for a procedure "
-    "that works in any repository, project for one tied to this repository's paths, scripts, "
-    "architecture or release; give name, description and either the structured fields "
-    "when_to_use, procedure_steps, pitfalls, verification_steps (preferred) or content), "
-    "patch (one section of skill_id: section plus content, or a JSON array of steps), "
-    "update / edit (new description and/or body; empty keeps the old), delete, write_file / "
-    "remove_file (support files under references/, templates/, scripts/ or assets/ only; "
-    "never executed), visibility (visibility_action list/hide/show/reset global skills for "
-    "a project). Skill ids: global:<slug> or project:<project>:<slug>. Text is scanned for "
-    "secrets and prompt injection; a refused write changes nothing."
+    "Skills format). Actions: view (no skill_id: list the visible skills; with skill_id: "
+    "the whole skill; records nothing), list (view without skill_id), use (the whole skill, "
+    "and records that you used it — do this when you actually follow a skill), create "
+    "(scope required: global for a procedure that works in any repository, project for one "
+    "tied to this repository's paths, scripts, architecture or release; give name, "
+    "description and either the structured fields when_to_use, procedure_steps, pitfalls, "
+    "verification_steps (preferred) or content), patch (one section of skill_id: section "
+    "plus content, or a JSON array of steps), update / edit (new description and/or body; "
+    "empty keeps the old), delete, write_file / remove_file (support files under "
+    "references/, templates/, scripts/ or assets/ only; never executed), visibility "
+    "(visibility_action list/hide/show/reset global skills for a project). Skill ids: "
+    "global:<slug> or project:<project>:<slug>. Text is scanned for secrets and prompt "
+    "injection; a refused write changes nothing."
 )
 
 _STEPS = {"type": "array", "items": {"type": "string"}}

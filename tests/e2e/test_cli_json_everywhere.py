@@ -14,7 +14,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from pi_hermes_memory.adapters.cli import app
 
 #: commands that serve until stopped: their JSON is not a one-shot answer
@@ -87,7 +86,9 @@ def test_the_sweep_sees_the_commands() -> None:
 
 
 @pytest.mark.parametrize("command", json_commands(), ids=" ".join)
-def test_a_usage_error_is_json(command: tuple[str, ...], capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_usage_error_is_json(
+    command: tuple[str, ...], capsys: pytest.CaptureFixture[str]
+) -> None:
     code = app.main([*command, *_ARGS.get(command, []), "--json", "--no-such-option"])
     out = json.loads(capsys.readouterr().out)
     assert code == app.EXIT_USAGE
@@ -113,5 +114,7 @@ def test_every_json_command_prints_json(tmp_path: Path) -> None:
         try:
             json.loads(run.stdout)
         except json.JSONDecodeError:
-            not_json[" ".join(command)] = f"exit {run.returncode}: {run.stdout[:200]!r} {run.stderr[-300:]!r}"
+            not_json[" ".join(command)] = (
+                f"exit {run.returncode}: {run.stdout[:200]!r} {run.stderr[-300:]!r}"
+            )
     assert not_json == {}

@@ -11,10 +11,9 @@ import sys
 import textwrap
 from pathlib import Path
 
-import pytest
-
 from pi_hermes_memory.adapters.cli import app
 from pi_hermes_memory.adapters.cli.help import GROUPS, ungrouped
+
 from tests.e2e.test_cli import cli
 from tests.support.fake_llm import FAKE_LLM
 
@@ -40,7 +39,7 @@ def test_no_command_prints_the_grouped_help_and_exits_0(root: Path) -> None:
     done = cli(root)
     assert done.returncode == 0, done.stderr
     assert done.stderr == ""
-    for title, names, example in GROUPS:
+    for title, _names, example in GROUPS:
         assert f"\n{title}:\n" in done.stdout
         assert f"  e.g. {example}" in done.stdout
     assert "add               add an entry" in done.stdout
@@ -83,7 +82,8 @@ def test_list_and_search_show_the_ids_that_get_takes(root: Path) -> None:
         assert got.returncode == 0 and line.split("] ", 1)[1] in got.stdout
     found = cli(root, "search", "test command").stdout.splitlines()
     assert found[0].startswith("1 memory matches")
-    match = re.fullmatch(r"\[1\] ([01]\.\d\d) (\S+) \(memory, [0-9-]+\) The test command.*", found[1])
+    hit = r"\[1\] ([01]\.\d\d) (\S+) \(memory, [0-9-]+\) The test command.*"
+    match = re.fullmatch(hit, found[1])
     assert match is not None, found
     assert 0.0 <= float(match[1]) <= 1.0 and match[2] in ids
 

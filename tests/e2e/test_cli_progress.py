@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from pi_hermes_memory.adapters.cli.progress import Progress, rate
+
 from tests.e2e.test_embeddings import FIXTURE_KEY, KEY_ENV, cli, write_config
 from tests.support.embedding_server import EmbeddingServer
 
