@@ -83,7 +83,8 @@ if TYPE_CHECKING:  # imports numpy: loaded only when embeddings are on
 __all__ = ["Memory"]
 
 _OFF_REASONS = {
-    "provider-off": "embedding.provider is 'off' (the default); set it to 'openai-compatible'",
+    "provider-off": "embedding.provider is 'off' (the default); set it to 'local' (a model "
+    "on this machine, the [local] extra) or 'openai-compatible' (an embeddings API)",
     "invalid-config": "the embedding section of the configuration is invalid (see the warnings)",
     "api-key-env-unset": "embedding.apiKeyEnv does not name the environment variable holding "
     "the API key",

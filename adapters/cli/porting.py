@@ -12,9 +12,11 @@ migrate       a second-seed export ({"memories": [...]}) or LanceDB directory (i
 from __future__ import annotations
 
 import argparse
+import contextlib
 import itertools
 import json
 import sys
+from collections.abc import Callable, Iterator
 from datetime import date
 from typing import Any
 
@@ -90,8 +92,8 @@ def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
     export.add_argument(
         "--category",
         choices=CATEGORIES,
-        help="only entries of this category: a failure category, or the second seed's "
-        "(preference, fact, decision, entity, other)",
+        help="only entries of this category: a failure category, or an imported "
+        "pi-memory entry's (preference, fact, decision, entity, other)",
     )
     export.add_argument("--output", "-o", help="write to this file (default: stdout)")
     imp = sub.add_parser(
@@ -103,7 +105,7 @@ def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
         nargs="+",
         default=(),
         type=scope_name,
-        help="only entries of these scopes (a second-seed JSON export: import into this scope)",
+        help="only entries of these scopes (a pi-memory JSON export: import into this scope)",
     )
     imp.add_argument("--dry-run", action="store_true", help="only show what would be imported")
     mig = sub.add_parser(
@@ -174,13 +176,19 @@ def run(memory: Any, args: argparse.Namespace) -> int:
         if seed is not None:  # a second-seed export: imported as `migrate` does
             if len(args.scope) > 1:
                 raise InvalidArgument(
-                    "a second-seed export (memories: [...]) is imported into one --scope;"
+                    "a pi-memory export (memories: [...]) is imported into one --scope;"
                     " nothing was imported"
                 )
             return _migrate(memory, seed, args, into=args.scope[0] if args.scope else None)
-        report = porting.import_entries(
-            memory, read.rows, scopes=args.scope, dry_run=args.dry_run, removed=read.removed
-        )
+        with _embedding_progress("import") as progress:
+            report = porting.import_entries(
+                memory,
+                read.rows,
+                scopes=args.scope,
+                dry_run=args.dry_run,
+                removed=read.removed,
+                progress=progress,
+            )
         return _report(report, {}, as_json=args.json)
     if args.file is None:  # a usage error, as argparse's own (FILE is optional for --to)
         print("pi-hermes-memory: migrate takes an export FILE (or --to postgres)", file=sys.stderr)
@@ -208,9 +216,15 @@ def _migrate(memory: Any, data: Any, args: argparse.Namespace, *, into: str | No
     from pi_hermes_memory.adapters.system import UlidFactory
     from pi_hermes_memory.memory import porting
 
-    report, mapping = porting.migrate_seed(
-        memory, data, new_id=UlidFactory().new_id, dry_run=args.dry_run, into_scope=into
-    )
+    with _embedding_progress("migrate") as progress:
+        report, mapping = porting.migrate_seed(
+            memory,
+            data,
+            new_id=UlidFactory().new_id,
+            dry_run=args.dry_run,
+            into_scope=into,
+            progress=progress,
+        )
     return _report(report, mapping, as_json=args.json)
 
 
@@ -249,17 +263,32 @@ def _migrate_lancedb(memory: Any, path: Any, args: argparse.Namespace) -> int:
 
     table = read_seed_table(path)
     model, where = _source_model(args)
-    report, mapping = migrate_table(
-        memory,
-        table.records,
-        table.vectors,
-        dimension=table.dimension,
-        source_model=model,
-        source_where=where,
-        dry_run=args.dry_run,
-        into_scope=args.scope,
-    )
+    with _embedding_progress("migrate") as progress:
+        report, mapping = migrate_table(
+            memory,
+            table.records,
+            table.vectors,
+            dimension=table.dimension,
+            source_model=model,
+            source_where=where,
+            dry_run=args.dry_run,
+            into_scope=args.scope,
+            progress=progress,
+        )
     return _report(report, mapping, as_json=args.json)
+
+
+@contextlib.contextmanager
+def _embedding_progress(label: str) -> Iterator[Callable[[Any], None]]:
+    """The progress of embedding the imported entries (the long part of a large import) on
+    stderr: a bar on a terminal, else a line a second."""
+    from pi_hermes_memory.adapters.cli.progress import Progress, reembed_detail
+
+    bar = Progress(f"{label}: embedding", "entries")
+    try:
+        yield lambda p: bar.update(p.done, p.total, reembed_detail(p))
+    finally:
+        bar.close()
 
 
 def _first_line(handle: Any) -> tuple[str, Any]:

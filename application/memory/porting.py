@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from pi_hermes_memory.api import Memory
     from pi_hermes_memory.memory.service import MemoryService
     from pi_hermes_memory.ports.store import UnitOfWork
+    from pi_hermes_memory.ports.vectors import ReembedProgress
     from pi_hermes_memory.results import WriteResult
 
 
@@ -220,6 +221,7 @@ def import_entries(
     notes: Sequence[str] = (),
     removed: Mapping[str, Removal] | None = None,
     vectors: Mapping[str, Sequence[float]] | None = None,
+    progress: Callable[[ReembedProgress], None] | None = None,
 ) -> ImportReport:
     """Import `rows` (only those of `scopes` when given) with their ids, dates and history.
 
@@ -228,7 +230,8 @@ def import_entries(
 
     Idempotent by id: a chain already stored, equal, is `unchanged`. A chain with an id the
     store holds with other content is refused and reported (the stored version is kept:
-    an acknowledged write is never replaced by an import)."""
+    an acknowledged write is never replaced by an import). `progress` follows the embedding
+    of the imported rows (the long part of a large import), as `Memory.reembed`'s."""
     service = _service(memory)
     if scopes:
         rows = [r for r in rows if entry_scope(r) in scopes]
@@ -283,7 +286,7 @@ def import_entries(
             scan_notes.append(f"{reused} vectors reused from the source")
         if added and service.embeddings is not None:
             try:
-                memory.reembed()
+                memory.reembed(progress)
             except Exception as e:
                 scan_notes.append(f"vectors not computed now ({e}); run reembed")
     return ImportReport(
@@ -320,6 +323,7 @@ def migrate_seed(
     new_id: Callable[[], str],
     dry_run: bool = False,
     into_scope: str | None = None,
+    progress: Callable[[ReembedProgress], None] | None = None,
 ) -> tuple[ImportReport, dict[str, str]]:
     """Import a second-seed export (`{"memories": [...]}`); returns the report and the id
     mapping (seed id -> entry id) for the records that got a new id. `into_scope`: every
@@ -345,7 +349,8 @@ def migrate_seed(
             mapping[migrated.source_id or f"#{number}"] = entry.id
         notes.extend(f"memory {number} ({entry.id}): {n}" for n in migrated.notes)
         rows.append(entry)
-    return import_entries(memory, rows, dry_run=dry_run, notes=notes), mapping
+    report = import_entries(memory, rows, dry_run=dry_run, notes=notes, progress=progress)
+    return report, mapping
 
 
 # -- stats and bulk delete ------------------------------------------------------------------

@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, date, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +28,7 @@ from pi_hermes_memory.memory.porting import ImportReport, import_entries
 
 if TYPE_CHECKING:
     from pi_hermes_memory.api import Memory
+    from pi_hermes_memory.ports.vectors import ReembedProgress
 
 #: the seed's placeholder row that fixes the schema of a new table (deleted right after)
 SCHEMA_ROW = "__schema__"
@@ -130,6 +131,7 @@ def migrate_table(
     source_where: str = "--source-model",
     dry_run: bool = False,
     into_scope: str | None = None,
+    progress: Callable[[ReembedProgress], None] | None = None,
 ) -> tuple[ImportReport, dict[str, str]]:
     """Import the table's rows; the report (skipped rows as `refused`, with the reason) and
     the id mapping (table id -> entry id) of the rows that got a derived id."""
@@ -202,7 +204,12 @@ def migrate_table(
     )
     notes.append(plan.note)
     report = import_entries(
-        memory, rows, dry_run=dry_run, notes=notes, vectors=by_id if plan.reuse else None
+        memory,
+        rows,
+        dry_run=dry_run,
+        notes=notes,
+        vectors=by_id if plan.reuse else None,
+        progress=progress,
     )
     report = attrs.evolve(report, refused=(*skipped, *report.refused))
     return report, mapping

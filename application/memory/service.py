@@ -522,7 +522,9 @@ class MemoryService:
         is stale. For maintenance such as sync-markdown (`pi_hermes_memory.memory.sync`)."""
         warnings: list[str] = []
         with self._pipe.writing(_ALL_STREAMS, warnings, strict=False) as batch:
-            imported = {target_of(s): n for s, n in batch.imported.items()}
+            # this batch's imports and those an earlier read of this session made (opening
+            # the store imports a hand edit before `sync-markdown` runs)
+            imported = {target_of(s): n for s, n in self._pipe.take_imported(_ALL_STREAMS).items()}
             result = step(batch.uow, _by_target(batch.states), imported)
         self._note(warnings)
         return result, warnings
