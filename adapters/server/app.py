@@ -588,7 +588,8 @@ class Rest:
         if scope is None and not by_kind:
             result = await self._call(request, lambda m: m.call_tool("memory_search", body))
             return result_status(result), result
-        return 200, await self._call(request, lambda m: _narrowed_search(m, body, scope))
+        result = await self._call(request, lambda m: _narrowed_search(m, body, scope))
+        return result_status(result), result
 
     async def store(self, request: Request, _: str | None) -> tuple[int, Any]:
         body = parse_body(request.body)
