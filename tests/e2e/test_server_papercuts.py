@@ -10,9 +10,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pi_hermes_memory
 import pytest
 
-import pi_hermes_memory
 from tests.support.memory_server import command, environment
 
 CALLS = 6
@@ -77,6 +77,33 @@ def test_mcp_answers_every_request_it_read_when_stdin_closes_at_once(tmp_path: P
     # every acknowledged write is in the store
     with pi_hermes_memory.open(agent_root=tmp_path / "agent", cwd=tmp_path / "work") as memory:
         assert sorted(v.text for v in memory.entries("memory")) == sorted(texts)
+
+
+def test_a_client_with_roots_that_closes_stdin_at_once_gets_its_answer(tmp_path: Path) -> None:
+    """The server asks a client that declares roots for them (roots/list) before the first
+    call without a project; once stdin is closed that question cannot be answered: the call
+    goes on with the working directory's project instead of waiting for ever."""
+    init = {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {"roots": {"listChanged": True}},
+        "clientInfo": {"name": "pipe", "version": "1"},
+    }
+    add = {
+        "name": "memory",
+        "arguments": {"action": "add", "target": "project", "content": "Rooted pipes end"},
+    }
+    answers = _pipe_into_mcp(
+        tmp_path,
+        [
+            {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init},
+            {"jsonrpc": "2.0", "method": "notifications/initialized"},
+            {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": add},
+        ],
+    )
+    assert [a["id"] for a in answers] == [0, 1]
+    assert answers[1]["result"]["isError"] is False, answers[1]
+    with pi_hermes_memory.open(project="work", agent_root=tmp_path / "agent") as memory:
+        assert [v.text for v in memory.entries("project")] == ["Rooted pipes end"]
 
 
 @pytest.fixture

@@ -194,7 +194,6 @@ def test_openapi_document_is_plain_valid_openapi_naming_every_route(
     client: httpx.Client,
 ) -> None:
     from openapi_spec_validator import validate
-
     from pi_hermes_memory.adapters.server.app import _ROUTES
 
     doc = client.get("/openapi.json").json()
