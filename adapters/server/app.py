@@ -514,10 +514,14 @@ def _narrowed_search(memory: Any, body: Mapping[str, Any], scope: str | None) ->
             message = f"scope {shown(scope, 40)} is in target {where.target.value}, not {target}"
             return {"success": False, "status": "invalid_arguments", "message": message}
         args["target"] = where.target.value
-    checked = memory.call_tool("memory_search", {**args, "limit": limit})
-    if not checked.get("success"):  # invalid arguments, said by the tool itself
-        return dict(checked)
+    if isinstance(limit, float) and limit.is_integer():
+        limit = int(limit)
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
+        message = f"limit must be an integer between 1 and {MAX_LIMIT}, got {shown(limit, 40)}"
+        return {"success": False, "status": "invalid_arguments", "message": message}
     result = dict(memory.call_tool("memory_search", {**args, "limit": MAX_LIMIT}))
+    if not result.get("success"):  # invalid arguments, said by the tool itself
+        return result
     views = {v.id: v for v in memory.entries(include_history=True)}
 
     def keep(hit: Mapping[str, Any]) -> bool:
@@ -526,7 +530,7 @@ def _narrowed_search(memory: Any, body: Mapping[str, Any], scope: str | None) ->
             return False
         return where is None or (view is not None and where.holds(view))
 
-    hits = [h for h in result.get("results", []) if keep(h)][: int(limit)]
+    hits = [h for h in result.get("results", []) if keep(h)][:limit]
     result["results"] = hits
     result["status"] = "ok" if hits else "no_results"
     result["message"] = f"Found {len(hits)} memor{'y' if len(hits) == 1 else 'ies'}."
@@ -662,7 +666,10 @@ class Rest:
             for count in overview.projects:
                 if count.project == overview.current:
                     continue
-                view = await self.stores.call(count.project, agent, lambda m: m.get(entry_id))
+                try:
+                    view = await self.stores.call(count.project, agent, lambda m: m.get(entry_id))
+                except HermesMemoryError:  # a project whose store cannot open: not there
+                    continue
                 if view is not None:
                     break
         if view is None:
