@@ -278,8 +278,9 @@ def run_unopened(args: argparse.Namespace) -> int:
         _need_server_modules(mcp=settings.mcp)
     except ImportError as exc:
         print(
-            f"pi-hermes-memory: the server needs the optional extra: "
-            f"pip install 'pi-hermes-memory[server]' ({exc})",
+            "pi-hermes-memory: the server needs the optional [server] extra: install it "
+            "where this command lives (from a checkout: pip install '.[server]'; from a wheel: "
+            f"pip install 'WHEEL[server]') ({exc})",
             file=sys.stderr,
         )
         return EXIT_FAILED
