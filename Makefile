@@ -99,7 +99,7 @@ wheel-test: dev
 	rm -rf dist build/wheel-venv
 	$(BIN)/python -m build --wheel --outdir dist . > /dev/null
 	$(PYTHON) -m venv build/wheel-venv
-	build/wheel-venv/bin/pip install -q "$$(ls dist/*.whl)[local,server,postgres,lancedb]" pytest hypothesis mypy
+	build/wheel-venv/bin/pip install -q "$$(ls dist/*.whl)[local,server,postgres,lancedb]" pytest hypothesis mypy openapi-spec-validator
 	cd build && wheel-venv/bin/python -c "import pi_hermes_memory, sys; assert 'build/wheel-venv' in pi_hermes_memory.__file__, pi_hermes_memory.__file__"
 	build/wheel-venv/bin/python -m pytest -q -p no:cacheprovider --import-mode=importlib -o pythonpath=. tests
 

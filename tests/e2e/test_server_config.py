@@ -50,7 +50,7 @@ def test_openclaw_json_and_environment_configure_the_server(
             assert DEPLOY in server.embedded_texts()  # the stored memory got its vector
             found = _data(client.post("/api/memory/search", json={"query": QUESTION}), 200)
             assert [r["text"] for r in found["results"]][:1] == [DEPLOY]
-            health = _data(client.get("/health"), 200)
+            health = _data(client.get("/api/status"), 200)
             assert health["embedding"] == {
                 "enabled": True,
                 "model": "fixture",

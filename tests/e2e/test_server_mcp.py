@@ -245,7 +245,7 @@ def test_a_tools_own_project_argument_reaches_the_tool(srv: RunningServer) -> No
     stats, sessions = anyio.run(main)
     assert "in project web" in stats["message"], stats["message"]
     assert sessions["success"] is True
-    health = httpx.get(f"{srv.url}/health").json()["data"]
+    health = httpx.get(f"{srv.url}/api/status").json()["data"]
     assert all(store["project"] not in ("*", "web") for store in health["stores"])
 
 
@@ -278,4 +278,4 @@ def test_get_on_mcp_is_405_not_a_stream_that_never_ends(srv: RunningServer) -> N
     stream (and a connection slot) open forever; the specification allows 405."""
     answer = httpx.get(f"{srv.url}/mcp", headers={"accept": "text/event-stream"}, timeout=10)
     assert answer.status_code == 405 and answer.headers["allow"] == "POST"
-    assert answer.json()["success"] is False
+    assert answer.json()["error"]["code"] == -32600
