@@ -571,8 +571,10 @@ class Memory:
         kind: MemoryKind | str | None = None,
     ) -> WriteResult:
         """Replace the entry with this id by `content` (the old text is kept as history).
-        `not_found`, `gone` (removed) or `superseded` (an old version: `entry_id` of the
-        result is the current one) change nothing. `importance`/`kind` (ADR 0045): None
+        `entry_id` is the memory's stable id (ADR 0074: the result keeps it, and every later
+        call may use it again), `ID@N` or a version id. `not_found`, `gone` (removed) or
+        `superseded` (`ID@N` or a version id of an old version: `entry_id` of the result is
+        the memory's id) change nothing. `importance`/`kind` (ADR 0045): None
         keeps the entry's; a change of them alone is a new version too."""
         need_text("entry_id", entry_id)
         need_text("content", content)
@@ -586,7 +588,7 @@ class Memory:
             return by_id.gone_id("replace", found.target)
         command = attrs.evolve(
             self._replace("", content, found.target, category),
-            old_id=entry_id,
+            old_id=found.entry.id,  # a memory's current version, or the version named
             importance=_importance(importance),
             kind=_kind(kind),
         )
@@ -601,7 +603,7 @@ class Memory:
             return by_id.unknown_id("remove")
         if found.entry is None:
             return by_id.gone_id("remove", found.target)
-        command = attrs.evolve(self._remove("", found.target, None), old_id=entry_id)
+        command = attrs.evolve(self._remove("", found.target, None), old_id=found.entry.id)
         self._writable(command.target)
         return self._service.execute(command)
 

@@ -171,7 +171,7 @@ class MemoryService:
 
         decisions, warnings = self.run([target], plan)
         self._embed_new_rows([d for _, d in decisions], prepared)
-        return to_result(decisions[0][1], command, (*notes, *warnings))
+        return self.identified(to_result(decisions[0][1], command, (*notes, *warnings)))
 
     def _prepare_embeddings(self, items: Sequence[object]) -> PreparedWrites | None:
         """Before the write, outside the lock: vectors and cosines for the adds' near-duplicate
@@ -239,22 +239,24 @@ class MemoryService:
             [command.source, command.destination], plan, publish_first=command.destination
         )
         decision = outcome[0].decision
-        return WriteResult(
-            success=decision.success,
-            status=decision.status,
-            message=decision.message,
-            target=command.destination.value,
-            action=command.direction.value,
-            entry_id=decision.entry_id,
-            candidates=tuple(
-                CandidateView(
-                    entry_id=c.entry_id, text=c.text, score=round(c.score, 3), basis=c.basis
-                )
-                for c in decision.candidates
-            ),
-            matches=decision.matches,
-            evicted=len(decision.evicted),
-            warnings=tuple(warnings),
+        return self.identified(
+            WriteResult(
+                success=decision.success,
+                status=decision.status,
+                message=decision.message,
+                target=command.destination.value,
+                action=command.direction.value,
+                entry_id=decision.entry_id,
+                candidates=tuple(
+                    CandidateView(
+                        entry_id=c.entry_id, text=c.text, score=round(c.score, 3), basis=c.basis
+                    )
+                    for c in decision.candidates
+                ),
+                matches=decision.matches,
+                evicted=len(decision.evicted),
+                warnings=tuple(warnings),
+            )
         )
 
     def removed(self, target: Target, *, every_scope: bool = False) -> list[RemovedEntry]:
@@ -283,21 +285,23 @@ class MemoryService:
 
         decisions, warnings = self.run([target], plan, read=read)
         decision = decisions[0][1]
-        return WriteResult(
-            success=decision.success,
-            status=decision.status,
-            message=decision.message,
-            target=target.value,
-            action="restore",
-            entry_id=decision.entry_id,
-            candidates=tuple(
-                CandidateView(
-                    entry_id=c.entry_id, text=c.text, score=round(c.score, 3), basis=c.basis
-                )
-                for c in decision.candidates
-            ),
-            matches=decision.matches,
-            warnings=tuple(warnings),
+        return self.identified(
+            WriteResult(
+                success=decision.success,
+                status=decision.status,
+                message=decision.message,
+                target=target.value,
+                action="restore",
+                entry_id=decision.entry_id,
+                candidates=tuple(
+                    CandidateView(
+                        entry_id=c.entry_id, text=c.text, score=round(c.score, 3), basis=c.basis
+                    )
+                    for c in decision.candidates
+                ),
+                matches=decision.matches,
+                warnings=tuple(warnings),
+            )
         )
 
     def purge(self, target: Target, query: str, *, dry_run: bool = False) -> PurgeResult:
@@ -454,7 +458,32 @@ class MemoryService:
                 results.append(to_result(next(it)[1], item, scan_notes.get(index, ())))
         if warnings and results:
             results[-1] = attrs.evolve(results[-1], warnings=(*results[-1].warnings, *warnings))
-        return results
+        rows: dict[str, dict[str, MemoryEntry]] = {}
+        return [self.identified(r, rows) for r in results]
+
+    def identified(
+        self, result: WriteResult, rows: dict[str, dict[str, MemoryEntry]] | None = None
+    ) -> WriteResult:
+        """`result` naming its entry by the memory's stable id, with the version's id and
+        number beside (ADR 0074), read from the document as this write left it. `rows`: a
+        cache of history rows by id for a batch's many results."""
+        if result.entry_id is None or result.target is None:
+            return result
+        stream = stream_for(Target(result.target))
+        doc = self._pipe.cached(stream)
+        if doc is None:
+            return attrs.evolve(result, version_id=result.entry_id)
+        entry = doc.index.entry(result.entry_id)
+        if entry is None:
+            cache = rows if rows is not None else {}
+            if stream not in cache:
+                cache[stream] = {e.id: e for e in doc.all_entries()}
+            entry = cache[stream].get(result.entry_id)
+        if entry is None:
+            return attrs.evolve(result, version_id=result.entry_id)
+        return attrs.evolve(
+            result, entry_id=entry.stable_id, version_id=entry.id, version=entry.version_no
+        )
 
     def _scan(
         self, command: AddMemory | ReplaceMemory
@@ -580,7 +609,9 @@ def _action(command: MemoryCommand) -> str:
 
 def entry_view(e: MemoryEntry) -> EntryView:
     return EntryView(
-        id=e.id,
+        id=e.stable_id,
+        version=e.version_no,
+        version_id=e.id,
         target=e.target.value,
         text=e.text,
         project=e.project,

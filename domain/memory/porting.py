@@ -260,6 +260,8 @@ def chain_events(
     events: list[Event] = []
     for row in sorted(chain, key=lambda r: (r.created, r.id)):
         kwargs = {f.name: getattr(row, f.name) for f in entry_fields() if f.name in added_fields}
+        if row.memory_id is None:  # the first version of its memory: the event says nothing
+            kwargs["version_no"] = None
         events.append(
             MemoryAdded(
                 stream=doc.stream, at=at, entry_id=row.id, origin=Origin.MIGRATION, **kwargs

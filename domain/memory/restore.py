@@ -118,6 +118,8 @@ def decide_restore(
         flagged=entry.flagged,
         importance=entry.importance,
         kind=entry.kind,
+        memory_id=entry.memory_id,  # ADR 0074: the memory keeps its stable id
+        version_no=entry.version_no if entry.memory_id is not None else None,
     )
     return Decision(
         status=Status.RESTORED,
