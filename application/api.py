@@ -588,7 +588,7 @@ class Memory:
             return by_id.gone_id("replace", found.target)
         command = attrs.evolve(
             self._replace("", content, found.target, category),
-            old_id=found.entry.id,  # a memory's current version, or the version named
+            old_id=by_id.write_reference(found),
             importance=_importance(importance),
             kind=_kind(kind),
         )
@@ -603,7 +603,7 @@ class Memory:
             return by_id.unknown_id("remove")
         if found.entry is None:
             return by_id.gone_id("remove", found.target)
-        command = attrs.evolve(self._remove("", found.target, None), old_id=found.entry.id)
+        command = attrs.evolve(self._remove("", found.target, None), old_id=by_id.write_reference(found))
         self._writable(command.target)
         return self._service.execute(command)
 

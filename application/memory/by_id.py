@@ -58,6 +58,16 @@ def locate(service: MemoryService, reference: str) -> Located | None:
     return None if gone is None else Located(target=gone, entry=None, memory_id=reference)
 
 
+def write_reference(found: Located) -> str:
+    """What a write command names for `found` (found.entry set): a memory's current version by
+    its version id; a version named by `ID@N` as `ID@N`, so that the decision answers
+    `superseded` unless it still is the head (ADR 0074)."""
+    assert found.entry is not None
+    if found.pinned:
+        return f"{found.entry.stable_id}@{found.entry.version_no}"
+    return found.entry.id
+
+
 def _removed_from(service: MemoryService, entry_id: str) -> Target | None:
     for target in Target:
         if service.document(target).was_removed(entry_id):
@@ -104,4 +114,4 @@ def gone_id(action: str, target: Target) -> WriteResult:
     )
 
 
-__all__ = ["Located", "get", "gone_id", "history", "locate", "unknown_id"]
+__all__ = ["Located", "get", "gone_id", "history", "locate", "unknown_id", "write_reference"]

@@ -246,6 +246,12 @@ def locate_id(
         )
     if entry.superseded_by is None:
         return entry
+    if ref.version is None and entry.stable_id == ref.id:  # the memory, not one version
+        return Decision(
+            status=Status.GONE,
+            message=f"The {where} memory with this id was removed (or moved to another "
+            "document); nothing was changed. `restore` brings a removed entry back.",
+        )
     head = current_id(doc, entry)
     active = doc.find(head)
     if active is not None and active.superseded_by is None and scope.visible(active):
