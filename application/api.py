@@ -550,7 +550,10 @@ class Memory:
         lookup in the current document (`get` builds every view of every document; this is
         for per-hit reads such as auto-recall's categories, ADR 0049)."""
         need_text("entry_id", entry_id)
-        entry = self._service.current(_target(target)).index.entry(entry_id)
+        doc = self._service.current(_target(target))
+        entry = doc.index.entry(entry_id)
+        if entry is None:  # a memory's stable id (ADR 0074): its current version, if here
+            entry = next((e for e in doc.active if e.stable_id == entry_id), None)
         if entry is None or not self._service.settings.scope.visible(entry):
             return None
         return entry_view(entry)
