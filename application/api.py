@@ -606,7 +606,9 @@ class Memory:
             return by_id.unknown_id("remove")
         if found.entry is None:
             return by_id.gone_id("remove", found.target)
-        command = attrs.evolve(self._remove("", found.target, None), old_id=by_id.write_reference(found))
+        command = attrs.evolve(
+            self._remove("", found.target, None), old_id=by_id.write_reference(found)
+        )
         self._writable(command.target)
         return self._service.execute(command)
 

@@ -21,7 +21,9 @@ from tests.support.memory_server import RunningServer, command, environment, run
 def srv(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
     tmp = tmp_path_factory.mktemp("ids")
     (tmp / "agent").mkdir()
-    (tmp / "agent" / "hermes-memory-config.json").write_text('{"tools": {"sets": ["hermes", "pi-memory"]}}')
+    (tmp / "agent" / "hermes-memory-config.json").write_text(
+        '{"tools": {"sets": ["hermes", "pi-memory"]}}'
+    )
     with running(tmp) as s:
         yield s
 
