@@ -200,7 +200,7 @@ def current_id(doc: DocumentState, entry: MemoryEntry) -> str:
 def _named(doc: DocumentState, ref: Reference) -> MemoryEntry | None:
     """The row `ref` names in `doc` (ADR 0074). A stable id names its memory's current version
     (also when it is an alias: the first version of a chain that joined another one); `ID@N`
-    names version N while it is the head, and the head itself (an old version, so a write
+    names version N while it is the head, and the memory's first version (history, so a write
     answers `superseded`) when N is older; a version id names that version."""
     if ref.version is not None:
         head = next((e for e in doc.active if e.stable_id == ref.id), None)
@@ -208,8 +208,8 @@ def _named(doc: DocumentState, ref: Reference) -> MemoryEntry | None:
             return head if ref.version == head.version_no else doc.find(ref.id)
         return None
     entry = doc.find(ref.id)
-    if entry is not None and entry.stable_id != ref.id:
-        return entry  # a version id
+    if entry is not None and (entry.stable_id != ref.id or entry.superseded_by is None):
+        return entry  # a version id, or a memory whose first version is its head (O(1))
     head = next((e for e in doc.active if e.stable_id == ref.id), None)
     if head is not None:
         return head
