@@ -126,3 +126,16 @@ def test_history_follows_a_merge_into_another_document(root: Path) -> None:
         got = m.get(p)
         assert got is not None and got.id == g
         assert m.delete(p).status == "removed" and m.get(g) is None
+
+
+def test_a_hand_edit_of_the_text_keeps_the_memory_id(root: Path) -> None:
+    """ADR 0074: a person's edit of an entry's text in the Markdown is a new version of the
+    same memory: the id a client holds names it."""
+    with open_memory(root) as m:
+        a = str(m.add("The staging host is stg-1").entry_id)
+    path = root / "pi-hermes-memory" / "MEMORY.md"
+    path.write_text(path.read_text().replace("stg-1", "stg-2"))
+    with open_memory(root) as m:
+        view = m.get(a)
+        assert view is not None and (view.text, view.version) == ("The staging host is stg-2", 2)
+        assert m.update(a, "The staging host is stg-3").entry_id == a
