@@ -190,7 +190,11 @@ def _parser() -> argparse.ArgumentParser:
         ("update", "replace the text of the entry with this id (the old text is kept)"),
     ):
         by_id = sub.add_parser(verb, parents=[common], help=what)
-        by_id.add_argument("id", help="an entry id (list --json, search --json)")
+        by_id.add_argument(
+            "id",
+            help="a memory's id (list --json, search --json; it stays the same across "
+            "updates), ID@N for its version N, or an old version's id",
+        )
         if verb == "update":
             by_id.add_argument("text", help="the new text")
             by_id.add_argument(
@@ -538,8 +542,8 @@ def _by_id(memory: Any, args: argparse.Namespace) -> int:
     if args.json:
         _print_json((rows[0] if rows else None) if args.command == "get" else rows)
     else:
-        for e in rows:
-            print(f"{e.id}  {_entry_line(e)}")
+        for e in rows:  # ID@N: the memory's stable id and this version's number (ADR 0074)
+            print(f"{e.id}@{e.version}  {_entry_line(e)}")
     if not rows:
         print("pi-hermes-memory: no visible entry has this id", file=sys.stderr)
         return EXIT_FAILED

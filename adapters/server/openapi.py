@@ -19,7 +19,14 @@ _TENANT = [
     {"name": "project", "in": "query", "required": False, "schema": {"type": "string"}},
     {"name": "agent", "in": "query", "required": False, "schema": {"type": "string"}},
 ]
-_ID = {"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}
+_ID = {
+    "name": "id",
+    "in": "path",
+    "required": True,
+    "schema": {"type": "string"},
+    "description": "the memory's id (kept by every update: its current version), ID@N for "
+    "version N, or a version's own id (ADR 0074)",
+}
 _KINDS = ["preference", "fact", "decision", "entity", "other"]
 _CATEGORY = {
     "type": "string",

@@ -31,6 +31,7 @@ from pi_hermes_memory.domain.memory.porting import (
     plan_import,
     seed_records,
     to_record,
+    with_lineage,
 )
 from pi_hermes_memory.domain.memory.restore import restorable
 from pi_hermes_memory.domain.status import Status
@@ -126,6 +127,8 @@ def read_export(lines: Iterable[str]) -> ExportFile:
             data = json.loads(line)
             if first:
                 check_header(data)
+                # written before ADR 0074: no stable ids, derived from the chains below
+                legacy = "memory_id" not in (data.get("fields") or ())
                 first = False
                 continue
             if not isinstance(data, dict):
@@ -144,7 +147,7 @@ def read_export(lines: Iterable[str]) -> ExportFile:
         rows.append(entry)
     if first:
         raise InvalidArgument("the file is empty: no export header; nothing was imported")
-    return ExportFile(rows=rows, removed=removed)
+    return ExportFile(rows=with_lineage(rows) if legacy else rows, removed=removed)
 
 
 @attrs.frozen(kw_only=True)

@@ -82,12 +82,11 @@ def test_store_search_list_get_patch_delete(client: httpx.Client) -> None:
         client.patch(f"/api/memory/{entry_id}", json={"content": "The deploy script is bin/go"}),
         200,
     )["data"]
-    assert patched["status"] == "replaced"
-    new_id = patched["entry_id"]
-    # the old id is history now: deleting it is a conflict naming the current version
-    _envelope(client.delete(f"/api/memory/{entry_id}"), 409)
-    assert _envelope(client.delete(f"/api/memory/{new_id}"), 200)["data"]["status"] == "removed"
-    _envelope(client.delete(f"/api/memory/{new_id}"), 404)
+    assert patched["status"] == "replaced" and patched["entry_id"] == entry_id  # ADR 0074
+    # the first version's id, pinned as ID@1, is history now: a conflict naming the memory
+    assert entry_id in _envelope(client.delete(f"/api/memory/{entry_id}@1"), 409)["error"]
+    assert _envelope(client.delete(f"/api/memory/{entry_id}"), 200)["data"]["status"] == "removed"
+    _envelope(client.delete(f"/api/memory/{entry_id}"), 404)
     _envelope(client.get("/api/memory/01NOSUCHENTRY0000000000000"), 404)
 
 
