@@ -83,7 +83,8 @@ if TYPE_CHECKING:  # imports numpy: loaded only when embeddings are on
 __all__ = ["Memory"]
 
 _OFF_REASONS = {
-    "provider-off": "embedding.provider is 'off' (the default); set it to 'openai-compatible'",
+    "provider-off": "embedding.provider is 'off' (the default); set it to 'local' (a model "
+    "on this machine, the [local] extra) or 'openai-compatible' (an embeddings API)",
     "invalid-config": "the embedding section of the configuration is invalid (see the warnings)",
     "api-key-env-unset": "embedding.apiKeyEnv does not name the environment variable holding "
     "the API key",
@@ -550,7 +551,10 @@ class Memory:
         lookup in the current document (`get` builds every view of every document; this is
         for per-hit reads such as auto-recall's categories, ADR 0049)."""
         need_text("entry_id", entry_id)
-        entry = self._service.current(_target(target)).index.entry(entry_id)
+        doc = self._service.current(_target(target))
+        entry = doc.index.entry(entry_id)
+        if entry is None:  # a memory's stable id (ADR 0074): its current version, if here
+            entry = next((e for e in doc.active if e.stable_id == entry_id), None)
         if entry is None or not self._service.settings.scope.visible(entry):
             return None
         return entry_view(entry)
@@ -571,8 +575,10 @@ class Memory:
         kind: MemoryKind | str | None = None,
     ) -> WriteResult:
         """Replace the entry with this id by `content` (the old text is kept as history).
-        `not_found`, `gone` (removed) or `superseded` (an old version: `entry_id` of the
-        result is the current one) change nothing. `importance`/`kind` (ADR 0045): None
+        `entry_id` is the memory's stable id (ADR 0074: the result keeps it, and every later
+        call may use it again), `ID@N` or a version id. `not_found`, `gone` (removed) or
+        `superseded` (`ID@N` or a version id of an old version: `entry_id` of the result is
+        the memory's id) change nothing. `importance`/`kind` (ADR 0045): None
         keeps the entry's; a change of them alone is a new version too."""
         need_text("entry_id", entry_id)
         need_text("content", content)
@@ -586,7 +592,7 @@ class Memory:
             return by_id.gone_id("replace", found.target)
         command = attrs.evolve(
             self._replace("", content, found.target, category),
-            old_id=entry_id,
+            old_id=by_id.write_reference(found),
             importance=_importance(importance),
             kind=_kind(kind),
         )
@@ -601,7 +607,9 @@ class Memory:
             return by_id.unknown_id("remove")
         if found.entry is None:
             return by_id.gone_id("remove", found.target)
-        command = attrs.evolve(self._remove("", found.target, None), old_id=entry_id)
+        command = attrs.evolve(
+            self._remove("", found.target, None), old_id=by_id.write_reference(found)
+        )
         self._writable(command.target)
         return self._service.execute(command)
 

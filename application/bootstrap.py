@@ -99,6 +99,7 @@ def open_memory(
     session_source: Part[SessionSource] | None = None,
     reranker: Reranker | None = None,
     retrieval: RetrievalConfig | None = None,
+    overrides: Mapping[str, Any] | None = None,
     skill_telemetry: Part[SkillTelemetry] | None = None,
     session_id: str | None = None,
     child_session: bool = False,
@@ -137,6 +138,9 @@ def open_memory(
     default: the configured ``retrieval.rerank`` endpoint, if any. Used only with embeddings.
     retrieval: replaces the configuration's ``retrieval`` section (the server passes the one
     of ``openclaw.json``, ADR 0070).
+    overrides: top-level configuration keys that replace those of
+    ``hermes-memory-config.json``, validated as the file's own (the server passes the keys it
+    maps from ``openclaw.json``, ADR 0075).
     skill_telemetry: skill load counts, usage evidence, visibility, governance state and
     curation jobs (must pass ``SkillTelemetryContract``); default: the skill tables of the
     default SQLite storage. With a custom storage and none given, skill statistics are off.
@@ -170,7 +174,10 @@ def open_memory(
     if agent_root is not None:
         env["PI_CODING_AGENT_DIR"] = os.fspath(agent_root)
     config, config_warnings = load_config(
-        environ=env, cwd=Path(cwd if cwd is not None else os.getcwd()), project_override=project
+        environ=env,
+        cwd=Path(cwd if cwd is not None else os.getcwd()),
+        project_override=project,
+        overrides=overrides,
     )
     if retrieval is not None:
         config = attrs.evolve(config, retrieval=retrieval)

@@ -48,8 +48,25 @@ def _render(logger: Any, method_name: str, event_dict: MutableMapping[str, Any])
         if isinstance(level, int) and not logger.isEnabledFor(level):
             raise structlog.DropEvent
     exc_info = event_dict.pop("exc_info", None)
+    if exc_info and isinstance(logger, logging.Logger) and not logger.hasHandlers():
+        event_dict["error"] = _one_line(exc_info)
+        exc_info = None
     kwargs: dict[str, Any] = {"exc_info": exc_info} if exc_info else {}
     return (plain_line(event_dict),), kwargs
+
+
+def _one_line(exc_info: Any) -> str:
+    """`Type: message` of the exception `exc_info` names (True: the one being handled).
+
+    A host that never configured logging has no handler: Python's last-resort handler would
+    print the whole traceback on stderr for an expected failure (a malformed LLM reply). Then
+    the event says the error in one field; a host with a handler gets the traceback."""
+    exc = sys.exc_info()[1] if exc_info is True else exc_info
+    if isinstance(exc, tuple):
+        exc = exc[1]
+    if not isinstance(exc, BaseException):
+        return str(exc)
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
 
 class _LibraryLogger:
@@ -81,6 +98,9 @@ class _LibraryLogger:
         if not isinstance(level, int) or not logger.isEnabledFor(level):
             return
         exc_info = fields.pop("exc_info", None) or (method == "exception")
+        if exc_info and not logger.hasHandlers():  # see `_one_line`
+            fields["error"] = _one_line(exc_info)
+            exc_info = None
         logger.log(level, plain_line({"event": event, **fields}), exc_info=exc_info or None)
 
     def debug(self, event: str, **fields: Any) -> None:

@@ -34,6 +34,10 @@ class WriteResult:
     matches: tuple[str, ...] = ()
     evicted: int = 0
     warnings: tuple[str, ...] = ()
+    #: ADR 0074: `entry_id` is the memory's stable id (the same for all its versions); the
+    #: version written (or found) has this id and number
+    version_id: str | None = None
+    version: int | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -62,6 +66,11 @@ class EntryView:
     #: the second seed's fields (ADR 0045); None: not set (importance then ranks as 0.7)
     importance: float | None = None
     kind: str | None = None
+    #: ADR 0074: `id` is the memory's stable id, the same for all its versions; this version
+    #: is number `version` (1 the first) with its own id `version_id` (what `superseded_by`
+    #: names); None only for a view built without them
+    version: int | None = None
+    version_id: str | None = None
 
 
 def _copied(payload: Mapping[str, Any]) -> dict[str, Any]:

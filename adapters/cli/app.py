@@ -35,7 +35,7 @@ EXIT_BROKEN_PIPE = 141
 
 class _Parser(argparse.ArgumentParser):
     """argparse, but a refused choice is shown clipped, or not at all when the content
-    scanner would refuse it (ADR 0028): `--target <a secret>` must not print the secret."""
+    scanner would refuse it: `--target <a secret>` must not print the secret."""
 
     def _check_value(self, action: argparse.Action, value: Any) -> None:
         if action.choices is not None and value not in action.choices:
@@ -45,6 +45,31 @@ class _Parser(argparse.ArgumentParser):
             raise argparse.ArgumentError(
                 action, f"invalid choice: {shown(value)} (choose from {choices})"
             )
+
+
+class _TopParser(_Parser):
+    """The top-level parser: its help groups the commands (adapters/cli/help.py) instead of
+    printing them twice in one flat list."""
+
+    def format_help(self) -> str:
+        from pi_hermes_memory.adapters.cli.help import grouped_commands
+
+        head = self._get_formatter()
+        head.add_usage(self.usage, self._actions, self._mutually_exclusive_groups)
+        head.add_text(self.description)
+        options = self._get_formatter()
+        for group in self._action_groups:
+            shown = [
+                a for a in group._group_actions if not isinstance(a, argparse._SubParsersAction)
+            ]
+            if shown:
+                options.start_section(group.title)
+                options.add_arguments(shown)
+                options.end_section()
+        return (
+            f"{head.format_help()}\ncommands (`pi-hermes-memory COMMAND --help` for one):\n\n"
+            f"{grouped_commands(self)}\n\n{options.format_help()}"
+        )
 
 
 def _common(*, suppress: bool) -> _Parser:
@@ -74,7 +99,7 @@ def _common(*, suppress: bool) -> _Parser:
 
 def _parser() -> argparse.ArgumentParser:
     common = _common(suppress=True)
-    parser = _Parser(
+    parser = _TopParser(
         prog="pi-hermes-memory",
         description="Durable long-term memory for LLM agents. Data lives under "
         "$PI_CODING_AGENT_DIR (default ~/.pi/agent).",
@@ -83,13 +108,20 @@ def _parser() -> argparse.ArgumentParser:
     from pi_hermes_memory import __version__
 
     parser.add_argument("--version", action="version", version=f"pi-hermes-memory {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True)
+    # not required: no command prints the help and exits 0 (`_main`)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     tool = sub.add_parser("tool", parents=[common], help="call a tool with JSON arguments")
     tool.add_argument("name", help="tool name, e.g. memory")
     tool.add_argument("arguments", help="JSON object of arguments, or - to read stdin")
     add = sub.add_parser("add", parents=[common], help="add an entry")
-    add.add_argument("text")
-    add.add_argument("--target", default="memory", choices=["user", "memory", "project", "failure"])
+    add.add_argument("text", help="the entry's text, or - to read it from stdin")
+    add.add_argument(
+        "--target",
+        default="memory",
+        choices=["user", "memory", "project", "failure"],
+        help="memory: facts for every project (default); user: about the person; "
+        "project: the current project only; failure: what went wrong and the fix",
+    )
     add_category = add.add_argument(
         "--category",
         choices=["failure", "correction", "insight", "preference", "convention", "tool-quirk"],
@@ -109,7 +141,7 @@ def _parser() -> argparse.ArgumentParser:
     lst.add_argument(
         "--category",
         choices=cli_port.CATEGORIES,
-        help="only entries of this category: a failure category, or the second seed's "
+        help="only entries of this category: a failure category, or an imported entry's "
         "(preference, fact, decision, entity, other)",
     )
     lst.add_argument("--limit", type=_count, help="at most this many entries")
@@ -144,9 +176,7 @@ def _parser() -> argparse.ArgumentParser:
         move = sub.add_parser(verb, parents=[common], help=what)
         move.add_argument("old_text", help="a unique substring of the entry")
         move.add_argument("--force", action="store_true", help="move despite similar entries")
-    tools = sub.add_parser(
-        "tools", parents=[common], help="print the tool definitions as JSON (ADR 0028)"
-    )
+    tools = sub.add_parser("tools", parents=[common], help="print the tool definitions as JSON")
     tools.add_argument(
         "--format", default="openai", choices=["openai", "openai-responses", "anthropic", "mcp"]
     )
@@ -160,7 +190,11 @@ def _parser() -> argparse.ArgumentParser:
         ("update", "replace the text of the entry with this id (the old text is kept)"),
     ):
         by_id = sub.add_parser(verb, parents=[common], help=what)
-        by_id.add_argument("id", help="an entry id (list --json, search --json)")
+        by_id.add_argument(
+            "id",
+            help="a memory's id (list --json, search --json; it stays the same across "
+            "updates), ID@N for its version N, or an old version's id",
+        )
         if verb == "update":
             by_id.add_argument("text", help="the new text")
             by_id.add_argument(
@@ -235,21 +269,19 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _index_sessions(memory: Any, args: argparse.Namespace) -> int:
-    """Progress on stderr at most once a second; the report on stdout."""
-    import time
+    """Progress on stderr (a bar on a terminal, else a line a second); the report on stdout."""
+    from pi_hermes_memory.adapters.cli.progress import Progress, rate
 
-    last = [time.monotonic()]
+    bar = Progress("index-sessions", "files")
 
     def progress(p: Any) -> None:
-        now = time.monotonic()
-        if now - last[0] >= 1.0:
-            last[0] = now
-            print(
-                f"index-sessions: {p.files_done}/{p.files_total} files, {p.messages} messages, "
-                f"{p.bytes_read / 1e6:.1f} MB ({p.mb_per_second:.1f} MB/s)",
-                file=sys.stderr,
-                flush=True,
-            )
+        speed = rate(p.bytes_read, p.seconds, "B")
+        bar.update(
+            p.files_done,
+            p.files_total,
+            f"{p.messages} messages, {p.bytes_read / 1e6:.1f} MB"
+            + (f" ({speed})" if speed else ""),
+        )
 
     if args.file and not os.path.isfile(args.file):
         print(
@@ -257,7 +289,10 @@ def _index_sessions(memory: Any, args: argparse.Namespace) -> int:
             "nothing was indexed",
             file=sys.stderr,
         )
-    report = memory.index_live(args.file) if args.file else memory.index_sessions(progress)
+    try:
+        report = memory.index_live(args.file) if args.file else memory.index_sessions(progress)
+    finally:
+        bar.close()
     if args.json:
         print(json.dumps(report.to_json(), ensure_ascii=False, indent=2))
     else:
@@ -267,8 +302,9 @@ def _index_sessions(memory: Any, args: argparse.Namespace) -> int:
             f"Indexed {report.messages} messages from {read} of {report.files_seen} session "
             f"files ({report.files_unchanged} unchanged, {report.files_new} new, "
             f"{report.files_appended} grown, {report.files_reindexed} rewritten, "
-            f"{report.files_removed} removed) in {report.seconds:.1f} s "
-            f"({report.mb_per_second:.1f} MB/s)."
+            f"{report.files_removed} removed) in {report.seconds:.1f} s"
+            + (f" ({speed})" if (speed := rate(report.bytes_read, report.seconds, "B")) else "")
+            + "."
         )
         print(f"Lines skipped: {skipped} ({report.problems} damaged).")
     for failure in report.failures:
@@ -349,9 +385,23 @@ def _search(memory: Any, args: argparse.Namespace) -> int:
         print(json.dumps(search_result_json(result), ensure_ascii=False, indent=2))
     elif result.status == Status.INVALID_ARGUMENTS:
         print(f"pi-hermes-memory: {result.message}", file=sys.stderr)
+    elif result.hits:
+        print(result.message.split("\n", 1)[0])
+        for rank, hit in enumerate(result.hits, start=1):
+            print(_hit_line(rank, hit))
     else:
         print(result.message)
     return EXIT_FAILED if result.status == Status.INVALID_ARGUMENTS else EXIT_OK
+
+
+def _hit_line(rank: int, hit: Any) -> str:
+    """The tool's hit line with the score (0-1, two decimals) and the id that get, update,
+    delete and history take: `[1] 0.83 <id> (memory, 2026-07-29) text`."""
+    from pi_hermes_memory.search.memory_search import hit_line
+
+    score = min(1.0, max(0.0, hit.score)) if hit.score == hit.score else 0.0
+    rest = hit_line(rank, hit).removeprefix(f"[{rank}] ")
+    return f"[{rank}] {score:.2f} {hit.id} {rest}"
 
 
 def _jsonable(value: Any) -> Any:
@@ -391,23 +441,23 @@ def _sync_markdown(memory: Any, *, as_json: bool) -> int:
 
 def _reembed(memory: Any, args: argparse.Namespace) -> int:
     """Progress lines on stderr; exit 1 when embeddings are off or some rows failed."""
+    from pi_hermes_memory.adapters.cli.progress import Progress, reembed_detail
     from pi_hermes_memory.errors import HermesMemoryError
 
+    bar = Progress("reembed", "entries")
+
     def progress(p: Any) -> None:
-        print(
-            f"reembed: {p.done}/{p.total} entries ({p.rate:.1f} entries/s)"
-            + (f", {p.failed} failed" if p.failed else ""),
-            file=sys.stderr,
-            flush=True,
-        )
+        bar.update(p.done, p.total, reembed_detail(p))
 
     try:
         report = memory.reembed(progress, everything=args.all, batch_size=args.batch_size)
     except HermesMemoryError as exc:
+        bar.close()
         if args.json:
             print(json.dumps({"success": False, "message": f"cannot reembed: {exc}"}, indent=2))
         print(f"pi-hermes-memory: cannot reembed: {exc}", file=sys.stderr)
         return EXIT_FAILED
+    bar.close()
     if args.json:
         print(json.dumps(report.to_json(), ensure_ascii=False, indent=2))
     else:
@@ -492,8 +542,8 @@ def _by_id(memory: Any, args: argparse.Namespace) -> int:
     if args.json:
         _print_json((rows[0] if rows else None) if args.command == "get" else rows)
     else:
-        for e in rows:
-            print(f"{e.id}  {_entry_line(e)}")
+        for e in rows:  # ID@N: the memory's stable id and this version's number (ADR 0074)
+            print(f"{e.id}@{e.version}  {_entry_line(e)}")
     if not rows:
         print("pi-hermes-memory: no visible entry has this id", file=sys.stderr)
         return EXIT_FAILED
@@ -621,11 +671,83 @@ def _configure_logging() -> None:
         logger.propagate = False  # no second copy through a root handler
 
 
+class _Watched:
+    """A stream that remembers whether anything was written (stdout) and the last error line
+    (stderr), delegating everything else; installed only for `--json` commands."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+        self.written = False
+        self.last_error: str | None = None
+
+    def write(self, text: str) -> int:
+        if text:
+            self.written = True
+            for line in text.splitlines():
+                message = _error_message(line)
+                if message is not None:
+                    self.last_error = message
+        return int(self._stream.write(text))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def _error_message(line: str) -> str | None:
+    """The message of an error line (`pi-hermes-memory: …`, argparse's `…: error: …`), not a
+    warning's."""
+    if line.startswith("pi-hermes-memory: warning:"):
+        return None
+    if ": error: " in line and line.startswith("pi-hermes-memory"):
+        return line.split(": error: ", 1)[1]
+    if line.startswith("pi-hermes-memory: "):
+        return line.removeprefix("pi-hermes-memory: ")
+    return None
+
+
+def _wants_json(argv: Sequence[str]) -> bool:
+    """`--json` among the options (not after `--`, where it would be a text argument)."""
+    head = list(argv)[: list(argv).index("--")] if "--" in argv else list(argv)
+    return "--json" in head
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """The console script. Ctrl-C ends it quietly with 130 (128 + SIGINT), as shells expect."""
+    """The console script. Ctrl-C ends it quietly with 130 (128 + SIGINT), as shells expect.
+
+    With `--json`, stdout always holds JSON: a command that failed before printing its own
+    result (a usage error, a store that cannot be opened, a missing file) prints
+    `{"success": false, "status": …, "message": …}` with the error it wrote to stderr."""
+    if not _wants_json(sys.argv[1:] if argv is None else argv):
+        return _guarded(argv)
+    out, err = _Watched(sys.stdout), _Watched(sys.stderr)
+    saved = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = out, err
+    try:
+        code = _guarded(argv)
+    finally:
+        sys.stdout, sys.stderr = saved
+    if code not in (EXIT_OK, EXIT_BROKEN_PIPE) and not out.written:
+        status = Status.INVALID_ARGUMENTS if code == EXIT_USAGE else Status.FAILED
+        if code == EXIT_INTERRUPTED:
+            status = Status.ERROR
+        _print_json(
+            {
+                "success": False,
+                "status": status.value,
+                "message": err.last_error or f"failed (exit status {code})",
+            }
+        )
+    return code
+
+
+def _guarded(argv: Sequence[str] | None) -> int:
     _configure_logging()
     try:
         return _main(argv)
+    except SystemExit as exc:  # argparse: --help, --version (0) and usage errors (2)
+        if exc.code is None:
+            return EXIT_OK
+        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
     except KeyboardInterrupt:
         print("pi-hermes-memory: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
@@ -638,7 +760,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(argv: Sequence[str] | None) -> int:
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.command is None:  # no command: the help, which is not a usage error
+        parser.print_help()
+        return EXIT_OK
     arguments: Any = None
     if args.command == "tool":
         raw = sys.stdin.read() if args.arguments == "-" else args.arguments
@@ -678,7 +804,9 @@ def _main(argv: Sequence[str] | None) -> int:
     from pi_hermes_memory.errors import ConfigError, HermesMemoryError
 
     try:
-        memory = pi_hermes_memory.open(project=args.project, cwd=args.cwd, agent_id=args.agent)
+        memory = pi_hermes_memory.open(
+            project=_listed_project(args) or args.project, cwd=args.cwd, agent_id=args.agent
+        )
     except (HermesMemoryError, OSError, RuntimeError, ValueError) as exc:
         print(f"pi-hermes-memory: cannot open the memory store: {exc}", file=sys.stderr)
         return EXIT_USAGE if isinstance(exc, ConfigError) else EXIT_FAILED
@@ -734,7 +862,7 @@ def _run(memory: Any, args: argparse.Namespace, arguments: Any, request: str | N
         return _session_search(memory, args, request)
     if args.command == "add":
         outcome = memory.add(
-            args.text,
+            sys.stdin.read().strip() if args.text == "-" else args.text,
             target=args.target,
             category=args.category,
             force=args.force,
@@ -769,10 +897,37 @@ def _run(memory: Any, args: argparse.Namespace, arguments: Any, request: str | N
         _print_json(entries)
     else:
         for e in entries:
-            print(_entry_line(e))
-        if not entries:
+            print(f"{e.id}  {_entry_line(e)}")
+        unseen = _unseen_project(memory, args)
+        if not entries and unseen is not None:
+            print(
+                f"(no entries: this session's project is {memory.project or '(none)'}, and a "
+                f"session sees only its own project's entries; run with --project {unseen})"
+            )
+        elif not entries:
             print("(no entries)")
     return EXIT_OK
+
+
+def _listed_project(args: argparse.Namespace) -> str | None:
+    """The project `list --of-project P` / `--scope project:P` asks about, when --project does
+    not name one: the session opens as that project, since a session sees only its own
+    project's entries (from another directory the listing would otherwise be empty)."""
+    if args.command != "list" or args.project is not None:
+        return None
+    if args.of_project is not None:
+        return str(args.of_project)
+    if args.scope is not None and str(args.scope).startswith("project:"):
+        return str(args.scope).removeprefix("project:")
+    return None
+
+
+def _unseen_project(memory: Any, args: argparse.Namespace) -> str | None:
+    """The project a `list` filter names that this session (another --project) cannot see."""
+    wanted = args.of_project
+    if wanted is None and args.scope is not None and str(args.scope).startswith("project:"):
+        wanted = str(args.scope).removeprefix("project:")
+    return wanted if wanted is not None and wanted != memory.project else None
 
 
 def _scope_of(view: Any) -> str:

@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 from typing import Any
 
 COMMANDS: frozenset[str] = frozenset({"knowledge"})
@@ -75,20 +74,25 @@ def run(memory: Any, args: argparse.Namespace) -> int:
 
 
 def _index(memory: Any, args: argparse.Namespace) -> int:
-    last = [time.monotonic()]
+    """Progress on stderr (a bar on a terminal, else a line a second): the folders are walked
+    as they are indexed, so the count of files has no total to show."""
+    from pi_hermes_memory.adapters.cli.progress import Progress, rate
+
+    bar = Progress("knowledge index", "files seen")
 
     def progress(p: Any) -> None:
-        now = time.monotonic()
-        if now - last[0] >= 1.0:
-            last[0] = now
-            print(
-                f"knowledge index: {p.files_seen} files seen, {p.files_indexed} indexed, "
-                f"{p.bytes_read / 1e6:.1f} MB ({p.mb_per_second:.1f} MB/s)",
-                file=sys.stderr,
-                flush=True,
-            )
+        speed = rate(p.bytes_read, p.seconds, "B")
+        bar.update(
+            p.files_seen,
+            None,
+            f"{p.files_indexed} indexed, {p.bytes_read / 1e6:.1f} MB"
+            + (f" ({speed})" if speed else ""),
+        )
 
-    report = memory.knowledge.index(progress)
+    try:
+        report = memory.knowledge.index(progress)
+    finally:
+        bar.close()
     if args.json:
         _print_json(report.to_json())
         return EXIT_OK
@@ -97,8 +101,9 @@ def _index(memory: Any, args: argparse.Namespace) -> int:
         f"Indexed {report.files_seen} files in {len(report.roots)} folders: {report.files_new} "
         f"new, {report.files_changed} changed, {report.files_unchanged} unchanged, "
         f"{report.files_removed} removed, {report.files_deferred} changing (left for the next "
-        f"run); {report.chunks_written} chunks written in {report.seconds:.1f} s "
-        f"({report.mb_per_second:.1f} MB/s)."
+        f"run); {report.chunks_written} chunks written in {report.seconds:.1f} s"
+        + (f" ({speed})" if (speed := rate(report.bytes_read, report.seconds, "B")) else "")
+        + "."
     )
     print(f"Skipped: {skipped}.")
     if report.redaction_message:

@@ -4,16 +4,19 @@ stats         counts per target, scope and project; superseded; characters vs li
 delete-bulk   remove the active entries of one or more scopes (--before DATE, --dry-run)
 export        every entry with its supersede history as JSON Lines (header line first)
 import        an export file, idempotent by id (--dry-run, --scope)
-migrate       a second-seed export ({"memories": [...]}) into this store; with --to postgres:
-              copy the local SQLite store into the PostgreSQL one (ADR 0050)
+migrate       a second-seed export ({"memories": [...]}) or LanceDB directory (its dbPath,
+              ADR 0075) into this store; with --to postgres: copy the local SQLite store
+              into the PostgreSQL one (ADR 0050)
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import itertools
 import json
 import sys
+from collections.abc import Callable, Iterator
 from datetime import date
 from typing import Any
 
@@ -89,8 +92,8 @@ def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
     export.add_argument(
         "--category",
         choices=CATEGORIES,
-        help="only entries of this category: a failure category, or the second seed's "
-        "(preference, fact, decision, entity, other)",
+        help="only entries of this category: a failure category, or an imported "
+        "pi-memory entry's (preference, fact, decision, entity, other)",
     )
     export.add_argument("--output", "-o", help="write to this file (default: stdout)")
     imp = sub.add_parser(
@@ -102,15 +105,27 @@ def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
         nargs="+",
         default=(),
         type=scope_name,
-        help="only entries of these scopes (a second-seed JSON export: import into this scope)",
+        help="only entries of these scopes (a pi-memory JSON export: import into this scope)",
     )
     imp.add_argument("--dry-run", action="store_true", help="only show what would be imported")
     mig = sub.add_parser(
         "migrate",
         parents=[common],
-        help='import a second-seed export ({"memories": [...]}: id, text, scope, timestamp, …)',
+        help="import pi-memory / memory-lancedb-pro data: its LanceDB directory (dbPath) or "
+        'its JSON export ({"memories": [...]})',
     )
-    mig.add_argument("file", nargs="?", help="the JSON export file, or - for stdin")
+    mig.add_argument(
+        "file",
+        nargs="?",
+        help="the LanceDB directory (the plugin's dbPath, needs the [lancedb] extra), "
+        "the JSON export file, or - for stdin",
+    )
+    mig.add_argument(
+        "--source-model",
+        help="the embedding model that wrote the LanceDB vectors (default: embedding.model "
+        "of the openclaw.json, PI_MEMORY_CONFIG or ~/.openclaw/openclaw.json); the vectors "
+        "are reused when it and the dimension match the configured model, else re-embedded",
+    )
     mig.add_argument(
         "--to",
         choices=["postgres"],
@@ -161,17 +176,34 @@ def run(memory: Any, args: argparse.Namespace) -> int:
         if seed is not None:  # a second-seed export: imported as `migrate` does
             if len(args.scope) > 1:
                 raise InvalidArgument(
-                    "a second-seed export (memories: [...]) is imported into one --scope;"
+                    "a pi-memory export (memories: [...]) is imported into one --scope;"
                     " nothing was imported"
                 )
             return _migrate(memory, seed, args, into=args.scope[0] if args.scope else None)
-        report = porting.import_entries(
-            memory, read.rows, scopes=args.scope, dry_run=args.dry_run, removed=read.removed
-        )
+        with _embedding_progress("import") as progress:
+            report = porting.import_entries(
+                memory,
+                read.rows,
+                scopes=args.scope,
+                dry_run=args.dry_run,
+                removed=read.removed,
+                progress=progress,
+            )
         return _report(report, {}, as_json=args.json)
     if args.file is None:  # a usage error, as argparse's own (FILE is optional for --to)
         print("pi-hermes-memory: migrate takes an export FILE (or --to postgres)", file=sys.stderr)
         return EXIT_USAGE
+    from pathlib import Path
+
+    from pi_hermes_memory.adapters.files.lancedb_table import is_lancedb_dir
+
+    if args.file != "-" and Path(args.file).is_dir():
+        if not is_lancedb_dir(Path(args.file)):
+            raise InvalidArgument(
+                f"{args.file}: a folder without a LanceDB table memories.lance (give the "
+                "plugin's dbPath, or a JSON export file); nothing was imported"
+            )
+        return _migrate_lancedb(memory, Path(args.file), args)
     with _open(args.file) as handle:
         try:
             data = json.load(handle)
@@ -184,10 +216,79 @@ def _migrate(memory: Any, data: Any, args: argparse.Namespace, *, into: str | No
     from pi_hermes_memory.adapters.system import UlidFactory
     from pi_hermes_memory.memory import porting
 
-    report, mapping = porting.migrate_seed(
-        memory, data, new_id=UlidFactory().new_id, dry_run=args.dry_run, into_scope=into
-    )
+    with _embedding_progress("migrate") as progress:
+        report, mapping = porting.migrate_seed(
+            memory,
+            data,
+            new_id=UlidFactory().new_id,
+            dry_run=args.dry_run,
+            into_scope=into,
+            progress=progress,
+        )
     return _report(report, mapping, as_json=args.json)
+
+
+def _source_model(args: argparse.Namespace) -> tuple[str | None, str]:
+    """The model of the table's vectors and where it was read (--source-model, else the
+    openclaw.json's embedding.model)."""
+    import os
+    from pathlib import Path
+
+    from pi_hermes_memory.adapters.server.config import (
+        CONFIG_ENV,
+        default_config_path,
+        read_plugin_config,
+    )
+
+    if args.source_model:
+        return args.source_model, "--source-model"
+    named = os.environ.get(CONFIG_ENV, "").strip()
+    path = Path(named) if named else default_config_path(os.environ)
+    if path is None or not path.is_file():
+        return None, ""
+    try:
+        config, _ = read_plugin_config(path)
+    except Exception:  # a broken file is `serve`'s error to report; here it only names no model
+        return None, ""
+    embedding = config.get("embedding")
+    model = embedding.get("model") if isinstance(embedding, dict) else None
+    if isinstance(model, str) and model.strip():
+        return model.strip(), f"embedding.model of {path}"
+    return None, ""
+
+
+def _migrate_lancedb(memory: Any, path: Any, args: argparse.Namespace) -> int:
+    from pi_hermes_memory.adapters.files.lancedb_table import read_seed_table
+    from pi_hermes_memory.memory.seed_table import migrate_table
+
+    table = read_seed_table(path)
+    model, where = _source_model(args)
+    with _embedding_progress("migrate") as progress:
+        report, mapping = migrate_table(
+            memory,
+            table.records,
+            table.vectors,
+            dimension=table.dimension,
+            source_model=model,
+            source_where=where,
+            dry_run=args.dry_run,
+            into_scope=args.scope,
+            progress=progress,
+        )
+    return _report(report, mapping, as_json=args.json)
+
+
+@contextlib.contextmanager
+def _embedding_progress(label: str) -> Iterator[Callable[[Any], None]]:
+    """The progress of embedding the imported entries (the long part of a large import) on
+    stderr: a bar on a terminal, else a line a second."""
+    from pi_hermes_memory.adapters.cli.progress import Progress, reembed_detail
+
+    bar = Progress(f"{label}: embedding", "entries")
+    try:
+        yield lambda p: bar.update(p.done, p.total, reembed_detail(p))
+    finally:
+        bar.close()
 
 
 def _first_line(handle: Any) -> tuple[str, Any]:

@@ -249,6 +249,15 @@ def resolve_settings(args: argparse.Namespace, environ: Mapping[str, str]) -> An
     )
 
 
+def _need_server_modules(*, mcp: bool) -> None:
+    """Import what `serve` runs on, so that a missing `[server]` extra is the one-line
+    message `mcp` gives, not a traceback from inside the server (ImportError)."""
+    import importlib
+
+    for name in ("uvicorn", "anyio", *(("mcp",) if mcp else ())):
+        importlib.import_module(name)
+
+
 def run(memory: Any, args: argparse.Namespace) -> int:  # pragma: no cover - NO_STORE
     raise AssertionError("serve and mcp open their own stores")
 
@@ -266,10 +275,12 @@ def run_unopened(args: argparse.Namespace) -> int:
             serve_stdio(project=args.project, agent=args.agent, cwd=args.cwd, store=store)
             return EXIT_OK
         settings = resolve_settings(args, os.environ)
+        _need_server_modules(mcp=settings.mcp)
     except ImportError as exc:
         print(
-            f"pi-hermes-memory: the server needs the optional extra: "
-            f"pip install 'pi-hermes-memory[server]' ({exc})",
+            "pi-hermes-memory: the server needs the optional [server] extra: install it "
+            "where this command lives (from a checkout: pip install '.[server]'; from a wheel: "
+            f"pip install 'WHEEL[server]') ({exc})",
             file=sys.stderr,
         )
         return EXIT_FAILED

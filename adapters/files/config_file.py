@@ -15,7 +15,7 @@ import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 import attrs
 from pi_hermes_memory.config.settings import (
@@ -237,8 +237,12 @@ def load_config(
     environ: Mapping[str, str] | None = None,
     cwd: Path | None = None,
     project_override: str | None = None,
+    overrides: Mapping[str, Any] | None = None,
 ) -> tuple[Config, tuple[ConfigWarning, ...]]:
     """The effective configuration and its warnings (file problems first).
+
+    `overrides`: top-level keys that replace the file's (the server passes the ones it read
+    from openclaw.json, ADR 0075); they are parsed and validated as the file's own.
 
     `environ` defaults to the process environment, `cwd` to the working directory. Raises
     ConfigError for an invalid `project_override` or when no agent directory can be located.
@@ -248,8 +252,11 @@ def load_config(
     home = _home(env)
     agent_root = resolve_agent_root(env, home=home, cwd=working)
     document = read_document(agent_root / CONFIG_FILE_NAME)
+    raw: object = document.raw
+    if overrides:
+        raw = {**(raw if isinstance(raw, dict) else {}), **overrides}
     config, warnings = parse_config(
-        document.raw,
+        raw,
         agent_root=agent_root,
         cwd=working,
         environ=env,

@@ -165,9 +165,10 @@ class StoreCache:
             project=project,
             agent_id=agent,
             cwd=self._settings.cwd,
-            agent_root=self._settings.store.agent_root,
             environ=environ,
             retrieval=self._settings.store.retrieval,
+            # the openclaw.json keys (ADR 0075); dbPath is the memoryDir among them
+            overrides=self._settings.store.settings,
             **self._providers(),
         )
         for warning in memory.warnings:
@@ -481,6 +482,69 @@ def _seed_fields(body: Mapping[str, Any], *, failure: bool) -> tuple[str | None,
     return category, importance, kind
 
 
+def _text_field(body: Mapping[str, Any]) -> str:
+    """The entry's text: `content`, or `text` (the memory_store tool's name, the second
+    seed's); one of them, not both."""
+    if body.get("content") is not None and body.get("text") is not None:
+        raise ApiError(400, "give the text as content or as text, not both")
+    name = "text" if body.get("text") is not None else "content"
+    value = _str_field(body, name)
+    if value is None:
+        raise ApiError(400, "content (or text) is required (a string)")
+    return value
+
+
+def _narrowed_search(memory: Any, body: Mapping[str, Any], scope: str | None) -> dict[str, Any]:
+    """memory_search narrowed to a second-seed scope and/or category (a kind): the search
+    runs at its largest limit, the hits outside the scope or of another kind are left out,
+    then `limit` applies. Bad arguments answer as memory_search's do."""
+    from pi_hermes_memory.search.memory_search import DEFAULT_LIMIT, MAX_LIMIT
+    from pi_hermes_memory.tools.pi_memory import parse_scope
+
+    args = {k: v for k, v in body.items() if k != "scope"}
+    limit = args.get("limit", DEFAULT_LIMIT)
+    kind = args.pop("category", None) if args.get("category") in _KINDS else None
+    where = None
+    if scope is not None:
+        try:
+            where = parse_scope(scope, memory.project)
+        except HermesMemoryError as exc:
+            return {"success": False, "status": "invalid_arguments", "message": str(exc)}
+        target = args.get("target")
+        if target is not None and target != where.target.value:
+            message = f"scope {shown(scope, 40)} is in target {where.target.value}, not {target}"
+            return {"success": False, "status": "invalid_arguments", "message": message}
+        args["target"] = where.target.value
+    if isinstance(limit, float) and limit.is_integer():
+        limit = int(limit)
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
+        message = f"limit must be an integer between 1 and {MAX_LIMIT}, got {shown(limit, 40)}"
+        return {"success": False, "status": "invalid_arguments", "message": message}
+    result = dict(memory.call_tool("memory_search", {**args, "limit": MAX_LIMIT}))
+    if not result.get("success"):  # invalid arguments, said by the tool itself
+        return result
+    views = {v.id: v for v in memory.entries(include_history=True)}
+
+    def keep(hit: Mapping[str, Any]) -> bool:
+        view = views.get(hit["id"])
+        if kind is not None and (view is None or kind not in (view.kind, view.category)):
+            return False
+        return where is None or (view is not None and where.holds(view))
+
+    hits = [h for h in result.get("results", []) if keep(h)][:limit]
+    result["results"] = hits
+    result["status"] = "ok" if hits else "no_results"
+    result["message"] = f"Found {len(hits)} memor{'y' if len(hits) == 1 else 'ies'}."
+    return result
+
+
+class Plain:
+    """A REST answer sent as it is, not in the envelope (the OpenAPI document)."""
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+
 Handler = Callable[["Rest", Request, str | None], Awaitable[tuple[int, Any]]]
 
 
@@ -492,6 +556,14 @@ class Rest:
         self.settings = settings
 
     async def health(self, request: Request, _: str | None) -> tuple[int, Any]:
+        """Liveness: the status and version only, answered without the API key (ADR 0076)."""
+        from pi_hermes_memory import __version__
+
+        return 200, {"status": "ok", "version": __version__}
+
+    async def status(self, request: Request, _: str | None) -> tuple[int, Any]:
+        """What /health said before ADR 0076 (memory use, open stores, embedding and rerank
+        settings, knowledge folders), behind the API key like every route but /health."""
         from pi_hermes_memory import __version__
 
         rss_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -509,14 +581,25 @@ class Rest:
         }
 
     async def search(self, request: Request, _: str | None) -> tuple[int, Any]:
+        """The memory_search tool's arguments, plus the second seed's `scope` (global,
+        agent:<id>, custom:<name>, user, user:<id>, project) and its `category` (preference,
+        fact, decision, entity, other: the entry's kind), which narrow the hits."""
         body = parse_body(request.body)
-        result = await self._call(request, lambda m: m.call_tool("memory_search", body))
+        scope = _str_field(body, "scope")
+        category = body.get("category")
+        by_kind = (
+            isinstance(category, str) and category in _KINDS and body.get("target") != "failure"
+        )
+        if scope is None and not by_kind:
+            result = await self._call(request, lambda m: m.call_tool("memory_search", body))
+            return result_status(result), result
+        result = await self._call(request, lambda m: _narrowed_search(m, body, scope))
         return result_status(result), result
 
     async def store(self, request: Request, _: str | None) -> tuple[int, Any]:
         body = parse_body(request.body)
-        _check_keys(body, {"content", *_SEED_FIELDS, "target", "scope", "force"})
-        content = _str_field(body, "content", required=True)
+        _check_keys(body, {"content", "text", *_SEED_FIELDS, "target", "scope", "force"})
+        content = _text_field(body)
         target = _str_field(body, "target") or "memory"
         scope = _str_field(body, "scope")
         force = body.get("force", False)
@@ -567,13 +650,29 @@ class Rest:
         return 200, await self._call(request, page)
 
     async def stats(self, request: Request, _: str | None) -> tuple[int, Any]:
-        def stats(memory: Any) -> Any:
-            return {"project": memory.project, "insights": memory.insights()}
+        """The object `pi-hermes-memory stats --json` prints (targets, scopes, projects,
+        vectors)."""
+        from pi_hermes_memory.memory.porting import stats
 
         return 200, json.loads(dumps(await self._call(request, stats)))
 
     async def get(self, request: Request, entry_id: str | None) -> tuple[int, Any]:
+        """The entry with this id. Without a project (no X-Project header, no `project`
+        parameter) and not in the server's own project, the projects the store knows are
+        tried in turn: an id names one entry whatever project holds it."""
         view = await self._call(request, lambda m: m.get(entry_id))
+        project, agent = request.tenant()
+        if view is None and project is None:
+            overview = await self.stores.call(None, agent, lambda m: m.project_overview())
+            for count in overview.projects:
+                if count.project == overview.current:
+                    continue
+                try:
+                    view = await self.stores.call(count.project, agent, lambda m: m.get(entry_id))
+                except HermesMemoryError:  # a project whose store cannot open: not there
+                    continue
+                if view is not None:
+                    break
         if view is None:
             raise ApiError(404, f"no entry with id {shown(str(entry_id), 40)}")
         return 200, view
@@ -604,7 +703,7 @@ class Rest:
     async def openapi(self, request: Request, _: str | None) -> tuple[int, Any]:
         from pi_hermes_memory.adapters.server.openapi import document
 
-        return 200, document()
+        return 200, Plain(document())
 
     async def _call(self, request: Request, work: Callable[[Any], Any]) -> Any:
         project, agent = request.tenant()
@@ -623,6 +722,7 @@ def _current_rss() -> int | None:
 
 _ROUTES: dict[tuple[str, str], Handler] = {
     ("GET", "/health"): Rest.health,
+    ("GET", "/api/status"): Rest.status,
     ("GET", "/openapi.json"): Rest.openapi,
     ("POST", "/api/memory/search"): Rest.search,
     ("POST", "/api/memory/store"): Rest.store,
@@ -765,6 +865,34 @@ def envelope(success: bool, data: Any = None, error: str | None = None) -> dict[
     return {"success": success, "data": data, "error": error}
 
 
+#: JSON-RPC error codes of /mcp refusals: -32001 (the code MCP servers use for a missing or
+#: wrong credential) for 401, Invalid Request for the rest, as the MCP SDK's own refusals
+RPC_UNAUTHORIZED = -32001
+RPC_INVALID_REQUEST = -32600
+
+
+def rpc_error(request_id: str | int | None, status: int, message: str) -> dict[str, Any]:
+    """A JSON-RPC error answer for a refused /mcp request (the HTTP status says the same)."""
+    code = RPC_UNAUTHORIZED if status == 401 else RPC_INVALID_REQUEST
+    return {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "error": {"code": code, "message": message, "data": {"status": status}},
+    }
+
+
+def _rpc_id(body: bytes) -> str | int | None:
+    """The id of a JSON-RPC request body (None for a notification, a batch, or no JSON)."""
+    try:
+        value = json.loads(body)
+    except (RecursionError, UnicodeDecodeError, ValueError):
+        return None
+    found = value.get("id") if isinstance(value, dict) else None
+    if isinstance(found, bool) or not isinstance(found, str | int):
+        return None
+    return found
+
+
 async def _read_body(receive: Receive, limit: int, timeout: float) -> bytes | None:
     """The whole body: _TooLarge past `limit` bytes (counted as it streams: a chunked body
     has no Content-Length), None when it is not complete within `timeout` seconds (408)."""
@@ -853,18 +981,31 @@ class App:
         }
         origin = headers.get("origin")
         method, path = scope.get("method", "GET"), scope.get("path", "/")
+        mcp = path == "/mcp" or path.startswith("/mcp/")
         # a refusal before the body is read leaves it unread: the connection cannot carry
         # another request, so it is closed (and a half-sent body is not waited for)
         close = _CLOSE if has_body(headers) else []
+
+        async def refuse(status: int, error: str, extra: list[tuple[bytes, bytes]]) -> None:
+            """The envelope; on /mcp a JSON-RPC error, with the request's id when its body
+            is small enough to read (ADR 0076)."""
+            if not mcp:
+                await _send_json(send, status, envelope(False, error=error), extra)
+                return
+            request_id, read = await self._request_id(headers, receive)
+            if read:  # the body was read: the connection may carry the next request
+                extra = [h for h in extra if h not in _CLOSE]
+            await _send_json(send, status, rpc_error(request_id, status, error), extra)
+
         if not _host_ok(headers.get("host", ""), self.settings):
-            await _send_json(send, 403, envelope(False, error="this Host is not allowed"), close)
+            await refuse(403, "this Host is not allowed", close)
             return
         if not origin_ok(origin, self.settings, own_origins(scope.get("server"), self.settings)):
             error = (
                 "this Origin is not allowed: only this server's own origin and the origins "
                 "configured with --allow-origin / PI_MEMORY_ALLOWED_ORIGINS may call it"
             )
-            await _send_json(send, 403, envelope(False, error=error), close)
+            await refuse(403, error, close)
             return
         allowed = self._cors(origin)
         cors = [*close, *allowed]
@@ -880,26 +1021,18 @@ class App:
             await send({"type": "http.response.start", "status": 204, "headers": cors})
             await send({"type": "http.response.body", "body": b""})
             return
-        if self.settings.api_key and not key_ok(headers, self.settings.api_key):
-            await _send_json(
-                send,
+        public = method == "GET" and path == "/health"  # liveness needs no key (ADR 0076)
+        if self.settings.api_key and not public and not key_ok(headers, self.settings.api_key):
+            await refuse(
                 401,
-                envelope(
-                    False, error="an API key is required (Authorization: Bearer or X-API-Key)"
-                ),
+                "an API key is required (Authorization: Bearer or X-API-Key)",
                 [(b"www-authenticate", b"Bearer"), *cors],
             )
             return
         length = headers.get("content-length")
         if length is not None and (not length.isdigit() or int(length) > self.settings.max_body):
-            await _send_json(
-                send,
-                413,
-                envelope(False, error=f"the body is larger than {self.settings.max_body} bytes"),
-                cors,
-            )
+            await refuse(413, f"the body is larger than {self.settings.max_body} bytes", cors)
             return
-        mcp = path == "/mcp" or path.startswith("/mcp/")
         handler, entry_id, known = route(method, path)
         if not mcp and (handler is None or (not self.settings.http and path != "/health")):
             known = known and (self.settings.http or path == "/health")
@@ -909,38 +1042,62 @@ class App:
             return
         refusal = write_refusal(method, path, headers)
         if refusal is not None:
-            await _send_json(send, refusal[0], envelope(False, error=refusal[1]), cors)
+            await refuse(refusal[0], refusal[1], cors)
             return
         try:
             body = await _read_body(receive, self.settings.max_body, self.settings.body_timeout)
         except _TooLarge:
             error = f"the body is larger than {self.settings.max_body} bytes"
-            await _send_json(send, 413, envelope(False, error=error), [*_CLOSE, *allowed])
+            payload = rpc_error(None, 413, error) if mcp else envelope(False, error=error)
+            await _send_json(send, 413, payload, [*_CLOSE, *allowed])
             return
         if body is None:
             error = (
                 f"the request body did not arrive within {self.settings.body_timeout:g} "
                 "seconds; the connection is closed"
             )
-            await _send_json(send, 408, envelope(False, error=error), [*_CLOSE, *allowed])
+            payload = rpc_error(None, 408, error) if mcp else envelope(False, error=error)
+            await _send_json(send, 408, payload, [*_CLOSE, *allowed])
             return
         cors = allowed  # the body is read: the connection may carry the next request
         if mcp:
             if self.mcp is None:
-                await _send_json(send, 404, envelope(False, error="MCP is off (--no-mcp)"), cors)
+                error = "MCP is off (--no-mcp)"
+                await _send_json(send, 404, rpc_error(_rpc_id(body), 404, error), cors)
                 return
             if method == "GET":
                 # stateless: no session, so a server-to-client SSE stream would stay open and
                 # empty forever; the MCP specification lets the server answer 405 instead
                 error = "GET /mcp: this server is stateless and offers no SSE stream; use POST"
                 await _send_json(
-                    send, 405, envelope(False, error=error), [(b"allow", b"POST"), *cors]
+                    send, 405, rpc_error(None, 405, error), [(b"allow", b"POST"), *cors]
                 )
                 return
             await self.mcp.handle_request(scope, _replay(body, receive), send)
             return
         assert handler is not None
         await self._rest(handler, entry_id, method, path, scope, body, send, cors)
+
+    async def _request_id(
+        self, headers: Mapping[str, str], receive: Receive
+    ) -> tuple[str | int | None, bool]:
+        """(the JSON-RPC id of a refused /mcp request, whether its body was read): the body
+        is read only when its declared length is within the limit (never a chunked one),
+        and only for as long as the body timeout."""
+        length = headers.get("content-length", "")
+        if not length.isdigit():
+            return None, False
+        if int(length) == 0:
+            return None, True
+        if int(length) > self.settings.max_body:
+            return None, False
+        try:
+            body = await _read_body(receive, self.settings.max_body, self.settings.body_timeout)
+        except _TooLarge:
+            return None, False
+        if body is None:
+            return None, False
+        return _rpc_id(body), True
 
     async def _rest(
         self,
@@ -976,6 +1133,9 @@ class App:
             else:
                 error = str(exc)
             await _send_json(send, status, envelope(False, error=error), cors)
+            return
+        if isinstance(data, Plain):
+            await _send_json(send, status, data.value, cors)
             return
         ok = 200 <= status < 300
         message = None if ok or not isinstance(data, dict) else str(data.get("message", ""))

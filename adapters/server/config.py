@@ -17,6 +17,11 @@ seed's flat `rerankApiKey`, `rerankModel`, `rerankEndpoint`, `rerankProvider`,
 `rerankTimeoutMs`); `"none"` turns that reranker off; `"lightweight"` and `"llm"` need no
 endpoint. A key the library cannot honour is a warning naming why.
 
+The other documented plugin keys (`autoCapture`, `autoRecall*`, `sessionMemory`, `scopes`,
+`enableManagementTools`, …) map onto this library's top-level keys, passed to every store as
+`open(overrides=...)`; `dbPath` / `PI_MEMORY_DB_PATH` is the database's folder, `memoryDir`
+(ADR 0075; the table is in docs/configuration.md).
+
 API keys are never read from a file: `"apiKey": "${NAME}"` names the environment variable
 that holds the key (this library's `apiKeyEnv`); a literal key is refused at start. Unknown
 keys are warnings; a malformed file or a bad value is a `ServerConfigError` (exit 2).
@@ -33,6 +38,7 @@ from typing import Any, Final
 
 import attrs
 from pi_hermes_memory.config.settings import (
+    DB_FILE_NAME,
     EmbeddingConfig,
     EmbeddingProvider,
     RerankConfig,
@@ -59,7 +65,39 @@ _EMBEDDING_KEYS: Final = {
     "timeoutMs": "timeoutMs",
 }
 _RERANK_KEYS: Final = frozenset({"apiKey", "model", "endpoint", "provider", "timeoutMs"})
-_TOP_KEYS: Final = frozenset({"embedding", "rerank", "retrieval", "dbPath", "knowledgePaths"})
+#: the plugin config's keys that map onto one top-level key of this library's configuration
+#: (docs/configuration.md, "openclaw.json"; ADR 0075)
+_SETTING_KEYS: Final = {
+    "autoCapture": "autoCapture",
+    "autoRecall": "autoRecall",
+    "autoRecallMaxItems": "autoRecallMaxItems",
+    "autoRecallTimeoutMs": "autoRecallTimeoutMs",
+    "autoRecallMinLength": "adaptiveMinLength",
+}
+#: plugin keys read, but with nothing to set here: why each is ignored
+_NOT_HONOURED: Final = {
+    "captureAssistant": "auto-capture stores the user's statements only, never the assistant's",
+    "smartExtraction": "this library's capture is rule-based; background learning uses the "
+    "llm section of hermes-memory-config.json",
+    "mdMirror": "this library's Markdown files are always written (memoryDir)",
+    "autoRecallMinRepeated": "auto-recall has no repeat window",
+    "autoRecallMaxChars": "the block holds autoRecallMaxItems memories, whole",
+    "autoRecallPerItemMaxChars": "the block holds autoRecallMaxItems memories, whole",
+}
+_TOP_KEYS: Final = frozenset(
+    {
+        "embedding",
+        "rerank",
+        "retrieval",
+        "dbPath",
+        "knowledgePaths",
+        "scopes",
+        "sessionMemory",
+        "enableManagementTools",
+        *_SETTING_KEYS,
+        *_NOT_HONOURED,
+    }
+)
 #: the seed's flat cross-encoder keys of `retrieval` -> the `rerank` section's keys
 _FLAT_RERANK_KEYS: Final = {
     "rerankApiKey": "apiKey",
@@ -75,13 +113,17 @@ _RERANK_PROVIDERS: Final = frozenset({"jina", "jina-compatible"})
 class StoreOptions:
     """What the server passes to `pi_hermes_memory.open` for every store it opens.
 
-    `agent_root`: from `dbPath` / `PI_MEMORY_DB_PATH` (None: `PI_CODING_AGENT_DIR` or
-    `~/.pi/agent`). `embedding` / `rerank`: None when neither the file nor the environment
-    sets them (then each store's own `hermes-memory-config.json` decides).
+    `db_path`: from `dbPath` / `PI_MEMORY_DB_PATH`, the folder of the database
+    (`sessions.db`) and the Markdown files: this library's `memoryDir` (None: each store's
+    own). `settings`: top-level keys of this library's configuration mapped from the
+    plugin config (autoCapture, autoRecall, sessionSummary, scopes, tools, memoryDir;
+    ADR 0075), replacing each store's own. `embedding` / `rerank`: None when neither the
+    file nor the environment sets them (then each store's own `hermes-memory-config.json` decides).
     `knowledge_paths`: the knowledge folders of every store (ADR 0048; empty: each store's
     own `knowledge.paths`)."""
 
-    agent_root: str | None = None
+    db_path: str | None = None
+    settings: Mapping[str, Any] = attrs.field(factory=dict)
     embedding: EmbeddingConfig | None = None
     rerank: RerankConfig | None = None
     knowledge_paths: tuple[str, ...] = ()
@@ -266,6 +308,10 @@ def _knowledge_paths(file: Mapping[str, Any], environ: Mapping[str, str]) -> tup
 
 
 def _db_path(file: Mapping[str, Any], environ: Mapping[str, str], cwd: Path) -> str | None:
+    """The seed's database path as this library's `memoryDir`: the folder that holds the
+    database (`sessions.db`) and the Markdown files. A path to a `sessions.db` file names
+    its folder; the seed's own LanceDB directory is refused (this library never writes it:
+    `migrate` imports it)."""
     raw: object = environ.get("PI_MEMORY_DB_PATH", "")
     name = "PI_MEMORY_DB_PATH"
     if not (isinstance(raw, str) and raw.strip()):
@@ -278,7 +324,66 @@ def _db_path(file: Mapping[str, Any], environ: Mapping[str, str], cwd: Path) -> 
     text = raw.strip()
     if os.path.isabs(home) and (text == "~" or text.startswith("~/")):
         text = os.path.join(home, text[2:])
-    return os.path.normpath(os.path.join(cwd, text))
+    path = Path(os.path.normpath(os.path.join(cwd, text)))
+    if path.name == DB_FILE_NAME:
+        path = path.parent
+    if path.name == "memories.lance" or (path / "memories.lance").exists():
+        raise ServerConfigError(
+            f"{name} ({path}) is a pi-memory LanceDB directory; this library keeps its own "
+            f"database ({DB_FILE_NAME}) and never writes that one: import it with "
+            f"`pi-hermes-memory migrate {path}` and set {name} to another folder"
+        )
+    return str(path)
+
+
+def _settings_document(
+    file: Mapping[str, Any], warnings: list[str]
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """This library's top-level keys from the plugin config, and where each came from."""
+    doc: dict[str, Any] = {}
+    source: dict[str, str] = {}
+    for key, ours in _SETTING_KEYS.items():
+        if key in file:
+            doc[ours], source[ours] = file[key], f"openclaw.json {key}"
+    for key, why in _NOT_HONOURED.items():
+        if key in file:
+            warnings.append(f"openclaw.json {key} is not honoured: {why}; ignored")
+    session = _section(file, "sessionMemory")
+    for key, value in session.items():
+        if key == "enabled":
+            doc["sessionSummary"], source["sessionSummary"] = value, "openclaw.json sessionMemory"
+        elif key == "messageCount":
+            warnings.append(
+                "openclaw.json sessionMemory.messageCount is not honoured: the session summary "
+                "reads the whole session (through the LLM when one is configured); ignored"
+            )
+        else:
+            warnings.append(f"openclaw.json sessionMemory.{key} is not a known key; ignored")
+    scopes = _section(file, "scopes")
+    for key, value in scopes.items():
+        if key == "agentAccess":
+            doc["scopes"] = {"agentAccess": value}
+            source["scopes"] = "openclaw.json scopes.agentAccess"
+        elif key in ("default", "definitions"):
+            warnings.append(
+                f"openclaw.json scopes.{key} is not honoured: scopes need no declaration here "
+                "and a write without a scope goes to global (or the session's project); ignored"
+            )
+        else:
+            warnings.append(f"openclaw.json scopes.{key} is not a known key; ignored")
+    tools = file.get("enableManagementTools")
+    if tools is True:
+        # memory_stats and memory_list are in the second seed's tool set (ADR 0045)
+        doc["tools"] = {"sets": ["hermes", "pi-memory"]}
+        source["tools"] = "openclaw.json enableManagementTools"
+    elif tools is False:
+        warnings.append(
+            "openclaw.json enableManagementTools: false is not honoured: memory_stats and "
+            "memory_list are always part of the pi-memory tool set (tools.sets); ignored"
+        )
+    elif tools is not None:
+        raise ServerConfigError("openclaw.json enableManagementTools must be true or false")
+    return doc, source
 
 
 def _check(
@@ -310,6 +415,18 @@ def resolve_store_options(
     warnings: list[str] = [
         f"openclaw.json {key} is not a known key; ignored" for key in file if key not in _TOP_KEYS
     ]
+    settings_doc, settings_src = _settings_document(file, warnings)
+    if settings_doc:
+        _, parsed_settings = parse_config(
+            settings_doc, agent_root=cwd, cwd=cwd, environ=environ, physical=lambda path: path
+        )
+        for warning in parsed_settings:
+            key = warning.field.split(".")[0]
+            if key in settings_src:
+                raise ServerConfigError(f"{settings_src[key]}: {warning.message}")
+    db_path = _db_path(file, environ, cwd)
+    if db_path is not None:
+        settings_doc["memoryDir"] = db_path
     embedding_doc, embedding_src = _embedding_document(file, environ, warnings)
     rerank_doc, rerank_src = _rerank_document(file, environ, warnings)
     retrieval_doc = _retrieval_document(file)
@@ -347,7 +464,8 @@ def resolve_store_options(
             )
     none = retrieval_doc is not None and retrieval_doc.get("rerank") == "none"
     options = StoreOptions(
-        agent_root=_db_path(file, environ, cwd),
+        db_path=db_path,
+        settings=settings_doc,
         embedding=config.embedding if embedding_doc is not None else None,
         rerank=config.retrieval.rerank if rerank_doc is not None and not none else None,
         knowledge_paths=_knowledge_paths(file, environ),

@@ -193,6 +193,85 @@ def session_manager(stores: StoreCache, *, max_body: int) -> Any:
     )
 
 
+#: seconds the stdio server keeps answering after the client closed stdin (at most)
+DRAIN_SECONDS = 300.0
+
+
+async def run_draining(server: Any, read: Any, write: Any) -> None:
+    """`server.run` over (read, write), except that the end of the input waits until every
+    request read so far is answered (at most DRAIN_SECONDS): a client that writes its last
+    request and closes stdin at once gets that answer. The SDK ends the connection at end
+    of input and drops the calls still running ("Connection closed"). A request the server
+    sends the client (roots/list) that can no longer be answered, because the input ended,
+    gets an error at once, so the call that asked goes on (roots fall back to the working
+    directory)."""
+    import math
+
+    import anyio
+    from mcp.shared.message import SessionMessage
+    from mcp_types import (
+        CONNECTION_CLOSED,
+        ErrorData,
+        JSONRPCError,
+        JSONRPCNotification,
+        JSONRPCRequest,
+        JSONRPCResponse,
+    )
+
+    pending: set[str | int] = set()  # the client's requests not answered yet
+    asked: set[str | int] = set()  # the server's requests to the client not answered yet
+    ended = [False]  # the client closed its input
+    drained = anyio.Event()
+    to_server, server_reads = anyio.create_memory_object_stream[Any](math.inf)
+    server_writes, from_server = anyio.create_memory_object_stream[SessionMessage](0)
+
+    def unanswerable(request_id: str | int) -> SessionMessage:
+        error = ErrorData(code=CONNECTION_CLOSED, message="the client closed its input")
+        return SessionMessage(JSONRPCError(jsonrpc="2.0", id=request_id, error=error))
+
+    async def relay_in() -> None:
+        async with to_server:
+            async for item in read:
+                message = getattr(item, "message", None)
+                if isinstance(message, JSONRPCRequest):
+                    pending.add(message.id)
+                elif isinstance(message, JSONRPCResponse | JSONRPCError):
+                    if message.id is not None:
+                        asked.discard(message.id)
+                elif isinstance(message, JSONRPCNotification) and (
+                    message.method == "notifications/cancelled"
+                ):
+                    pending.discard((message.params or {}).get("requestId"))
+                await to_server.send(item)
+            ended[0] = True
+            for request_id in sorted(asked, key=str):
+                await to_server.send(unanswerable(request_id))
+            asked.clear()
+            if pending:
+                with anyio.move_on_after(DRAIN_SECONDS):
+                    await drained.wait()
+
+    async def relay_out() -> None:
+        async with write, from_server:
+            async for item in from_server:
+                message = item.message
+                if isinstance(message, JSONRPCRequest):
+                    if ended[0]:  # the client can no longer answer
+                        await to_server.send(unanswerable(message.id))
+                        continue
+                    asked.add(message.id)
+                if isinstance(message, JSONRPCResponse | JSONRPCError) and message.id is not None:
+                    pending.discard(message.id)
+                await write.send(item)
+                if ended[0] and not pending:
+                    drained.set()
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(relay_in)
+        group.start_soon(relay_out)
+        await server.run(server_reads, server_writes, server.create_initialization_options())
+
+
 def serve_stdio(
     *,
     project: str | None,
@@ -211,7 +290,7 @@ def serve_stdio(
 
     async def main() -> None:
         async with stdio_server() as (read, write):
-            await server.run(read, write, server.create_initialization_options())
+            await run_draining(server, read, write)
 
     try:
         anyio.run(main)

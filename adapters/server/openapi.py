@@ -19,7 +19,14 @@ _TENANT = [
     {"name": "project", "in": "query", "required": False, "schema": {"type": "string"}},
     {"name": "agent", "in": "query", "required": False, "schema": {"type": "string"}},
 ]
-_ID = {"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}
+_ID = {
+    "name": "id",
+    "in": "path",
+    "required": True,
+    "schema": {"type": "string"},
+    "description": "the memory's id (kept by every update: its current version), ID@N for "
+    "version N, or a version's own id (ADR 0074)",
+}
 _KINDS = ["preference", "fact", "decision", "entity", "other"]
 _CATEGORY = {
     "type": "string",
@@ -27,6 +34,23 @@ _CATEGORY = {
     "convention, tool-quirk); on other entries the second seed's category (its kind)",
 }
 _IMPORTANCE = {"type": "number", "minimum": 0, "maximum": 1}
+_SCOPE = {
+    "type": "string",
+    "description": "global, agent:<id>, custom:<name>, user, user:<id> or project",
+}
+_RPC_ERROR = {
+    "type": "object",
+    "required": ["jsonrpc", "id", "error"],
+    "properties": {
+        "jsonrpc": {"const": "2.0"},
+        "id": {"type": ["string", "integer", "null"]},
+        "error": {
+            "type": "object",
+            "required": ["code", "message"],
+            "properties": {"code": {"type": "integer"}, "message": {"type": "string"}},
+        },
+    },
+}
 _KIND = {"type": "string", "enum": _KINDS, "description": "the second seed's category"}
 
 
@@ -59,7 +83,51 @@ def document() -> dict[str, Any]:
         "security": [{"bearer": []}, {"apiKey": []}],
         "paths": {
             "/health": {
-                "get": {"summary": "status, version, memory use", "responses": _answers(200)}
+                "get": {
+                    "summary": "liveness: status and version only; needs no API key",
+                    "security": [],
+                    "responses": _answers(200),
+                }
+            },
+            "/api/status": {
+                "get": {
+                    "summary": "status, version, memory use, open stores, embedding and rerank "
+                    "settings, knowledge folder count",
+                    "responses": _answers(200),
+                }
+            },
+            "/openapi.json": {
+                "get": {
+                    "summary": "this document (plain OpenAPI, not in the envelope)",
+                    "responses": {
+                        "200": {
+                            "description": "the OpenAPI document",
+                            "content": {"application/json": {"schema": {"type": "object"}}},
+                        },
+                        **_answers(),
+                    },
+                }
+            },
+            "/mcp": {
+                "post": {
+                    "summary": "MCP over streamable HTTP (stateless, JSON answers): a JSON-RPC "
+                    "request; refusals (key, Origin, Host, size) are JSON-RPC errors",
+                    "requestBody": _body({"type": "object"}),
+                    "responses": {
+                        "200": {
+                            "description": "the JSON-RPC answer",
+                            "content": {"application/json": {"schema": {"type": "object"}}},
+                        },
+                        "202": {"description": "a notification, accepted"},
+                        **{
+                            str(c): {
+                                "description": "refused: a JSON-RPC error",
+                                "content": {"application/json": {"schema": _RPC_ERROR}},
+                            }
+                            for c in (401, 403, 404, 408, 413, 415)
+                        },
+                    },
+                }
             },
             "/api/memory/search": {
                 "post": {
@@ -69,10 +137,12 @@ def document() -> dict[str, Any]:
                         {
                             "type": "object",
                             "required": ["query"],
+                            "additionalProperties": False,
                             "properties": {
                                 "query": strings,
                                 "target": strings,
-                                "category": strings,
+                                "category": _CATEGORY,
+                                "scope": _SCOPE,
                                 "limit": {"type": "integer", "minimum": 1},
                                 "include_superseded": {"type": "boolean"},
                             },
@@ -88,10 +158,14 @@ def document() -> dict[str, Any]:
                     "requestBody": _body(
                         {
                             "type": "object",
-                            "required": ["content"],
                             "additionalProperties": False,
+                            "description": "the text as content or as text (one of them)",
                             "properties": {
                                 "content": strings,
+                                "text": {
+                                    "type": "string",
+                                    "description": "the text (the memory_store tool's name)",
+                                },
                                 "target": strings,
                                 "category": _CATEGORY,
                                 "importance": _IMPORTANCE,
@@ -121,7 +195,8 @@ def document() -> dict[str, Any]:
             },
             "/api/memory/stats": {
                 "get": {
-                    "summary": "counts and capacity per target",
+                    "summary": "what `pi-hermes-memory stats --json` prints: counts per "
+                    "target, scope and project, characters against limits, vectors",
                     "parameters": _TENANT,
                     "responses": _answers(200),
                 }
@@ -162,7 +237,7 @@ def document() -> dict[str, Any]:
             },
             "/api/memory/{id}": {
                 "get": {
-                    "summary": "one entry",
+                    "summary": "one entry; without a project, any project's entry",
                     "parameters": [_ID, *_TENANT],
                     "responses": _answers(200, 404),
                 },

@@ -219,6 +219,14 @@ class Pipeline(Generic[S]):
         self._pending: set[str] = set()
         self._rendered_at: dict[str, float] = {}
         self.warnings: collections.deque[str] = collections.deque(maxlen=200)
+        # stream -> events imported from hand edits since `take_imported` last asked: a
+        # report (sync-markdown) names the edits an earlier read of this session imported
+        self._imported: dict[str, int] = {}
+
+    def take_imported(self, streams: Iterable[str]) -> dict[str, int]:
+        """The events imported from hand edits of `streams` since the last call (a count of
+        an import whose transaction then failed is included: the next read imports it again)."""
+        return {s: self._imported.pop(s, 0) for s in streams}
 
     @property
     def kind(self) -> DocumentKind[S]:
@@ -361,6 +369,7 @@ class Pipeline(Generic[S]):
         if imported.events:
             batch = Batch(uow, {stream: state}, self._kind)
             state = batch.append(stream, imported.events)
+            self._imported[stream] = self._imported.get(stream, 0) + len(imported.events)
             self._log.info("markdown.imported", **dict(imported.details))
         uow.ledger.record(stream, replica, state.version, digest)
         return state, digest

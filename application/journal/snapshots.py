@@ -21,7 +21,7 @@ __all__ = ["FORMAT", "CorruptSnapshot", "decode_document", "encode_document"]
 
 #: Bumped whenever MemoryDocument or MemoryEntry change shape incompatibly; an older snapshot
 #: is then ignored (folded from events) and replaced by the next write.
-FORMAT = 1
+FORMAT = 2  # 2: entries carry memory_id and version_no (ADR 0074)
 
 
 def encode_document(doc: MemoryDocument) -> str:

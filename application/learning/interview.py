@@ -195,8 +195,8 @@ def learn_skill(memory: Memory, source: str, *, name: str | None = None) -> Tool
         raise InvalidArgument("learn-skill needs source material (text)")
     off = memory.llm_off
     if off is not None or memory.llm is None:
-        why = off.message if off is not None else "no LLM is attached"
-        return _refused(Status.SKIPPED, f"the LLM is off: {why}; nothing was written.")
+        why = off.message if off is not None else "the LLM is off: no LLM is attached"
+        return _refused(Status.SKIPPED, f"{why}; nothing was written.")
     problem = child_session_problem(SkillAction.CREATE, "project")
     if problem:  # the rule a background session follows; project creates are allowed
         return _refused(Status.FORBIDDEN, f"Refused: {problem}; nothing was written.")

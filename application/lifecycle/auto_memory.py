@@ -323,7 +323,7 @@ class AutoMemory:
             terms = matched_terms(query, view.text)
             why.append(
                 {
-                    "id": hit.id,
+                    "id": view.id,  # the memory's stable id (ADR 0074)
                     "score": round(score, 4),
                     "path": "keyword" if terms or not dense else "dense",
                     "terms": list(terms),

@@ -31,6 +31,7 @@ from pi_hermes_memory.domain.memory.porting import (
     plan_import,
     seed_records,
     to_record,
+    with_lineage,
 )
 from pi_hermes_memory.domain.memory.restore import restorable
 from pi_hermes_memory.domain.status import Status
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
     from pi_hermes_memory.api import Memory
     from pi_hermes_memory.memory.service import MemoryService
     from pi_hermes_memory.ports.store import UnitOfWork
+    from pi_hermes_memory.ports.vectors import ReembedProgress
     from pi_hermes_memory.results import WriteResult
 
 
@@ -125,6 +127,8 @@ def read_export(lines: Iterable[str]) -> ExportFile:
             data = json.loads(line)
             if first:
                 check_header(data)
+                # written before ADR 0074: no stable ids, derived from the chains below
+                legacy = "memory_id" not in (data.get("fields") or ())
                 first = False
                 continue
             if not isinstance(data, dict):
@@ -143,7 +147,7 @@ def read_export(lines: Iterable[str]) -> ExportFile:
         rows.append(entry)
     if first:
         raise InvalidArgument("the file is empty: no export header; nothing was imported")
-    return ExportFile(rows=rows, removed=removed)
+    return ExportFile(rows=with_lineage(rows) if legacy else rows, removed=removed)
 
 
 @attrs.frozen(kw_only=True)
@@ -219,12 +223,18 @@ def import_entries(
     dry_run: bool = False,
     notes: Sequence[str] = (),
     removed: Mapping[str, Removal] | None = None,
+    vectors: Mapping[str, Sequence[float]] | None = None,
+    progress: Callable[[ReembedProgress], None] | None = None,
 ) -> ImportReport:
     """Import `rows` (only those of `scopes` when given) with their ids, dates and history.
 
+    `vectors`: vectors by entry id, of the configured embedding model, stored for the rows
+    this import adds instead of embedding them again (the second seed's table, ADR 0075).
+
     Idempotent by id: a chain already stored, equal, is `unchanged`. A chain with an id the
     store holds with other content is refused and reported (the stored version is kept:
-    an acknowledged write is never replaced by an import)."""
+    an acknowledged write is never replaced by an import). `progress` follows the embedding
+    of the imported rows (the long part of a large import), as `Memory.reembed`'s."""
     service = _service(memory)
     if scopes:
         rows = [r for r in rows if entry_scope(r) in scopes]
@@ -274,9 +284,12 @@ def import_entries(
 
         service.run(list(by_target), plan, read=read)
         added = [i for p in plans.values() for i in p.added]
+        if added and service.embeddings is not None and vectors:
+            reused = _store_vectors(service, clean, set(added), vectors)
+            scan_notes.append(f"{reused} vectors reused from the source")
         if added and service.embeddings is not None:
             try:
-                memory.reembed()
+                memory.reembed(progress)
             except Exception as e:
                 scan_notes.append(f"vectors not computed now ({e}); run reembed")
     return ImportReport(
@@ -288,6 +301,24 @@ def import_entries(
     )
 
 
+def _store_vectors(
+    service: MemoryService,
+    rows: Sequence[MemoryEntry],
+    added: set[str],
+    vectors: Mapping[str, Sequence[float]],
+) -> int:
+    """Store the given vectors of the added rows (after COMMIT); the number stored."""
+    import numpy as np
+
+    embeddings = service.embeddings
+    assert embeddings is not None
+    pairs = [(e.id, e.text) for e in rows if e.id in added and e.id in vectors]
+    if not pairs:
+        return 0
+    matrix = np.asarray([vectors[i] for i, _ in pairs], dtype=np.float32)
+    return embeddings.store(pairs, matrix)
+
+
 def migrate_seed(
     memory: Memory,
     data: Any,
@@ -295,6 +326,7 @@ def migrate_seed(
     new_id: Callable[[], str],
     dry_run: bool = False,
     into_scope: str | None = None,
+    progress: Callable[[ReembedProgress], None] | None = None,
 ) -> tuple[ImportReport, dict[str, str]]:
     """Import a second-seed export (`{"memories": [...]}`); returns the report and the id
     mapping (seed id -> entry id) for the records that got a new id. `into_scope`: every
@@ -320,7 +352,8 @@ def migrate_seed(
             mapping[migrated.source_id or f"#{number}"] = entry.id
         notes.extend(f"memory {number} ({entry.id}): {n}" for n in migrated.notes)
         rows.append(entry)
-    return import_entries(memory, rows, dry_run=dry_run, notes=notes), mapping
+    report = import_entries(memory, rows, dry_run=dry_run, notes=notes, progress=progress)
+    return report, mapping
 
 
 # -- stats and bulk delete ------------------------------------------------------------------

@@ -9,7 +9,7 @@ commit together), and renders the touched Markdown documents before the lock is 
 from __future__ import annotations
 
 import collections
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
@@ -166,12 +166,16 @@ class MemoryService:
         if prepared is not None:
             command = prepared.commands[0]
 
+        before: dict[Target, MemoryDocument] = {}
+
         def plan(docs: dict[Target, MemoryDocument]) -> list[tuple[Target, Decision]]:
+            before.update(docs)
             return [(target, decide(docs[target], command, self.settings.policy(target)))]
 
         decisions, warnings = self.run([target], plan)
         self._embed_new_rows([d for _, d in decisions], prepared)
-        return to_result(decisions[0][1], command, (*notes, *warnings))
+        result = to_result(decisions[0][1], command, (*notes, *warnings))
+        return self.identified(result, before=before)
 
     def _prepare_embeddings(self, items: Sequence[object]) -> PreparedWrites | None:
         """Before the write, outside the lock: vectors and cosines for the adds' near-duplicate
@@ -239,22 +243,24 @@ class MemoryService:
             [command.source, command.destination], plan, publish_first=command.destination
         )
         decision = outcome[0].decision
-        return WriteResult(
-            success=decision.success,
-            status=decision.status,
-            message=decision.message,
-            target=command.destination.value,
-            action=command.direction.value,
-            entry_id=decision.entry_id,
-            candidates=tuple(
-                CandidateView(
-                    entry_id=c.entry_id, text=c.text, score=round(c.score, 3), basis=c.basis
-                )
-                for c in decision.candidates
-            ),
-            matches=decision.matches,
-            evicted=len(decision.evicted),
-            warnings=tuple(warnings),
+        return self.identified(
+            WriteResult(
+                success=decision.success,
+                status=decision.status,
+                message=decision.message,
+                target=command.destination.value,
+                action=command.direction.value,
+                entry_id=decision.entry_id,
+                candidates=tuple(
+                    CandidateView(
+                        entry_id=c.entry_id, text=c.text, score=round(c.score, 3), basis=c.basis
+                    )
+                    for c in decision.candidates
+                ),
+                matches=decision.matches,
+                evicted=len(decision.evicted),
+                warnings=tuple(warnings),
+            )
         )
 
     def removed(self, target: Target, *, every_scope: bool = False) -> list[RemovedEntry]:
@@ -283,21 +289,23 @@ class MemoryService:
 
         decisions, warnings = self.run([target], plan, read=read)
         decision = decisions[0][1]
-        return WriteResult(
-            success=decision.success,
-            status=decision.status,
-            message=decision.message,
-            target=target.value,
-            action="restore",
-            entry_id=decision.entry_id,
-            candidates=tuple(
-                CandidateView(
-                    entry_id=c.entry_id, text=c.text, score=round(c.score, 3), basis=c.basis
-                )
-                for c in decision.candidates
-            ),
-            matches=decision.matches,
-            warnings=tuple(warnings),
+        return self.identified(
+            WriteResult(
+                success=decision.success,
+                status=decision.status,
+                message=decision.message,
+                target=target.value,
+                action="restore",
+                entry_id=decision.entry_id,
+                candidates=tuple(
+                    CandidateView(
+                        entry_id=c.entry_id, text=c.text, score=round(c.score, 3), basis=c.basis
+                    )
+                    for c in decision.candidates
+                ),
+                matches=decision.matches,
+                warnings=tuple(warnings),
+            )
         )
 
     def purge(self, target: Target, query: str, *, dry_run: bool = False) -> PurgeResult:
@@ -429,7 +437,10 @@ class MemoryService:
             prepared = vectors.commands
         targets = {i.target for i in prepared if not isinstance(i, WriteResult)}
 
+        before: dict[Target, MemoryDocument] = {}
+
         def plan(docs: dict[Target, MemoryDocument]) -> list[tuple[Target, Decision]]:
+            before.update(docs)
             # one mutable, indexed copy per document: O(events) per decision, not O(entries)
             work = {t: WorkingDocument(doc) for t, doc in docs.items()}
             policies = {t: self.settings.policy(t) for t in docs}
@@ -454,7 +465,37 @@ class MemoryService:
                 results.append(to_result(next(it)[1], item, scan_notes.get(index, ())))
         if warnings and results:
             results[-1] = attrs.evolve(results[-1], warnings=(*results[-1].warnings, *warnings))
-        return results
+        rows: dict[str, dict[str, MemoryEntry]] = {}
+        return [self.identified(r, rows, before=before) for r in results]
+
+    def identified(
+        self,
+        result: WriteResult,
+        rows: dict[str, dict[str, MemoryEntry]] | None = None,
+        *,
+        before: Mapping[Target, MemoryDocument] | None = None,
+    ) -> WriteResult:
+        """`result` naming its entry by the memory's stable id, with the version's id and
+        number beside (ADR 0074), read from the document as this write left it, else as it
+        was before (a removed row). `rows`: a cache of rows by id for a batch's results."""
+        if result.entry_id is None or result.target is None:
+            return result
+        target = Target(result.target)
+        cache = rows if rows is not None else {}
+        after = self._pipe.cached(stream_for(target))
+        entry = after.index.entry(result.entry_id) if after is not None else None
+        for key, doc in (("after", after), ("before", (before or {}).get(target))):
+            if entry is not None or doc is None:
+                continue
+            name = f"{key}:{target.value}"
+            if name not in cache:
+                cache[name] = {e.id: e for e in doc.all_entries()}
+            entry = cache[name].get(result.entry_id)
+        if entry is None:
+            return attrs.evolve(result, version_id=result.entry_id)
+        return attrs.evolve(
+            result, entry_id=entry.stable_id, version_id=entry.id, version=entry.version_no
+        )
 
     def _scan(
         self, command: AddMemory | ReplaceMemory
@@ -522,7 +563,9 @@ class MemoryService:
         is stale. For maintenance such as sync-markdown (`pi_hermes_memory.memory.sync`)."""
         warnings: list[str] = []
         with self._pipe.writing(_ALL_STREAMS, warnings, strict=False) as batch:
-            imported = {target_of(s): n for s, n in batch.imported.items()}
+            # this batch's imports and those an earlier read of this session made (opening
+            # the store imports a hand edit before `sync-markdown` runs)
+            imported = {target_of(s): n for s, n in self._pipe.take_imported(_ALL_STREAMS).items()}
             result = step(batch.uow, _by_target(batch.states), imported)
         self._note(warnings)
         return result, warnings
@@ -580,7 +623,9 @@ def _action(command: MemoryCommand) -> str:
 
 def entry_view(e: MemoryEntry) -> EntryView:
     return EntryView(
-        id=e.id,
+        id=e.stable_id,
+        version=e.version_no,
+        version_id=e.id,
         target=e.target.value,
         text=e.text,
         project=e.project,

@@ -103,6 +103,11 @@ class SearchHit:
     #: meaningful, idf-weighted terms the row holds; higher is better
     score: float
     namespace: str | None = None  # agent:/custom:/user: scope of a memory/user row
+    #: ADR 0074: the stable id of the memory this row is a version of, and the version's
+    #: number; an index leaves them unset (None: the row's own id, number unknown), the
+    #: application fills them from the documents
+    memory_id: str | None = None
+    version_no: int | None = None
 
 
 @runtime_checkable

@@ -29,6 +29,7 @@ from pi_hermes_memory.domain.echo import shown, withheld
 from pi_hermes_memory.domain.memory.model import (
     GLOBAL_NAMESPACE,
     FailureCategory,
+    MemoryEntry,
     Target,
     namespace_problem,
 )
@@ -212,7 +213,27 @@ class SearchService:
         ]
         if len(allowed) != len(hits):  # an index bug must never leak rows out of scope
             self._log.error("search.out_of_scope_hits", dropped=len(hits) - len(allowed))
-        return _result(text, tuple(allowed[:limit]))
+        return _result(text, tuple(self._identified(allowed[:limit])))
+
+    def _identified(self, hits: Sequence[SearchHit]) -> list[SearchHit]:
+        """`hits` with the stable id and version number of their rows (ADR 0074), read from
+        the documents: one derivation for every index, nothing stored twice."""
+        docs: dict[Target, MemoryDocument] = {}
+        history: dict[Target, dict[str, MemoryEntry]] = {}
+        out: list[SearchHit] = []
+        for hit in hits:
+            doc = docs.get(hit.target)
+            if doc is None:
+                doc = docs[hit.target] = self._service.current(hit.target)
+            entry = doc.index.entry(hit.id)
+            if entry is None:
+                if hit.target not in history:
+                    history[hit.target] = {e.id: e for e in doc.history}
+                entry = history[hit.target].get(hit.id)
+            if entry is not None:
+                hit = attrs.evolve(hit, memory_id=entry.stable_id, version_no=entry.version_no)
+            out.append(hit)
+        return out
 
     def _ranked(self, query: SearchQuery) -> list[SearchHit]:
         embeddings = self._service.embeddings
@@ -287,7 +308,8 @@ def _rounded(score: float) -> float:
 
 def hit_json(hit: SearchHit) -> dict[str, Any]:
     out: dict[str, Any] = {
-        "id": hit.id,
+        "id": hit.memory_id or hit.id,  # the memory's stable id (ADR 0074)
+        "version_id": hit.id,
         "target": hit.target.value,
         "project": hit.project,
         "category": hit.category.value if hit.category else None,
@@ -296,6 +318,8 @@ def hit_json(hit: SearchHit) -> dict[str, Any]:
         "last_referenced": hit.last_referenced.isoformat(),
         "score": _rounded(hit.score),
     }
+    if hit.version_no is not None:
+        out["version"] = hit.version_no
     if hit.namespace is not None:
         out["scope"] = hit.namespace
     if hit.superseded_by is not None:

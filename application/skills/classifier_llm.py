@@ -142,7 +142,8 @@ class LlmClassifier:
         found = RuleBasedClassifier(self.monotonic).classify(
             skills, policy, project, timeout=timeout, project_names=project_names
         )
-        note = f"the LLM is off: {(why or 'not configured')[:160]}; classified by the rules"
+        why = (why or "not configured").removeprefix("the LLM is off: ")  # no stutter
+        note = f"the LLM is off: {why[:160]}; classified by the rules"
         return [attrs.evolve(c, reasons=(note, *c.reasons)) for c in found]
 
 

@@ -388,6 +388,15 @@ class SkillService:
                     message=f"{shown(skill_id)} is not a global skill; only global skills are "
                     "hidden or shown per project.",
                 )
+        if action in ("hide", "show"):  # reset may forget the choice for a deleted skill
+            missing = [i for i in skill_ids if self.get(i) is None]
+            if missing:
+                return SkillResult(
+                    success=False,
+                    status=Status.NOT_FOUND,
+                    message=f"No global skill {', '.join(map(shown, missing))}; nothing was "
+                    "changed (`skills list` names them).",
+                )
         self._guard()
         for skill_id in skill_ids:
             if action == "hide":

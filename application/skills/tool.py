@@ -25,29 +25,32 @@ from pi_hermes_memory.tools.registry import (
 __all__ = ["SKILL_TOOL", "result_json", "run_skill_tool", "skill_json", "skill_summary_json"]
 
 _ACTIONS = [a.value for a in SkillAction]
+#: an alias of view without skill_id (what a newcomer tries first)
+_LIST = "list"
 _VISIBILITY = ["list", "hide", "show", "reset"]
 
 SKILL_TOOL_DESCRIPTION = (
     "Procedural skills: reusable, step-by-step procedures kept as SKILL.md files (the Agent "
-    "Skills format). Actions: view (no skill_id: list the visible skills; with skill_id: the "
-    "whole skill; records nothing), use (the whole skill, and records that you used it — do "
-    "this when you actually follow a skill), create (scope required: global for a procedure "
-    "that works in any repository, project for one tied to this repository's paths, scripts, "
-    "architecture or release; give name, description and either the structured fields "
-    "when_to_use, procedure_steps, pitfalls, verification_steps (preferred) or content), "
-    "patch (one section of skill_id: section plus content, or a JSON array of steps), "
-    "update / edit (new description and/or body; empty keeps the old), delete, write_file / "
-    "remove_file (support files under references/, templates/, scripts/ or assets/ only; "
-    "never executed), visibility (visibility_action list/hide/show/reset global skills for "
-    "a project). Skill ids: global:<slug> or project:<project>:<slug>. Text is scanned for "
-    "secrets and prompt injection; a refused write changes nothing."
+    "Skills format). Actions: view (no skill_id: list the visible skills; with skill_id: "
+    "the whole skill; records nothing), list (view without skill_id), use (the whole skill, "
+    "and records that you used it — do this when you actually follow a skill), create "
+    "(scope required: global for a procedure that works in any repository, project for one "
+    "tied to this repository's paths, scripts, architecture or release; give name, "
+    "description and either the structured fields when_to_use, procedure_steps, pitfalls, "
+    "verification_steps (preferred) or content), patch (one section of skill_id: section "
+    "plus content, or a JSON array of steps), update / edit (new description and/or body; "
+    "empty keeps the old), delete, write_file / remove_file (support files under "
+    "references/, templates/, scripts/ or assets/ only; never executed), visibility "
+    "(visibility_action list/hide/show/reset global skills for a project). Skill ids: "
+    "global:<slug> or project:<project>:<slug>. Text is scanned for secrets and prompt "
+    "injection; a refused write changes nothing."
 )
 
 _STEPS = {"type": "array", "items": {"type": "string"}}
 SKILL_TOOL_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "action": {"type": "string", "enum": _ACTIONS},
+        "action": {"type": "string", "enum": [*_ACTIONS, _LIST]},
         "skill_id": {"type": "string", "description": "global:<slug> or project:<p>:<slug>"},
         "scope": {"type": "string", "enum": ["global", "project"]},
         "name": {"type": "string", "description": "The skill's name (ASCII; becomes the slug)"},
@@ -145,15 +148,25 @@ def _listing(skills: Sequence[SkillState], hidden: set[str], warnings: list[str]
 
 
 def run_skill_tool(service: SkillService, arguments: Any) -> ToolResult:
-    """Check `arguments` against the schema and run the action."""
+    """Check `arguments` against the schema and run the action. A refusal of the input
+    itself (the domain's `invalid`) is `invalid_arguments`, as every other tool's."""
+    out = _run(service, arguments)
+    if out.get("status") == Status.INVALID:
+        out["status"] = Status.INVALID_ARGUMENTS
+    return out
+
+
+def _run(service: SkillService, arguments: Any) -> ToolResult:
     arguments = json_object(arguments)
     args = present(arguments)
     _check_keys(args, set(SKILL_TOOL_SCHEMA["properties"]), "")
-    action = _enum(args, "action", _ACTIONS, "")
+    action = _enum(args, "action", [*_ACTIONS, _LIST], "")
     if action is None:
         raise ArgumentError(f"action is required: one of {', '.join(_ACTIONS)}")
     skill_id = _string(args, "skill_id", "")
-    if action == SkillAction.VIEW:
+    if action == _LIST and skill_id is not None:
+        raise ArgumentError("list takes no skill_id (view with skill_id shows one skill)")
+    if action in (SkillAction.VIEW, _LIST):
         if skill_id is None:
             warnings: list[str] = []
             return _listing(service.skills(warnings), service.hidden(), warnings)

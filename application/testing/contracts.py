@@ -14,6 +14,8 @@ from pi_hermes_memory.domain.memory.events import (
     EVENT_TYPES,
     Event,
     MemoryAdded,
+    MemoryMovedIn,
+    MemoryMovedOut,
     MemoryPurged,
     MemoryReferenced,
     MemoryRemoved,
@@ -234,6 +236,64 @@ class StorageContract:
             assert uow.journal.version(STREAM) == 1
             assert uow.ledger.rendered(STREAM, REPLICA) == (1, "a" * 64)
             assert uow.journal.snapshot(STREAM) == (1, "s")
+
+    def test_stable_memory_ids_survive_the_journal(self, storage: Any) -> None:
+        """ADR 0074: a memory's stable id is derived by folding what the journal returns, and
+        the optional lineage fields of a move come back as they were written (an adapter that
+        dropped them would give a promoted memory a new id). Snapshot text is opaque to a
+        storage (`test_snapshot_keeps_the_latest_per_stream`); its codec keeps the lineage."""
+        from pi_hermes_memory.domain.memory.identity import resolve
+
+        project = stream_for(Target.PROJECT)
+        replaced = [
+            MemoryReplaced(
+                stream=project,
+                version=version,
+                at=AT,
+                old_id=old,
+                new_id=new,
+                text=f"Deploys use bin/{new}",
+                project="web",
+                category=None,
+                created=DAY,
+                last_referenced=DAY,
+            )
+            for version, old, new in ((2, "p", "p2"), (3, "p2", "p3"))
+        ]
+        moved_in = MemoryMovedIn(
+            stream=STREAM,
+            version=1,
+            at=AT,
+            entry_id="p3",
+            from_stream=project,
+            target=Target.MEMORY,
+            text="Deploys use bin/p3",
+            project=None,
+            category=None,
+            created=DAY,
+            last_referenced=DAY,
+            memory_id="p",
+            version_no=3,
+        )
+        first = attrs.evolve(
+            added(1, "p", "Deploys use bin/p", stream=project), target=Target.PROJECT, project="web"
+        )
+        moved_out = MemoryMovedOut(
+            stream=project, version=4, at=AT, entry_id="p3", to_stream=STREAM
+        )
+        with storage.transaction() as uow:
+            uow.journal.append(project, 0, [first, *replaced, moved_out])
+            uow.journal.append(STREAM, 0, [moved_in])
+        with storage.transaction() as uow:
+            source = _folded(Target.PROJECT, list(uow.journal.read(project)))
+            destination = _folded(Target.MEMORY, list(uow.journal.read(STREAM)))
+        (head,) = destination.active
+        assert (head.id, head.stable_id, head.version_no) == ("p3", "p", 3)
+        assert {e.id: e.version_no for e in source.history} == {"p": 1, "p2": 2}
+        rows = [*source.all_entries(), *destination.all_entries()]
+        for ref in ("p", "p3", "p@3"):
+            found = resolve(rows, ref)
+            assert found is not None and found.row == head, ref
 
     def test_store_id_is_stable(self, storage: Any) -> None:
         with storage.transaction() as uow:

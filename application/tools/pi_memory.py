@@ -334,6 +334,7 @@ def _memory_json(view: EntryView) -> dict[str, Any]:
         "category": view.kind,
         "importance": DEFAULT_IMPORTANCE if view.importance is None else view.importance,
         "created": view.created.isoformat(),
+        "version": view.version,  # ADR 0074: `id` is the same for every version
     }
 
 
@@ -474,7 +475,7 @@ def _update(memory: Memory, arguments: Any) -> ToolResult:
     out = write_result_json(result)
     if result.status is Status.REPLACED and result.entry_id is not None:
         out["id"] = result.entry_id
-        out["message"] = f"Updated; the memory's id is now {result.entry_id}."
+        out["message"] = f"Updated; the memory keeps its id {result.entry_id}."
     return out
 
 

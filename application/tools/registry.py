@@ -164,7 +164,7 @@ def write_result_json(result: WriteResult) -> ToolResult:
         "status": result.status,
         "message": result.message,
     }
-    for key in ("target", "action", "entry_id"):
+    for key in ("target", "action", "entry_id", "version_id", "version"):
         value = getattr(result, key)
         if value is not None:
             out[key] = value

@@ -23,6 +23,15 @@ LIMIT_SETTING: dict[Target, str] = {
 }
 
 
+#: a target as messages name it ("memory memory" read as a stutter)
+_NAMES: dict[Target, str] = {
+    Target.USER: "the user profile",
+    Target.MEMORY: "memory",
+    Target.PROJECT: "project memory",
+    Target.FAILURE: "failure memory",
+}
+
+
 def usage(entries: Iterable[MemoryEntry]) -> int:
     """Characters of entry text (metadata comments and separators are not counted)."""
     return sum(len(e.text) for e in entries)
@@ -57,7 +66,8 @@ def plan_capacity(
         return CapacityPlan(fits=True)
     setting = LIMIT_SETTING[target]
     over = (
-        f"{target.value} memory would hold {used + adding} characters, over its limit of "
+        f"{_NAMES.get(target, target.value)} would hold {used + adding} characters, over its "
+        "limit of "
         f"{limit} ({setting}; {used} used now, this entry needs {adding})"
     )
     if strategy is OverflowStrategy.FIFO_EVICT:

@@ -27,6 +27,7 @@ from pi_hermes_memory.domain.memory.events import (
     RemovalReason,
     stamp,
 )
+from pi_hermes_memory.domain.memory.identity import Reference, parse_reference
 from pi_hermes_memory.domain.memory.model import (
     GLOBAL_NAMESPACE,
     FailureCategory,
@@ -196,20 +197,44 @@ def current_id(doc: DocumentState, entry: MemoryEntry) -> str:
     return current.id
 
 
+def _named(doc: DocumentState, ref: Reference) -> MemoryEntry | None:
+    """The row `ref` names in `doc` (ADR 0074). A stable id names its memory's current version
+    (also when it is an alias: the first version of a chain that joined another one); `ID@N`
+    names version N while it is the head, and the memory's first version (history, so a write
+    answers `superseded`) when N is older; a version id names that version."""
+    if ref.version is not None:
+        head = next((e for e in doc.active if e.stable_id == ref.id), None)
+        if head is not None and ref.version <= head.version_no:
+            return head if ref.version == head.version_no else doc.find(ref.id)
+        return None
+    entry = doc.find(ref.id)
+    if entry is not None and (entry.stable_id != ref.id or entry.superseded_by is None):
+        return entry  # a version id, or a memory whose first version is its head (O(1))
+    head = next((e for e in doc.active if e.stable_id == ref.id), None)
+    if head is not None:
+        return head
+    if entry is not None and entry.superseded_by is not None:
+        successor = doc.find(current_id(doc, entry))
+        if successor is not None and successor.superseded_by is None:
+            return successor  # an alias: its chain joined this one
+    return entry
+
+
 def locate_id(
     doc: DocumentState, scope: SessionScope, entry_id: str, namespace: str | None = None
 ) -> MemoryEntry | Decision:
     """The visible active row with this id (of `namespace` when one is given); else why not:
     `superseded` (an old version: the decision's entry_id is the current one), `gone`
     (removed, evicted or moved out: restore brings a removed one back) or `not_found`."""
-    entry = doc.find(entry_id)
+    ref = parse_reference(entry_id)
+    entry = _named(doc, ref)
     where = doc.target.value
     if (
         entry is None
         or not scope.visible(entry)
         or (namespace is not None and entry.namespace != namespace)
     ):
-        if entry is None and doc.was_removed(entry_id):
+        if entry is None and doc.was_removed(ref.id):
             return Decision(
                 status=Status.GONE,
                 message=f"The {where} entry with this id was removed (or moved to another "
@@ -221,13 +246,20 @@ def locate_id(
         )
     if entry.superseded_by is None:
         return entry
+    if ref.version is None and entry.stable_id == ref.id:  # the memory, not one version
+        return Decision(
+            status=Status.GONE,
+            message=f"The {where} memory with this id was removed (or moved to another "
+            "document); nothing was changed. `restore` brings a removed entry back.",
+        )
     head = current_id(doc, entry)
     active = doc.find(head)
     if active is not None and active.superseded_by is None and scope.visible(active):
         return Decision(
             status=Status.SUPERSEDED,
             message=f"This id names an old version of a {where} entry; the current version is "
-            f"{head}. Nothing was changed: use that id.",
+            f"{head}. Nothing was changed: use the memory's id {active.stable_id}, which "
+            "always names its current version (ADR 0074).",
             entry_id=head,
         )
     return Decision(

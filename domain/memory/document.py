@@ -126,7 +126,18 @@ def entry_of(
         flagged=event.flagged,
         importance=event.importance,
         kind=event.kind,
+        memory_id=lineage_of(event)[0],
+        version_no=lineage_of(event)[1],
     )
+
+
+def lineage_of(event: MemoryAdded | MemoryMovedIn | MemoryRestored) -> tuple[str | None, int]:
+    """The `memory_id` and `version_no` an event gives its entry (ADR 0074): an add starts a
+    memory (an import's add may carry the exported ones); a move or a restore carries the ones
+    the entry had (an older event carries none: the entry then is the first version of a
+    memory of its own id)."""
+    memory_id = None if event.memory_id == event.entry_id else event.memory_id
+    return memory_id, event.version_no or 1
 
 
 @attrs.define
@@ -237,6 +248,8 @@ class _Builder:
                     flagged=event.flagged,
                     importance=old.importance if event.importance is None else event.importance,
                     kind=old.kind if event.kind is None else event.kind,
+                    memory_id=old.stable_id,  # a new version of the same memory (ADR 0074)
+                    version_no=old.version_no + 1,
                 )
                 self.slots[position] = new  # the new version takes the old one's place
                 self.slot_of[new.id] = position

@@ -67,6 +67,10 @@ class MemoryAdded(Event):
     #: without them (the codec leaves a None out of the payload)
     importance: float | None = None
     kind: MemoryKind | None = None
+    #: ADR 0074: an import recreating a version of an exported memory carries its stable id
+    #: and version number; absent otherwise (an add starts a memory of its own id)
+    memory_id: str | None = None
+    version_no: int | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -148,6 +152,10 @@ class MemoryMovedIn(Event):
     flagged: str | None = None
     importance: float | None = None  # ADR 0045
     kind: MemoryKind | None = None
+    #: the stable id and version number the entry had (ADR 0074); absent from older events:
+    #: the entry then is the first version of a memory with its own id
+    memory_id: str | None = None
+    version_no: int | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -201,6 +209,10 @@ class MemoryRestored(Event):
     flagged: str | None = None
     importance: float | None = None  # ADR 0045
     kind: MemoryKind | None = None
+    #: the stable id and version number the entry had (ADR 0074); absent from older events:
+    #: the entry then is the first version of a memory with its own id
+    memory_id: str | None = None
+    version_no: int | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -218,7 +230,7 @@ class MemoryPurged(Event):
 
 #: event fields added after their tag's first version: left out of a payload when None, so an
 #: event without them encodes exactly as before they existed (ADR 0045)
-OPTIONAL_EVENT_FIELDS: tuple[str, ...] = ("importance", "kind")
+OPTIONAL_EVENT_FIELDS: tuple[str, ...] = ("importance", "kind", "memory_id", "version_no")
 
 #: every event of a memory stream; a projection or fold over it matches each member and ends
 #: with `case _: assert_never(event)` (style rule 28)

@@ -95,6 +95,11 @@ class MemoryEntry:
     importance: float | None = None
     #: the second seed's category (ADR 0045); None: never set
     kind: MemoryKind | None = None
+    #: the stable id of the memory this row is a version of (ADR 0074): the id of the chain's
+    #: first version, carried by every replace; None: this row is that first version
+    memory_id: str | None = None
+    #: this row's number in its memory's versions, 1 for the first (ADR 0074)
+    version_no: int = 1
 
     @classmethod
     def create(
@@ -132,6 +137,11 @@ class MemoryEntry:
     @property
     def active(self) -> bool:
         return self.superseded_by is None
+
+    @property
+    def stable_id(self) -> str:
+        """The id of the memory this row is a version of: the same for every version (ADR 0074)."""
+        return self.memory_id or self.id
 
 
 SEPARATOR_LINE = "§"

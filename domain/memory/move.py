@@ -165,6 +165,8 @@ def decide_move(
         flagged=entry.flagged,
         importance=entry.importance,
         kind=entry.kind,
+        memory_id=entry.memory_id,  # ADR 0074: the memory keeps its stable id
+        version_no=entry.version_no if entry.memory_id is not None else None,
     )
     status = Status.PROMOTED if cmd.direction is MoveDirection.PROMOTE else Status.DEMOTED
     where = "global memory" if cmd.direction is MoveDirection.PROMOTE else "project memory"

@@ -237,6 +237,27 @@ def chains(rows: Sequence[MemoryEntry]) -> list[list[MemoryEntry]]:
     return list(groups.values())
 
 
+def with_lineage(rows: Sequence[MemoryEntry]) -> list[MemoryEntry]:
+    """The rows of an export written before ADR 0074 with the stable ids a store derives: in
+    a chain where no row has two predecessors, version k carries the first version's id and
+    number k. Where chains joined, each row keeps its own id (the file does not say which
+    link was the replace), so every one of them still names its rows."""
+    out = {r.id: r for r in rows}
+    for chain in chains(rows):
+        by_id = {r.id: r for r in chain}
+        predecessors: dict[str, int] = {}
+        for r in chain:
+            if r.superseded_by is not None:
+                predecessors[r.superseded_by] = predecessors.get(r.superseded_by, 0) + 1
+        if len(chain) < 2 or max(predecessors.values(), default=0) > 1:
+            continue
+        ordered = sorted(chain, key=lambda r: -_depth(r, by_id))
+        root = ordered[0].id
+        for number, r in enumerate(ordered, start=1):
+            out[r.id] = attrs.evolve(r, memory_id=None if number == 1 else root, version_no=number)
+    return [out[r.id] for r in rows]
+
+
 def _depth(row: MemoryEntry, by_id: Mapping[str, MemoryEntry]) -> int:
     depth, seen, cur = 0, {row.id}, row
     while cur.superseded_by is not None and cur.superseded_by in by_id:
@@ -260,6 +281,8 @@ def chain_events(
     events: list[Event] = []
     for row in sorted(chain, key=lambda r: (r.created, r.id)):
         kwargs = {f.name: getattr(row, f.name) for f in entry_fields() if f.name in added_fields}
+        if row.memory_id is None:  # the first version of its memory: the event says nothing
+            kwargs["version_no"] = None
         events.append(
             MemoryAdded(
                 stream=doc.stream, at=at, entry_id=row.id, origin=Origin.MIGRATION, **kwargs

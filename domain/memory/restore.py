@@ -44,12 +44,17 @@ def restorable(target: Target, events: Iterable[Event]) -> list[RemovedEntry]:
 def select_restorable(
     candidates: Iterable[RemovedEntry], query: str, scope: SessionScope
 ) -> list[RemovedEntry]:
-    """The removed entries `query` names: an exact id, else those whose text contains it
-    (case-insensitive), among the ones this session may see; one per text, newest removal."""
+    """The removed entries `query` names: an exact id (a version's, else a memory's stable id,
+    ADR 0074), else those whose text contains it (case-insensitive), among the ones this
+    session may see; one per text, newest removal."""
     visible = [c for c in candidates if scope.visible(c.entry)]
     by_id = [c for c in visible if c.entry.id == query.strip()]
     if by_id:
         return by_id
+    # a memory's stable id (ADR 0074): its removed current version
+    of_memory = [c for c in visible if c.entry.stable_id == query.strip()]
+    if of_memory:
+        return of_memory[:1]  # the newest removal (candidates come newest first)
     needle = query.strip().casefold()
     if not needle:
         return []
@@ -118,6 +123,8 @@ def decide_restore(
         flagged=entry.flagged,
         importance=entry.importance,
         kind=entry.kind,
+        memory_id=entry.memory_id,  # ADR 0074: the memory keeps its stable id
+        version_no=entry.version_no if entry.memory_id is not None else None,
     )
     return Decision(
         status=Status.RESTORED,

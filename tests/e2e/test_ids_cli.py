@@ -24,6 +24,7 @@ def _add(root: Path, text: str) -> str:
 
 
 def test_get_update_history_delete(root: Path) -> None:
+    """ADR 0074: add -> update ID -> update ID -> delete ID, all with the id `add` returned."""
     a = _add(root, "Node 20 is the runtime")
     listed = json.loads(cli(root, "list", "--json").stdout)
     assert [e["id"] for e in listed] == [a]
@@ -34,22 +35,44 @@ def test_get_update_history_delete(root: Path) -> None:
 
     updated = cli(root, "update", a, "Node 22 is the runtime", "--json")
     assert updated.returncode == 0, updated.stderr
-    b = json.loads(updated.stdout)["entry_id"]
+    first = json.loads(updated.stdout)
+    assert first["entry_id"] == a and first["version"] == 2
+    b = first["version_id"]  # the second version's own id
+    assert b != a
 
-    history = cli(root, "history", b, "--json")
+    again = cli(root, "update", a, "Node 24 is the runtime", "--json")
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["entry_id"] == a and json.loads(again.stdout)["version"] == 3
+    current = json.loads(cli(root, "get", a, "--json").stdout)
+    assert current["text"] == "Node 24 is the runtime" and current["id"] == a
+    assert current["version"] == 3
+    listed = json.loads(cli(root, "list", "--json").stdout)
+    assert [(e["id"], e["version"]) for e in listed] == [(a, 3)]
+    found = json.loads(cli(root, "search", "Node runtime", "--json").stdout)
+    assert [(h["id"], h["version"]) for h in found["results"]] == [(a, 3)]
+
+    history = cli(root, "history", a, "--json")
     assert history.returncode == 0
-    assert [e["id"] for e in json.loads(history.stdout)] == [a, b]
+    rows = json.loads(history.stdout)
+    assert [(e["id"], e["version"]) for e in rows] == [(a, 1), (a, 2), (a, 3)]
+    assert rows[0]["version_id"] == a and rows[1]["version_id"] == b
+    assert json.loads(cli(root, "history", b, "--json").stdout) == rows  # any version's id
     text = cli(root, "history", a).stdout.splitlines()
-    assert text[0].startswith(f"{a}  [memory] Node 20") and text[1].startswith(f"{b}  ")
+    assert text[0].startswith(f"{a}@1  [memory] Node 20") and text[2].startswith(f"{a}@3  ")
+    v1 = json.loads(cli(root, "get", f"{a}@1", "--json").stdout)
+    assert v1["text"] == "Node 20 is the runtime" and v1["superseded_by"] == b
+    assert json.loads(cli(root, "get", b, "--json").stdout)["text"] == "Node 22 is the runtime"
 
-    stale = cli(root, "update", a, "Node 24 is the runtime")
-    assert stale.returncode == 1 and b in stale.stdout  # names the current version
-    assert json.loads(cli(root, "delete", a, "--json").stdout)["status"] == "superseded"
+    # naming an old version keeps optimistic concurrency: superseded, naming the memory's id
+    stale = cli(root, "update", b, "Node 26 is the runtime")
+    assert stale.returncode == 1 and a in stale.stdout
+    pinned = json.loads(cli(root, "delete", f"{a}@2", "--json").stdout)
+    assert pinned["status"] == "superseded" and pinned["entry_id"] == a
 
-    deleted = cli(root, "delete", b)
-    assert deleted.returncode == 0 and "Removed" in deleted.stdout
-    again = cli(root, "delete", b, "--json")
-    assert again.returncode == 1 and json.loads(again.stdout)["status"] == "gone"
+    deleted = cli(root, "delete", a)
+    assert deleted.returncode == 0 and "Removed" in deleted.stdout, deleted.stdout
+    gone = cli(root, "delete", a, "--json")
+    assert gone.returncode == 1 and json.loads(gone.stdout)["status"] == "gone"
 
 
 def test_unknown_ids_exit_1_and_usage_errors_exit_2(root: Path) -> None:

@@ -60,13 +60,13 @@ def test_index_search_stats_over_rest(srv: RunningServer, docs: Path) -> None:
         ] == [("ops/runbook.md", 3, 5, "Runbook > Restart")]
         stats = _envelope(c.get("/api/knowledge/stats"), 200)["data"]
         assert (stats["files"], stats["chunks"]) == (2, 3)  # "# Runbook" is a chunk too
-        health = _envelope(c.get("/health"), 200)["data"]
+        health = _envelope(c.get("/api/status"), 200)["data"]
         assert health["knowledge"] == {"folders": 1} and "pager" not in json.dumps(health)
         for bad in ({"query": 5}, {}, {"query": "x", "limit": 0}, {"query": "x", "extra": 1}):
             _envelope(c.post("/api/knowledge/search", json=bad), 400)
         _envelope(c.post("/api/knowledge/index", json={"force": True}), 400)
         _envelope(c.get("/api/knowledge/search"), 405)
-        spec = c.get("/openapi.json").json()["data"]
+        spec = c.get("/openapi.json").json()
         assert {"/api/knowledge/search", "/api/knowledge/index", "/api/knowledge/stats"} <= set(
             spec["paths"]
         )

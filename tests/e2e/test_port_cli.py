@@ -403,3 +403,40 @@ def test_delete_bulk_names_the_entries_this_session_cannot_see(tmp_path: Path) -
     assert "--project" in done.stderr
     seen = cli(root, "--agent", "bob", "delete-bulk", "--scope", "agent:bob", "--dry-run")
     assert "Would remove 1 entries" in seen.stdout and "not visible" not in seen.stderr
+
+
+def test_import_reproduces_stable_ids_and_an_old_export_still_imports(tmp_path: Path) -> None:
+    """ADR 0074: an export carries each row's memory id and version number; importing it
+    gives the same ids, and the id the source store gave keeps working for writes. An export
+    written before them imports too, its chains numbered as a store derives them."""
+    source = _root(tmp_path, "a")
+    export = _store(source)
+    (memory_id,) = _ids(source, "--target", "memory")
+    records = [json.loads(line) for line in export.read_text().splitlines()]
+    chain = [r for r in records[1:] if r.get("memory_id") == memory_id or r["id"] == memory_id]
+    assert sorted(r["version_no"] for r in chain) == [1, 2, 3]
+    target = _root(tmp_path, "b")
+    assert cli(target, "import", str(export)).returncode == 0
+    assert _ids(target, "--target", "memory") == [memory_id]
+    updated = json.loads(
+        cli(target, "update", memory_id, "The test command is just", "--json").stdout
+    )
+    assert (updated["entry_id"], updated["version"]) == (memory_id, 4)
+
+    old = tmp_path / "old.jsonl"
+    header = {
+        **records[0],
+        "fields": [f for f in records[0]["fields"] if f not in ("memory_id", "version_no")],
+    }
+    lines = [json.dumps(header)]
+    for r in records[1:]:
+        lines.append(
+            json.dumps({k: v for k, v in r.items() if k not in ("memory_id", "version_no")})
+        )
+    old.write_text("\n".join(lines) + "\n")
+    legacy = _root(tmp_path, "c")
+    done = cli(legacy, "import", str(old))
+    assert done.returncode == 0, done.stderr
+    assert _ids(legacy, "--target", "memory") == [memory_id]
+    history = json.loads(cli(legacy, "history", memory_id, "--json").stdout)
+    assert [(h["id"], h["version"]) for h in history] == [(memory_id, n) for n in (1, 2, 3)]

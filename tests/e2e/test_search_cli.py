@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -36,7 +37,8 @@ def test_add_then_search(root: Path) -> None:
     assert found.returncode == 0, found.stderr
     lines = found.stdout.splitlines()
     assert lines[0] == '1 memory matches "test command" (best first):'
-    assert lines[1].startswith("[1] (memory, ") and lines[1].endswith(
+    # the score (0-1, two decimals) and the id that get/update/delete take (ADR 0078)
+    assert re.match(r"\[1\] [01]\.\d\d \S+ \(memory, ", lines[1]) and lines[1].endswith(
         ") The test command is make test"
     )
     cjk = cli(root, "search", "构建命令", "--project", "web")

@@ -23,8 +23,9 @@ def keyed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
 
 
 ROUTES = [
-    ("GET", "/health"),
+    ("GET", "/api/status"),
     ("GET", "/openapi.json"),
+    ("GET", "/api/memory/01ABC"),
     ("GET", "/api/memory/list"),
     ("GET", "/api/memory/stats"),
     ("POST", "/api/memory/search"),
@@ -55,7 +56,10 @@ def test_every_route_needs_the_key(keyed: RunningServer, method: str, path: str)
         for headers in BAD:
             r = c.request(method, path, headers=headers, json={"query": "x"})
             assert r.status_code == 401, (headers, r.text)
-            assert r.json()["success"] is False
+            if path == "/mcp":  # a JSON-RPC error (ADR 0076)
+                assert r.json()["error"]["code"] == -32001 and r.json()["id"] is None
+            else:
+                assert r.json()["success"] is False
         # a non-ASCII key is a 401 too, never a 500 (compare_digest on bytes)
         r = c.request(method, path, headers=[(b"x-api-key", "ключ".encode())])
         assert r.status_code == 401
@@ -63,11 +67,53 @@ def test_every_route_needs_the_key(keyed: RunningServer, method: str, path: str)
         assert c.request(method, path, params={"api_key": KEY}).status_code == 401
 
 
+def test_health_needs_no_key_and_says_status_and_version_only(keyed: RunningServer) -> None:
+    from pi_hermes_memory import __version__
+
+    with httpx.Client(base_url=keyed.url, timeout=30) as c:
+        for headers in [*BAD, {"x-api-key": KEY}]:
+            r = c.get("/health", headers=headers)
+            assert r.status_code == 200, r.text
+            assert r.json() == {
+                "success": True,
+                "data": {"status": "ok", "version": __version__},
+                "error": None,
+            }
+        assert c.post("/health", json={}).status_code == 401  # only GET /health is open
+
+
+def test_every_documented_route_but_health_needs_the_key(keyed: RunningServer) -> None:
+    with httpx.Client(base_url=keyed.url, timeout=30) as c:
+        doc = c.get("/openapi.json", headers={"x-api-key": KEY}).json()
+        routes = [
+            (method.upper(), path.replace("{id}", "01ABC"))
+            for path, operations in doc["paths"].items()
+            for method in operations
+        ]
+        assert len(routes) >= 13
+        for method, path in routes:
+            r = c.request(method, path, json={"jsonrpc": "2.0", "id": "q1", "method": "ping"})
+            if path == "/health":
+                assert r.status_code == 200
+                continue
+            assert r.status_code == 401, (method, path, r.text)
+            if path == "/mcp":  # the request's id comes back in the JSON-RPC error
+                assert r.json() == {
+                    "jsonrpc": "2.0",
+                    "id": "q1",
+                    "error": {
+                        "code": -32001,
+                        "message": "an API key is required (Authorization: Bearer or X-API-Key)",
+                        "data": {"status": 401},
+                    },
+                }
+
+
 def test_bearer_and_x_api_key_are_accepted(keyed: RunningServer) -> None:
     with httpx.Client(base_url=keyed.url, timeout=30) as c:
-        assert c.get("/health", headers={"authorization": f"Bearer {KEY}"}).status_code == 200
-        assert c.get("/health", headers={"authorization": f"bearer {KEY}"}).status_code == 200
-        assert c.get("/health", headers={"x-api-key": KEY}).status_code == 200
+        assert c.get("/api/status", headers={"authorization": f"Bearer {KEY}"}).status_code == 200
+        assert c.get("/api/status", headers={"authorization": f"bearer {KEY}"}).status_code == 200
+        assert c.get("/api/status", headers={"x-api-key": KEY}).status_code == 200
     assert KEY not in Path(keyed.log).read_text()
 
 

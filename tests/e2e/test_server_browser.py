@@ -39,8 +39,13 @@ def client(srv: RunningServer) -> Iterator[httpx.Client]:
 
 
 def _refused(response: httpx.Response, status: int, needle: str) -> dict[str, Any]:
+    """The envelope of a refusal; on /mcp a JSON-RPC error (ADR 0076)."""
     assert response.status_code == status, response.text
     body: dict[str, Any] = response.json()
+    if response.request.url.path == "/mcp":
+        assert body["jsonrpc"] == "2.0" and set(body) == {"jsonrpc", "id", "error"}
+        assert needle in body["error"]["message"], body
+        return body
     assert body["success"] is False and body["data"] is None
     assert needle in body["error"], body["error"]
     return body
@@ -223,8 +228,8 @@ def test_a_padded_api_key_is_trimmed(tmp_path: Path) -> None:
         ) as s,
         httpx.Client(base_url=s.url, timeout=30) as c,
     ):
-        assert c.get("/health", headers={"x-api-key": "padded-key-123"}).status_code == 200
-        assert c.get("/health").status_code == 401
+        assert c.get("/api/status", headers={"x-api-key": "padded-key-123"}).status_code == 200
+        assert c.get("/api/status").status_code == 401
 
 
 @pytest.mark.parametrize("header", ["X-Project", "X-Agent"])

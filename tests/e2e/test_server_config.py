@@ -50,7 +50,7 @@ def test_openclaw_json_and_environment_configure_the_server(
             assert DEPLOY in server.embedded_texts()  # the stored memory got its vector
             found = _data(client.post("/api/memory/search", json={"query": QUESTION}), 200)
             assert [r["text"] for r in found["results"]][:1] == [DEPLOY]
-            health = _data(client.get("/health"), 200)
+            health = _data(client.get("/api/status"), 200)
             assert health["embedding"] == {
                 "enabled": True,
                 "model": "fixture",
@@ -65,13 +65,13 @@ def test_openclaw_json_and_environment_configure_the_server(
             found = _data(client.post("/api/memory/search", json={"query": "deploy script"}), 200)
             assert found["results"][0]["text"] == ROLLBACK
         log = srv.log.read_text()
-    assert "openclaw.json autoCapture is not a known key" in log
+    assert "autoCapture" not in log  # read (ADR 0075), no longer "not a known key"
     assert FIXTURE_KEY not in log and SECRET_PATH not in log
     rerank_calls = [r for r in server.requests if r["path"].endswith("/rerank")]
     assert rerank_calls and rerank_calls[0]["authorization"] == f"Bearer {FIXTURE_KEY}"
-    # PI_MEMORY_DB_PATH is the agent root: the store lives there, not in PI_CODING_AGENT_DIR
-    assert (store_dir / "pi-hermes-memory" / "sessions.db").is_file()
-    assert not (tmp_path / "agent").exists()
+    # PI_MEMORY_DB_PATH is the database's folder (memoryDir, ADR 0075): sessions.db is there
+    assert (store_dir / "sessions.db").is_file()
+    assert not list((tmp_path / "agent").rglob("sessions.db"))
 
 
 def test_a_literal_key_in_openclaw_json_stops_start_with_exit_2(tmp_path: Path) -> None:

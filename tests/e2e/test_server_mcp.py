@@ -200,9 +200,13 @@ def test_stdio_reads_the_store_settings_of_the_environment_and_openclaw_json(
             assert not done.is_error, done.content
 
     anyio.run(main)
-    with pi_hermes_memory.open(agent_root=elsewhere) as memory:
+    # PI_MEMORY_DB_PATH is the database's folder, this library's memoryDir (ADR 0075)
+    assert (elsewhere / "sessions.db").is_file()
+    with pi_hermes_memory.open(
+        agent_root=tmp_path / "agent", overrides={"memoryDir": str(elsewhere)}
+    ) as memory:
         assert [v.text for v in memory.entries("memory")] == ["Lives in DB_PATH"]
-    assert not (tmp_path / "agent").exists()
+    assert not list((tmp_path / "agent").rglob("sessions.db"))
     bad = tmp_path / "openclaw.json"
     bad.write_text("{broken")
     done = subprocess.run(
@@ -241,7 +245,7 @@ def test_a_tools_own_project_argument_reaches_the_tool(srv: RunningServer) -> No
     stats, sessions = anyio.run(main)
     assert "in project web" in stats["message"], stats["message"]
     assert sessions["success"] is True
-    health = httpx.get(f"{srv.url}/health").json()["data"]
+    health = httpx.get(f"{srv.url}/api/status").json()["data"]
     assert all(store["project"] not in ("*", "web") for store in health["stores"])
 
 
@@ -274,4 +278,4 @@ def test_get_on_mcp_is_405_not_a_stream_that_never_ends(srv: RunningServer) -> N
     stream (and a connection slot) open forever; the specification allows 405."""
     answer = httpx.get(f"{srv.url}/mcp", headers={"accept": "text/event-stream"}, timeout=10)
     assert answer.status_code == 405 and answer.headers["allow"] == "POST"
-    assert answer.json()["success"] is False
+    assert answer.json()["error"]["code"] == -32600

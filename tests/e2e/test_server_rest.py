@@ -3,6 +3,8 @@ every answer, hostile bodies, Origin/Host checks, tenancy, concurrent clients.""
 
 from __future__ import annotations
 
+import json
+import subprocess
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -11,7 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.support.memory_server import RunningServer, running
+from tests.support.memory_server import RunningServer, command, environment, running
 
 
 @pytest.fixture(scope="module")
@@ -26,6 +28,15 @@ def client(srv: RunningServer) -> Iterator[httpx.Client]:
         yield c
 
 
+def _rpc_refusal(response: httpx.Response, status: int) -> dict[str, Any]:
+    """A refused /mcp request: the HTTP status and a JSON-RPC error (ADR 0076)."""
+    assert response.status_code == status, response.text
+    body: dict[str, Any] = response.json()
+    assert body["jsonrpc"] == "2.0" and set(body) == {"jsonrpc", "id", "error"}
+    assert isinstance(body["error"]["code"], int) and body["error"]["message"]
+    return body
+
+
 def _envelope(response: httpx.Response, status: int) -> dict[str, Any]:
     assert response.status_code == status, response.text
     body: dict[str, Any] = response.json()
@@ -37,10 +48,18 @@ def _envelope(response: httpx.Response, status: int) -> dict[str, Any]:
     return body
 
 
-def test_health_reports_version_and_memory_but_no_content(client: httpx.Client) -> None:
+def test_health_is_status_and_version_and_status_reports_memory_but_no_content(
+    client: httpx.Client,
+) -> None:
+    from pi_hermes_memory import __version__
+
     _envelope(client.post("/api/memory/store", json={"content": "health secretless fact"}), 201)
-    data = _envelope(client.get("/health"), 200)["data"]
-    assert data["status"] == "ok" and data["version"]
+    assert _envelope(client.get("/health"), 200)["data"] == {
+        "status": "ok",
+        "version": __version__,
+    }
+    data = _envelope(client.get("/api/status"), 200)["data"]
+    assert data["status"] == "ok" and data["version"] == __version__
     assert data["rss_bytes"] > 0
     assert data["stores"] and "fact" not in str(data)
     # no embedding section configured: each store's own config decides, here off
@@ -63,15 +82,28 @@ def test_store_search_list_get_patch_delete(client: httpx.Client) -> None:
         client.patch(f"/api/memory/{entry_id}", json={"content": "The deploy script is bin/go"}),
         200,
     )["data"]
-    assert patched["status"] == "replaced"
-    new_id = patched["entry_id"]
-    # the old id is history now: deleting it is a conflict naming the current version
-    _envelope(client.delete(f"/api/memory/{entry_id}"), 409)
-    assert _envelope(client.delete(f"/api/memory/{new_id}"), 200)["data"]["status"] == "removed"
-    _envelope(client.delete(f"/api/memory/{new_id}"), 404)
+    assert patched["status"] == "replaced" and patched["entry_id"] == entry_id  # ADR 0074
+    # the first version's id, pinned as ID@1, is history now: a conflict naming the memory
+    assert entry_id in _envelope(client.delete(f"/api/memory/{entry_id}@1"), 409)["error"]
+    assert _envelope(client.delete(f"/api/memory/{entry_id}"), 200)["data"]["status"] == "removed"
+    _envelope(client.delete(f"/api/memory/{entry_id}"), 404)
     _envelope(client.get("/api/memory/01NOSUCHENTRY0000000000000"), 404)
-    stats = _envelope(client.get("/api/memory/stats"), 200)["data"]
-    assert {t["target"] for t in stats["insights"]["targets"]} >= {"memory", "user"}
+
+
+def test_stats_is_what_stats_json_prints(srv: RunningServer, client: httpx.Client) -> None:
+    _envelope(client.post("/api/memory/store", json={"content": "Stats count this row"}), 201)
+    served = _envelope(client.get("/api/memory/stats"), 200)["data"]
+    printed = subprocess.run(
+        command("stats", "--json"),
+        cwd=srv.root.parent / "work",
+        env=environment(srv.root),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert served == json.loads(printed.stdout)
+    assert served["targets"]["memory"]["active"] >= 1
 
 
 def test_list_pagination(client: httpx.Client) -> None:
@@ -100,7 +132,8 @@ def test_list_pagination(client: httpx.Client) -> None:
         (b'{"a":' * 50 + b"1" + b"}" * 50, "nested too deeply"),
         (b'{"content": 5}', "content must be a string"),
         (b'{"content": "x", "force": "yes"}', "force must be a boolean"),
-        (b'{"text": "x"}', "unknown field"),
+        (b'{"body": "x"}', "unknown field"),
+        (b'{"text": 5}', "text must be a string"),
         (b'{"content": "x", "target": "nowhere"}', "target must be one of"),
     ],
 )
@@ -129,7 +162,7 @@ def test_bodies_over_the_limit_get_413(client: httpx.Client) -> None:
 
     json_type = {"content-type": "application/json"}
     _envelope(client.post("/api/memory/store", content=chunks(), headers=json_type), 413)
-    _envelope(client.post("/mcp", content=big, headers={"accept": "application/json"}), 413)
+    _rpc_refusal(client.post("/mcp", content=big, headers={"accept": "application/json"}), 413)
 
 
 def test_unknown_routes_and_methods(client: httpx.Client) -> None:
@@ -144,7 +177,8 @@ def test_foreign_origin_and_host_are_refused(client: httpx.Client) -> None:
         headers = {"origin": origin}
         _envelope(client.get("/health", headers=headers), 403)
         _envelope(client.post("/api/memory/search", json={"query": "x"}, headers=headers), 403)
-        _envelope(client.post("/mcp", json={}, headers=headers), 403)
+        refused = client.post("/mcp", json={"jsonrpc": "2.0", "id": 7}, headers=headers)
+        assert _rpc_refusal(refused, 403)["id"] == 7
     _envelope(client.get("/health", headers={"host": "attacker.example"}), 403)
     # another local port is another origin (issue 26: any local page could write memory)
     _envelope(client.get("/health", headers={"origin": "http://localhost:3000"}), 403)
@@ -155,12 +189,20 @@ def test_foreign_origin_and_host_are_refused(client: httpx.Client) -> None:
     assert not any(k.lower().startswith("access-control-") for k in answer.headers)
 
 
-def test_openapi_document(client: httpx.Client) -> None:
-    doc = client.get("/openapi.json").json()["data"]
+def test_openapi_document_is_plain_valid_openapi_naming_every_route(
+    client: httpx.Client,
+) -> None:
+    from openapi_spec_validator import validate
+    from pi_hermes_memory.adapters.server.app import _ROUTES
+
+    doc = client.get("/openapi.json").json()
+    assert "success" not in doc  # not in the envelope
+    validate(doc)
     assert doc["openapi"].startswith("3.")
-    assert {"/health", "/api/memory/search", "/api/memory/store", "/api/memory/{id}"} <= set(
-        doc["paths"]
-    )
+    documented = {(m.upper(), p) for p, ops in doc["paths"].items() for m in ops}
+    by_id = {(m, "/api/memory/{id}") for m in ("GET", "PATCH", "DELETE")}
+    assert {*_ROUTES, *by_id, ("POST", "/mcp")} == documented
+    assert doc["paths"]["/health"]["get"]["security"] == []
 
 
 def test_tenancy_by_header_and_query(client: httpx.Client) -> None:
@@ -294,6 +336,69 @@ def test_a_non_ascii_project_header_names_the_same_project_as_the_query(
     page = client.get("/api/memory/list", params={"target": "project", "project": "项目-ü"})
     entries = _envelope(page, 200)["data"]["entries"]
     assert [(e["text"], e["project"]) for e in entries] == [(body["content"], "项目-ü")]
-    stores = _envelope(client.get("/health"), 200)["data"]["stores"]
+    stores = _envelope(client.get("/api/status"), 200)["data"]["stores"]
     assert all(s["project"] is None or s["project"].isprintable() for s in stores)
     assert not any("é" in (s["project"] or "") for s in stores)
+
+
+def test_the_second_seeds_store_and_search_shapes(client: httpx.Client) -> None:
+    """POST /store takes `text` (memory_store's field) as well as `content`; search takes the
+    second seed's `scope`, `category` and `limit` (issue 28 §2)."""
+    tenant = {"X-Project": "seedshapes", "X-Agent": "a7"}
+
+    def store(body: dict[str, Any], status: int = 201) -> dict[str, Any]:
+        return _envelope(client.post("/api/memory/store", json=body, headers=tenant), status)
+
+    def search(body: dict[str, Any], status: int = 200) -> dict[str, Any]:
+        return _envelope(client.post("/api/memory/search", json=body, headers=tenant), status)
+
+    fact = store({"text": "The harbour crane lifts containers", "category": "fact"})["data"]
+    store({"content": "The harbour crane is painted red", "category": "entity"})
+    store({"text": "The harbour crane belongs to agent seven", "scope": "agent:a7"})
+    both = store({"text": "harbour a", "content": "harbour b"}, 400)
+    assert "not both" in both["error"]
+    assert "text" in store({"category": "fact"}, 400)["error"]
+
+    def texts(body: dict[str, Any]) -> list[str]:
+        return sorted(
+            h["text"] for h in search({"query": "harbour crane", **body})["data"]["results"]
+        )
+
+    assert texts({}) == [
+        "The harbour crane belongs to agent seven",
+        "The harbour crane is painted red",
+        "The harbour crane lifts containers",
+    ]
+    assert texts({"category": "fact"}) == ["The harbour crane lifts containers"]
+    assert texts({"category": "entity"}) == ["The harbour crane is painted red"]
+    assert texts({"scope": "agent:a7"}) == ["The harbour crane belongs to agent seven"]
+    assert texts({"scope": "global", "category": "fact"}) == ["The harbour crane lifts containers"]
+    assert len(search({"query": "harbour crane", "limit": 2})["data"]["results"]) == 2
+    assert (
+        len(search({"query": "harbour crane", "category": "other", "limit": 1})["data"]["results"])
+        <= 1
+    )
+    assert fact["entry_id"] in [
+        h["id"] for h in search({"query": "harbour crane", "category": "fact"})["data"]["results"]
+    ]
+    for bad, needle in (
+        ({"scope": "planet:mars"}, "scope must be one of"),
+        ({"scope": 5}, "scope must be a string"),
+        ({"scope": "agent:a7", "target": "user"}, "not user"),
+        ({"category": "fact", "limit": 0}, "limit"),
+        ({"category": "mood"}, "category"),
+    ):
+        assert needle in search({"query": "harbour", **bad}, 400)["error"]
+
+
+def test_get_by_id_finds_another_projects_entry_without_a_project_header(
+    client: httpx.Client,
+) -> None:
+    body = {"content": "Gamma project pins numpy", "target": "project"}
+    added = client.post("/api/memory/store", json=body, headers={"X-Project": "gamma"})
+    entry_id = _envelope(added, 201)["data"]["entry_id"]
+    found = _envelope(client.get(f"/api/memory/{entry_id}"), 200)["data"]
+    assert (found["id"], found["text"], found["project"]) == (entry_id, body["content"], "gamma")
+    # a project that is named is the only one looked in
+    _envelope(client.get(f"/api/memory/{entry_id}", headers={"X-Project": "delta"}), 404)
+    _envelope(client.get("/api/memory/01NOSUCHENTRY0000000000001"), 404)

@@ -417,6 +417,9 @@ class SkillMachine(PersonRules, RuleBasedStateMachine):
         if action == "reopen":
             return self.reopen()
         sid = skill_id("global", data.draw(st.sampled_from(WORDS), label="word"))
+        if sid not in self.live:  # hide/show of a skill that does not exist (ADR 0078)
+            self.check(self.svc.set_visibility(action, [sid]), Status.NOT_FOUND)
+            return None
         self.check(self.svc.set_visibility(action, [sid]), Status.OK)
         (self.hidden.add if action == "hide" else self.hidden.discard)(sid)
         return None

@@ -183,6 +183,8 @@ ADAPTER_CROSS_IMPORTS: dict[str, set[str]] = {
         "files.config_file",
         # `skills list` shows the host's own skill files, read only (ADR 0077)
         "files.external_skills",
+        # migrate reads the second seed's LanceDB directory (ADR 0075)
+        "files.lancedb_table",
         "postgres.copy",
         "postgres.storage",
         "server.app",

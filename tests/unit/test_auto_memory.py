@@ -379,6 +379,8 @@ def test_active_entry_is_one_lookup_in_one_target(memory: Memory) -> None:
     assert view is not None and (view.kind, view.scope) == ("preference", "global")
     assert memory.active_entry(first.entry_id, Target.PROJECT) is None
     replaced = memory.update(first.entry_id, "The user prefers tabs, width 4")
-    assert replaced.entry_id is not None and replaced.entry_id != first.entry_id
-    assert memory.active_entry(first.entry_id, "memory") is None  # history, not active
-    assert memory.active_entry(replaced.entry_id, "memory") is not None
+    assert replaced.entry_id == first.entry_id  # the memory keeps its id (ADR 0074)
+    assert replaced.version_id is not None and replaced.version_id != first.version_id
+    new = memory.active_entry(replaced.version_id, "memory")
+    assert new is not None and new.text == "The user prefers tabs, width 4"
+    assert memory.active_entry(first.entry_id, "memory") == new  # by the memory's id

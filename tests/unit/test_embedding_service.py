@@ -92,9 +92,9 @@ def test_an_add_stores_its_vector_after_the_commit() -> None:
 
 def test_a_replace_embeds_the_new_version_and_history_keeps_its_vector() -> None:
     r = rig()
-    old = r.memory.add("The CI runs on Jenkins").entry_id
+    old = r.memory.add("The CI runs on Jenkins").version_id
     assert old is not None
-    new = r.memory.replace("Jenkins", "The CI runs on Buildkite").entry_id
+    new = r.memory.replace("Jenkins", "The CI runs on Buildkite").version_id
     assert new is not None and new != old
     assert r.vector(new) is not None and r.vector(old) is not None
     assert r.embedder.calls[-1] == ("passage", ["The CI runs on Buildkite"])
@@ -139,8 +139,8 @@ def test_a_failed_replace_embedding_does_not_fail_the_replace() -> None:
     r.memory.add("The CI runs on Jenkins")
     r.embedder.fail = True
     result = r.memory.replace("Jenkins", "The CI runs on Buildkite")
-    assert result.status == "replaced" and result.entry_id is not None
-    assert r.vector(result.entry_id) is None
+    assert result.status == "replaced" and result.version_id is not None
+    assert r.vector(result.version_id) is None
 
 
 def test_a_store_failure_does_not_fail_the_write() -> None:

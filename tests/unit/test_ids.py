@@ -47,35 +47,66 @@ def test_ids_are_in_entries_write_results_and_search(memory: Memory) -> None:
 
 
 def test_get_update_delete_history(memory: Memory) -> None:
+    """ADR 0074: the id `add` returns names the memory across every update."""
     a = _id(memory.add("The API listens on port 8080"))
     got = memory.get(a)
     assert got is not None and got.text == "The API listens on port 8080"
-    b = _id(memory.update(a, "The API listens on port 9090"))
-    c = _id(memory.update(b, "The API listens on port 7070"))
-    assert [e.id for e in memory.history(a)] == [a, b, c]
-    assert [e.id for e in memory.history(c)] == [a, b, c]  # from any member
-    old = memory.get(a)
+    assert (got.id, got.version, got.version_id) == (a, 1, a)
+    first = memory.update(a, "The API listens on port 9090")
+    assert (first.entry_id, first.version) == (a, 2) and first.version_id not in (None, a)
+    second = memory.update(a, "The API listens on port 7070")
+    assert (second.entry_id, second.version) == (a, 3)
+    b, c = str(first.version_id), str(second.version_id)
+    history = memory.history(a)
+    assert [(e.id, e.version, e.version_id) for e in history] == [(a, 1, a), (a, 2, b), (a, 3, c)]
+    assert memory.history(c) == history and memory.history(f"{a}@2") == history
+    current = memory.get(a)
+    assert current is not None and current.text == "The API listens on port 7070"
+    old = memory.get(f"{a}@1")
     assert old is not None and old.superseded_by == b  # old versions stay readable
-    stale = memory.update(a, "The API listens on port 1")
-    assert (stale.success, stale.status, stale.entry_id) == (False, "superseded", c)
-    assert memory.delete(b).status == "superseded"
-    removed = memory.delete(c)
-    assert (removed.status, removed.entry_id) == ("removed", c)
-    assert memory.get(c) is None
-    assert memory.delete(c).status == "gone"
-    assert memory.update(c, "again").status == "gone"
-    assert [e.id for e in memory.history(a)] == [a, b]  # the removed head is not listed
-    restored = memory.restore(c)
-    assert restored.status == "restored" and memory.get(c) is not None
-    for unknown in ("nope", ""):
+    assert memory.get(b) == memory.get(f"{a}@2") and memory.get(f"{a}@4") is None
+    # a write naming an old version keeps today's answer, naming the memory's id
+    stale = memory.update(b, "The API listens on port 1")
+    assert (stale.success, stale.status, stale.entry_id) == (False, "superseded", a)
+    assert a in stale.message
+    assert memory.delete(f"{a}@1").status == "superseded"
+    assert memory.update(f"{a}@3", "The API listens on port 6060").status == "replaced"
+    removed = memory.delete(a)
+    assert (removed.status, removed.entry_id) == ("removed", a)
+    assert memory.get(a) is None
+    assert memory.delete(a).status == "gone"
+    assert memory.update(a, "again").status == "gone"
+    assert [e.version for e in memory.history(a)] == [1, 2, 3]  # the removed head is not listed
+    restored = memory.restore(a)
+    assert restored.status == "restored" and restored.entry_id == a
+    back = memory.get(a)
+    assert back is not None and back.text == "The API listens on port 6060" and back.version == 4
+    for unknown in ("nope", "", f"{a}@0", "@1"):
         assert memory.update(unknown, "x").status == "not_found"
         assert memory.delete(unknown).status == "not_found"
         assert memory.get(unknown) is None and memory.history(unknown) == []
 
 
+def test_a_joined_chain_keeps_its_id_as_an_alias(memory: Memory) -> None:
+    """ADR 0074: a replace into an equal active text joins two memories; the absorbed one's
+    id still names the survivor for reads and writes."""
+    a = _id(memory.add("Deploys run on Fridays"))
+    b = _id(memory.add("Deploys run on Tuesdays"))
+    joined = memory.update(a, "Deploys run on Tuesdays")
+    assert joined.success and joined.entry_id == b, joined
+    for ref in (a, b):
+        view = memory.get(ref)
+        assert view is not None and (view.id, view.text) == (b, "Deploys run on Tuesdays")
+    assert memory.update(a, "Deploys run on Wednesdays").entry_id == b
+    assert [e.text for e in memory.entries("memory")] == ["Deploys run on Wednesdays"]
+    assert {e.id for e in memory.history(a)} == {a, b}
+    assert memory.delete(a).status == "removed" and memory.get(b) is None
+
+
 def test_update_keeps_the_target_and_category(memory: Memory) -> None:
     f = _id(memory.add("pytest -x hid the second failure", target="failure", category="insight"))
     g = _id(memory.update(f, "pytest -x hides later failures; run without -x", category=None))
+    assert g == f  # the memory keeps its id (ADR 0074)
     new = memory.get(g)
     assert new is not None and (new.target, new.category) == ("failure", "insight")
 
@@ -85,11 +116,15 @@ def test_the_memory_tool_takes_id(memory: Memory) -> None:
     out = memory.call_tool(
         "memory", {"action": "replace", "target": "user", "id": a, "content": "Prefers light mode"}
     )
-    assert out["status"] == "replaced", out
-    again = memory.call_tool(
-        "memory", {"action": "replace", "target": "user", "id": a, "content": "x y z"}
+    assert out["status"] == "replaced" and out["entry_id"] == a and out["version"] == 2, out
+    stale = memory.call_tool(
+        "memory", {"action": "replace", "target": "user", "id": f"{a}@1", "content": "x y z"}
     )
-    assert again["status"] == "superseded" and again["entry_id"] == out["entry_id"]
+    assert stale["status"] == "superseded" and stale["entry_id"] == a
+    again = memory.call_tool(
+        "memory", {"action": "replace", "target": "user", "id": a, "content": "Prefers sepia"}
+    )
+    assert again["status"] == "replaced" and again["entry_id"] == a and again["version"] == 3
     wrong_target = memory.call_tool(
         "memory", {"action": "remove", "target": "memory", "id": out["entry_id"]}
     )
@@ -130,7 +165,7 @@ def test_batch_operations_take_ids(memory: Memory) -> None:
             "operations": [
                 {"action": "replace", "target": "memory", "id": a, "content": "Lint with ruff 0.9"},
                 {"action": "remove", "target": "memory", "id": b},
-                {"action": "remove", "target": "memory", "id": a},  # now an old version
+                {"action": "remove", "target": "memory", "id": f"{a}@1"},  # an old version
                 {"action": "remove", "target": "memory", "id": "missing"},
             ]
         },

@@ -270,12 +270,13 @@ def test_forget_with_wrong_arguments(memory: Memory, args: Any) -> None:
 def test_update_text_importance_and_category(memory: Memory) -> None:
     entry_id = _store(memory, "Use pnpm rather than npm", importance=0.5, category="fact")
     out = call(memory, "memory_update", {"id": entry_id, "importance": 1, "category": "decision"})
-    assert out["success"] and out["id"] != entry_id
+    assert out["success"] and out["id"] == entry_id and out["version"] == 2  # ADR 0074
     (view,) = memory.entries()
     assert (view.text, view.importance, view.kind) == ("Use pnpm rather than npm", 1.0, "decision")
-    text = call(memory, "memory_update", {"id": out["id"], "text": "Use pnpm 9 rather than npm"})
+    text = call(memory, "memory_update", {"id": entry_id, "text": "Use pnpm 9 rather than npm"})
+    assert (text["id"], text["version"]) == (entry_id, 3)
     (view,) = memory.entries()
-    assert (view.id, view.text, view.importance) == (text["id"], "Use pnpm 9 rather than npm", 1.0)
+    assert (view.id, view.text, view.importance) == (entry_id, "Use pnpm 9 rather than npm", 1.0)
     assert len(memory.history(view.id)) == 3
 
 

@@ -454,6 +454,8 @@ def test_results_and_statuses(store: Store) -> None:
         "created",
         "last_referenced",
         "score",
+        "version",  # ADR 0074: `id` is the memory's, these two the version's
+        "version_id",
     }
     assert row["target"] == "project" and row["project"] == "web" and row["score"] > 0
     quirk = m.call_tool("memory_search", {"query": "setuptools", "category": "tool-quirk"})

@@ -76,13 +76,13 @@ def test_the_seed_example_maps_onto_the_embedding_section(tmp_path: Path) -> Non
         "retrieval.passage",
         True,
     )
-    assert options.rerank is None and options.agent_root is None
+    assert options.rerank is None and options.db_path is None
     assert options.knowledge_paths == ()
 
 
 def test_nothing_configured_leaves_the_stores_own_configuration(tmp_path: Path) -> None:
     options, warnings = resolve_store_options({}, {}, cwd=tmp_path)
-    assert (options.embedding, options.rerank, options.agent_root) == (None, None, None)
+    assert (options.embedding, options.rerank, options.db_path) == (None, None, None)
     assert warnings == ()
 
 
@@ -131,7 +131,7 @@ def test_environment_beats_the_file(tmp_path: Path) -> None:
         64,
     )
     assert e.task_query == "retrieval.query"  # not overridden: still from the file
-    assert options.agent_root == str(tmp_path / "env-root")
+    assert options.db_path == str(tmp_path / "env-root")
     assert options.knowledge_paths == ("/docs", "notes")
     r = options.rerank
     assert r is not None and r.provider is RerankProvider.JINA_COMPATIBLE
@@ -149,7 +149,7 @@ def test_file_values_apply_when_the_environment_is_silent(tmp_path: Path) -> Non
         "rerank": {"model": "file-reranker", "endpoint": "https://file.example/v1/rerank/"},
     }
     options, _ = resolve_store_options(file, {"HOME": str(tmp_path / "home")}, cwd=tmp_path)
-    assert options.agent_root == str(tmp_path / "home" / "store")
+    assert options.db_path == str(tmp_path / "home" / "store")
     assert options.knowledge_paths == ("/file",)
     r = options.rerank
     assert r is not None and (r.model, r.base_url) == ("file-reranker", "https://file.example/v1")
@@ -191,10 +191,10 @@ def test_a_bad_file_value_is_an_error_naming_the_key(
 
 
 def test_unknown_keys_warn_and_do_not_stop_start(tmp_path: Path) -> None:
-    file = {"autoCapture": True, "embedding": {**SEED_EMBEDDING, "chunking": 1}}
+    file = {"noSuchKey": True, "embedding": {**SEED_EMBEDDING, "chunking": 1}}
     options, warnings = resolve_store_options(file, {"JINA_API_KEY": KEY}, cwd=tmp_path)
     assert options.embedding is not None and options.embedding.enabled
-    assert any("autoCapture" in w for w in warnings)
+    assert any("noSuchKey is not a known key" in w for w in warnings)
     assert any("embedding.chunking" in w for w in warnings)
 
 
@@ -235,17 +235,17 @@ def test_config_option_beats_the_variable_beats_the_home_default(tmp_path: Path)
     (tmp_path / "cli").mkdir()
     by_cli = _openclaw(tmp_path / "cli", {"dbPath": "/from-cli"})
     env = {"HOME": str(home)}
-    root = cli_server.resolve_settings(_args(tmp_path), env).store.agent_root
+    root = cli_server.resolve_settings(_args(tmp_path), env).store.db_path
     assert root == "/from-home"
     env["PI_MEMORY_CONFIG"] = str(by_env)
-    assert cli_server.resolve_settings(_args(tmp_path), env).store.agent_root == "/from-env"
+    assert cli_server.resolve_settings(_args(tmp_path), env).store.db_path == "/from-env"
     s = cli_server.resolve_settings(_args(tmp_path, config=str(by_cli)), env)
-    assert s.store.agent_root == "/from-cli"
+    assert s.store.db_path == "/from-cli"
 
 
 def test_a_missing_home_default_is_silent_but_a_named_file_must_exist(tmp_path: Path) -> None:
     s = cli_server.resolve_settings(_args(tmp_path), {"HOME": str(tmp_path)})
-    assert s.store.agent_root is None and s.warnings == ()
+    assert s.store.db_path is None and s.warnings == ()
     with pytest.raises(ServerConfigError, match="cannot read"):
         cli_server.resolve_settings(_args(tmp_path, config=str(tmp_path / "none.json")), {})
 
@@ -275,3 +275,68 @@ def test_a_reranker_without_its_key_or_without_embeddings_warns(tmp_path: Path) 
     assert options.rerank is not None and not options.rerank.enabled
     assert any("key variable is unset" in w for w in warnings)
     assert any("only with embeddings" in w for w in warnings)
+
+
+# -- every documented plugin key (ADR 0075) -------------------------------------------------
+
+
+def test_the_seeds_plugin_keys_map_onto_this_librarys_settings(tmp_path: Path) -> None:
+    file = {
+        "autoCapture": False,
+        "autoRecall": True,
+        "autoRecallMaxItems": 5,
+        "autoRecallMinLength": 20,
+        "sessionMemory": {"enabled": True, "messageCount": 15},
+        "scopes": {"default": "global", "agentAccess": {"bob": ["global", "agent:bob"]}},
+        "enableManagementTools": True,
+        "captureAssistant": True,
+        "dreaming": {"enabled": True},
+    }
+    options, warnings = resolve_store_options(file, {}, cwd=tmp_path)
+    assert options.settings == {
+        "autoCapture": False,
+        "autoRecall": True,
+        "autoRecallMaxItems": 5,
+        "adaptiveMinLength": 20,
+        "sessionSummary": True,
+        "scopes": {"agentAccess": {"bob": ["global", "agent:bob"]}},
+        "tools": {"sets": ["hermes", "pi-memory"]},
+    }
+    text = "\n".join(warnings)
+    assert "sessionMemory.messageCount is not honoured" in text
+    assert "scopes.default is not honoured" in text
+    assert "captureAssistant is not honoured: auto-capture stores the user's" in text
+    assert "openclaw.json dreaming is not a known key" in text
+    for key in ("autoCapture ", "autoRecall ", "enableManagementTools", "agentAccess"):
+        assert key not in text, text
+    # the mapped settings are the ones a store opened with them uses
+    from pi_hermes_memory.config.settings import parse_config
+
+    config, _ = parse_config(
+        dict(options.settings), agent_root=tmp_path, cwd=tmp_path, environ={}, physical=Path
+    )
+    auto = config.auto_memory
+    assert (auto.capture, auto.recall, auto.recall_max_items, auto.min_length) == (
+        False,
+        True,
+        5,
+        20,
+    )
+    assert auto.session_summary and config.agent_access["bob"] == {"global", "agent:bob"}
+    assert config.tool_sets == ("hermes", "pi-memory")
+
+
+def test_a_bad_plugin_value_names_the_key(tmp_path: Path) -> None:
+    with pytest.raises(ServerConfigError, match=r"openclaw\.json autoRecallMaxItems"):
+        resolve_store_options({"autoRecallMaxItems": 500}, {}, cwd=tmp_path)
+    with pytest.raises(ServerConfigError, match="enableManagementTools"):
+        resolve_store_options({"enableManagementTools": "yes"}, {}, cwd=tmp_path)
+
+
+def test_the_db_path_is_the_databases_folder(tmp_path: Path) -> None:
+    options, _ = resolve_store_options({}, {"PI_MEMORY_DB_PATH": "data/sessions.db"}, cwd=tmp_path)
+    assert options.db_path == str(tmp_path / "data")
+    assert options.settings == {"memoryDir": str(tmp_path / "data")}
+    (tmp_path / "lancedb" / "memories.lance").mkdir(parents=True)
+    with pytest.raises(ServerConfigError, match=r"pi-memory LanceDB directory.*migrate"):
+        resolve_store_options({"dbPath": "lancedb"}, {}, cwd=tmp_path)
