@@ -64,8 +64,11 @@ def _sections() -> tuple[dict[str, list[Block]], dict[str, list[Block]]]:
 
 
 def _shown(line: str, output: str) -> bool:
-    """`line` appears in `output`, `<date>` standing for any YYYY-MM-DD."""
-    pattern = r"\d{4}-\d{2}-\d{2}".join(re.escape(part) for part in line.split("<date>"))
+    """`line` appears in `output`, `<date>` standing for any YYYY-MM-DD, `<score>` for a 0-1
+    score with two decimals and `<id>` for an entry id."""
+    stands = {"<date>": r"\d{4}-\d{2}-\d{2}", "<score>": r"[01]\.\d{2}", "<id>": r"[0-9A-Za-z]+"}
+    parts = re.split(r"(<date>|<score>|<id>)", line)
+    pattern = "".join(stands.get(part, re.escape(part)) for part in parts)
     return re.search(pattern, output) is not None
 
 

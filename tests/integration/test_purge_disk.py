@@ -46,7 +46,7 @@ def root(tmp_path: Path) -> Path:
 
 def fill(memory: pi_hermes_memory.Memory) -> list[str]:
     """A chain holding the marker (added, replaced, then removed) among enough other writes to
-    pass the snapshot boundary (500 events); returns the chain's ids."""
+    pass the snapshot boundary (500 events); returns the chain's version ids (ADR 0074)."""
     first = memory.add(f"The staging vault is named {MARKER} (rotate monthly)")
     assert first.success
     memory.add("The CI runs on GitHub Actions with four runners")
@@ -59,7 +59,8 @@ def fill(memory: pi_hermes_memory.Memory) -> list[str]:
     done = memory.batch(ops)
     assert done.success, done.message
     assert memory.remove("rotated in May").success
-    return [str(first.entry_id), str(second.entry_id)]
+    assert first.entry_id == second.entry_id  # one memory, one id across the replace
+    return [str(first.version_id), str(second.version_id)]
 
 
 def test_purge_leaves_no_trace_in_any_file_and_the_log_still_recovers(root: Path) -> None:

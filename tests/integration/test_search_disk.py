@@ -116,9 +116,11 @@ def test_tool_end_to_end_with_scope_and_history(tmp_path: Path) -> None:
         }
         old = by_text["Web deploys with Docker Compose"]
         new = by_text["Web deploys with Kubernetes manifests"]
-        assert old["superseded_by"] == new["id"] and old["superseded_at"]
+        # one memory, two versions: the stable id is shared, the link names the version (ADR 0074)
+        assert old["id"] == new["id"] and old["version_id"] != new["version_id"]
+        assert old["superseded_by"] == new["version_id"] and old["superseded_at"]
         assert "superseded_by" not in new
-        assert f"(superseded by {new['id']} on {old['superseded_at']})" in result["message"]
+        assert f"(superseded by {new['version_id']} on {old['superseded_at']})" in result["message"]
 
 
 def test_hand_edit_of_memory_md_is_visible_to_the_next_search(tmp_path: Path) -> None:
