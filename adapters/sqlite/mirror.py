@@ -31,6 +31,8 @@ _COLUMNS = (
     "superseded_by",
     "superseded_at",
     "flagged",
+    "memory_id",
+    "version_no",
 )
 _TARGET, _LAST = _COLUMNS.index("target"), _COLUMNS.index("last_referenced")
 _TEXT = _COLUMNS.index("text")
@@ -55,6 +57,8 @@ def _values(entry: MemoryEntry, have: _Row | None) -> _Row:
         entry.superseded_by,
         entry.superseded_at.isoformat() if entry.superseded_at else None,
         entry.flagged,
+        entry.stable_id,  # the lineage (ADR 0079): a repair fills what older rows lack
+        entry.version_no,
     )
 
 

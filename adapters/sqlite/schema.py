@@ -283,6 +283,15 @@ MIGRATIONS: tuple[str, ...] = (
         vectors BLOB NOT NULL
     );
     """,
+    # 9: stable memory ids in the read model (ADR 0079, refining ADR 0074 §7). Each row's
+    # memory id (its chain's stable id) and version number, written with the row, so a search
+    # names a hit's memory without folding its document. NULL: not known (a row written before
+    # this step); the search service then reads it from the documents, and a repair
+    # (`rebuild_rows`) fills it.
+    """
+    ALTER TABLE memories ADD COLUMN memory_id TEXT;
+    ALTER TABLE memories ADD COLUMN version_no INTEGER;
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -56,7 +56,7 @@ from pi_hermes_memory.ports.search import ScopeClause, SearchHit, SearchQuery
 
 _ROW = (
     "m.id, m.target, m.project, m.category, m.text, m.created, m.last_referenced, "
-    "m.superseded_by, m.superseded_at, {score} AS score, m.namespace"
+    "m.superseded_by, m.superseded_at, {score} AS score, m.namespace, m.memory_id, m.version_no"
 )
 _ID_CHUNK = 500
 _SCORE = 9  # the score's place in a row
@@ -159,8 +159,10 @@ def _day(value: object) -> date:
 
 
 def hit_of(row: Sequence[Any]) -> SearchHit:
-    """A hit from a row of `_ROW`'s columns (the PostgreSQL index reads the same)."""
-    id_, target, project, category, text, created, last, by, at, score, namespace = row
+    """A hit from a row of `_ROW`'s columns (the PostgreSQL index reads the same but the
+    lineage: its memory id and version number, ADR 0079, are then left to the documents)."""
+    id_, target, project, category, text, created, last, by, at, score, namespace = row[:11]
+    memory_id, version_no = row[11:13] if len(row) >= 13 else (None, None)
     return SearchHit(
         id=str(id_),
         target=Target(target),
@@ -173,6 +175,8 @@ def hit_of(row: Sequence[Any]) -> SearchHit:
         superseded_at=_day(at) if at else None,
         score=float(score),
         namespace=namespace,
+        memory_id=None if memory_id is None else str(memory_id),
+        version_no=None if version_no is None else int(version_no),
     )
 
 

@@ -25,8 +25,14 @@ from pi_hermes_memory.adapters.sqlite.recovery import restore_if_missing, store_
 from pi_hermes_memory.adapters.sqlite.schema import check_ours, migrate
 from pi_hermes_memory.adapters.sqlite.scrub import scrub, secure_delete
 from pi_hermes_memory.domain.errors import VersionConflict
-from pi_hermes_memory.domain.memory.document import MemoryDocument
-from pi_hermes_memory.domain.memory.events import Event
+from pi_hermes_memory.domain.memory.document import MemoryDocument, lineage_of
+from pi_hermes_memory.domain.memory.events import (
+    Event,
+    MemoryAdded,
+    MemoryMovedIn,
+    MemoryReplaced,
+    MemoryRestored,
+)
 from pi_hermes_memory.domain.memory.model import Target
 from pi_hermes_memory.domain.memory.rows import (
     DeleteRows,
@@ -134,6 +140,8 @@ class SqliteProjection:
 
     def __init__(self, conn: apsw.Connection) -> None:
         self._conn = conn
+        #: the lineage of the row the event being applied writes (`_lineage_of`)
+        self._lineage: tuple[str, str | None, int | None] | None = None
 
     def apply(self, events: Sequence[Event]) -> None:
         for event in events:
@@ -144,8 +152,37 @@ class SqliteProjection:
         return rebuild_rows(self._conn, documents)
 
     def _apply(self, event: Event) -> None:
-        for change in projected(event):
-            self._execute(change)
+        self._lineage = self._lineage_of(event)
+        try:
+            for change in projected(event):
+                self._execute(change)
+            if isinstance(event, MemoryMovedIn) and self._lineage is not None:
+                # a move updates the row in place; its lineage travels with the event
+                row_id, memory_id, version_no = self._lineage
+                self._conn.execute(
+                    "UPDATE memories SET memory_id = ?, version_no = ? WHERE id = ?",
+                    (memory_id, version_no, row_id),
+                )
+        finally:
+            self._lineage = None
+
+    def _lineage_of(self, event: Event) -> tuple[str, str | None, int | None] | None:
+        """The (row id, memory id, version number) the row `event` writes gets (ADR 0079):
+        the fold's rule (`lineage_of`, a replace continues its old row's memory), read from the
+        old row for a replace (unknown, None, when that row's is)."""
+        match event:
+            case MemoryAdded() | MemoryRestored() | MemoryMovedIn():
+                memory_id, version_no = lineage_of(event)
+                return event.entry_id, memory_id or event.entry_id, version_no
+            case MemoryReplaced():
+                old = self._conn.execute(
+                    "SELECT memory_id, version_no FROM memories WHERE id = ?", (event.old_id,)
+                ).fetchone()
+                if old is None or old[0] is None or old[1] is None:
+                    return event.new_id, None, None
+                return event.new_id, str(old[0]), int(old[1]) + 1
+            case _:
+                return None
 
     def _execute(self, change: RowChange) -> None:
         c = self._conn
@@ -186,6 +223,9 @@ class SqliteProjection:
         if row is None:
             return  # not stored (an unattributed project row lives in Markdown only)
         values = _values(row)
+        lineage = self._lineage
+        if lineage is not None and lineage[0] == row.id:
+            values["memory_id"], values["version_no"] = lineage[1], lineage[2]
         c = self._conn
         c.execute(
             f"INSERT INTO memories (id, {', '.join(values)}, grams) "

@@ -216,12 +216,15 @@ class SearchService:
         return _result(text, tuple(self._identified(allowed[:limit])))
 
     def _identified(self, hits: Sequence[SearchHit]) -> list[SearchHit]:
-        """`hits` with the stable id and version number of their rows (ADR 0074), read from
-        the documents: one derivation for every index, nothing stored twice."""
+        """`hits` with the stable id and version number of their rows (ADR 0074): as the index
+        returned them when it keeps them (ADR 0079), else read from the documents."""
         docs: dict[Target, MemoryDocument] = {}
         history: dict[Target, dict[str, MemoryEntry]] = {}
         out: list[SearchHit] = []
         for hit in hits:
+            if hit.memory_id is not None and hit.version_no is not None:
+                out.append(hit)  # the index keeps the lineage (SQLite, ADR 0079)
+                continue
             doc = docs.get(hit.target)
             if doc is None:
                 doc = docs[hit.target] = self._service.current(hit.target)

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pi_hermes_memory.adapters.sqlite import schema
-from pi_hermes_memory.adapters.sqlite.storage import SqliteStorage
+from pi_hermes_memory.adapters.sqlite.storage import SqliteProjection, SqliteStorage
 from pi_hermes_memory.adapters.sqlite.vectors import SqliteVectorStore
 from pi_hermes_memory.domain.memory.model import Target
 from pi_hermes_memory.domain.memory.scope import SessionScope
@@ -59,6 +59,8 @@ def schema_6(monkeypatch: pytest.MonkeyPatch) -> Any:
     """Open stores as the previous release did (schema 6), until the returned callable."""
     monkeypatch.setattr(schema, "MIGRATIONS", schema.MIGRATIONS[:6])
     monkeypatch.setattr(schema, "SCHEMA_VERSION", 6)
+    # that release wrote no lineage columns (schema 9, ADR 0079)
+    monkeypatch.setattr(SqliteProjection, "_lineage_of", lambda self, event: None)
     return monkeypatch.undo
 
 
