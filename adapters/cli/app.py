@@ -401,7 +401,7 @@ def _hit_line(rank: int, hit: Any) -> str:
 
     score = min(1.0, max(0.0, hit.score)) if hit.score == hit.score else 0.0
     rest = hit_line(rank, hit).removeprefix(f"[{rank}] ")
-    return f"[{rank}] {score:.2f} {hit.id} {rest}"
+    return f"[{rank}] {score:.2f} {hit.memory_id or hit.id} {rest}"  # the memory's id (ADR 0074)
 
 
 def _jsonable(value: Any) -> Any:
@@ -565,6 +565,8 @@ def _write(outcome: Any, *, as_json: bool) -> int:
         _print_json(write_result_json(outcome))
     else:
         print(outcome.message)
+        if outcome.success and outcome.entry_id is not None:
+            print(f"id: {outcome.entry_id}")  # what get, update, delete and history take
         for c in outcome.candidates:
             print(f"  similar ({c.basis} {c.score:.2f}): {c.text}")
         for warning in outcome.warnings:
@@ -601,6 +603,8 @@ def _purge(memory: Any, args: argparse.Namespace) -> int:
         _print_json(outcome.to_json())
     else:
         print(outcome.message)
+        if outcome.success and outcome.entry_id is not None:
+            print(f"id: {outcome.entry_id}")  # what get, update, delete and history take
         for c in outcome.candidates:
             print(f"  {c.entry_id}  {c.text}")
         if outcome.status == "preview":

@@ -207,3 +207,24 @@ def test_sync_markdown_reports_the_hand_edit_that_opening_imported(root: Path) -
     again = json.loads(cli(root, "sync-markdown", "--json").stdout)
     assert again["imported"] == 0
     assert "Deploys go through make deploy" in cli(root, "list").stdout
+
+
+# --- ids a person can use ----------------------------------------------------------------------
+
+
+def test_add_prints_the_id_and_search_shows_the_memorys_id_after_updates(root: Path) -> None:
+    """The id `add` prints is the one search shows, get/update/delete take, and it stays the
+    same across updates (ADR 0074): a person copies it from either output."""
+    added = cli(root, "add", "The staging API listens on port 8443")
+    assert added.returncode == 0, added.stderr
+    ids = re.findall(r"^id: (\S+)$", added.stdout, re.M)
+    assert len(ids) == 1
+    memory_id = ids[0]
+    for port in (9443, 10443):
+        updated = cli(root, "update", memory_id, f"The staging API listens on port {port}")
+        assert updated.returncode == 0, updated.stderr
+        assert f"id: {memory_id}" in updated.stdout
+    found = cli(root, "search", "staging port")
+    assert re.search(rf"^\[1\] [01]\.\d\d {memory_id} \(memory, ", found.stdout, re.M), found.stdout
+    assert "port 10443" in found.stdout
+    assert cli(root, "delete", memory_id).returncode == 0
