@@ -37,6 +37,8 @@ _COLUMNS = (
 _TARGET, _LAST = _COLUMNS.index("target"), _COLUMNS.index("last_referenced")
 _TEXT = _COLUMNS.index("text")
 _SUPERSEDED_BY = _COLUMNS.index("superseded_by")
+_MEMORY_ID = _COLUMNS.index("memory_id")
+_LINEAGE = slice(_MEMORY_ID, _MEMORY_ID + 2)  # memory_id, version_no: the last two columns
 _Row = tuple[object, ...]
 
 
@@ -73,6 +75,18 @@ def rebuild_rows(conn: apsw.Connection, documents: Sequence[MemoryDocument]) -> 
     for entry_id, entry in plan.rows.items():
         have = current.get(entry_id)
         want = _values(entry, have)
+        if (
+            have is not None
+            and have[_LINEAGE] == (None, None)
+            and have[:_MEMORY_ID] == want[:_MEMORY_ID]
+        ):
+            # an unknown lineage (a row of before schema 9, a replace of one, a row a retag
+            # brought in) is no drift: filled, not counted (ADR 0079)
+            conn.execute(
+                "UPDATE memories SET memory_id = ?, version_no = ? WHERE id = ?",
+                (*want[_LINEAGE], entry_id),
+            )
+            continue
         if have is None:
             conn.execute(
                 f"INSERT INTO memories (id, {columns}) VALUES (?{', ?' * len(_COLUMNS)})",

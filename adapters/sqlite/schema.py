@@ -6,6 +6,7 @@ The file is marked with `application_id`; a database that is not ours (another p
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import apsw
@@ -13,7 +14,8 @@ from pi_hermes_memory.errors import ForeignDatabaseError
 
 APPLICATION_ID = 0x50484D31  # "PHM1"
 
-MIGRATIONS: tuple[str, ...] = (
+#: each step is SQL, or a function of the connection where SQL cannot say "only if missing"
+MIGRATIONS: tuple[str | Callable[[apsw.Connection], None], ...] = (
     # 1: journal, memory read model with external-content FTS5, Markdown render ledger
     """
     CREATE TABLE events (
@@ -288,10 +290,9 @@ MIGRATIONS: tuple[str, ...] = (
     # names a hit's memory without folding its document. NULL: not known (a row written before
     # this step); the search service then reads it from the documents, and a repair
     # (`rebuild_rows`) fills it.
-    """
-    ALTER TABLE memories ADD COLUMN memory_id TEXT;
-    ALTER TABLE memories ADD COLUMN version_no INTEGER;
-    """,
+    # Added only where missing (SQLite has no ADD COLUMN IF NOT EXISTS): the step is also safe
+    # on a file that already holds it, as the others are.
+    lambda conn: _add_columns(conn, "memories", (("memory_id", "TEXT"), ("version_no", "INTEGER"))),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -331,6 +332,13 @@ def check_ours(conn: apsw.Connection, path: Path) -> int:
     return int(version)
 
 
+def _add_columns(conn: apsw.Connection, table: str, columns: tuple[tuple[str, str], ...]) -> None:
+    have = {str(row[1]) for row in conn.execute(f"PRAGMA table_info({table})")}
+    for name, kind in columns:
+        if name not in have:
+            conn.execute(f"ALTER TABLE {table} ADD COLUMN {name} {kind}")
+
+
 def migrate(conn: apsw.Connection, path: Path) -> None:
     """Bring our file to SCHEMA_VERSION, each step in its own IMMEDIATE transaction."""
     if check_ours(conn, path) == SCHEMA_VERSION:
@@ -338,7 +346,10 @@ def migrate(conn: apsw.Connection, path: Path) -> None:
     with conn:
         current = check_ours(conn, path)  # re-checked under the write lock
         for step, sql in enumerate(MIGRATIONS[current:], start=current + 1):
-            conn.execute(sql)
+            if callable(sql):
+                sql(conn)
+            else:
+                conn.execute(sql)
             conn.execute(f"PRAGMA user_version={step}")
         if current < SCHEMA_VERSION:
             conn.execute(f"PRAGMA application_id={APPLICATION_ID}")

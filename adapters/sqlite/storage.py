@@ -170,19 +170,17 @@ class SqliteProjection:
         """The (row id, memory id, version number) the row `event` writes gets (ADR 0079):
         the fold's rule (`lineage_of`, a replace continues its old row's memory), read from the
         old row for a replace (unknown, None, when that row's is)."""
-        match event:
-            case MemoryAdded() | MemoryRestored() | MemoryMovedIn():
-                memory_id, version_no = lineage_of(event)
-                return event.entry_id, memory_id or event.entry_id, version_no
-            case MemoryReplaced():
-                old = self._conn.execute(
-                    "SELECT memory_id, version_no FROM memories WHERE id = ?", (event.old_id,)
-                ).fetchone()
-                if old is None or old[0] is None or old[1] is None:
-                    return event.new_id, None, None
-                return event.new_id, str(old[0]), int(old[1]) + 1
-            case _:
-                return None
+        if isinstance(event, MemoryAdded | MemoryRestored | MemoryMovedIn):
+            memory_id, version_no = lineage_of(event)
+            return event.entry_id, memory_id or event.entry_id, version_no
+        if isinstance(event, MemoryReplaced):
+            old = self._conn.execute(
+                "SELECT memory_id, version_no FROM memories WHERE id = ?", (event.old_id,)
+            ).fetchone()
+            if old is None or old[0] is None or old[1] is None:
+                return event.new_id, None, None
+            return event.new_id, str(old[0]), int(old[1]) + 1
+        return None  # the other events write no new row's lineage
 
     def _execute(self, change: RowChange) -> None:
         c = self._conn
