@@ -244,22 +244,11 @@ class MemoryService:
         )
         decision = outcome[0].decision
         return self.identified(
-            WriteResult(
-                success=decision.success,
-                status=decision.status,
-                message=decision.message,
-                target=command.destination.value,
+            decision_result(
+                decision,
+                target=command.destination,
                 action=command.direction.value,
-                entry_id=decision.entry_id,
-                candidates=tuple(
-                    CandidateView(
-                        entry_id=c.entry_id, text=c.text, score=round(c.score, 3), basis=c.basis
-                    )
-                    for c in decision.candidates
-                ),
-                matches=decision.matches,
-                evicted=len(decision.evicted),
-                warnings=tuple(warnings),
+                warnings=warnings,
             )
         )
 
@@ -290,21 +279,8 @@ class MemoryService:
         decisions, warnings = self.run([target], plan, read=read)
         decision = decisions[0][1]
         return self.identified(
-            WriteResult(
-                success=decision.success,
-                status=decision.status,
-                message=decision.message,
-                target=target.value,
-                action="restore",
-                entry_id=decision.entry_id,
-                candidates=tuple(
-                    CandidateView(
-                        entry_id=c.entry_id, text=c.text, score=round(c.score, 3), basis=c.basis
-                    )
-                    for c in decision.candidates
-                ),
-                matches=decision.matches,
-                warnings=tuple(warnings),
+            decision_result(
+                decision, target=target, action="restore", warnings=warnings, evicted=False
             )
         )
 
@@ -644,19 +620,34 @@ def entry_view(e: MemoryEntry) -> EntryView:
 def to_result(
     decision: Decision, command: MemoryCommand, warnings: Sequence[str] = ()
 ) -> WriteResult:
+    return decision_result(
+        decision, target=command.target, action=_action(command), warnings=warnings
+    )
+
+
+def decision_result(
+    decision: Decision,
+    *,
+    target: Target,
+    action: str,
+    warnings: Sequence[str] = (),
+    evicted: bool = True,
+) -> WriteResult:
+    """The write result of one decision (`evicted`: whether it reports the entries its
+    capacity check evicted)."""
     return WriteResult(
         success=decision.success,
         status=decision.status,
         message=decision.message,
-        target=command.target.value,
-        action=_action(command),
+        target=target.value,
+        action=action,
         entry_id=decision.entry_id,
         candidates=tuple(
             CandidateView(entry_id=c.entry_id, text=c.text, score=round(c.score, 3), basis=c.basis)
             for c in decision.candidates
         ),
         matches=decision.matches,
-        evicted=len(decision.evicted),
+        evicted=len(decision.evicted) if evicted else 0,
         warnings=tuple(warnings),
     )
 

@@ -12,9 +12,10 @@ import apsw
 import pi_hermes_memory
 import pytest
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 from pi_hermes_memory import Memory
 from pi_hermes_memory.domain.memory.model import Target
+
+from tests.support.id_ops import OPS, play
 
 
 def _open(root: Path) -> Memory:
@@ -50,21 +51,6 @@ def _agrees(root: Path, memory: Memory) -> None:
         assert lineage == folded[row_id], (row_id, lineage, folded[row_id])
 
 
-TEXTS = [f"The service listens on port {n}" for n in (80, 443, 8080)]
-OPS = st.lists(
-    st.tuples(
-        st.sampled_from(
-            # updates twice as likely: they are what gives a row a lineage of its own
-            ["add", "add_project", "update", "update", "delete", "promote", "demote", "restore"]
-        ),
-        st.integers(min_value=0, max_value=7),
-        st.sampled_from(TEXTS),
-    ),
-    min_size=2,
-    max_size=12,
-)
-
-
 @settings(
     max_examples=25,
     deadline=None,
@@ -74,25 +60,7 @@ OPS = st.lists(
 def test_the_read_models_lineage_is_the_folds(tmp_path: Path, ops: list[object]) -> None:
     root = tmp_path / str(len(list(tmp_path.iterdir())))
     with _open(root) as m:
-        ids: list[str] = []
-        for op, pick, text in ops:  # type: ignore[misc]
-            known = ids[pick % len(ids)] if ids else "missing"
-            if op == "add":
-                out = m.add(text, force=True)
-            elif op == "add_project":
-                out = m.add(text, target="project", force=True)
-            elif op == "update":
-                out = m.update(known, f"{text} now")
-            elif op == "delete":
-                out = m.delete(known)
-            elif op == "restore":
-                m.call_tool("memory", {"action": "restore", "id": known})
-                continue
-            else:
-                m.call_tool("memory", {"action": op, "id": known, "force": True})
-                continue
-            if out.entry_id is not None:
-                ids.append(out.entry_id)
+        play(m, ops)  # type: ignore[arg-type]
         _agrees(root, m)
         for view in [*m.entries("memory"), *m.entries("project")]:
             hits = m.search(view.text, include_superseded=True).hits

@@ -10,7 +10,6 @@ from pathlib import Path
 import pi_hermes_memory
 import pytest
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 from pi_hermes_memory.adapters.inmemory.search import InMemorySearchIndex
 from pi_hermes_memory.adapters.inmemory.storage import InMemoryMarkdown, InMemoryStorage
 from pi_hermes_memory.api import Memory
@@ -28,6 +27,8 @@ from pi_hermes_memory.domain.memory.identity import Reference, parse_reference, 
 from pi_hermes_memory.domain.memory.model import MemoryEntry, Target
 from pi_hermes_memory.journal.codec import decode, encode
 from pi_hermes_memory.journal.snapshots import decode_document, encode_document
+
+from tests.support.id_ops import OPS, play
 
 AT = datetime(2026, 8, 1, 9, 0, tzinfo=UTC)
 DAY = date(2026, 8, 1)
@@ -231,17 +232,6 @@ def _open(tmp_path: Path) -> Iterator[Memory]:
         yield m
 
 
-TEXTS = [f"The service listens on port {n}" for n in (80, 443, 8080)]
-OPS = st.lists(
-    st.tuples(
-        st.sampled_from(["add", "add_project", "update", "delete", "promote", "demote"]),
-        st.integers(min_value=0, max_value=7),
-        st.sampled_from(TEXTS),
-    ),
-    max_size=14,
-)
-
-
 @settings(
     max_examples=40,
     deadline=None,
@@ -255,26 +245,7 @@ def test_every_id_ever_returned_names_one_head_or_nothing(
     returned resolves to exactly one active head (its own, or the survivor of a join) or to
     nothing (removed); each active memory is named by its own id; no two share one."""
     for m in _open(tmp_path / str(len(list(tmp_path.iterdir())))):
-        ids: list[str] = []
-        for op, pick, text in ops:  # type: ignore[misc]
-            known = ids[pick % len(ids)] if ids else "missing"
-            if op == "add":
-                out = m.add(text, force=True)
-            elif op == "add_project":
-                out = m.add(text, target="project", force=True)
-            elif op == "update":
-                out = m.update(known, f"{text} now")
-            elif op == "delete":
-                out = m.delete(known)
-            else:
-                raw = m.call_tool("memory", {"action": op, "id": known, "force": True})
-                if raw.get("entry_id"):
-                    ids.append(str(raw["entry_id"]))
-                continue
-            if out.entry_id is not None:
-                ids.append(out.entry_id)
-                if op == "update" and out.success:
-                    assert out.entry_id == m.get(known).id  # type: ignore[union-attr]
+        ids = play(m, ops)  # type: ignore[arg-type]
         active = [*m.entries("memory"), *m.entries("project")]
         assert len({v.id for v in active}) == len(active)
         for view in active:
