@@ -527,7 +527,9 @@ def check_search_arguments(arguments: object) -> None:
         assert isinstance(results, list), result
         assert (status == "ok") is bool(results), result
         assert len(results) <= min(_asked_limit(arguments), MAX_LIMIT), result
-        assert len({hit["id"] for hit in results}) == len(results), "a row came back twice"
+        # a row is a version: versions of one memory share its `id` (ADR 0074)
+        rows = {hit["version_id"] for hit in results}
+        assert len(rows) == len(results), "a row came back twice"
         for hit in results:
             _check_hit(hit, arguments)
     assert facade.versions() == versions, "memory_search appended events"
