@@ -104,20 +104,16 @@ def test_a_join_keeps_each_chains_id() -> None:
     assert pinned.row.id == "a2" and pinned.memory_id == "a"
 
 
-def test_a_move_carries_the_stable_id_and_an_old_move_starts_its_own() -> None:
-    project = _doc(
-        _added("p", "run make check", PROJECT),
-        _replaced("p", "p2", "run make check first", PROJECT),
-        MemoryMovedOut(stream=PROJECT, at=AT, entry_id="p2", to_stream=MEMORY),
-        stream=PROJECT,
-    )
-    moved = MemoryMovedIn(
+def _moved_in_p2(text: str, **stream_version: int) -> MemoryMovedIn:
+    """Version 2 of memory "p" (row "p2") moved from the project document into memory."""
+    return MemoryMovedIn(
         stream=MEMORY,
+        **stream_version,
         at=AT,
         entry_id="p2",
         from_stream=PROJECT,
         target=Target.MEMORY,
-        text="run make check first",
+        text=text,
         project=None,
         category=None,
         created=DAY,
@@ -125,6 +121,16 @@ def test_a_move_carries_the_stable_id_and_an_old_move_starts_its_own() -> None:
         memory_id="p",
         version_no=2,
     )
+
+
+def test_a_move_carries_the_stable_id_and_an_old_move_starts_its_own() -> None:
+    project = _doc(
+        _added("p", "run make check", PROJECT),
+        _replaced("p", "p2", "run make check first", PROJECT),
+        MemoryMovedOut(stream=PROJECT, at=AT, entry_id="p2", to_stream=MEMORY),
+        stream=PROJECT,
+    )
+    moved = _moved_in_p2("run make check first")
     memory = _doc(moved)
     assert _lineage(memory) == {"p2": ("p", 2)}
     rows = [*project.all_entries(), *memory.all_entries()]
@@ -189,21 +195,7 @@ def test_parse_reference(text: str, ref: Reference) -> None:
 
 
 def test_events_and_snapshots_carry_the_lineage_and_old_ones_still_decode() -> None:
-    moved = MemoryMovedIn(
-        stream=MEMORY,
-        version=1,
-        at=AT,
-        entry_id="p2",
-        from_stream=PROJECT,
-        target=Target.MEMORY,
-        text="x",
-        project=None,
-        category=None,
-        created=DAY,
-        last_referenced=DAY,
-        memory_id="p",
-        version_no=2,
-    )
+    moved = _moved_in_p2("x", version=1)
     assert decode(*encode(moved)) == moved
     _, payload = encode(_added("a", "one"))
     assert "memory_id" not in payload and "version_no" not in payload  # as before ADR 0074
