@@ -46,7 +46,12 @@ _TEMP_NAME_ROOM = 255 - 14
 
 
 def atomic_write(
-    path: Path, data: bytes, *, before_replace: Callable[[], None] | None = None
+    path: Path,
+    data: bytes,
+    *,
+    before_replace: Callable[[], None] | None = None,
+    real: Path | None = None,
+    sync_directory: bool = True,
 ) -> None:
     """Replace the content of `path` with `data`, all or nothing, durably.
 
@@ -58,8 +63,14 @@ def atomic_write(
     A symlink at `path` is followed, so a memory file linked into e.g. a dotfiles repository
     stays linked. Raises StorageFailed on any OS failure. `before_replace` runs once the temp
     file is durable, just before the rename; if it raises, nothing is replaced.
+
+    `real`: `path` with its symlinks already resolved by the caller (who checked it), so it is
+    not resolved again. `sync_directory=False` leaves the rename's durability to a later
+    directory fsync of the same folder (the caller's next `atomic_write` there): the new
+    content is durable (its temp file was synced) but the rename may be undone by a power
+    loss until then (ADR 0085).
     """
-    target = Path(os.path.realpath(path))
+    target = real if real is not None else Path(os.path.realpath(path))
     _make_parent(target)
     tmp = _write_temp(target, data)
     try:
@@ -71,7 +82,8 @@ def atomic_write(
         raise
     # After the rename the new content is visible but not yet durable; an error here still means
     # "not saved", although readers may already see the new content.
-    _fsync_directory(target.parent)
+    if sync_directory:
+        _fsync_directory(target.parent)
 
 
 def _make_parent(target: Path) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import stat
 import time
 from pathlib import Path
 
@@ -90,6 +91,9 @@ class MarkdownFiles:
     _edits: dict[Target, tuple[int, list[str]]] = attrs.field(
         factory=dict, init=False, repr=False, eq=False
     )
+    #: a folder -> its physical path, resolved once per process (ADR 0085): a file's own
+    #: symlink is still seen by one lstat per use (`_physical`)
+    _folders: dict[Path, Path] = attrs.field(factory=dict, init=False, repr=False, eq=False)
 
     def path_for(self, target: Target) -> Path:
         if target is Target.PROJECT:
@@ -121,9 +125,27 @@ class MarkdownFiles:
     def replica(self, target: Target) -> str:
         """The file's physical path: the ledger keeps each replica's renders apart, so agent
         roots that share one memoryDir (one journal) never mistake each other's files."""
+        return str(self._physical(self.path_for(target)))
+
+    def _physical(self, path: Path) -> Path:
+        """`physical_path(path)`, its folder's resolution cached for the process: one lstat
+        of the file itself per call, so a file replaced by a symlink is resolved (and refused
+        by `link_problem`) at once, never taken for the file it replaced."""
         from pi_hermes_memory.adapters.files.config_file import physical_path
 
-        return str(physical_path(self.path_for(target)))
+        try:
+            if stat.S_ISLNK(os.lstat(path).st_mode):
+                return physical_path(path)
+        except FileNotFoundError:
+            pass
+        except OSError:
+            return physical_path(path)
+        folder = self._folders.get(path.parent)
+        if folder is None:
+            if not path.parent.is_dir():
+                return physical_path(path)  # not cached until the folder exists
+            folder = self._folders[path.parent] = physical_path(path.parent)
+        return folder / path.name
 
     def layout_problem(self) -> str | None:
         """Why these documents cannot be kept apart (two of them are one physical file), or
@@ -261,7 +283,8 @@ class MarkdownFiles:
             raise StorageFailed(
                 f"{path} is read-only; it was left as it is", path=path, errno=errno.EACCES
             )
-        self._remove_stale_temps(path)
+        side = self.sidecar_for(target)
+        self._remove_stale_temps(path, side)
 
         def unchanged() -> None:
             if expected is not UNCHECKED and self.stamp(target) != expected:
@@ -273,8 +296,18 @@ class MarkdownFiles:
         shared, sidecar = split(
             data, target, self._read_sidecar(target), self._edits.pop(target, None)
         )
+        real, real_side = self._physical(path), self._physical(side)
         try:
-            atomic_write(path, shared, before_replace=unchanged)
+            # the folder is synced once, after the sidecar's rename (same folder): until then a
+            # power loss may leave the previous render, which the next operation tells from a
+            # hand edit by its sidecar and renders again (ADR 0085)
+            atomic_write(
+                path,
+                shared,
+                before_replace=unchanged,
+                real=real,
+                sync_directory=real.parent != real_side.parent,
+            )
             if old is not None:
                 self._rescue_late_save(target, path, old, expected)
         finally:
@@ -282,9 +315,7 @@ class MarkdownFiles:
                 os.close(old)
         # after the file: a crash between the two leaves an older sidecar, and the file then
         # reads as an edit of that older version whose changes the journal already holds
-        side = self.sidecar_for(target)
-        self._remove_stale_temps(side)
-        atomic_write(side, sidecar)
+        atomic_write(side, sidecar, real=real_side)
 
     def _rescue_late_save(self, target: Target, path: Path, old: int, expected: object) -> None:
         """A person's in-place save that landed in the replaced inode after the last check
@@ -305,14 +336,15 @@ class MarkdownFiles:
             atomic_write(path, rescued, before_replace=still_ours)
         raise MarkdownChanged(f"{path} was saved by a person during the render; kept")
 
-    def _remove_stale_temps(self, path: Path) -> None:
+    def _remove_stale_temps(self, *paths: Path) -> None:
         """Delete the temp files a killed writer left next to `path` (`.MEMORY.md.x.tmp`).
         Called under the store lock: every writer of these files (this store's, another agent
         root's on the same memoryDir, the legacy migration) holds it while its temp file
         exists, so each one found is a dead writer's. Only our naming (`.NAME.` + 8 mkstemp
         characters + `.tmp`) is touched. Best effort: a leftover is harmless."""
-        for stale in stale_temp_files(path.parent, older_than_s=STALE_TEMP_AGE_S):
-            if stale.name.startswith(f".{path.name}."):
+        prefixes = tuple(f".{path.name}." for path in paths)
+        for stale in stale_temp_files(paths[0].parent, older_than_s=STALE_TEMP_AGE_S):
+            if stale.name.startswith(prefixes):
                 with contextlib.suppress(OSError):
                     stale.unlink()
 

@@ -395,6 +395,33 @@ class SqliteStorage:
                 self._copy_to_log()
 
     @contextlib.contextmanager
+    def bookkeeping(self) -> Iterator[SqliteUnitOfWork]:
+        """A write transaction whose COMMIT is not synced to disk (synchronous=NORMAL for it
+        alone, ADR 0085): for what a crash may lose because the next operation recomputes it
+        (the render ledger's record of a file already written: "written, then crashed before
+        the ledger"). It is as visible to other connections as any commit; the next synced
+        commit makes it durable. Never for events or read models."""
+        with self._lock:
+            self._open()
+            if self._conn.in_transaction:  # a savepoint of a durable transaction
+                with self.transaction() as uow:
+                    yield uow
+                return
+            try:
+                self._conn.execute("PRAGMA synchronous=NORMAL")
+            except apsw.Error as exc:
+                raise self._mapped(exc) from exc
+            try:
+                with self.transaction() as uow:
+                    yield uow
+            finally:
+                try:
+                    self._conn.execute("PRAGMA synchronous=FULL")
+                except apsw.Error:
+                    # never write on at NORMAL: the next write reconnects (FULL by `connect`)
+                    self._reopen = True
+
+    @contextlib.contextmanager
     def erasing(self) -> Iterator[SqliteUnitOfWork]:
         """A write transaction with `secure_delete` on: what it deletes or overwrites is
         zeroed in the file, not left in free space (a purge, ADR 0026)."""

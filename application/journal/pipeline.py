@@ -432,7 +432,8 @@ class Pipeline(Generic[S]):
         return stale
 
     def _publish(self, stale: Sequence[tuple[S, bytes, str]]) -> list[str]:
-        """Write the stale replicas atomically, then record what was written (one txn).
+        """Write the stale replicas atomically, then record what was written (one txn, not
+        synced where the storage offers `bookkeeping`: ADR 0085).
 
         Runs after COMMIT: the change is already durable in the journal. A replica that cannot
         be written keeps its old bytes and is rewritten by the next operation, so the failure
@@ -462,8 +463,12 @@ class Pipeline(Generic[S]):
                 self._rendered_at[stream] = self._lag.clock()
                 self._pending.discard(stream)
         if written:
+            # not durable-critical (ADR 0085): a crash before this record reaches the disk
+            # leaves files that render(state) recognises ("written, then crashed before the
+            # ledger"), so a storage may commit it without a sync
+            begin = getattr(self._storage, "bookkeeping", self._storage.transaction)
             try:
-                with self._storage.transaction() as uow:
+                with begin() as uow:
                     for state, digest in written:
                         uow.ledger.record(
                             state.stream,

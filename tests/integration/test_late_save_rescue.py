@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pi_hermes_memory.adapters.markdown import store as store_module
@@ -24,7 +25,11 @@ def test_a_save_in_the_last_window_is_put_back(
     saved = b"rendered v1\n\xc2\xa7\ntyped by hand\n"
 
     def racing(
-        target: Path, data: bytes, *, before_replace: Callable[[], None] | None = None
+        target: Path,
+        data: bytes,
+        *,
+        before_replace: Callable[[], None] | None = None,
+        **options: Any,
     ) -> None:
         def check_then_save() -> None:
             if before_replace is not None:
@@ -33,7 +38,7 @@ def test_a_save_in_the_last_window_is_put_back(
                 f.truncate(0)
                 f.write(saved)
 
-        real(target, data, before_replace=check_then_save)
+        real(target, data, before_replace=check_then_save, **options)
 
     monkeypatch.setattr(store_module, "atomic_write", racing)
     with pytest.raises(MarkdownChanged):

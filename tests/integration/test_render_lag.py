@@ -13,6 +13,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pi_hermes_memory
 import pytest
@@ -267,7 +268,11 @@ def test_a_save_in_the_window_of_a_pending_render_is_put_back_and_merged(
     real = store_module.atomic_write
 
     def racing(
-        target: Path, data: bytes, *, before_replace: Callable[[], None] | None = None
+        target: Path,
+        data: bytes,
+        *,
+        before_replace: Callable[[], None] | None = None,
+        **options: Any,
     ) -> None:
         def check_then_save() -> None:
             if before_replace is not None:
@@ -276,7 +281,7 @@ def test_a_save_in_the_window_of_a_pending_render_is_put_back_and_merged(
                 f.truncate(0)
                 f.write(saved)
 
-        real(target, data, before_replace=check_then_save)
+        real(target, data, before_replace=check_then_save, **options)
 
     monkeypatch.setattr(store_module, "atomic_write", racing)
     memory.flush()
