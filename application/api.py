@@ -34,13 +34,10 @@ from pi_hermes_memory.domain.memory.model import (
 )
 from pi_hermes_memory.domain.status import Status
 from pi_hermes_memory.errors import ArgumentError, HermesMemoryError, InvalidArgument, StorageFailed
-from pi_hermes_memory.history.search import AnchorResult, SessionSearchResult
 from pi_hermes_memory.log import library_logger
 from pi_hermes_memory.memory import by_id
-from pi_hermes_memory.memory.insights import Insights, ProjectOverview, insights, project_overview
 from pi_hermes_memory.memory.purging import PurgeResult
 from pi_hermes_memory.memory.service import MemoryService, entry_view
-from pi_hermes_memory.memory.sync import SyncReport, sync_markdown
 from pi_hermes_memory.ports.history import DEFAULT_SESSIONS
 from pi_hermes_memory.ports.search import DEFAULT_LIMIT
 from pi_hermes_memory.ports.store import Clock, IdFactory, SearchIndex, Storage
@@ -64,6 +61,10 @@ from pi_hermes_memory.tools.registry import (
 )
 
 if TYPE_CHECKING:  # imports numpy: loaded only when embeddings are on
+    # and modules a command loads when it uses them (issue 29, ADR 0080)
+    from pi_hermes_memory.history.search import AnchorResult, SessionSearchResult
+    from pi_hermes_memory.memory.insights import Insights, ProjectOverview
+    from pi_hermes_memory.memory.sync import SyncReport
     from pi_hermes_memory.doctor.report import DoctorReport
     from pi_hermes_memory.history.features import SessionHistory
     from pi_hermes_memory.history.indexer import IndexProgress, IndexReport, RecordResult
@@ -665,11 +666,15 @@ class Memory:
 
     def insights(self) -> Insights:
         """Counts, capacity use and newest entries of each target this session sees."""
+        from pi_hermes_memory.memory.insights import insights
+
         docs = {t: self._service.document(t) for t in Target}
         return insights(docs, self._service.settings.scope, self._service.settings.limits)
 
     def project_overview(self) -> ProjectOverview:
         """Entries per real project attribution, plus unattributed counts (switch-project)."""
+        from pi_hermes_memory.memory.insights import project_overview
+
         return project_overview(
             self._service.document(Target.PROJECT),
             self._service.document(Target.FAILURE),
@@ -688,6 +693,8 @@ class Memory:
 
     def sync_markdown(self) -> SyncReport:
         """Import Markdown changes, then verify and repair the search mirror (ADR 0013)."""
+        from pi_hermes_memory.memory.sync import sync_markdown
+
         self._writable()
         return sync_markdown(self._service)
 
