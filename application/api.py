@@ -60,19 +60,20 @@ from pi_hermes_memory.tools.registry import (
     write_result_json,
 )
 
-if TYPE_CHECKING:  # imports numpy: loaded only when embeddings are on
-    # and modules a command loads when it uses them (issue 29, ADR 0080)
-    from pi_hermes_memory.history.search import AnchorResult, SessionSearchResult
-    from pi_hermes_memory.memory.insights import Insights, ProjectOverview
-    from pi_hermes_memory.memory.sync import SyncReport
+# numpy loads only when embeddings are on; session search, insights and sync when a command
+# uses them (issue 29, ADR 0080)
+if TYPE_CHECKING:
     from pi_hermes_memory.doctor.report import DoctorReport
     from pi_hermes_memory.history.features import SessionHistory
     from pi_hermes_memory.history.indexer import IndexProgress, IndexReport, RecordResult
+    from pi_hermes_memory.history.search import AnchorResult, SessionSearchResult
     from pi_hermes_memory.knowledge.service import KnowledgeBase
     from pi_hermes_memory.learning.consolidation import ConsolidationResult, Consolidator, TryLock
     from pi_hermes_memory.learning.llm import LlmStatus
     from pi_hermes_memory.lifecycle.prompt_context import ContextPreview
     from pi_hermes_memory.lifecycle.session import AgentSession
+    from pi_hermes_memory.memory.insights import Insights, ProjectOverview
+    from pi_hermes_memory.memory.sync import SyncReport
     from pi_hermes_memory.ports.llm import Completer
     from pi_hermes_memory.search.embedding import EmbeddingService
     from pi_hermes_memory.search.hybrid import HybridSettings

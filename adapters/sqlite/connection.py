@@ -51,6 +51,7 @@ def recursive_triggers(conn: apsw.Connection) -> None:
     """`bestpractice.connection_recursive_triggers`."""
     conn.pragma("recursive_triggers", "ON")
 
+
 MIN_SQLITE = (3, 51, 3)
 
 
