@@ -10,14 +10,19 @@ attributes the old module had, with the same warning.
 from __future__ import annotations
 
 import importlib
-import importlib.abc
 import importlib.machinery
 import importlib.util
 import sys
 import warnings
 from collections.abc import Callable, Sequence
 from types import FrameType, ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from importlib.abc import Loader as _LoaderBase
+    from importlib.abc import MetaPathFinder as _FinderBase
+else:  # importlib.abc imports importlib.resources (pathlib, tempfile, …): ~13 ms at start-up
+    _LoaderBase = _FinderBase = object  # the import system needs only the methods (ADR 0080)
 
 __all__ = ["MOVED", "forward_attributes", "install"]
 
@@ -194,7 +199,7 @@ def _warn(old: str, new: str) -> None:
     )
 
 
-class _AliasLoader(importlib.abc.Loader):
+class _AliasLoader(_LoaderBase):
     def __init__(self, new: str) -> None:
         self._new = new
 
@@ -206,7 +211,7 @@ class _AliasLoader(importlib.abc.Loader):
         """The new module ran when it was imported; the old name only points at it."""
 
 
-class _MovedFinder(importlib.abc.MetaPathFinder):
+class _MovedFinder(_FinderBase):
     def find_spec(
         self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
     ) -> importlib.machinery.ModuleSpec | None:

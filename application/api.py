@@ -34,13 +34,10 @@ from pi_hermes_memory.domain.memory.model import (
 )
 from pi_hermes_memory.domain.status import Status
 from pi_hermes_memory.errors import ArgumentError, HermesMemoryError, InvalidArgument, StorageFailed
-from pi_hermes_memory.history.search import AnchorResult, SessionSearchResult
 from pi_hermes_memory.log import library_logger
 from pi_hermes_memory.memory import by_id
-from pi_hermes_memory.memory.insights import Insights, ProjectOverview, insights, project_overview
 from pi_hermes_memory.memory.purging import PurgeResult
 from pi_hermes_memory.memory.service import MemoryService, entry_view
-from pi_hermes_memory.memory.sync import SyncReport, sync_markdown
 from pi_hermes_memory.ports.history import DEFAULT_SESSIONS
 from pi_hermes_memory.ports.search import DEFAULT_LIMIT
 from pi_hermes_memory.ports.store import Clock, IdFactory, SearchIndex, Storage
@@ -63,15 +60,20 @@ from pi_hermes_memory.tools.registry import (
     write_result_json,
 )
 
-if TYPE_CHECKING:  # imports numpy: loaded only when embeddings are on
+# numpy loads only when embeddings are on; session search, insights and sync when a command
+# uses them (issue 29, ADR 0080)
+if TYPE_CHECKING:
     from pi_hermes_memory.doctor.report import DoctorReport
     from pi_hermes_memory.history.features import SessionHistory
     from pi_hermes_memory.history.indexer import IndexProgress, IndexReport, RecordResult
+    from pi_hermes_memory.history.search import AnchorResult, SessionSearchResult
     from pi_hermes_memory.knowledge.service import KnowledgeBase
     from pi_hermes_memory.learning.consolidation import ConsolidationResult, Consolidator, TryLock
     from pi_hermes_memory.learning.llm import LlmStatus
     from pi_hermes_memory.lifecycle.prompt_context import ContextPreview
     from pi_hermes_memory.lifecycle.session import AgentSession
+    from pi_hermes_memory.memory.insights import Insights, ProjectOverview
+    from pi_hermes_memory.memory.sync import SyncReport
     from pi_hermes_memory.ports.llm import Completer
     from pi_hermes_memory.search.embedding import EmbeddingService
     from pi_hermes_memory.search.hybrid import HybridSettings
@@ -665,11 +667,15 @@ class Memory:
 
     def insights(self) -> Insights:
         """Counts, capacity use and newest entries of each target this session sees."""
+        from pi_hermes_memory.memory.insights import insights
+
         docs = {t: self._service.document(t) for t in Target}
         return insights(docs, self._service.settings.scope, self._service.settings.limits)
 
     def project_overview(self) -> ProjectOverview:
         """Entries per real project attribution, plus unattributed counts (switch-project)."""
+        from pi_hermes_memory.memory.insights import project_overview
+
         return project_overview(
             self._service.document(Target.PROJECT),
             self._service.document(Target.FAILURE),
@@ -688,6 +694,8 @@ class Memory:
 
     def sync_markdown(self) -> SyncReport:
         """Import Markdown changes, then verify and repair the search mirror (ADR 0013)."""
+        from pi_hermes_memory.memory.sync import sync_markdown
+
         self._writable()
         return sync_markdown(self._service)
 

@@ -21,10 +21,37 @@ import urllib.parse
 from pathlib import Path
 
 import apsw
-import apsw.bestpractice as bp
 from pi_hermes_memory.errors import StoreVersionError
 
 BUSY_TIMEOUT_MS = 10_000
+
+
+# The `apsw.bestpractice.connection_*` settings we use (ADR 0004), written out: importing
+# `apsw.bestpractice` imports `apsw.ext` (decimal, fractions, html, …), ~15 ms of every process
+# that opens a store (issue 29, ADR 0080). Each body is that of apsw's function;
+# tests/integration/test_sqlite_practice.py checks that a connection configured here reads back
+# exactly as one configured by `apsw.bestpractice`.
+def busy_timeout(conn: apsw.Connection, duration_ms: int) -> None:
+    """`bestpractice.connection_busy_timeout`: wait for a lock instead of failing at once."""
+    conn.set_busy_timeout(duration_ms)
+
+
+def enable_foreign_keys(conn: apsw.Connection) -> None:
+    """`bestpractice.connection_enable_foreign_keys`."""
+    conn.pragma("foreign_keys", "ON")
+
+
+def no_double_quoted_strings(conn: apsw.Connection) -> None:
+    """`bestpractice.connection_dqs`: double quotes are for identifiers only."""
+    conn.config(apsw.SQLITE_DBCONFIG_DQS_DML, 0)
+    conn.config(apsw.SQLITE_DBCONFIG_DQS_DDL, 0)
+
+
+def recursive_triggers(conn: apsw.Connection) -> None:
+    """`bestpractice.connection_recursive_triggers`."""
+    conn.pragma("recursive_triggers", "ON")
+
+
 MIN_SQLITE = (3, 51, 3)
 
 
@@ -93,10 +120,10 @@ def connect(path: Path, *, read_only: bool = False) -> apsw.Connection:
     path.parent.mkdir(parents=True, exist_ok=True)
     make_private(path)
     conn = apsw.Connection(str(path))
-    bp.connection_busy_timeout(conn, BUSY_TIMEOUT_MS)
-    bp.connection_enable_foreign_keys(conn)
-    bp.connection_dqs(conn)
-    bp.connection_recursive_triggers(conn)
+    busy_timeout(conn, BUSY_TIMEOUT_MS)
+    enable_foreign_keys(conn)
+    no_double_quoted_strings(conn)
+    recursive_triggers(conn)
     conn.execute("PRAGMA synchronous=FULL")
     conn.transaction_mode = "IMMEDIATE"
     return conn
@@ -137,6 +164,6 @@ def _connect_read_only(path: Path) -> apsw.Connection:
             raise
         uri = f"file:{urllib.parse.quote(str(path.resolve()))}?immutable=1"
         conn = apsw.Connection(uri, flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI)
-    bp.connection_busy_timeout(conn, BUSY_TIMEOUT_MS)
-    bp.connection_dqs(conn)
+    busy_timeout(conn, BUSY_TIMEOUT_MS)
+    no_double_quoted_strings(conn)
     return conn

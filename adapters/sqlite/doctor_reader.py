@@ -17,8 +17,11 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import apsw
-import apsw.bestpractice as bp
-from pi_hermes_memory.adapters.sqlite.connection import BUSY_TIMEOUT_MS
+from pi_hermes_memory.adapters.sqlite.connection import (
+    BUSY_TIMEOUT_MS,
+    busy_timeout,
+    no_double_quoted_strings,
+)
 from pi_hermes_memory.adapters.sqlite.mirror import _COLUMNS, _SUPERSEDED_BY, _TARGET, _values
 from pi_hermes_memory.adapters.sqlite.recovery import read_events
 from pi_hermes_memory.adapters.sqlite.schema import SCHEMA_VERSION, check_ours
@@ -38,8 +41,8 @@ def _connect(path: Path) -> apsw.Connection:
     else:
         uri = f"file:{urllib.parse.quote(str(path.resolve()))}?immutable=1"
         conn = apsw.Connection(uri, flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI)
-    bp.connection_busy_timeout(conn, BUSY_TIMEOUT_MS)
-    bp.connection_dqs(conn)
+    busy_timeout(conn, BUSY_TIMEOUT_MS)
+    no_double_quoted_strings(conn)
     return conn
 
 

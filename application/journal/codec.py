@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from pi_hermes_memory.domain.memory.events import EVENT_TYPES, OPTIONAL_EVENT_FIELDS, Event
 from pi_hermes_memory.domain.skills.events import SKILL_EVENT_TYPES
 from pi_hermes_memory.errors import CorruptEvent
-from pi_hermes_memory.journal.structure import structure_function
+from pi_hermes_memory.journal.structure import structure_function, unstructure_function
 
 if TYPE_CHECKING:
     from cattrs.preconf.json import JsonConverter
@@ -65,8 +65,21 @@ def _strict_scalar(value: object, kind: type) -> object:
 
 
 def encode(event: Event) -> tuple[str, str]:
-    """(tag, JSON payload) for `event`."""
-    payload = strict_converter().unstructure(event)
+    """(tag, JSON payload) for `event`: through a function generated from the event's fields
+    (ADR 0080), the converter's own output; cattrs loads only for a field type it lacks."""
+    fast = unstructure_function(type(event))
+    return _encoded(event, fast(event) if fast is not None else None)
+
+
+def encode_with_converter(event: Event) -> tuple[str, str]:
+    """`encode` through the cattrs converter (the path before ADR 0080; kept for the property
+    test that compares the two)."""
+    return _encoded(event, None)
+
+
+def _encoded(event: Event, payload: dict[str, Any] | None) -> tuple[str, str]:
+    if payload is None:
+        payload = strict_converter().unstructure(event)
     for name in OPTIONAL_EVENT_FIELDS:  # ADR 0045: an event without them encodes as before
         if name in payload and payload[name] is None:
             del payload[name]

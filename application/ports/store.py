@@ -8,37 +8,39 @@ from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
-from pi_hermes_memory.domain.history.transcripts import (
-    FileProgress,
-    MessageLine,
-    SessionChunk,
-    SessionFile,
-)
-from pi_hermes_memory.domain.memory.document import MemoryDocument
-from pi_hermes_memory.domain.memory.events import Event
-from pi_hermes_memory.domain.memory.markdown_doc import ParsedDocument, VersionLine
-from pi_hermes_memory.domain.memory.model import MemoryEntry, Target
-from pi_hermes_memory.ports.history import (
-    AnchorLine,
-    AnchorQuery,
-    IndexCounts,
-    SessionHit,
-    SessionQuery,
-)
-from pi_hermes_memory.ports.knowledge import (
-    FileChunks,
-    KnowledgeHit,
-    KnowledgeQuery,
-    KnownFile,
-    SourceFile,
-)
-from pi_hermes_memory.ports.memory import RebuildReport, ScrubReport
-from pi_hermes_memory.ports.search import SearchHit, SearchQuery
-from pi_hermes_memory.ports.vectors import EmbeddingKind, VectorScope
-
-if TYPE_CHECKING:  # numpy loads only where vectors are used (bootstrap with embeddings on)
+# Signatures only: numpy loads only where vectors are used (bootstrap with embeddings on), and
+# the value types with the modules that use them, so importing this port does not load every
+# other port (issue 29, ADR 0080).
+if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
+    from pi_hermes_memory.domain.history.transcripts import (
+        FileProgress,
+        MessageLine,
+        SessionChunk,
+        SessionFile,
+    )
+    from pi_hermes_memory.domain.memory.document import MemoryDocument
+    from pi_hermes_memory.domain.memory.events import Event
+    from pi_hermes_memory.domain.memory.markdown_doc import ParsedDocument, VersionLine
+    from pi_hermes_memory.domain.memory.model import MemoryEntry, Target
+    from pi_hermes_memory.ports.history import (
+        AnchorLine,
+        AnchorQuery,
+        IndexCounts,
+        SessionHit,
+        SessionQuery,
+    )
+    from pi_hermes_memory.ports.knowledge import (
+        FileChunks,
+        KnowledgeHit,
+        KnowledgeQuery,
+        KnownFile,
+        SourceFile,
+    )
+    from pi_hermes_memory.ports.memory import RebuildReport, ScrubReport
+    from pi_hermes_memory.ports.search import SearchHit, SearchQuery
+    from pi_hermes_memory.ports.vectors import EmbeddingKind, VectorScope
 
 
 __all__ = [

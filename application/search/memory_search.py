@@ -39,7 +39,6 @@ from pi_hermes_memory.domain.status import Status
 from pi_hermes_memory.errors import ArgumentError, InvalidArgument
 from pi_hermes_memory.log import library_logger
 from pi_hermes_memory.ports.search import DEFAULT_LIMIT, ScopeClause, SearchHit, SearchQuery
-from pi_hermes_memory.search.hybrid import HybridSettings, ranked_hits
 from pi_hermes_memory.tools.registry import (
     ToolDefinition,
     ToolResult,
@@ -55,6 +54,7 @@ if TYPE_CHECKING:
     from pi_hermes_memory.domain.memory.document import MemoryDocument
     from pi_hermes_memory.memory.service import MemoryService
     from pi_hermes_memory.ports.store import Clock, SearchIndex
+    from pi_hermes_memory.search.hybrid import HybridSettings
     from pi_hermes_memory.search.retrieval import Reranker
 
 MAX_LIMIT = 20
@@ -242,6 +242,8 @@ class SearchService:
         embeddings = self._service.embeddings
         if embeddings is None:
             return self._index.search(query)
+        # hybrid ranking (and its retrieval and relevance modules) loads only with embeddings
+        from pi_hermes_memory.search.hybrid import HybridSettings, ranked_hits
 
         return ranked_hits(
             query,

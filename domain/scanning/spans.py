@@ -20,6 +20,7 @@ from typing import Final
 
 import attrs
 from pi_hermes_memory.domain.scanning import unicode_policy
+from pi_hermes_memory.domain.scanning.lazy_re import lazy_compile
 from pi_hermes_memory.domain.scanning.scanner import (
     MAX_SCAN_CHARS,
     SECRET_RULES,
@@ -29,7 +30,7 @@ from pi_hermes_memory.domain.scanning.scanner import (
 
 __all__ = ["SecretSpan", "secret_spans"]
 
-_PRIVATE_KEY_END: Final = re.compile(
+_PRIVATE_KEY_END: Final = lazy_compile(
     r"-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----", re.IGNORECASE
 )
 

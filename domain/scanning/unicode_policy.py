@@ -40,6 +40,7 @@ import unicodedata
 from collections.abc import Iterable
 
 import attrs
+from pi_hermes_memory.domain.scanning.lazy_re import lazy_compile
 
 UNICODE_VERSION = "14.0.0"
 
@@ -245,10 +246,10 @@ def _candidate_pattern() -> re.Pattern[str]:
         ranges.append((start, 0xFFFF))
     body = "".join(f"\\u{lo:04x}" if lo == hi else f"\\u{lo:04x}-\\u{hi:04x}" for lo, hi in ranges)
     # Astral: everything except the emoji blocks, which `classify` always allows.
-    return re.compile(f"[{body}]|[\\U00010000-\\U0001efff\\U0001fb00-\\U0010ffff]")
+    return lazy_compile(f"[{body}]|[\\U00010000-\\U0001efff\\U0001fb00-\\U0010ffff]")
 
 
-_ASCII_CONTROLS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_ASCII_CONTROLS = lazy_compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
 def candidate_positions(text: str) -> list[int]:
@@ -324,7 +325,7 @@ _MONGOLIAN_RANGES: tuple[tuple[int, int], ...] = ((0x1800, 0x18AF), (0x11660, 0x
 
 
 def _class_of(ranges: Iterable[tuple[int, int]]) -> re.Pattern[str]:
-    return re.compile("[" + "".join(f"\\U{lo:08x}-\\U{hi:08x}" for lo, hi in ranges) + "]")
+    return lazy_compile("[" + "".join(f"\\U{lo:08x}-\\U{hi:08x}" for lo, hi in ranges) + "]")
 
 
 _PICTOGRAPHIC = _class_of(_PICTOGRAPHIC_RANGES)
@@ -365,10 +366,10 @@ def _is_variation_selector(cp: int) -> bool:
     return 0xFE00 <= cp <= 0xFE0F or 0xE0100 <= cp <= 0xE01EF or cp in MONGOLIAN_FVS
 
 
-_CJK_IDEOGRAPH = re.compile(
+_CJK_IDEOGRAPH = lazy_compile(
     "[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f\U00030000-\U0003134f]"
 )
-_VS1_BASES = re.compile("[\u1000-\u109f\ua840-\ua87f\U00010ac0-\U00010aff]")
+_VS1_BASES = lazy_compile("[\u1000-\u109f\ua840-\ua87f\U00010ac0-\U00010aff]")
 
 
 def _registered_vs_base(ch: str, vs: int) -> bool:
@@ -426,8 +427,8 @@ class PolicyResult:
     rejections: tuple[Rejection, ...]
 
 
-_STRIP_OR_KEEP_CHARS = re.compile("[\u061c\u180b-\u180d\u180f\u200c-\u200f\ufe0e\ufe0f]")
-_RTL_HINT = re.compile(
+_STRIP_OR_KEEP_CHARS = lazy_compile("[\u061c\u180b-\u180d\u180f\u200c-\u200f\ufe0e\ufe0f]")
+_RTL_HINT = lazy_compile(
     "[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufefc\U00010800-\U00010fff\U0001e800-\U0001efff]"
 )
 
@@ -643,7 +644,7 @@ def apply_policy(text: str, candidates: list[int] | None = None) -> PolicyResult
 # --------------------------------------------------------------------------------------------
 # The scan copy
 
-_WS_CHUNKS = re.compile(r"[\t\n\r ]+|[^\t\n\r ]+")
+_WS_CHUNKS = lazy_compile(r"[\t\n\r ]+|[^\t\n\r ]+")
 
 
 class ScanCopy:

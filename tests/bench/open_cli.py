@@ -20,6 +20,14 @@ and once, independent of N:
   cumulative times) and the number of modules it loads; the same for the CLI module and for a
   whole CLI `search` run (every module the command imports on its way).
 
+and, per process (issue 29, ADR 0080), on an empty store, at 1k and (full mode) at 100k
+entries: the whole-process wall and CPU time of CLI `search` and CLI `add` (add at empty and
+1k only: the first add at 100k is the write path's figure) and of a child that runs
+`import pi_hermes_memory` + `open()` + one `search`, with the issue's targets beside them and the
+interpreter floor (`python -c "import apsw, attrs"`) as the in-run reference. With
+`--compare DIR` the same children also run with `PYTHONPATH=DIR` (a checkout of another
+revision laid out as the package, see `link_tree`), interleaved, and the ratio is printed.
+
 `make bench` runs it (after tests/bench/run.py's benchmarks). No figure is asserted by the test
 suite; `tests/bench/test_open_cli_smoke.py` runs tiny sizes.
 """
@@ -33,6 +41,7 @@ import resource
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -44,6 +53,13 @@ FULL_SIZES = (100, 1_000, 10_000, 100_000)
 QUICK_SIZES = (100, 1_000)
 #: the CLI target of issue 17 (a warm machine)
 CLI_TARGET_MS = 250.0
+#: issue 29: CLI `search`/`add` whole process; import + open() + one search, whole process
+START_CLI_TARGET_MS = 150.0
+START_API_TARGET_MS = 120.0
+START_SIZES_FULL = (0, 1_000, 100_000)
+START_SIZES_QUICK = (0, 1_000)
+#: sizes at which the CLI `add` is measured (the first add at 100k belongs to the write path)
+ADD_SIZES = (0, 1_000)
 
 _CLI = "import sys; from pi_hermes_memory.adapters.cli.app import main; sys.exit(main())"
 
@@ -79,13 +95,15 @@ print(json.dumps(out))
 """
 
 
-def _env(root: Path | None = None) -> dict[str, str]:
+def _env(root: Path | None = None, pythonpath: Path | None = None) -> dict[str, str]:
     """The children's environment: a warm machine caches bytecode (a CI setting of
     PYTHONDONTWRITEBYTECODE would make every run compile every module)."""
     env = dict(os.environ)
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     if root is not None:
         env.update({"HOME": str(root), "PI_CODING_AGENT_DIR": str(root / "agent")})
+    if pythonpath is not None:
+        env["PYTHONPATH"] = str(pythonpath)
     return env
 
 
@@ -128,6 +146,152 @@ def cli_search_ms(root: Path, word: str = "alpha") -> tuple[float, float]:
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000
     return wall, cpu
+
+
+# the child of `import pi_hermes_memory` + open() + one search, whole process
+_API_CHILD = (
+    "import sys, pi_hermes_memory; "
+    "m = pi_hermes_memory.open(project=sys.argv[1]); m.search('alpha'); m.close()"
+)
+_FLOOR_CHILD = "import apsw, attrs"
+
+
+def _child_ms(
+    args: Sequence[str], root: Path, pythonpath: Path | None = None
+) -> tuple[float, float]:
+    """Wall and CPU (user + system of the child) milliseconds of one `python ARGS` child."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    subprocess.run(
+        [sys.executable, *args],
+        env=_env(root, pythonpath),
+        cwd=root,
+        capture_output=True,
+        check=True,
+        timeout=900,
+    )
+    wall = (time.perf_counter() - started) * 1000
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000
+    return wall, cpu
+
+
+def _start_children(entries: int) -> dict[str, list[str]]:
+    children = {
+        "cli_search": ["-c", _CLI, "search", "alpha", "--project", PROJECT],
+        "api_search": ["-c", _API_CHILD, PROJECT],
+        "floor": ["-c", _FLOOR_CHILD],
+    }
+    if entries in ADD_SIZES:
+        children["cli_add"] = ["-c", _CLI, "add", "TEXT", "--project", PROJECT]
+    return children
+
+
+def bench_start(
+    entries: int, *, repeats: int = 5, compare: Path | None = None, root: Path | None = None
+) -> dict[str, Any]:
+    """Whole-process wall and CPU medians of CLI search/add and import+open+search at one
+    size (issue 29); with `compare`, the same children with PYTHONPATH=compare, interleaved."""
+    runs: dict[str, dict[str, list[tuple[float, float]]]] = {"new": {}, "old": {}}
+    variants: list[tuple[str, Path | None]] = [("new", None)]
+    if compare is not None:
+        variants.append(("old", compare))
+    with _workdir(root) as work:
+        if entries:
+            build_store(work, entries)
+        else:  # empty: the store exists (one open), with no entry
+            prefill(work, 0, iter(()))
+        children = _start_children(entries)
+        serial = 0
+        for repeat in range(repeats + 1):  # the first round warms the page cache and .pyc
+            for name, args in children.items():
+                for variant, path in variants:
+                    if name == "cli_add":
+                        serial += 1  # a new text each time: a duplicate would take another path
+                        args = [
+                            a if a != "TEXT" else f"start bench note {serial} z{serial * 7919}"
+                            for a in args
+                        ]
+                    figure = _child_ms(args, work, path)
+                    if repeat:
+                        runs[variant].setdefault(name, []).append(figure)
+    out: dict[str, Any] = {"entries": entries}
+    for variant, figures in runs.items():
+        for name, pairs in figures.items():
+            key = name if variant == "new" else f"{name}_old"
+            out[f"{key}_ms"] = statistics.median(wall for wall, _ in pairs)
+            out[f"{key}_cpu_ms"] = statistics.median(cpu for _, cpu in pairs)
+    return out
+
+
+def link_tree(checkout: Path, dest: Path) -> Path:
+    """A directory to put on PYTHONPATH so that `pi_hermes_memory` imports from `checkout` (a
+    source tree of this repository, e.g. `git worktree add /tmp/old main`): the package is
+    `application/` with `domain/` and `adapters/` inside, as setuptools maps them."""
+    package = dest / "pi_hermes_memory"
+    if package.exists():
+        return dest
+    package.mkdir(parents=True)
+    for item in (checkout / "application").iterdir():
+        (package / item.name).symlink_to(item.resolve())
+    (package / "domain").symlink_to((checkout / "domain").resolve())
+    (package / "adapters").symlink_to((checkout / "adapters").resolve())
+    return dest
+
+
+def run_start(
+    sizes: Sequence[int], *, repeats: int = 5, compare: Path | None = None
+) -> list[dict[str, Any]]:
+    rows = []
+    for entries in sizes:
+        print(f"… per-process start at {entries:,} entries", file=sys.stderr, flush=True)
+        rows.append(bench_start(entries, repeats=repeats, compare=compare))
+    return rows
+
+
+def render_start(rows: Sequence[dict[str, Any]]) -> str:
+    def cell(row: dict[str, Any], key: str) -> str:
+        if f"{key}_ms" not in row:
+            return "—"
+        text = f"{row[f'{key}_ms']:.0f} ({row[f'{key}_cpu_ms']:.0f} CPU)"
+        if f"{key}_old_ms" in row:
+            text += (
+                f"; old {row[f'{key}_old_ms']:.0f} ({row[f'{key}_old_cpu_ms']:.0f} CPU), "
+                f"new/old CPU {row[f'{key}_cpu_ms'] / row[f'{key}_old_cpu_ms']:.2f}"
+            )
+        return text
+
+    table = _table(
+        (
+            "entries",
+            f"CLI search ms (target {START_CLI_TARGET_MS:.0f})",
+            f"CLI add ms (target {START_CLI_TARGET_MS:.0f})",
+            f"import+open+search ms (target {START_API_TARGET_MS:.0f})",
+            "floor: import apsw, attrs",
+        ),
+        [
+            (
+                f"{r['entries']:,}",
+                cell(r, "cli_search"),
+                cell(r, "cli_add"),
+                cell(r, "api_search"),
+                cell(r, "floor"),
+            )
+            for r in rows
+        ],
+    )
+    return "\n".join(
+        [
+            "",
+            "## Per-process start: whole CLI and API processes (issue 29, ADR 0080)",
+            "",
+            "Each figure is one child process from interpreter start to exit, warm (one untimed "
+            "round first), median wall ms with the child's CPU ms (user + system: the steadier "
+            "figure on a loaded machine). The floor is the interpreter importing apsw and attrs.",
+            "",
+            table,
+        ]
+    )
 
 
 def bench_size(entries: int, *, repeats: int = 3, root: Path | None = None) -> dict[str, Any]:
@@ -187,13 +351,20 @@ def bench_imports(root: Path | None = None) -> dict[str, Any]:
     return out
 
 
-def run(sizes: Sequence[int], *, repeats: int = 3) -> dict[str, Any]:
+def run(
+    sizes: Sequence[int],
+    *,
+    repeats: int = 3,
+    start_sizes: Sequence[int] = START_SIZES_QUICK,
+    compare: Path | None = None,
+) -> dict[str, Any]:
     rows = []
     for entries in sizes:
         print(f"… open and CLI search at {entries:,} entries", file=sys.stderr, flush=True)
         rows.append(bench_size(entries, repeats=repeats))
     print("… import times", file=sys.stderr, flush=True)
-    return {"sizes": rows, "imports": bench_imports()}
+    start = run_start(start_sizes, repeats=max(repeats, 5), compare=compare)
+    return {"sizes": rows, "imports": bench_imports(), "start": start}
 
 
 def render(result: dict[str, Any]) -> str:
@@ -245,6 +416,7 @@ def render(result: dict[str, Any]) -> str:
             "Imports (`python -X importtime`: sum of top-level cumulative times; modules loaded):",
             "",
             _table(("what", "import (ms)", "modules"), import_rows),
+            *([render_start(result["start"])] if result.get("start") else []),
         ]
     )
 
@@ -255,11 +427,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--sizes", help="comma-separated entry counts (overrides --quick)")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--out", type=Path, help="also write the figures as JSON here")
+    parser.add_argument(
+        "--compare",
+        type=Path,
+        help="a source checkout of another revision: its per-process figures run interleaved",
+    )
+    parser.add_argument("--start-only", action="store_true", help="only the per-process table")
     args = parser.parse_args(argv)
     sizes = QUICK_SIZES if args.quick else FULL_SIZES
     if args.sizes:
         sizes = tuple(int(s) for s in args.sizes.split(","))
-    result = run(sizes, repeats=args.repeats)
+    start_sizes = START_SIZES_QUICK if args.quick else START_SIZES_FULL
+    compare = None
+    if args.compare is not None:
+        compare = link_tree(args.compare, Path(tempfile.mkdtemp(prefix="hermes-compare-")))
+    if args.start_only:
+        rows = run_start(start_sizes, repeats=max(args.repeats, 5), compare=compare)
+        print(render_start(rows))
+        return 0
+    result = run(sizes, repeats=args.repeats, start_sizes=start_sizes, compare=compare)
     print(render(result))
     if args.out is not None:
         args.out.write_text(json.dumps(result, indent=2) + "\n")

@@ -1253,7 +1253,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("\n".join(add_syscalls.render(traced)))
     from tests.bench import open_cli
 
-    opened = open_cli.run(open_cli.QUICK_SIZES if args.quick else open_cli.FULL_SIZES)
+    opened = open_cli.run(
+        open_cli.QUICK_SIZES if args.quick else open_cli.FULL_SIZES,
+        start_sizes=open_cli.START_SIZES_QUICK if args.quick else open_cli.START_SIZES_FULL,
+    )
     print(open_cli.render(opened))
     print(f"\n(total benchmark time {time.perf_counter() - started:.0f} s)", flush=True)
     if args.out is not None:

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pi_hermes_memory
 from pi_hermes_memory.adapters.cli import app as cli
@@ -115,3 +117,59 @@ def test_importing_the_package_loads_names_on_first_use() -> None:
     for name in pi_hermes_memory.__all__:  # every exported name resolves
         assert getattr(pi_hermes_memory, name) is not None
     assert pi_hermes_memory.open.__module__ == "pi_hermes_memory.bootstrap"
+
+
+#: modules a CLI `search` or `add` on a plain store never needs (issue 29, ADR 0080)
+NOT_FOR_ONE_CALL = (
+    "numpy",
+    "httpx",
+    "cattrs",
+    "apsw.ext",
+    "apsw.bestpractice",
+    "importlib.resources",
+    "pi_hermes_memory.search.hybrid",
+    "pi_hermes_memory.search.retrieval",
+    "pi_hermes_memory.ports.knowledge",
+    "pi_hermes_memory.history.search",
+    "pi_hermes_memory.memory.sync",
+    "pi_hermes_memory.memory.insights",
+)
+
+
+def _one_call(tmp_path: Path, *argv: str) -> tuple[int, list[str], int, int]:
+    """Run one CLI command in a child on the store under `tmp_path`: its exit status, the
+    heavy modules it loaded, and how many of the scanner's patterns it compiled (of all)."""
+    code = (
+        "import json, sys\n"
+        "from pi_hermes_memory.adapters.cli.app import main\n"
+        f"code = main({list(argv)!r})\n"
+        "from pi_hermes_memory.domain.scanning import lazy_re\n"
+        f"heavy = [m for m in {NOT_FOR_ONE_CALL!r} if m in sys.modules]\n"
+        "print(json.dumps([code, heavy, lazy_re.compiled_count(), lazy_re.pattern_count()]))\n"
+    )
+    env = {**os.environ, "HOME": str(tmp_path), "PI_CODING_AGENT_DIR": str(tmp_path / "agent")}
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    code_, heavy, compiled, patterns = json.loads(done.stdout.strip().splitlines()[-1])
+    return code_, heavy, compiled, patterns
+
+
+def test_a_search_and_an_add_load_only_what_they_use(tmp_path: Path) -> None:
+    """A one-shot command (a hook, an agent's CLI call) pays for what it uses: no HTTP client,
+    numpy, cattrs or apsw.ext, no hybrid ranking without embeddings, and the scanner (which
+    checks the query before echoing it, and the text of an add) compiles only the patterns
+    whose keywords occur, not its whole table. No clock: the gain is frozen by what loads."""
+    assert _one_call(tmp_path, "search", "hello")[:2] == (0, [])  # an empty store
+    code, heavy, compiled, patterns = _one_call(tmp_path, "add", "the deploy window is friday")
+    assert (code, heavy) == (0, [])
+    assert 0 < compiled < patterns // 5
+    code, heavy, compiled, patterns = _one_call(tmp_path, "search", "deploy window")
+    assert (code, heavy) == (0, [])
+    assert 0 < compiled < patterns // 5

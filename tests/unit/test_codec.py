@@ -6,10 +6,11 @@ import json
 from datetime import UTC, datetime
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from pi_hermes_memory.domain.memory.events import (
     EVENT_TYPES,
+    Event,
     MemoryAdded,
     MemoryReferenced,
     MemoryRemoved,
@@ -19,8 +20,10 @@ from pi_hermes_memory.domain.memory.events import (
     RemovalReason,
 )
 from pi_hermes_memory.domain.memory.model import FailureCategory, Target
+from pi_hermes_memory.domain.skills.events import SKILL_EVENT_TYPES
 from pi_hermes_memory.errors import CorruptEvent
-from pi_hermes_memory.journal.codec import decode, encode
+from pi_hermes_memory.journal.codec import decode, encode, encode_with_converter
+from pi_hermes_memory.journal.structure import unstructure_function
 
 text = st.text(st.characters(exclude_categories=("Cs",)), max_size=50)
 dates = st.dates()
@@ -102,3 +105,18 @@ def test_corrupt_payloads_raise_one_error() -> None:
     ]:
         with pytest.raises(CorruptEvent):
             decode(bad_tag, bad)
+
+
+# --- encoding without cattrs (issue 29, ADR 0080) ---------------------------------------------
+
+ALL_EVENT_TYPES = (*EVENT_TYPES, *SKILL_EVENT_TYPES)
+
+
+def test_every_event_class_encodes_without_the_converter() -> None:
+    assert all(unstructure_function(cls) is not None for cls in ALL_EVENT_TYPES)
+
+
+@settings(max_examples=300)
+@given(st.one_of([st.from_type(cls) for cls in ALL_EVENT_TYPES]) | events)
+def test_the_generated_encoder_gives_the_converters_bytes(event: Event) -> None:
+    assert encode(event) == encode_with_converter(event)

@@ -61,7 +61,7 @@ def test_the_hub_lists_each_name_once_and_only_names_it_has() -> None:
 
 def test_importing_the_ports_loads_no_service_and_no_driver() -> None:
     code = (
-        "import sys, pi_hermes_memory.ports; "
+        "import sys, pi_hermes_memory.ports as hub; [getattr(hub, n) for n in hub.__all__]; "
         "print('\\n'.join(sorted(m for m in sys.modules if m.startswith('pi_hermes_memory') "
         "or m in ('apsw', 'httpx', 'numpy'))))"
     )
@@ -71,7 +71,23 @@ def test_importing_the_ports_loads_no_service_and_no_driver() -> None:
     allowed += ("pi_hermes_memory._moved",)  # the package's own import hook (ADR 0055)
     strays = [m for m in loaded if m != "pi_hermes_memory" and not m.startswith(allowed)]
     assert strays == []
-    assert "pi_hermes_memory.ports.store" in loaded  # the probe saw the hub load
+    assert "pi_hermes_memory.ports.store" in loaded  # the probe saw the hub load every name
+
+
+def test_the_hub_loads_a_ports_module_on_the_first_use_of_one_of_its_names() -> None:
+    """Importing one ports module does not load the others (issue 29, ADR 0080)."""
+    code = (
+        "import sys, pi_hermes_memory.ports.history, pi_hermes_memory.ports as hub; "
+        "before = sorted(m for m in sys.modules if m.startswith('pi_hermes_memory.')); "
+        "hub.SkillTelemetry; "
+        "print(' '.join(before)); print('pi_hermes_memory.ports.skills' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    before, after = out.stdout.splitlines()
+    assert "pi_hermes_memory.ports.history" in before.split()
+    assert "pi_hermes_memory.ports.skills" not in before.split()
+    assert "pi_hermes_memory.domain.skills.promotion" not in before.split()
+    assert after == "True"
 
 
 def test_the_ports_import_only_the_domain_the_errors_and_each_other() -> None:
