@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import collections
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, Final
 
 import attrs
@@ -388,6 +388,39 @@ class SqliteVectorStore:
             self._cache.popitem(last=False)
         return fresh.ids, fresh.matrix
 
+    def candidate_positions(self, ids: tuple[str, ...]) -> Mapping[str, int] | None:
+        """The row of each id in the matrix `candidates` handed out with `ids` (that very
+        tuple), kept up to date along the matrix's changes (ADR 0082); None when no cached
+        matrix goes with `ids` (the caller builds the map itself)."""
+        for cached in reversed(self._cache.values()):
+            if cached.ids is ids:
+                return cached.position_of()
+        return None
+
+    def candidate_product(
+        self, matrix: NDArray[np.float32], vector: NDArray[np.float32]
+    ) -> NDArray[np.float32] | None:
+        """`matrix @ vector` (float32, read-only) for a matrix `candidates` handed out (that
+        very array) and a vector that stays the same from search to search (the background
+        centroid): computed once, then carried along the matrix's changes, only rows added
+        since are multiplied (ADR 0082). None when `matrix` is no longer cached or the
+        widths differ (the caller multiplies itself)."""
+        wanted = np.ascontiguousarray(vector, dtype=np.float32)
+        if wanted.ndim != 1 or matrix.ndim != 2 or matrix.shape[1] != wanted.shape[0]:
+            return None
+        for cached in reversed(self._cache.values()):
+            if cached.matrix is matrix:
+                key = wanted.tobytes()
+                found = cached.products.get(key)
+                if found is None:
+                    found = np.asarray(matrix @ wanted, dtype=np.float32)
+                    found.setflags(write=False)
+                    if len(cached.products) >= _CACHED_PRODUCTS:
+                        cached.products.clear()
+                    cached.products[key] = found
+                return found
+        return None
+
 
 @attrs.define
 class _Lacking:
@@ -415,16 +448,20 @@ class _Cached:
     rowids: NDArray[np.int64]
     refreshes: int
     dirty: set[str] = attrs.Factory(set)
-    positions: dict[str, int] | None = None
+    positions: _Positions | None = None
+    #: the bytes of a fixed vector -> the matrix times it (one float32 per row, in `ids`
+    #: order): columns a caller asked for (`candidate_product`), carried along the matrix's
+    #: changes; never written after they were handed out
+    products: dict[bytes, NDArray[np.float32]] = attrs.Factory(dict)
     matrix: NDArray[np.float32] = attrs.field(init=False)
 
     def __attrs_post_init__(self) -> None:
         self.matrix = self.buffer[: len(self.ids)]
         self.matrix.setflags(write=False)
 
-    def position_of(self) -> dict[str, int]:
+    def position_of(self) -> _Positions:
         if self.positions is None:
-            self.positions = {entry_id: i for i, entry_id in enumerate(self.ids)}
+            self.positions = _Positions({entry_id: i for i, entry_id in enumerate(self.ids)})
         return self.positions
 
     def same(self, position: int, *, refreshes: int | None = None) -> _Cached:
@@ -437,6 +474,7 @@ class _Cached:
             rowids=self.rowids,
             refreshes=self.refreshes if refreshes is None else refreshes,
             positions=self.positions,
+            products=self.products,
         )
         kept.matrix = self.matrix  # the same object: callers may test identity
         return kept
@@ -477,18 +515,22 @@ def _unshared(cached: _Cached) -> bool:
 
 def _moved_in(
     cached: _Cached, gone: Sequence[int]
-) -> tuple[tuple[str, ...], NDArray[np.float32], NDArray[np.int64]]:
+) -> tuple[tuple[str, ...], NDArray[np.float32], NDArray[np.int64], NDArray[np.int64]]:
     """`cached` less the rows at positions `gone` (sorted), in place: each gone row is
-    overwritten by the last row (no copy of the others). Only for an unshared buffer."""
+    overwritten by the last row (no copy of the others). Only for an unshared buffer. The
+    last array: the position in `cached` each kept row came from (rows moved only to the
+    positions in `gone`)."""
     buffer, ids, rowids = cached.buffer, list(cached.ids), cached.rowids.copy()
     count = len(ids)
+    source = np.arange(count, dtype=np.int64)
     for at in reversed(gone):  # every position after `at` is already settled
         count -= 1
         if at != count:
             buffer[at] = buffer[count]
             ids[at] = ids[count]
             rowids[at] = rowids[count]
-    return tuple(ids[:count]), buffer, rowids[:count]
+            source[at] = source[count]
+    return tuple(ids[:count]), buffer, rowids[:count], source[:count]
 
 
 def _assembled(
@@ -507,10 +549,16 @@ def _assembled(
     if len(new_ids) != len(added):
         return None  # another dimension appeared: rebuild from scratch
     count = len(cached.ids) - len(gone)
+    #: the position in `cached` of each kept row; None: the first `count` rows, unmoved
+    source: NDArray[np.int64] | None = None
+    moved: Sequence[int] | None = ()  # the kept positions whose row changed (None: many)
     if gone and count + len(new_ids) <= len(cached.buffer) and _unshared(cached):
-        kept_ids, buffer, rowids = _moved_in(cached, gone)
+        kept_ids, buffer, rowids, source = _moved_in(cached, gone)
+        moved = [at for at in gone if at < count]
     elif gone:
         kept_ids, buffer, rowids = _without(cached, gone, len(new_ids))
+        source = np.delete(np.arange(len(cached.ids), dtype=np.int64), gone)
+        moved = None
     elif width is not None and count + len(new_ids) <= len(cached.buffer):
         # appended after every row handed out so far: the rows before are not copied
         kept_ids, buffer, rowids = cached.ids, cached.buffer, cached.rowids
@@ -520,7 +568,7 @@ def _assembled(
             buffer[:count] = cached.matrix
         kept_ids, rowids = cached.ids, cached.rowids
     buffer[count : count + len(new_ids)] = new_matrix
-    return _Cached(
+    fresh = _Cached(
         token=cached.token,
         position=position,
         ids=kept_ids + new_ids,
@@ -528,6 +576,114 @@ def _assembled(
         rowids=np.concatenate([rowids, new_rowids]),
         refreshes=refreshes,
     )
+    _carry(cached, fresh, source, count, new_matrix, gone, moved)
+    return fresh
+
+
+#: The most kept rows whose position changed for which `_carry` patches the id -> position
+#: map (more: it is built again when asked for).
+_PATCHED_POSITIONS: Final = 256
+#: Product columns kept per matrix (`candidate_product`).
+_CACHED_PRODUCTS: Final = 4
+
+
+def _carry(
+    old: _Cached,
+    new: _Cached,
+    source: NDArray[np.int64] | None,
+    kept: int,
+    added: NDArray[np.float32],
+    gone: Sequence[int],
+    moved: Sequence[int] | None,
+) -> None:
+    """Carry `old`'s id -> position map and product columns over to `new`, whose first
+    `kept` rows are `old`'s rows at `source` (None: its first `kept`, unmoved) less the
+    rows at `gone`, and whose other rows are `added`; `moved`: the kept positions whose row
+    changed (None: too many to patch). A column keeps its values for the kept rows and
+    multiplies only the added rows (no pass over the kept rows' vectors); the map is
+    patched by the rows that left, moved or came (ADR 0082). Both are new objects: the old
+    ones may be held by a caller."""
+    for key, column in old.products.items():
+        carried = column[:kept] if source is None else column[source]
+        if len(added):
+            vector = np.frombuffer(key, dtype=np.float32)
+            if added.ndim != 2 or added.shape[1] != vector.shape[0]:
+                continue  # another width: asked for again
+            extra = np.asarray(added @ vector, dtype=np.float32)
+            carried = np.concatenate([carried, extra])
+        elif source is None:
+            carried = carried.copy()
+        carried.setflags(write=False)
+        new.products[key] = carried
+    if old.positions is None or moved is None or len(moved) > _PATCHED_POSITIONS:
+        return  # built again from the ids when asked for
+    placed = [(new.ids[at], at) for at in moved]
+    placed += [(new.ids[at], at) for at in range(kept, len(new.ids))]
+    new.positions = old.positions.patched(
+        [old.ids[at] for at in gone], placed, length=len(new.ids)
+    )
+
+
+#: Changes a `_Positions` overlay holds before the map is built again from the ids.
+_OVERLAY_ROWS: Final = 2_048
+
+
+class _Positions(Mapping[str, int]):
+    """The row of each id in a cached matrix: a map built once from the ids, and a small
+    overlay of the ids that left (-1), moved or came since (ADR 0082), so that a change of
+    a few rows copies neither the map nor the ids. Never changed once made: `patched` gives
+    a new one."""
+
+    __slots__ = ("_base", "_changes", "_length")
+
+    def __init__(
+        self,
+        base: dict[str, int],
+        changes: dict[str, int] | None = None,
+        length: int | None = None,
+    ) -> None:
+        self._base = base
+        self._changes = changes or {}
+        self._length = len(base) if length is None else length
+
+    def __getitem__(self, key: str) -> int:
+        found = self._changes.get(key)
+        if found is None:
+            return self._base[key]
+        if found < 0:
+            raise KeyError(key)
+        return found
+
+    def get(self, key: str, default: Any = None) -> Any:
+        found = self._changes.get(key)
+        if found is None:
+            return self._base.get(key, default)
+        return default if found < 0 else found
+
+    def __contains__(self, key: object) -> bool:
+        found = self._changes.get(key)  # type: ignore[call-overload]
+        return key in self._base if found is None else found >= 0
+
+    def __len__(self) -> int:
+        return self._length
+
+    def __iter__(self) -> Iterator[str]:
+        changes = self._changes
+        yield from (key for key in self._base if key not in changes)
+        yield from (key for key, at in changes.items() if at >= 0)
+
+    def patched(
+        self, left: Iterable[str], placed: Iterable[tuple[str, int]], *, length: int
+    ) -> _Positions | None:
+        """This map less the ids that `left`, with the `placed` ids at their rows; None
+        when the overlay grew past `_OVERLAY_ROWS` (the caller builds the map again)."""
+        changes = dict(self._changes)
+        for key in left:
+            changes[key] = -1
+        changes.update(placed)
+        if len(changes) > _OVERLAY_ROWS:
+            return None
+        return _Positions(self._base, changes, length)
 
 
 def _patched(
@@ -556,8 +712,11 @@ def _patched(
     ).fetchall()
     by_rowid = {int(rowid): (str(entry_id), blob) for rowid, entry_id, blob in fetched}
     gone = []
-    hits = np.flatnonzero(np.isin(cached.rowids, np.array(changed, dtype=np.int64)))
-    for at in hits.tolist():
+    if len(changed) <= 16:  # a comparison per changed row is cheaper than `isin`'s sort
+        hits = sorted(int(at) for rowid in changed for at in np.flatnonzero(cached.rowids == rowid))
+    else:
+        hits = np.flatnonzero(np.isin(cached.rowids, np.array(changed, dtype=np.int64))).tolist()
+    for at in hits:
         rowid = int(cached.rowids[at])
         row = by_rowid.get(rowid)
         if row is not None and row[0] == cached.ids[at] and row[1] == to_blob(cached.matrix[at]):
