@@ -14,9 +14,14 @@ neither rescans the rows nor rebuilds the matrix (cached: well under 1 ms). Afte
 read the change log `memories_changes` (schema 7, ADR 0043) from where they last stood and
 re-read only the rows logged since: a changed row that is still in scope with the same vector
 keeps the matrix as it is (no copy), new rows are appended into spare rows of the matrix's
-buffer (no copy of the rows before), and only a row leaving the scope costs one copy. Where the
-log no longer reaches back (trimmed) or holds too many rows, the scope is listed from the
-covering index and compared in numpy (ADR 0019, ADR 0040).
+buffer (no copy of the rows before), and a row leaving the scope is overwritten by the last row
+when no caller holds the matrix (else one copy). The id -> row map and the product columns a
+caller asked for (`candidate_positions`, `candidate_product`: the background centroid's
+cosines) are carried along: patched by the rows that left, moved or came, never recomputed
+over the kept rows (ADR 0082). Where the log no longer reaches back (trimmed), holds more than
+`_LOG_ENTRIES` entries or names more than `_LOG_ROWS` rows since, the matrix is read afresh:
+a listing of the scope (ADR 0040) cannot see a vector another connection rewrote in place for
+the same id and model, so it is no longer used to refresh the matrix (ADR 0082).
 """
 
 from __future__ import annotations
@@ -43,13 +48,13 @@ __all__ = [
 
 _LE_FLOAT32: Final = np.dtype("<f4")
 _CACHED_SCOPES: Final = 8
-#: Refreshes by listing (the change log could not tell) before the matrix is rebuilt from
-#: scratch: a listing cannot see a vector rewritten in place by another process for the same
-#: id and model (the log can: a refresh from it re-reads every changed row).
-_FULL_EVERY: Final = 64
-#: Also the most change log entries a refresh reads; the log keeps at least 4,096 (schema 7),
-#: so a reader that finds at most this many after its position is never missing one.
+#: Rowids per `IN (...)` list; also the most rows `missing` reads from the log.
 _ID_CHUNK: Final = 500
+#: The most change log entries a refresh reads (the log keeps at least 4,096, schema 7), and
+#: the most distinct rows it re-reads; past either the matrix is rebuilt (ADR 0082: a listing
+#: of the scope cannot see a vector another connection rewrote in place, the log can).
+_LOG_ENTRIES: Final = 4_096
+_LOG_ROWS: Final = 2_048
 #: Spare rows allocated behind a matrix, so that rows added to the scope are appended without
 #: copying the rows before them: a sixteenth of the rows, at least this many.
 _SPARE_ROWS: Final = 64
@@ -99,23 +104,29 @@ def _log_position(conn: Any) -> int:
     return int(conn.execute("SELECT coalesce(max(seq), 0) FROM memories_changes").get)
 
 
-def _changes_since(conn: Any, position: int) -> tuple[int, list[int]] | None:
+def _changes_since(
+    conn: Any, position: int, *, entries: int = _ID_CHUNK, rows: int = _ID_CHUNK
+) -> tuple[int, list[int]] | None:
     """The rowids of `memories` rows changed after log entry `position`, and the newest
-    entry; None when the log no longer reaches back to `position` (trimmed) or holds more
-    than `_ID_CHUNK` entries since (listing the scope is cheaper then)."""
-    entries = conn.execute(
+    entry; None when the log no longer reaches back to `position` (trimmed, or a log that
+    starts again below it), holds more than `entries` entries since, or names more than
+    `rows` rows (reading the scope afresh is cheaper then)."""
+    found = conn.execute(
         "SELECT seq, memory_rowid FROM memories_changes WHERE seq > ? ORDER BY seq LIMIT ?",
-        (position, _ID_CHUNK + 1),
+        (position, entries + 1),
     ).fetchall()
-    if not entries:
+    if not found:
+        if _log_position(conn) < position:  # not the log this reader followed
+            return None
         return position, []
-    if len(entries) > _ID_CHUNK:
+    if len(found) > entries:
         return None
     # the trim deletes the oldest entries only, so every entry after `position` is still
     # there exactly when the oldest one left is at most the next one
     if int(conn.execute("SELECT min(seq) FROM memories_changes").get) > position + 1:
         return None
-    return int(entries[-1][0]), sorted({int(rowid) for _, rowid in entries})
+    changed = sorted({int(rowid) for _, rowid in found})
+    return None if len(changed) > rows else (int(found[-1][0]), changed)
 
 
 def _current_sql(dimension: int | None) -> tuple[str, list[Any]]:
@@ -135,9 +146,6 @@ class SqliteVectorStore:
         #: (scope, model, dimension, everything) -> the rows lacking a vector, when all of
         #: them were known (at most `_ID_CHUNK`), with the token and the log position
         self._lacking: dict[tuple[VectorScope, str, int | None, bool], _Lacking] = {}
-        #: (scope, model, dimension) -> (token, rowids of the in-scope rows with a current
-        #: vector): what `missing` saw, for the `candidates` call that follows it
-        self._listed: dict[tuple[VectorScope, str, int | None], tuple[Any, NDArray[np.int64]]] = {}
 
     def missing(
         self,
@@ -228,21 +236,16 @@ class SqliteVectorStore:
         dimension: int | None,
         limit: int,
     ) -> list[tuple[str, str]] | None:
-        """`missing` and the listing of the next `candidates` refresh in one pass over the
-        scope (ADR 0040): each in-scope rowid with whether its vector is current. The rows
-        lacking one are read by rowid, newest id first; None when too many lack one (the
-        caller's query is cheaper then)."""
+        """`missing` in one pass over the scope's covering index (ADR 0040): each in-scope
+        rowid with whether its vector is current. The rows lacking one are read by rowid,
+        newest id first; None when too many lack one (the caller's query is cheaper then)."""
         where, params = scope_sql(scope.as_query())
         current, more = _current_sql(dimension)
         sql = f"SELECT m.rowid, {current} FROM memories AS m WHERE {where}"
-        have: list[int] = []
         lacking: list[int] = []
         for rowid, ok in conn.execute(sql, (model_id, *more, *params)):
-            if ok is not None:  # NULL: neither current nor `NOT (current)`, as in `missing`
-                (have if ok else lacking).append(rowid)
-        if len(self._listed) >= _CACHED_SCOPES:
-            self._listed.clear()
-        self._listed[scope, model_id, dimension] = (token, np.array(have, dtype=np.int64))
+            if ok is not None and not ok:  # NULL: neither current nor `NOT (current)`
+                lacking.append(rowid)
         if len(lacking) > _ID_CHUNK:
             return None
         seen = _Lacking(token=token, position=position, rowids=tuple(lacking))
@@ -280,8 +283,6 @@ class SqliteVectorStore:
             (to_blob(vector), model_id, entry_id, text)
             for (entry_id, text), vector in zip(rows, vectors, strict=True)
         ]
-        for cached in self._cache.values():  # re-read these rows on the next refresh
-            cached.dirty.update(entry_id for entry_id, _ in rows)
         stored = 0
         with self._storage.transaction():
             conn = self._storage.connection
@@ -352,16 +353,16 @@ class SqliteVectorStore:
                 return cached.ids, cached.matrix
             fresh = None
             if cached is not None:
-                changed = _changes_since(conn, cached.position)
+                # the log names every row changed since, or the matrix is read afresh: a
+                # listing of the scope could not see a vector rewritten in place (ADR 0082)
+                changed = _changes_since(
+                    conn, cached.position, entries=_LOG_ENTRIES, rows=_LOG_ROWS
+                )
                 if changed is not None:
                     position, rowids = changed
                     fresh = _patched(
                         conn, cached, position, rowids, where, params, model_id, current, more
                     )
-                elif cached.refreshes < _FULL_EVERY:
-                    seen = self._listed.get(key)
-                    listed = seen[1] if seen is not None and seen[0] == token else None
-                    fresh = _refreshed(conn, cached, where, params, model_id, current, more, listed)
             if fresh is None:
                 position = _log_position(conn)
                 # no ORDER BY: sorting the BLOBs would cost more than reading them
@@ -379,7 +380,6 @@ class SqliteVectorStore:
                     ids=ids,
                     buffer=buffer,
                     rowids=rowids_,
-                    refreshes=0,
                 )
         fresh.token = token
         self._cache[key] = fresh
@@ -438,16 +438,13 @@ class _Cached:
 
     `buffer` holds the rows and spare rows after them; `matrix` is a read-only view of its
     first `len(ids)` rows. Rows are only ever written past the rows of any matrix handed out,
-    so a matrix a caller holds never changes. `rowids`: each row's rowid, in `ids` order;
-    `dirty`: ids this store wrote since (for a refresh by listing; the log has them too)."""
+    so a matrix a caller holds never changes. `rowids`: each row's rowid, in `ids` order."""
 
     token: tuple[int, int]
     position: int
     ids: tuple[str, ...]
     buffer: NDArray[np.float32]
     rowids: NDArray[np.int64]
-    refreshes: int
-    dirty: set[str] = attrs.Factory(set)
     positions: _Positions | None = None
     #: the bytes of a fixed vector -> the matrix times it (one float32 per row, in `ids`
     #: order): columns a caller asked for (`candidate_product`), carried along the matrix's
@@ -464,7 +461,7 @@ class _Cached:
             self.positions = _Positions({entry_id: i for i, entry_id in enumerate(self.ids)})
         return self.positions
 
-    def same(self, position: int, *, refreshes: int | None = None) -> _Cached:
+    def same(self, position: int) -> _Cached:
         """This matrix and these ids, valid at a later log entry (no copy)."""
         kept = _Cached(
             token=self.token,
@@ -472,7 +469,6 @@ class _Cached:
             ids=self.ids,
             buffer=self.buffer,
             rowids=self.rowids,
-            refreshes=self.refreshes if refreshes is None else refreshes,
             positions=self.positions,
             products=self.products,
         )
@@ -538,13 +534,12 @@ def _assembled(
     gone: Sequence[int],
     added: Sequence[tuple[Any, Any, bytes]],
     position: int,
-    refreshes: int,
 ) -> _Cached | None:
     """`cached` less the rows at positions `gone` (sorted), plus the `added` rows (rowid,
     id, BLOB) at the end; None when an added row has another width (rebuild)."""
     width = cached.matrix.shape[1] if cached.ids else None
     if not gone and not added:
-        return cached.same(position, refreshes=refreshes)
+        return cached.same(position)
     new_rowids, new_ids, new_matrix = _stack(added, width)
     if len(new_ids) != len(added):
         return None  # another dimension appeared: rebuild from scratch
@@ -574,7 +569,6 @@ def _assembled(
         ids=kept_ids + new_ids,
         buffer=buffer,
         rowids=np.concatenate([rowids, new_rowids]),
-        refreshes=refreshes,
     )
     _carry(cached, fresh, source, count, new_matrix, gone, moved)
     return fresh
@@ -704,12 +698,15 @@ def _patched(
     matrix are appended. None when the matrix must be rebuilt."""
     if not changed:
         return cached.same(position)
-    marks = ", ".join("?" for _ in changed)
-    fetched = conn.execute(
-        f"SELECT m.rowid, m.id, m.embedding FROM memories AS m NOT INDEXED "
-        f"WHERE m.rowid IN ({marks}) AND {where} AND {current}",
-        (*changed, *params, model_id, *more),
-    ).fetchall()
+    fetched: list[Any] = []
+    for start in range(0, len(changed), _ID_CHUNK):
+        chunk = changed[start : start + _ID_CHUNK]
+        marks = ", ".join("?" for _ in chunk)
+        fetched += conn.execute(
+            f"SELECT m.rowid, m.id, m.embedding FROM memories AS m NOT INDEXED "
+            f"WHERE m.rowid IN ({marks}) AND {where} AND {current}",
+            (*chunk, *params, model_id, *more),
+        ).fetchall()
     by_rowid = {int(rowid): (str(entry_id), blob) for rowid, entry_id, blob in fetched}
     gone = []
     if len(changed) <= 16:  # a comparison per changed row is cheaper than `isin`'s sort
@@ -724,61 +721,7 @@ def _patched(
         else:
             gone.append(at)
     added = [(rowid, entry_id, blob) for rowid, (entry_id, blob) in by_rowid.items()]
-    return _assembled(cached, gone, added, position, cached.refreshes)
-
-
-def _refreshed(
-    conn: Any,
-    cached: _Cached,
-    where: str,
-    params: list[Any],
-    model_id: str,
-    current: str,
-    more: list[Any],
-    listed: NDArray[np.int64] | None = None,
-) -> _Cached | None:
-    """The cached matrix brought up to date when the change log cannot tell what changed
-    (ADR 0019, ADR 0040): the rowids of the in-scope rows with a vector of the model are
-    listed from the covering index `memories_visible_scope` (no BLOB read), compared with
-    the cached ones in numpy, and only rows new to the scope (and rows this store wrote
-    since) are read. A write that left the scope's rows as they were keeps the matrix and
-    the ids as they are: no copy. A row keeps its vector while its id and model stay: `put`
-    writes a vector only for the row's current text, and text changes give a new id, or
-    clear the vector (mirror repair). None when most rows changed (a full rebuild is
-    cheaper). `listed`: the in-scope rowids with a current vector, when `missing` just
-    listed them at this token."""
-    position = _log_position(conn)
-    if listed is None:
-        listed = np.fromiter(
-            (
-                rowid
-                for (rowid,) in conn.execute(
-                    f"SELECT m.rowid FROM memories AS m WHERE {where} AND m.embedding_model = ?",
-                    (*params, model_id),
-                )
-            ),
-            dtype=np.int64,
-        )
-    keep = np.isin(cached.rowids, listed, assume_unique=True)
-    if cached.dirty:
-        positions = cached.position_of()
-        at = [positions[i] for i in cached.dirty if i in positions]
-        keep[at] = False
-    new = np.setdiff1d(listed, cached.rowids[keep], assume_unique=True)
-    if len(new) > len(listed) // 2:
-        return None
-    fetched: list[tuple[Any, Any, bytes]] = []
-    wanted = [int(r) for r in new]
-    for start in range(0, len(wanted), _ID_CHUNK):
-        chunk = wanted[start : start + _ID_CHUNK]
-        marks = ", ".join("?" for _ in chunk)
-        sql = (
-            f"SELECT m.rowid, m.id, m.embedding FROM memories AS m NOT INDEXED "
-            f"WHERE m.rowid IN ({marks}) AND {current}"
-        )
-        fetched.extend(conn.execute(sql, (*chunk, model_id, *more)))
-    gone = np.flatnonzero(~keep).tolist()
-    return _assembled(cached, gone, fetched, position, cached.refreshes + 1)
+    return _assembled(cached, gone, added, position)
 
 
 def _stack(
