@@ -44,7 +44,8 @@ class PortOnlyVectorStore:
     def count(
         self, scope: VectorScope, model_id: str, *, dimension: int | None = None
     ) -> tuple[int, int]:
-        return tuple(self._store.count(scope, model_id, dimension=dimension))  # type: ignore[return-value]
+        rows, with_vector = self._store.count(scope, model_id, dimension=dimension)
+        return int(rows), int(with_vector)
 
     def put(
         self, rows: Sequence[tuple[str, str]], vectors: NDArray[np.float32], model_id: str
