@@ -613,9 +613,7 @@ def _carry(
         return  # built again from the ids when asked for
     placed = [(new.ids[at], at) for at in moved]
     placed += [(new.ids[at], at) for at in range(kept, len(new.ids))]
-    new.positions = old.positions.patched(
-        [old.ids[at] for at in gone], placed, length=len(new.ids)
-    )
+    new.positions = old.positions.patched([old.ids[at] for at in gone], placed, length=len(new.ids))
 
 
 #: Changes a `_Positions` overlay holds before the map is built again from the ids.
