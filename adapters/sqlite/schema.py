@@ -246,7 +246,7 @@ MIGRATIONS: tuple[str | Callable[[apsw.Connection], None], ...] = (
     # commit order, and a reader that saw the log up to `seq` S re-reads only the rows logged
     # after S (the vector cache, adapters/sqlite/vectors.py). Every insert, update (any
     # column) and delete is logged; the log keeps the last 4,096 to 4,351 entries, and a reader
-    # whose S was trimmed away lists the scope instead. The scope index gains `flagged`
+    # whose S was trimmed away reads the scope afresh (ADR 0082). The scope index gains `flagged`
     # (schema 4), so listing a scope reads no table row; it replaces memories_vector_scope,
     # its prefix. IF [NOT] EXISTS: the step is also safe on a file that already holds it.
     """

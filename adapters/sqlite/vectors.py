@@ -14,16 +14,21 @@ neither rescans the rows nor rebuilds the matrix (cached: well under 1 ms). Afte
 read the change log `memories_changes` (schema 7, ADR 0043) from where they last stood and
 re-read only the rows logged since: a changed row that is still in scope with the same vector
 keeps the matrix as it is (no copy), new rows are appended into spare rows of the matrix's
-buffer (no copy of the rows before), and only a row leaving the scope costs one copy. Where the
-log no longer reaches back (trimmed) or holds too many rows, the scope is listed from the
-covering index and compared in numpy (ADR 0019, ADR 0040).
+buffer (no copy of the rows before), and a row leaving the scope is overwritten by the last row
+when no caller holds the matrix (else one copy). The id -> row map and the product columns a
+caller asked for (`candidate_positions`, `candidate_product`: the background centroid's
+cosines) are carried along: patched by the rows that left, moved or came, never recomputed
+over the kept rows (ADR 0082). Where the log no longer reaches back (trimmed), holds more than
+`_LOG_ENTRIES` entries or names more than `_LOG_ROWS` rows since, the matrix is read afresh:
+a listing of the scope (ADR 0040) cannot see a vector another connection rewrote in place for
+the same id and model, so it is no longer used to refresh the matrix (ADR 0082).
 """
 
 from __future__ import annotations
 
 import collections
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, Final
 
 import attrs
@@ -43,13 +48,13 @@ __all__ = [
 
 _LE_FLOAT32: Final = np.dtype("<f4")
 _CACHED_SCOPES: Final = 8
-#: Refreshes by listing (the change log could not tell) before the matrix is rebuilt from
-#: scratch: a listing cannot see a vector rewritten in place by another process for the same
-#: id and model (the log can: a refresh from it re-reads every changed row).
-_FULL_EVERY: Final = 64
-#: Also the most change log entries a refresh reads; the log keeps at least 4,096 (schema 7),
-#: so a reader that finds at most this many after its position is never missing one.
+#: Rowids per `IN (...)` list; also the most rows `missing` reads from the log.
 _ID_CHUNK: Final = 500
+#: The most change log entries a refresh reads (the log keeps at least 4,096, schema 7), and
+#: the most distinct rows it re-reads; past either the matrix is rebuilt (ADR 0082: a listing
+#: of the scope cannot see a vector another connection rewrote in place, the log can).
+_LOG_ENTRIES: Final = 4_096
+_LOG_ROWS: Final = 2_048
 #: Spare rows allocated behind a matrix, so that rows added to the scope are appended without
 #: copying the rows before them: a sixteenth of the rows, at least this many.
 _SPARE_ROWS: Final = 64
@@ -99,23 +104,29 @@ def _log_position(conn: Any) -> int:
     return int(conn.execute("SELECT coalesce(max(seq), 0) FROM memories_changes").get)
 
 
-def _changes_since(conn: Any, position: int) -> tuple[int, list[int]] | None:
+def _changes_since(
+    conn: Any, position: int, *, entries: int = _ID_CHUNK, rows: int = _ID_CHUNK
+) -> tuple[int, list[int]] | None:
     """The rowids of `memories` rows changed after log entry `position`, and the newest
-    entry; None when the log no longer reaches back to `position` (trimmed) or holds more
-    than `_ID_CHUNK` entries since (listing the scope is cheaper then)."""
-    entries = conn.execute(
+    entry; None when the log no longer reaches back to `position` (trimmed, or a log that
+    starts again below it), holds more than `entries` entries since, or names more than
+    `rows` rows (reading the scope afresh is cheaper then)."""
+    found = conn.execute(
         "SELECT seq, memory_rowid FROM memories_changes WHERE seq > ? ORDER BY seq LIMIT ?",
-        (position, _ID_CHUNK + 1),
+        (position, entries + 1),
     ).fetchall()
-    if not entries:
+    if not found:
+        if _log_position(conn) < position:  # not the log this reader followed
+            return None
         return position, []
-    if len(entries) > _ID_CHUNK:
+    if len(found) > entries:
         return None
     # the trim deletes the oldest entries only, so every entry after `position` is still
     # there exactly when the oldest one left is at most the next one
     if int(conn.execute("SELECT min(seq) FROM memories_changes").get) > position + 1:
         return None
-    return int(entries[-1][0]), sorted({int(rowid) for _, rowid in entries})
+    changed = sorted({int(rowid) for _, rowid in found})
+    return None if len(changed) > rows else (int(found[-1][0]), changed)
 
 
 def _current_sql(dimension: int | None) -> tuple[str, list[Any]]:
@@ -135,9 +146,6 @@ class SqliteVectorStore:
         #: (scope, model, dimension, everything) -> the rows lacking a vector, when all of
         #: them were known (at most `_ID_CHUNK`), with the token and the log position
         self._lacking: dict[tuple[VectorScope, str, int | None, bool], _Lacking] = {}
-        #: (scope, model, dimension) -> (token, rowids of the in-scope rows with a current
-        #: vector): what `missing` saw, for the `candidates` call that follows it
-        self._listed: dict[tuple[VectorScope, str, int | None], tuple[Any, NDArray[np.int64]]] = {}
 
     def missing(
         self,
@@ -228,21 +236,16 @@ class SqliteVectorStore:
         dimension: int | None,
         limit: int,
     ) -> list[tuple[str, str]] | None:
-        """`missing` and the listing of the next `candidates` refresh in one pass over the
-        scope (ADR 0040): each in-scope rowid with whether its vector is current. The rows
-        lacking one are read by rowid, newest id first; None when too many lack one (the
-        caller's query is cheaper then)."""
+        """`missing` in one pass over the scope's covering index (ADR 0040): each in-scope
+        rowid with whether its vector is current. The rows lacking one are read by rowid,
+        newest id first; None when too many lack one (the caller's query is cheaper then)."""
         where, params = scope_sql(scope.as_query())
         current, more = _current_sql(dimension)
         sql = f"SELECT m.rowid, {current} FROM memories AS m WHERE {where}"
-        have: list[int] = []
         lacking: list[int] = []
         for rowid, ok in conn.execute(sql, (model_id, *more, *params)):
-            if ok is not None:  # NULL: neither current nor `NOT (current)`, as in `missing`
-                (have if ok else lacking).append(rowid)
-        if len(self._listed) >= _CACHED_SCOPES:
-            self._listed.clear()
-        self._listed[scope, model_id, dimension] = (token, np.array(have, dtype=np.int64))
+            if ok is not None and not ok:  # NULL: neither current nor `NOT (current)`
+                lacking.append(rowid)
         if len(lacking) > _ID_CHUNK:
             return None
         seen = _Lacking(token=token, position=position, rowids=tuple(lacking))
@@ -280,8 +283,6 @@ class SqliteVectorStore:
             (to_blob(vector), model_id, entry_id, text)
             for (entry_id, text), vector in zip(rows, vectors, strict=True)
         ]
-        for cached in self._cache.values():  # re-read these rows on the next refresh
-            cached.dirty.update(entry_id for entry_id, _ in rows)
         stored = 0
         with self._storage.transaction():
             conn = self._storage.connection
@@ -352,16 +353,16 @@ class SqliteVectorStore:
                 return cached.ids, cached.matrix
             fresh = None
             if cached is not None:
-                changed = _changes_since(conn, cached.position)
+                # the log names every row changed since, or the matrix is read afresh: a
+                # listing of the scope could not see a vector rewritten in place (ADR 0082)
+                changed = _changes_since(
+                    conn, cached.position, entries=_LOG_ENTRIES, rows=_LOG_ROWS
+                )
                 if changed is not None:
                     position, rowids = changed
                     fresh = _patched(
                         conn, cached, position, rowids, where, params, model_id, current, more
                     )
-                elif cached.refreshes < _FULL_EVERY:
-                    seen = self._listed.get(key)
-                    listed = seen[1] if seen is not None and seen[0] == token else None
-                    fresh = _refreshed(conn, cached, where, params, model_id, current, more, listed)
             if fresh is None:
                 position = _log_position(conn)
                 # no ORDER BY: sorting the BLOBs would cost more than reading them
@@ -379,7 +380,6 @@ class SqliteVectorStore:
                     ids=ids,
                     buffer=buffer,
                     rowids=rowids_,
-                    refreshes=0,
                 )
         fresh.token = token
         self._cache[key] = fresh
@@ -387,6 +387,39 @@ class SqliteVectorStore:
         while len(self._cache) > _CACHED_SCOPES:
             self._cache.popitem(last=False)
         return fresh.ids, fresh.matrix
+
+    def candidate_positions(self, ids: tuple[str, ...]) -> Mapping[str, int] | None:
+        """The row of each id in the matrix `candidates` handed out with `ids` (that very
+        tuple), kept up to date along the matrix's changes (ADR 0082); None when no cached
+        matrix goes with `ids` (the caller builds the map itself)."""
+        for cached in reversed(self._cache.values()):
+            if cached.ids is ids:
+                return cached.position_of()
+        return None
+
+    def candidate_product(
+        self, matrix: NDArray[np.float32], vector: NDArray[np.float32]
+    ) -> NDArray[np.float32] | None:
+        """`matrix @ vector` (float32, read-only) for a matrix `candidates` handed out (that
+        very array) and a vector that stays the same from search to search (the background
+        centroid): computed once, then carried along the matrix's changes, only rows added
+        since are multiplied (ADR 0082). None when `matrix` is no longer cached or the
+        widths differ (the caller multiplies itself)."""
+        wanted = np.ascontiguousarray(vector, dtype=np.float32)
+        if wanted.ndim != 1 or matrix.ndim != 2 or matrix.shape[1] != wanted.shape[0]:
+            return None
+        for cached in reversed(self._cache.values()):
+            if cached.matrix is matrix:
+                key = wanted.tobytes()
+                found = cached.products.get(key)
+                if found is None:
+                    found = np.asarray(matrix @ wanted, dtype=np.float32)
+                    found.setflags(write=False)
+                    if len(cached.products) >= _CACHED_PRODUCTS:
+                        cached.products.clear()
+                    cached.products[key] = found
+                return found
+        return None
 
 
 @attrs.define
@@ -405,29 +438,30 @@ class _Cached:
 
     `buffer` holds the rows and spare rows after them; `matrix` is a read-only view of its
     first `len(ids)` rows. Rows are only ever written past the rows of any matrix handed out,
-    so a matrix a caller holds never changes. `rowids`: each row's rowid, in `ids` order;
-    `dirty`: ids this store wrote since (for a refresh by listing; the log has them too)."""
+    so a matrix a caller holds never changes. `rowids`: each row's rowid, in `ids` order."""
 
     token: tuple[int, int]
     position: int
     ids: tuple[str, ...]
     buffer: NDArray[np.float32]
     rowids: NDArray[np.int64]
-    refreshes: int
-    dirty: set[str] = attrs.Factory(set)
-    positions: dict[str, int] | None = None
+    positions: _Positions | None = None
+    #: the bytes of a fixed vector -> the matrix times it (one float32 per row, in `ids`
+    #: order): columns a caller asked for (`candidate_product`), carried along the matrix's
+    #: changes; never written after they were handed out
+    products: dict[bytes, NDArray[np.float32]] = attrs.Factory(dict)
     matrix: NDArray[np.float32] = attrs.field(init=False)
 
     def __attrs_post_init__(self) -> None:
         self.matrix = self.buffer[: len(self.ids)]
         self.matrix.setflags(write=False)
 
-    def position_of(self) -> dict[str, int]:
+    def position_of(self) -> _Positions:
         if self.positions is None:
-            self.positions = {entry_id: i for i, entry_id in enumerate(self.ids)}
+            self.positions = _Positions({entry_id: i for i, entry_id in enumerate(self.ids)})
         return self.positions
 
-    def same(self, position: int, *, refreshes: int | None = None) -> _Cached:
+    def same(self, position: int) -> _Cached:
         """This matrix and these ids, valid at a later log entry (no copy)."""
         kept = _Cached(
             token=self.token,
@@ -435,8 +469,8 @@ class _Cached:
             ids=self.ids,
             buffer=self.buffer,
             rowids=self.rowids,
-            refreshes=self.refreshes if refreshes is None else refreshes,
             positions=self.positions,
+            products=self.products,
         )
         kept.matrix = self.matrix  # the same object: callers may test identity
         return kept
@@ -477,18 +511,22 @@ def _unshared(cached: _Cached) -> bool:
 
 def _moved_in(
     cached: _Cached, gone: Sequence[int]
-) -> tuple[tuple[str, ...], NDArray[np.float32], NDArray[np.int64]]:
+) -> tuple[tuple[str, ...], NDArray[np.float32], NDArray[np.int64], NDArray[np.int64]]:
     """`cached` less the rows at positions `gone` (sorted), in place: each gone row is
-    overwritten by the last row (no copy of the others). Only for an unshared buffer."""
+    overwritten by the last row (no copy of the others). Only for an unshared buffer. The
+    last array: the position in `cached` each kept row came from (rows moved only to the
+    positions in `gone`)."""
     buffer, ids, rowids = cached.buffer, list(cached.ids), cached.rowids.copy()
     count = len(ids)
+    source = np.arange(count, dtype=np.int64)
     for at in reversed(gone):  # every position after `at` is already settled
         count -= 1
         if at != count:
             buffer[at] = buffer[count]
             ids[at] = ids[count]
             rowids[at] = rowids[count]
-    return tuple(ids[:count]), buffer, rowids[:count]
+            source[at] = source[count]
+    return tuple(ids[:count]), buffer, rowids[:count], source[:count]
 
 
 def _assembled(
@@ -496,21 +534,26 @@ def _assembled(
     gone: Sequence[int],
     added: Sequence[tuple[Any, Any, bytes]],
     position: int,
-    refreshes: int,
 ) -> _Cached | None:
     """`cached` less the rows at positions `gone` (sorted), plus the `added` rows (rowid,
     id, BLOB) at the end; None when an added row has another width (rebuild)."""
     width = cached.matrix.shape[1] if cached.ids else None
     if not gone and not added:
-        return cached.same(position, refreshes=refreshes)
+        return cached.same(position)
     new_rowids, new_ids, new_matrix = _stack(added, width)
     if len(new_ids) != len(added):
         return None  # another dimension appeared: rebuild from scratch
     count = len(cached.ids) - len(gone)
+    #: the position in `cached` of each kept row; None: the first `count` rows, unmoved
+    source: NDArray[np.int64] | None = None
+    moved: Sequence[int] | None = ()  # the kept positions whose row changed (None: many)
     if gone and count + len(new_ids) <= len(cached.buffer) and _unshared(cached):
-        kept_ids, buffer, rowids = _moved_in(cached, gone)
+        kept_ids, buffer, rowids, source = _moved_in(cached, gone)
+        moved = [at for at in gone if at < count]
     elif gone:
         kept_ids, buffer, rowids = _without(cached, gone, len(new_ids))
+        source = np.delete(np.arange(len(cached.ids), dtype=np.int64), gone)
+        moved = None
     elif width is not None and count + len(new_ids) <= len(cached.buffer):
         # appended after every row handed out so far: the rows before are not copied
         kept_ids, buffer, rowids = cached.ids, cached.buffer, cached.rowids
@@ -520,14 +563,119 @@ def _assembled(
             buffer[:count] = cached.matrix
         kept_ids, rowids = cached.ids, cached.rowids
     buffer[count : count + len(new_ids)] = new_matrix
-    return _Cached(
+    fresh = _Cached(
         token=cached.token,
         position=position,
         ids=kept_ids + new_ids,
         buffer=buffer,
         rowids=np.concatenate([rowids, new_rowids]),
-        refreshes=refreshes,
     )
+    _carry(cached, fresh, source, count, new_matrix, gone, moved)
+    return fresh
+
+
+#: The most kept rows whose position changed for which `_carry` patches the id -> position
+#: map (more: it is built again when asked for).
+_PATCHED_POSITIONS: Final = 256
+#: Product columns kept per matrix (`candidate_product`).
+_CACHED_PRODUCTS: Final = 4
+
+
+def _carry(
+    old: _Cached,
+    new: _Cached,
+    source: NDArray[np.int64] | None,
+    kept: int,
+    added: NDArray[np.float32],
+    gone: Sequence[int],
+    moved: Sequence[int] | None,
+) -> None:
+    """Carry `old`'s id -> position map and product columns over to `new`, whose first
+    `kept` rows are `old`'s rows at `source` (None: its first `kept`, unmoved) less the
+    rows at `gone`, and whose other rows are `added`; `moved`: the kept positions whose row
+    changed (None: too many to patch). A column keeps its values for the kept rows and
+    multiplies only the added rows (no pass over the kept rows' vectors); the map is
+    patched by the rows that left, moved or came (ADR 0082). Both are new objects: the old
+    ones may be held by a caller."""
+    for key, column in old.products.items():
+        carried = column[:kept] if source is None else column[source]
+        if len(added):
+            vector = np.frombuffer(key, dtype=np.float32)
+            if added.ndim != 2 or added.shape[1] != vector.shape[0]:
+                continue  # another width: asked for again
+            extra = np.asarray(added @ vector, dtype=np.float32)
+            carried = np.concatenate([carried, extra])
+        elif source is None:
+            carried = carried.copy()
+        carried.setflags(write=False)
+        new.products[key] = carried
+    if old.positions is None or moved is None or len(moved) > _PATCHED_POSITIONS:
+        return  # built again from the ids when asked for
+    placed = [(new.ids[at], at) for at in moved]
+    placed += [(new.ids[at], at) for at in range(kept, len(new.ids))]
+    new.positions = old.positions.patched([old.ids[at] for at in gone], placed, length=len(new.ids))
+
+
+#: Changes a `_Positions` overlay holds before the map is built again from the ids.
+_OVERLAY_ROWS: Final = 2_048
+
+
+class _Positions(Mapping[str, int]):
+    """The row of each id in a cached matrix: a map built once from the ids, and a small
+    overlay of the ids that left (-1), moved or came since (ADR 0082), so that a change of
+    a few rows copies neither the map nor the ids. Never changed once made: `patched` gives
+    a new one."""
+
+    __slots__ = ("_base", "_changes", "_length")
+
+    def __init__(
+        self,
+        base: dict[str, int],
+        changes: dict[str, int] | None = None,
+        length: int | None = None,
+    ) -> None:
+        self._base = base
+        self._changes = changes or {}
+        self._length = len(base) if length is None else length
+
+    def __getitem__(self, key: str) -> int:
+        found = self._changes.get(key)
+        if found is None:
+            return self._base[key]
+        if found < 0:
+            raise KeyError(key)
+        return found
+
+    def get(self, key: str, default: Any = None) -> Any:
+        found = self._changes.get(key)
+        if found is None:
+            return self._base.get(key, default)
+        return default if found < 0 else found
+
+    def __contains__(self, key: object) -> bool:
+        found = self._changes.get(key)  # type: ignore[call-overload]
+        return key in self._base if found is None else found >= 0
+
+    def __len__(self) -> int:
+        return self._length
+
+    def __iter__(self) -> Iterator[str]:
+        changes = self._changes
+        yield from (key for key in self._base if key not in changes)
+        yield from (key for key, at in changes.items() if at >= 0)
+
+    def patched(
+        self, left: Iterable[str], placed: Iterable[tuple[str, int]], *, length: int
+    ) -> _Positions | None:
+        """This map less the ids that `left`, with the `placed` ids at their rows; None
+        when the overlay grew past `_OVERLAY_ROWS` (the caller builds the map again)."""
+        changes = dict(self._changes)
+        for key in left:
+            changes[key] = -1
+        changes.update(placed)
+        if len(changes) > _OVERLAY_ROWS:
+            return None
+        return _Positions(self._base, changes, length)
 
 
 def _patched(
@@ -548,16 +696,22 @@ def _patched(
     matrix are appended. None when the matrix must be rebuilt."""
     if not changed:
         return cached.same(position)
-    marks = ", ".join("?" for _ in changed)
-    fetched = conn.execute(
-        f"SELECT m.rowid, m.id, m.embedding FROM memories AS m NOT INDEXED "
-        f"WHERE m.rowid IN ({marks}) AND {where} AND {current}",
-        (*changed, *params, model_id, *more),
-    ).fetchall()
+    fetched: list[Any] = []
+    for start in range(0, len(changed), _ID_CHUNK):
+        chunk = changed[start : start + _ID_CHUNK]
+        marks = ", ".join("?" for _ in chunk)
+        fetched += conn.execute(
+            f"SELECT m.rowid, m.id, m.embedding FROM memories AS m NOT INDEXED "
+            f"WHERE m.rowid IN ({marks}) AND {where} AND {current}",
+            (*chunk, *params, model_id, *more),
+        ).fetchall()
     by_rowid = {int(rowid): (str(entry_id), blob) for rowid, entry_id, blob in fetched}
     gone = []
-    hits = np.flatnonzero(np.isin(cached.rowids, np.array(changed, dtype=np.int64)))
-    for at in hits.tolist():
+    if len(changed) <= 16:  # a comparison per changed row is cheaper than `isin`'s sort
+        hits = sorted(int(at) for rowid in changed for at in np.flatnonzero(cached.rowids == rowid))
+    else:
+        hits = np.flatnonzero(np.isin(cached.rowids, np.array(changed, dtype=np.int64))).tolist()
+    for at in hits:
         rowid = int(cached.rowids[at])
         row = by_rowid.get(rowid)
         if row is not None and row[0] == cached.ids[at] and row[1] == to_blob(cached.matrix[at]):
@@ -565,61 +719,7 @@ def _patched(
         else:
             gone.append(at)
     added = [(rowid, entry_id, blob) for rowid, (entry_id, blob) in by_rowid.items()]
-    return _assembled(cached, gone, added, position, cached.refreshes)
-
-
-def _refreshed(
-    conn: Any,
-    cached: _Cached,
-    where: str,
-    params: list[Any],
-    model_id: str,
-    current: str,
-    more: list[Any],
-    listed: NDArray[np.int64] | None = None,
-) -> _Cached | None:
-    """The cached matrix brought up to date when the change log cannot tell what changed
-    (ADR 0019, ADR 0040): the rowids of the in-scope rows with a vector of the model are
-    listed from the covering index `memories_visible_scope` (no BLOB read), compared with
-    the cached ones in numpy, and only rows new to the scope (and rows this store wrote
-    since) are read. A write that left the scope's rows as they were keeps the matrix and
-    the ids as they are: no copy. A row keeps its vector while its id and model stay: `put`
-    writes a vector only for the row's current text, and text changes give a new id, or
-    clear the vector (mirror repair). None when most rows changed (a full rebuild is
-    cheaper). `listed`: the in-scope rowids with a current vector, when `missing` just
-    listed them at this token."""
-    position = _log_position(conn)
-    if listed is None:
-        listed = np.fromiter(
-            (
-                rowid
-                for (rowid,) in conn.execute(
-                    f"SELECT m.rowid FROM memories AS m WHERE {where} AND m.embedding_model = ?",
-                    (*params, model_id),
-                )
-            ),
-            dtype=np.int64,
-        )
-    keep = np.isin(cached.rowids, listed, assume_unique=True)
-    if cached.dirty:
-        positions = cached.position_of()
-        at = [positions[i] for i in cached.dirty if i in positions]
-        keep[at] = False
-    new = np.setdiff1d(listed, cached.rowids[keep], assume_unique=True)
-    if len(new) > len(listed) // 2:
-        return None
-    fetched: list[tuple[Any, Any, bytes]] = []
-    wanted = [int(r) for r in new]
-    for start in range(0, len(wanted), _ID_CHUNK):
-        chunk = wanted[start : start + _ID_CHUNK]
-        marks = ", ".join("?" for _ in chunk)
-        sql = (
-            f"SELECT m.rowid, m.id, m.embedding FROM memories AS m NOT INDEXED "
-            f"WHERE m.rowid IN ({marks}) AND {current}"
-        )
-        fetched.extend(conn.execute(sql, (*chunk, model_id, *more)))
-    gone = np.flatnonzero(~keep).tolist()
-    return _assembled(cached, gone, fetched, position, cached.refreshes + 1)
+    return _assembled(cached, gone, added, position)
 
 
 def _stack(

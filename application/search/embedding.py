@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import attrs
 import numpy as np
@@ -74,6 +74,18 @@ def dedup_scope(command: AddMemory, scope: SessionScope) -> VectorScope | None:
     return VectorScope(clauses=(clause,))
 
 
+def _centroid(background: Matrix | None) -> Matrix | None:
+    """The unit-length mean of the background's vectors, None without a background (or
+    fewer than 2 rows) or when the mean is 0."""
+    if background is None or background.shape[0] < 2:
+        return None
+    mean = np.asarray(background, dtype=np.float64).mean(axis=0)
+    norm = float(np.linalg.norm(mean))
+    if not np.isfinite(norm) or norm == 0.0:
+        return None
+    return np.asarray(mean / norm, dtype=np.float32)
+
+
 @attrs.frozen(kw_only=True)
 class SearchVectors:
     """The query vector and the in-scope candidate matrix of one search (unit-length rows)."""
@@ -86,6 +98,10 @@ class SearchVectors:
     #: the background sample's unit vectors under the same model (ADR 0069); None when they
     #: could not be computed (the provider failed)
     background: Matrix | None = None
+    #: each candidate's cosine with the background's centroid (`centroid()`), in `ids`
+    #: order, when the vector store kept it from search to search (ADR 0082); None: computed
+    #: from the matrix with the query's cosines
+    hubness: Matrix | None = None
 
     def calibration(
         self,
@@ -113,18 +129,14 @@ class SearchVectors:
     def centroid(self) -> Matrix | None:
         """The unit-length mean of the background's vectors (the direction generic text
         shares; ADR 0072), None without a background or when the mean is 0."""
-        if self.background is None or self.background.shape[0] < 2:
-            return None
-        mean = np.asarray(self.background, dtype=np.float64).mean(axis=0)
-        norm = float(np.linalg.norm(mean))
-        if not np.isfinite(norm) or norm == 0.0:
-            return None
-        return np.asarray(mean / norm, dtype=np.float32)
+        return _centroid(self.background)
 
     def cosines_and_hubness(self) -> tuple[Matrix, Matrix | None]:
         """Each candidate's cosine with the query and with the background's centroid (its
         hubness r_d, ADR 0072; None without a background), in `ids` order, from one pass
         over the candidate matrix."""
+        if self.hubness is not None and self.hubness.shape == (len(self.ids),):
+            return self.cosines(), self.hubness  # the centroid's column kept by the store
         centroid = self.centroid()
         if centroid is None or centroid.shape[0] != self.query.shape[0]:
             return self.cosines(), None
@@ -182,6 +194,8 @@ class EmbeddingService:
         self._positions: tuple[tuple[str, ...], dict[str, int]] = ((), {})
         #: the background sample's vectors once read or computed (per service: one model)
         self._background: Matrix | None = None
+        #: (the background, its centroid), computed once per background
+        self._centroid: tuple[Matrix, Matrix | None] | None = None
 
     @property
     def model_id(self) -> str:
@@ -319,16 +333,55 @@ class EmbeddingService:
             return None
         if ids and matrix.shape[1] != query.shape[0]:
             return None
-        if self._positions[0] is not ids:  # the store hands back the same tuple while unchanged
-            self._positions = (ids, {item: i for i, item in enumerate(ids)})
+        positions = self._positions_of(ids)
         if self._expansion is not None and ids:
             query = self._expansion.apply(query, matrix)
         background = self.background() if ids else None
         if background is not None and background.shape[1] != query.shape[0]:
             background = None
         return SearchVectors(
-            query=query, ids=ids, matrix=matrix, index=self._positions[1], background=background
+            query=query,
+            ids=ids,
+            matrix=matrix,
+            index=positions,
+            background=background,
+            hubness=self._hubness(matrix, background) if ids else None,
         )
+
+    def _positions_of(self, ids: tuple[str, ...]) -> Mapping[str, int]:
+        """The row of each id: the store's map when it keeps one along its changes (ADR
+        0082), else built here once per tuple (the store hands back the same tuple while
+        unchanged)."""
+        kept = getattr(self._store, "candidate_positions", None)
+        if kept is not None:
+            try:
+                found = kept(ids)
+            except Exception as exc:
+                self._log.warning("embedding.candidates_failed", error=type(exc).__name__)
+                found = None
+            if found is not None:
+                return cast("Mapping[str, int]", found)
+        if self._positions[0] is not ids:
+            self._positions = (ids, {item: i for i, item in enumerate(ids)})
+        return self._positions[1]
+
+    def _hubness(self, matrix: Matrix, background: Matrix | None) -> Matrix | None:
+        """Each candidate's cosine with the background's centroid, from the store when it
+        keeps the column along its changes (ADR 0082); None: the search computes it."""
+        product = getattr(self._store, "candidate_product", None)
+        if product is None or background is None:
+            return None
+        if self._centroid is None or self._centroid[0] is not background:
+            self._centroid = (background, _centroid(background))
+        centroid = self._centroid[1]
+        if centroid is None:
+            return None
+        try:
+            found = product(matrix, centroid)
+        except Exception as exc:
+            self._log.warning("embedding.candidates_failed", error=type(exc).__name__)
+            return None
+        return None if found is None else cast("Matrix", found)
 
     def cosines(
         self,

@@ -14,6 +14,13 @@ against the change log and kept, ADR 0043) and the "nothing missing" mark. `afte
 search right after another connection added an in-scope row and stored its vector (the matrix
 grows by one row). `after_replace_ms`: a search right after another connection replaced an
 in-scope row and stored the new row's vector (one row leaves the matrix, one enters).
+
+Each figure is measured twice in the same run, interleaved (the order alternates): through the
+store as it is (it keeps the id -> row map and the background centroid's column along the
+matrix's changes, ADR 0082), and through `PortOnlyVectorStore` over its own `SqliteVectorStore`
+(the port's methods only: the search path before ADR 0082, which builds the map after every
+change and multiplies the matrix by the query and the centroid on every search). Wall and CPU
+time (`time.process_time`) of each search; medians.
 """
 
 from __future__ import annotations
@@ -49,10 +56,13 @@ from tests.bench.run import (
     percentile,
     search_queries,
 )
+from tests.support.port_only_vectors import PortOnlyVectorStore
 
 MODEL = "bench/random"
 HYBRID_P50_TARGET_MS = 10.0
 HYBRID_TARGET_ROWS = 100_000
+#: Writes of each kind (touch, add, replace), each followed by a search on both paths.
+CHANGES = 9
 
 
 class RandomEmbedder:
@@ -99,6 +109,10 @@ class HybridLatency:
     build_s: float
     after_add_ms: float | None = None  # median over a few searches that follow an add
     after_replace_ms: float | None = None  # median over a few searches that follow a replace
+    #: (wall ms, CPU ms) medians by state ("warm", "write", "add", "replace"), through the
+    #: store (`now`) and through the port-only path before ADR 0082 (`before`)
+    now: dict[str, tuple[float, float]] = attrs.field(factory=dict)
+    before: dict[str, tuple[float, float]] = attrs.field(factory=dict)
 
 
 def bench_hybrid(
@@ -128,36 +142,46 @@ def bench_hybrid(
             store_vectors(storage, dimension)
             build_s = time.perf_counter() - started
             index = SqliteSearchIndex(storage)
-            embeddings = EmbeddingService(
-                embedder=RandomEmbedder(dimension), store=SqliteVectorStore(storage)
+            embedder = RandomEmbedder(dimension)
+            embeddings = EmbeddingService(embedder=embedder, store=SqliteVectorStore(storage))
+            port_only = EmbeddingService(
+                embedder=embedder, store=PortOnlyVectorStore(SqliteVectorStore(storage))
             )
+            timed: dict[str, dict[str, list[tuple[float, float]]]] = {"now": {}, "before": {}}
 
-            def search(text: str) -> float:
+            def one(service: EmbeddingService, text: str) -> tuple[float, float]:
                 query = SearchQuery(text=text, clauses=clauses)
                 plan_terms.cache_clear()  # each query as if first seen (it is memoised)
-                began = time.perf_counter()
-                ranked_hits(query, index=index, embeddings=embeddings, settings=settings, now=today)
-                return (time.perf_counter() - began) * 1000
+                wall, cpu = time.perf_counter(), time.process_time()
+                ranked_hits(query, index=index, embeddings=service, settings=settings, now=today)
+                return (time.perf_counter() - wall) * 1000, (time.process_time() - cpu) * 1000
 
-            for text in texts[: min(20, len(texts))]:
-                search(text)  # warm the page cache, the statements and the candidate matrix
-            latencies = [search(text) for text in texts]
+            def search(text: str, state: str, turn: int) -> float:
+                """Both paths, the order alternating; the store's wall time."""
+                pair = [("now", embeddings), ("before", port_only)]
+                for name, service in pair if turn % 2 == 0 else pair[::-1]:
+                    timed[name].setdefault(state, []).append(one(service, text))
+                return timed["now"][state][-1][0]
+
+            for n, text in enumerate(texts[: min(20, len(texts))]):
+                search(text, "cold", n)  # warm the page cache, the statements and the matrix
+            latencies = [search(text, "warm", n) for n, text in enumerate(texts)]
             candidates = len(embeddings.candidates(_scope(clauses))[0])
             writer = SqliteStorage(db_path)
             after_write = []
             after_add = []
             after_replace: list[float] = []
             try:
-                for n in range(5):
+                for n in range(CHANGES):
                     with writer.transaction():  # a real change (a no-op UPDATE commits nothing)
                         writer.connection.execute(
                             "UPDATE memories SET last_referenced = ? WHERE rowid = ?",
                             (f"2026-11-{n + 10:02d}", n + 1),
                         )
-                    after_write.append(search(texts[n % len(texts)]))
+                    after_write.append(search(texts[n % len(texts)], "write", n))
                 adder = EventWriter(writer)
                 their_vectors = SqliteVectorStore(writer)
-                for n in range(5):
+                for n in range(CHANGES):
                     text = f"bench added row {n} {texts[n % len(texts)]}"
                     entry_id = adder.add(text, Target.MEMORY, entry_id=f"zz-bench-{n:03d}")
                     their_vectors.put(
@@ -165,13 +189,14 @@ def bench_hybrid(
                         RandomEmbedder(dimension).embed([text], kind="passage"),
                         f"{MODEL}-{dimension}",
                     )
-                    after_add.append(search(texts[(n + 5) % len(texts)]))
+                    after_add.append(search(texts[(n + 5) % len(texts)], "add", n))
                 with writer.read() as conn:  # in-scope rows of the memory target
                     old_ids = [
                         str(i)
                         for (i,) in conn.execute(
                             "SELECT id FROM memories WHERE target = 'memory' "
-                            "AND superseded_by IS NULL AND flagged IS NULL ORDER BY rowid LIMIT 5"
+                            "AND superseded_by IS NULL AND flagged IS NULL ORDER BY rowid LIMIT ?",
+                            (CHANGES,),
                         )
                     ]
                 adder.n = 10 * rows  # ids of its own
@@ -183,11 +208,22 @@ def bench_hybrid(
                         RandomEmbedder(dimension).embed([text], kind="passage"),
                         f"{MODEL}-{dimension}",
                     )
-                    after_replace.append(search(texts[(n + 10) % len(texts)]))
+                    after_replace.append(search(texts[(n + 10) % len(texts)], "replace", n))
             finally:
                 writer.close()
         finally:
             storage.close()
+    medians = {
+        name: {
+            state: (
+                statistics.median(w for w, _ in pairs),
+                statistics.median(c for _, c in pairs),
+            )
+            for state, pairs in by_state.items()
+            if state != "cold"
+        }
+        for name, by_state in timed.items()
+    }
     return HybridLatency(
         rows=rows,
         dimension=dimension,
@@ -200,6 +236,8 @@ def bench_hybrid(
         build_s=build_s,
         after_add_ms=statistics.median(after_add),
         after_replace_ms=statistics.median(after_replace) if after_replace else None,
+        now=medians["now"],
+        before=medians["before"],
     )
 
 
@@ -242,8 +280,58 @@ def render_hybrid(results: Sequence[HybridLatency]) -> list[str]:
         "scope's rows as they were, so that search re-checks for rows lacking a vector and "
         "refreshes the matrix from the change log (ADR 0043); 'after an add': another "
         "connection added an in-scope row and its vector; 'after a replace': another connection "
-        "replaced an in-scope row and embedded the new one. Medians of 5. "
+        f"replaced an in-scope row and embedded the new one. Medians of {CHANGES}. "
         f"numpy BLAS threads: {_blas_threads()} (OPENBLAS_NUM_THREADS); on a busy machine "
         "threaded BLAS makes these small products much slower (ADR 0040).",
     ]
+    out += [
+        "",
+        "### hybrid after a change: the store's map and centroid column vs the port-only path "
+        "(ADR 0082)",
+        "",
+        "| rows | state | wall ms | CPU ms | before: wall ms | before: CPU ms | CPU ratio "
+        "| target (issue 29) |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    labels = {"warm": "warm", "write": "after a write", "add": "after an add"}
+    labels["replace"] = "after a replace"
+    for r in results:
+        for state, label in labels.items():
+            if state not in r.now or state not in r.before:
+                continue
+            (wall, cpu), (old_wall, old_cpu) = r.now[state], r.before[state]
+            ratio = f"{cpu / old_cpu:.2f}×" if old_cpu > 0 else "—"
+            target = ""
+            if r.rows == HYBRID_TARGET_ROWS:
+                met = "met" if wall <= HYBRID_P50_TARGET_MS else "NOT met"
+                target = f"≤ {HYBRID_P50_TARGET_MS:g} ms: {met}"
+            out.append(
+                f"| {r.rows:,} | {label} | {wall:.2f} | {cpu:.2f} | {old_wall:.2f} "
+                f"| {old_cpu:.2f} | {ratio} | {target} |"
+            )
+    out += [
+        "",
+        f"Medians of {CHANGES} searches after each kind of write (warm: every query), the two "
+        "paths interleaved in one run, the order alternating. 'before': the same store read "
+        "through the `VectorStore` port's methods only (`PortOnlyVectorStore`), so the service "
+        "builds the id -> row map after each change and multiplies the matrix by the query "
+        "and the background centroid on every search. CPU: `time.process_time` of the "
+        "searching process.",
+    ]
     return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """`python -m tests.bench.hybrid [--rows N ...] [--samples N]`: the hybrid table alone."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--rows", type=int, nargs="+", default=[HYBRID_TARGET_ROWS])
+    parser.add_argument("--samples", type=int, default=200)
+    args = parser.parse_args(argv)
+    print("\n".join(render_hybrid([bench_hybrid(n, args.samples) for n in args.rows])))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
