@@ -16,6 +16,7 @@ from typing import Any, assert_never
 
 import apsw
 import attrs
+from pi_hermes_memory.adapters.sqlite.checked import Stamp, read_checked, record_checked, stamp_of
 from pi_hermes_memory.adapters.sqlite.connection import connect, enable_wal
 from pi_hermes_memory.adapters.sqlite.eventlog import SCRUB_PENDING, EventLog, default_log_path
 from pi_hermes_memory.adapters.sqlite.failures import damaged_message, map_error, map_os_error
@@ -324,6 +325,8 @@ class SqliteStorage:
         self._logged = -1  # the largest seq this process knows the log holds
         self._reopen = False
         self._closed = False
+        # the files' stamp as a sound check or this process's own commits left them (ADR 0086)
+        self._sound: Stamp | None = None
         if self.event_log is not None:
             try:
                 self.warnings.extend(restore_if_missing(path, self.event_log))
@@ -353,7 +356,7 @@ class SqliteStorage:
             check_ours(conn, self.path)
             enable_wal(conn)
             migrate(conn, self.path)
-            damage = store_damage(self.path)
+            damage = self._damage()
             if damage is not None:  # refused now, not at the first write (issue 26 §6)
                 raise DatabaseDamaged(damaged_message(self.path, damage), path=self.path)
             _require_writable(self.path)
@@ -365,6 +368,21 @@ class SqliteStorage:
             conn.close()
             raise
         return conn
+
+    def _damage(self) -> str | None:
+        """`store_damage`, skipped when the files carry the stamp a sound check or this
+        library's own commits left (ADR 0086); a sound check records the stamp it saw."""
+        before = stamp_of(self.path)
+        if before is not None and read_checked(self.path) == before:
+            self._sound = before
+            return None
+        damage = store_damage(self.path)
+        if damage is None and before is not None and stamp_of(self.path) == before:
+            record_checked(self.path, before)
+            self._sound = before
+        else:
+            self._sound = None
+        return damage
 
     def _unit_of_work(self) -> SqliteUnitOfWork:
         return SqliteUnitOfWork(
@@ -386,12 +404,22 @@ class SqliteStorage:
             nested = self._conn.in_transaction
             if not nested:
                 self._writable()
+            chained = False
             try:
                 with self._conn:
+                    # under the write lock (IMMEDIATE): is this commit the next link of a
+                    # chain of our own changes since a sound check (ADR 0086)?
+                    chained = not nested and self._sound is not None
+                    chained = chained and stamp_of(self.path) == self._sound
                     yield self._uow
             except apsw.Error as exc:
+                self._sound = None
                 raise self._mapped(exc) from exc
+            except BaseException:
+                self._sound = None
+                raise
             if not nested:
+                self._sound = stamp_of(self.path) if chained else None
                 self._copy_to_log()
 
     @contextlib.contextmanager
@@ -436,6 +464,7 @@ class SqliteStorage:
         the WAL; name the copies moved aside (adapters/sqlite/scrub.py)."""
         with self._lock:
             self._open()
+            self._sound = None  # it rewrites the WAL and the FTS segments: check at next open
             try:
                 report = scrub(self._conn, self.path, self.event_log)
             except apsw.Error as exc:
@@ -466,8 +495,15 @@ class SqliteStorage:
 
     def close(self) -> None:
         with self._lock:
+            if self._closed:
+                return
             self._closed = True
+            chained = self._sound is not None and stamp_of(self.path) == self._sound
             self._conn.close()
+            if chained:  # the last close checkpoints the WAL into the file: stamp it after
+                after = stamp_of(self.path)
+                if after is not None:
+                    record_checked(self.path, after)
 
     def _open(self) -> None:
         """Refuse a use after `close()` with the library's error, not the driver's."""

@@ -1,0 +1,121 @@
+"""The damage check at open, skipped for a file nothing but this library changed (ADR 0086).
+
+Every open checks the store's own tables (`recovery.store_damage`: bytes after the last page,
+then `quick_check`), because something other than SQLite may have written the file since it was
+last used (issue 26 §6). That check reads every page of those tables: ~95 ms of CPU at 100,000
+entries, on every new process. A file that is byte for byte what a sound check, and then only
+this library's own commits, left behind needs no second check.
+
+The proof is the files' stamps: size, mtime, ctime (set by the kernel on every change; a
+program cannot set it back), inode and a digest of the first 4 KiB and the last 64 KiB of the
+database and of its WAL (an empty or missing WAL holds nothing). The digest covers the case
+the times cannot: a same-size write within the same clock tick as our last one. A stamp is
+recorded in `.<database>.checked` beside the database:
+
+- after a check that passed, when the files did not change during it;
+- by `SqliteStorage.close()`, when this process's own commits are the only changes since the
+  stamp it opened on (a chain: each commit's stamp before its COMMIT, taken under the write
+  lock, must equal the one after the previous commit; any other writer breaks it).
+
+An open whose files have the recorded stamp skips the check; any other stamp (another writer,
+a crash before close, damage, a copy, a restore) means the full check. The record is a hint
+that can only make an open cheaper: lost, stale or unreadable, the check simply runs. It is
+written atomically without fsync (a power loss costs one check).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+from pathlib import Path
+
+__all__ = [
+    "FileStamp",
+    "Stamp",
+    "checked_path",
+    "forget_checked",
+    "read_checked",
+    "record_checked",
+    "stamp_of",
+]
+
+#: (size, mtime_ns, ctime_ns, inode, digest of the sampled bytes) of the database, then of its
+#: WAL (None: no WAL content)
+FileStamp = tuple[int, int, int, int, str]
+Stamp = tuple[FileStamp, FileStamp | None]
+
+#: the bytes sampled at each end of a file: a write that lands within the same timestamp tick
+#: as our last one and keeps the size (a clock tick is 1–10 ms) still changes them when it
+#: smashes the file's tail or its header, the damage issue 26 §6 describes
+_SAMPLE = 64 * 1024
+
+
+def _file(path: Path) -> FileStamp | None:
+    try:
+        with open(path, "rb") as f:
+            st = os.fstat(f.fileno())
+            digest = hashlib.blake2b(f.read(4096), digest_size=16)
+            if st.st_size > 4096:
+                f.seek(max(4096, st.st_size - _SAMPLE))
+                digest.update(f.read(_SAMPLE))
+    except OSError:
+        return None
+    return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, digest.hexdigest())
+
+
+def stamp_of(db_path: Path) -> Stamp | None:
+    """The stamp of the database and its WAL; None when the database cannot be read."""
+    main = _file(db_path)
+    if main is None:
+        return None
+    wal = _file(db_path.with_name(db_path.name + "-wal"))
+    # an empty WAL (created by the first connection, reset by a checkpoint) holds no data
+    return main, (wal if wal is not None and wal[0] > 0 else None)
+
+
+def checked_path(db_path: Path) -> Path:
+    return db_path.with_name(f".{db_path.name}.checked")
+
+
+def read_checked(db_path: Path) -> Stamp | None:
+    """The recorded stamp, or None (absent, unreadable, malformed: the check runs)."""
+    try:
+        data = json.loads(checked_path(db_path).read_text(encoding="utf-8"))
+        main, wal = _file_stamp(data["db"]), data["wal"]
+        return main, (None if wal is None else _file_stamp(wal))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _file_stamp(value: object) -> FileStamp:
+    if not isinstance(value, list) or len(value) != 5 or not isinstance(value[4], str):
+        raise ValueError("not a file stamp")
+    size, mtime, ctime, inode = (int(v) for v in value[:4])
+    return size, mtime, ctime, inode, value[4]
+
+
+def record_checked(db_path: Path, stamp: Stamp) -> None:
+    """Record `stamp` (atomic rename, no fsync); a failure only leaves the next open checking."""
+    target = checked_path(db_path)
+    temp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
+    body = json.dumps({"db": list(stamp[0]), "wal": None if stamp[1] is None else list(stamp[1])})
+    try:
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            os.write(fd, body.encode("ascii"))
+        finally:
+            os.close(fd)
+        os.replace(temp, target)
+    except OSError:
+        _unlink_quietly(temp)
+
+
+def forget_checked(db_path: Path) -> None:
+    _unlink_quietly(checked_path(db_path))
+
+
+def _unlink_quietly(path: Path) -> None:
+    with contextlib.suppress(OSError):
+        path.unlink()

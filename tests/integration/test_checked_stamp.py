@@ -1,0 +1,185 @@
+"""The damage check at open is skipped only for files nothing but this library changed since a
+sound check (ADR 0086): real apsw files, real child processes, damage done the way
+`test_damaged_database` does it, right after the stamp was recorded (the same clock tick)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import apsw
+import pi_hermes_memory
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from pi_hermes_memory.adapters.sqlite import storage as sqlite_storage
+from pi_hermes_memory.adapters.sqlite.checked import checked_path, read_checked, stamp_of
+from pi_hermes_memory.errors import DatabaseDamaged
+
+
+def _open(root: Path) -> pi_hermes_memory.Memory:
+    return pi_hermes_memory.open(agent_root=root, cwd=root, environ={})
+
+
+def _db(root: Path) -> Path:
+    return root / "pi-hermes-memory" / "sessions.db"
+
+
+class _Checks:
+    """Counts the real `store_damage` runs (it still runs: only the calls are counted)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.count = 0
+        real = sqlite_storage.store_damage
+
+        def counted(path: Path) -> str | None:
+            self.count += 1
+            return real(path)
+
+        monkeypatch.setattr(sqlite_storage, "store_damage", counted)
+
+
+def _same_size_tail(db: Path) -> None:
+    """Overwrite everything after the header page, keeping the size: with the stamp taken a
+    moment ago, mtime and ctime may fall in the same clock tick; the sampled digest differs."""
+    size = db.stat().st_size
+    with open(db, "r+b") as f:
+        f.seek(4096)
+        f.write(b"\xa5" * (size - 4096))
+
+
+def _garbage_after_last_page(db: Path) -> None:
+    with open(db, "ab") as f:
+        f.write(os.urandom(8192))
+
+
+def _foreign_write(db: Path) -> None:
+    """Another program changes the file through SQLite: sound, but not one of our commits."""
+    conn = apsw.Connection(str(db))
+    try:
+        conn.execute("CREATE TABLE IF NOT EXISTS foreign_notes(x)")
+        conn.execute("INSERT INTO foreign_notes VALUES (randomblob(100))")
+    finally:
+        conn.close()
+
+
+def test_own_writes_and_close_keep_the_stamp_so_the_next_open_skips_the_check(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with _open(tmp_path) as memory:  # creating a store writes outside the chain: one check
+        assert memory.add("the store's first fact").success
+    with _open(tmp_path) as memory:
+        assert memory.read_only is None
+    checks = _Checks(monkeypatch)
+    for i in range(3):
+        with _open(tmp_path) as memory:
+            assert memory.add(f"fact number {i} about the deploy pipeline").success
+            assert memory.search("deploy pipeline").hits
+    assert checks.count == 0
+    assert read_checked(_db(tmp_path)) == stamp_of(_db(tmp_path))
+
+
+@pytest.mark.parametrize("damage", [_same_size_tail, _garbage_after_last_page])
+def test_damage_right_after_a_recorded_stamp_is_still_found(
+    tmp_path: Path, damage: Callable[[Path], None]
+) -> None:
+    with _open(tmp_path) as memory:
+        assert memory.add("The deploy script lives in ops/deploy.sh").success
+    with _open(tmp_path) as memory:
+        assert memory.add("Prefers concise answers", target="user").success
+    db = _db(tmp_path)
+    assert read_checked(db) == stamp_of(db)  # recorded by the close just now
+    damage(db)
+    with _open(tmp_path) as memory:
+        assert isinstance(memory.read_only, DatabaseDamaged)
+        assert [h.text for h in memory.search("deploy script").hits] == [
+            "The deploy script lives in ops/deploy.sh"
+        ]
+
+
+def test_another_writer_breaks_the_chain(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with _open(tmp_path) as memory:
+        assert memory.add("first fact").success
+    checks = _Checks(monkeypatch)
+    _foreign_write(_db(tmp_path))
+    with _open(tmp_path) as memory:
+        assert memory.read_only is None
+    assert checks.count == 1
+    with _open(tmp_path) as memory:  # checked sound and recorded: no second check
+        assert memory.read_only is None
+    assert checks.count == 1
+
+
+def test_a_killed_writer_leaves_no_stamp_for_its_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with _open(tmp_path) as memory:
+        assert memory.add("first fact").success
+    child = (
+        "import os, sys, pi_hermes_memory\n"
+        "from pathlib import Path\n"
+        "root = Path(sys.argv[1])\n"
+        "m = pi_hermes_memory.open(agent_root=root, cwd=root, environ={})\n"
+        "assert m.add('second fact, never closed').success\n"
+        "os.kill(os.getpid(), 9)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", child, str(tmp_path)], check=False)
+    assert done.returncode == -signal.SIGKILL
+    checks = _Checks(monkeypatch)
+    with _open(tmp_path) as memory:
+        assert memory.read_only is None
+        assert any(e.text == "second fact, never closed" for e in memory.entries())
+    assert checks.count == 1
+
+
+def test_an_unreadable_record_means_a_check(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with _open(tmp_path) as memory:
+        assert memory.add("first fact").success
+    checked_path(_db(tmp_path)).write_text("{not json", encoding="utf-8")
+    checks = _Checks(monkeypatch)
+    with _open(tmp_path) as memory:
+        assert memory.read_only is None
+    assert checks.count == 1
+
+
+_STEPS = st.lists(
+    st.sampled_from(["session", "foreign", "damage", "garbage"]), min_size=1, max_size=6
+)
+
+
+@settings(
+    max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(steps=_STEPS)
+def test_every_damage_is_found_whatever_came_before(tmp_path_factory, steps: list[str]) -> None:
+    """Our sessions (open, add, close), other writers and damage in any order: an open after
+    damage always finds it, and an open without damage never reports any."""
+    root = tmp_path_factory.mktemp("checked")
+    with _open(root) as memory:
+        assert memory.add("seed fact").success
+    damaged = False
+    for n, step in enumerate(steps):
+        db = _db(root)
+        if step == "session":
+            with _open(root) as memory:
+                if damaged:
+                    assert isinstance(memory.read_only, DatabaseDamaged)
+                    return
+                assert memory.read_only is None
+                assert memory.add(f"fact {n} of the session step").success
+        elif step == "foreign" and not damaged:
+            _foreign_write(db)
+        elif step == "damage":
+            _same_size_tail(db)
+            damaged = True
+        elif step == "garbage":
+            _garbage_after_last_page(db)
+            damaged = True
+    with _open(root) as memory:
+        assert isinstance(memory.read_only, DatabaseDamaged) == damaged
