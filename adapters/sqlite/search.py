@@ -48,6 +48,7 @@ from pi_hermes_memory.domain.search.relevance import (
     average_length,
     query_keys,
     ranked_rows,
+    ranked_rows_reference,
     resolve_keys,
     shown_score,
 )
@@ -227,6 +228,43 @@ class SqliteSearchIndex:
                     yield str(id_), str(text), rowid
 
             ranked = ranked_rows(weights, docs, query.floor, query.limit, rare_rows, common_rows)
+            if not ranked:
+                return []
+            rowids = [rowid for _, _, rowid in ranked]
+            sql = _BY_ROWID_SQL.format(marks=", ".join("?" for _ in rowids))
+            full = {row[0]: row[1:] for row in conn.execute(sql, rowids)}
+        return [
+            hit_of((*full[rowid][:_SCORE], shown_score(raw), *full[rowid][_SCORE + 1 :]))
+            for raw, _, rowid in ranked
+        ]
+
+    def search_reference(self, query: SearchQuery) -> list[SearchHit]:
+        """The plan before ADR 0081 (`ranked_rows_reference`: every candidate re-scored per
+        tier), kept so a property test compares `search` with it on a real store."""
+        planned = query_keys(plan_terms(query.text))
+        if not planned or not query.clauses or query.limit < 1:
+            return []
+        where, params = scope_sql(query)
+        with self._storage.read() as conn:
+            self._counts.check(conn)
+            keys, docs = resolve_keys(planned, lambda k: self._counts.docs(conn, k))
+            total = self._counts.total(conn)
+            weights = Weights.of(keys, docs, total, self._counts.average_length(conn))
+
+            def rare_rows(rare: Sequence[Key]) -> Iterator[Candidate]:
+                sql = _CANDIDATES_SQL.format(where=where)
+                for rowid, id_, text in conn.execute(sql, (_any_of(rare), *params)):
+                    yield str(id_), str(text), rowid
+
+            def common_rows(
+                common: Sequence[Key], every: bool
+            ) -> Iterator[tuple[str, str, object]]:
+                sql = _NEWEST_SQL.format(where=where)
+                expression = _all_of(common) if every else _any_of(common)
+                for rowid, id_, text in conn.execute(sql, (expression, *params, COMMON_POOL)):
+                    yield str(id_), str(text), rowid
+
+            ranked = ranked_rows_reference(weights, docs, query.floor, query.limit, rare_rows, common_rows)
             if not ranked:
                 return []
             rowids = [rowid for _, _, rowid in ranked]

@@ -28,6 +28,7 @@ means the same in every store (issue 27, ADR 0068):
 from __future__ import annotations
 
 import functools
+import heapq
 import math
 import re
 from collections import Counter
@@ -265,6 +266,48 @@ class Weights:
             tf[i] = frequency(self.keys[i], row)
         return tf
 
+    def scorer(self) -> Callable[[str], float]:
+        """`relevance(self, text)` as one function for a whole search (ADR 0081): the keys a
+        row token counts for are looked up once per distinct token (a prefix key no longer
+        walks every token of every row with `startswith`), and the sum runs in the same
+        order with the same operations, so the floats are equal bit for bit."""
+        keys, idf, count = self.keys, self.idf, len(self.keys)
+        k1, plus = K1, K1 + 1
+        average, total = self.average_length, self.total
+        tables: dict[str, dict[str, tuple[int, ...]]] = {"word": {}, "gram": {}}
+        exact = {"word": self._words, "gram": self._grams}
+        prefixes = {
+            kind: tuple((i, keys[i].text) for i in self._prefixed if keys[i].kind == kind)
+            for kind in ("word", "gram")
+        }
+
+        def at(kind: str, token: str) -> tuple[int, ...]:
+            found = exact[kind].get(token, ())
+            extra = tuple(i for i, p in prefixes[kind] if token.startswith(p))
+            return found + extra if extra else found
+
+        words_at, grams_at = tables["word"], tables["gram"]
+
+        def score(text: str) -> float:
+            row = row_counts(text)
+            tf = [0] * count
+            for table, tokens, kind in ((words_at, row.words, "word"), (grams_at, row.grams, "gram")):
+                for token, n in tokens.items():
+                    where = table.get(token)
+                    if where is None:
+                        where = table[token] = at(kind, token)
+                    for i in where:
+                        tf[i] += n
+            norm = k1 * (1 - B + B * row.length / average)
+            total_score = 0.0
+            for i in range(count):
+                t = tf[i]
+                if t:
+                    total_score += idf[i] * t * plus / (t + norm)
+            return total_score / total
+
+        return score
+
     def bound(self, keys: Iterable[Key]) -> float:
         """The highest raw relevance a row holding only `keys` can reach (saturation < K1 + 1):
         a row not holding any other key never scores above it (MaxScore)."""
@@ -328,7 +371,61 @@ def ranked_rows(
     holding a rare key (under the cap) is scored; rows holding only common keys can reach at
     most `weights.bound(common)`, so they are fetched (the newest COMMON_POOL holding all
     common keys, then, if still short, any of them) only when that bound reaches both the
-    floor and the limit-th score. Otherwise the answer equals scoring every row."""
+    floor and the limit-th score. Otherwise the answer equals scoring every row.
+
+    Each row is scored once (`Weights.scorer`) and only rows at or above the floor are kept
+    for the cut (ADR 0081); the answer equals `ranked_rows_reference`, which re-scored every
+    row per tier."""
+    keys = weights.keys
+    rare = [k for k, n in zip(keys, docs, strict=True) if 0 < n < COMMON_CAP]
+    common = [k for k, n in zip(keys, docs, strict=True) if n >= COMMON_CAP]
+    score = weights.scorer()
+    seen: set[str] = set()
+    kept: list[Scored] = []
+
+    def take(rows: Iterable[Candidate]) -> list[Scored]:
+        for id_, text, row in rows:
+            if id_ in seen:
+                continue
+            seen.add(id_)
+            raw = score(text)
+            if raw >= floor and raw > 0:
+                kept.append((raw, id_, row))
+        return heapq.nlargest(limit, kept, key=_rank_key)
+
+    ranked = take(rare_rows(rare)) if rare else []
+    kth = kth_score(ranked, limit)
+    bound = weights.bound(common)
+    if common and bound >= floor and (kth is None or kth <= bound):
+        for every in (True, False) if len(common) > 1 else (True,):
+            ranked = take(common_rows(common, every))
+            if len(ranked) >= limit:
+                break
+    return ranked
+
+
+def _rank_key(scored: Scored) -> tuple[float, str]:
+    return scored[0], scored[1]
+
+
+def ranked_rows_reference(
+    weights: Weights,
+    docs: Sequence[int],
+    floor: float,
+    limit: int,
+    rare_rows: RareFetch,
+    common_rows: CommonFetch,
+) -> list[Scored]:
+    """The best `limit` rows of one search, the same way in every index (ADR 0068).
+
+    `docs`: each key's document frequency counted up to COMMON_CAP. Every in-scope row
+    holding a rare key (under the cap) is scored; rows holding only common keys can reach at
+    most `weights.bound(common)`, so they are fetched (the newest COMMON_POOL holding all
+    common keys, then, if still short, any of them) only when that bound reaches both the
+    floor and the limit-th score. Otherwise the answer equals scoring every row.
+
+    The plan before ADR 0081 (every row re-scored per tier through `relevance`), kept so the
+    property tests can compare `ranked_rows` with it."""
     keys = weights.keys
     rare = [k for k, n in zip(keys, docs, strict=True) if 0 < n < COMMON_CAP]
     common = [k for k, n in zip(keys, docs, strict=True) if n >= COMMON_CAP]
