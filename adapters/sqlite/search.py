@@ -67,6 +67,12 @@ _CANDIDATES_SQL = (
 )
 #: the newest in-scope rows matching common keys only, a bounded number of them
 _NEWEST_SQL = _CANDIDATES_SQL + " ORDER BY memories_fts.rowid DESC LIMIT ?"
+#: the same as the `Candidate` tuple a ranking takes: (id, text, rowid) (ADR 0081)
+_FAST_CANDIDATES_SQL = (
+    "SELECT m.id, m.text, m.rowid FROM memories_fts JOIN memories AS m "
+    "ON m.rowid = memories_fts.rowid WHERE memories_fts MATCH ? AND {where}"
+)
+_FAST_NEWEST_SQL = _FAST_CANDIDATES_SQL + " ORDER BY memories_fts.rowid DESC LIMIT ?"
 #: NOT INDEXED: by rowid only (the planner would rather scan the scope index)
 _BY_ROWID_SQL = (
     f"SELECT m.rowid, {_ROW.format(score='0.0')} FROM memories AS m NOT INDEXED "
@@ -214,18 +220,20 @@ class SqliteSearchIndex:
             total = self._counts.total(conn)
             weights = Weights.of(keys, docs, total, self._counts.average_length(conn))
 
-            def rare_rows(rare: Sequence[Key]) -> Iterator[Candidate]:
-                sql = _CANDIDATES_SQL.format(where=where)
-                for rowid, id_, text in conn.execute(sql, (_any_of(rare), *params)):
-                    yield str(id_), str(text), rowid
+            # the driver's rows are the candidates themselves: (id, text, rowid), both
+            # TEXT columns NOT NULL, so no per-row conversion (ADR 0081)
+            def rare_rows(rare: Sequence[Key]) -> Iterable[Candidate]:
+                sql = _FAST_CANDIDATES_SQL.format(where=where)
+                found: Iterable[Candidate] = conn.execute(sql, (_any_of(rare), *params))
+                return found
 
-            def common_rows(
-                common: Sequence[Key], every: bool
-            ) -> Iterator[tuple[str, str, object]]:
-                sql = _NEWEST_SQL.format(where=where)
+            def common_rows(common: Sequence[Key], every: bool) -> Iterable[Candidate]:
+                sql = _FAST_NEWEST_SQL.format(where=where)
                 expression = _all_of(common) if every else _any_of(common)
-                for rowid, id_, text in conn.execute(sql, (expression, *params, COMMON_POOL)):
-                    yield str(id_), str(text), rowid
+                found: Iterable[Candidate] = conn.execute(
+                    sql, (expression, *params, COMMON_POOL)
+                )
+                return found
 
             ranked = ranked_rows(weights, docs, query.floor, query.limit, rare_rows, common_rows)
             if not ranked:
