@@ -326,13 +326,17 @@ class _Counts:
         self._token: tuple[int, int] | None = None
         self._total: int | None = None
         self._average: float | None = None
-        self._docs: dict[str, int] = {}
+        #: by key (a search's lookup, ADR 0081) and by FTS5 expression (two keys, one
+        #: expression: one count)
+        self._docs: dict[Key, int] = {}
+        self._by_expression: dict[str, int] = {}
 
     def check(self, conn: Any) -> None:
         """Forget what a write since the last call may have changed."""
         token = change_token(conn)
         if token != self._token or len(self._docs) > self._MAX_KEYS:
             self._docs.clear()
+            self._by_expression.clear()
             self._total = None
             self._average = None
             self._token = token
@@ -356,11 +360,14 @@ class _Counts:
 
     def docs(self, conn: Any, key: Key) -> int:
         """The rows holding `key`, counted up to COMMON_CAP."""
-        expression = key_expression(key)
-        found = self._docs.get(expression)
+        found = self._docs.get(key)
         if found is None:
-            found = int(conn.execute(_DOCS_SQL, (expression, COMMON_CAP)).get or 0)
-            self._docs[expression] = found
+            expression = key_expression(key)
+            found = self._by_expression.get(expression)
+            if found is None:
+                found = int(conn.execute(_DOCS_SQL, (expression, COMMON_CAP)).get or 0)
+                self._by_expression[expression] = found
+            self._docs[key] = found
         return found
 
 

@@ -177,7 +177,7 @@ def resolve_keys(keys: Sequence[Key], count: Callable[[Key], int]) -> tuple[list
     docs: list[int] = []
     for key in keys:
         if key.whole:
-            exact = attrs.evolve(key, text=key.whole, prefix=False, whole="")
+            exact = _whole_word(key)
             n = count(exact)
             if n >= COMMON_CAP:
                 chosen.append(exact)
@@ -186,6 +186,12 @@ def resolve_keys(keys: Sequence[Key], count: Callable[[Key], int]) -> tuple[list
         chosen.append(key)
         docs.append(count(key))
     return chosen, docs
+
+
+@functools.lru_cache(maxsize=4096)
+def _whole_word(key: Key) -> Key:
+    """A stemmed key's whole spelling as an exact key (`resolve_keys`)."""
+    return attrs.evolve(key, text=key.whole, prefix=False, whole="")
 
 
 def key_weight(key: Key, docs: int, total: int) -> float:
