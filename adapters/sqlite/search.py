@@ -230,9 +230,7 @@ class SqliteSearchIndex:
             def common_rows(common: Sequence[Key], every: bool) -> Iterable[Candidate]:
                 sql = _FAST_NEWEST_SQL.format(where=where)
                 expression = _all_of(common) if every else _any_of(common)
-                found: Iterable[Candidate] = conn.execute(
-                    sql, (expression, *params, COMMON_POOL)
-                )
+                found: Iterable[Candidate] = conn.execute(sql, (expression, *params, COMMON_POOL))
                 return found
 
             ranked = ranked_rows(weights, docs, query.floor, query.limit, rare_rows, common_rows)
@@ -272,7 +270,9 @@ class SqliteSearchIndex:
                 for rowid, id_, text in conn.execute(sql, (expression, *params, COMMON_POOL)):
                     yield str(id_), str(text), rowid
 
-            ranked = ranked_rows_reference(weights, docs, query.floor, query.limit, rare_rows, common_rows)
+            ranked = ranked_rows_reference(
+                weights, docs, query.floor, query.limit, rare_rows, common_rows
+            )
             if not ranked:
                 return []
             rowids = [rowid for _, _, rowid in ranked]
