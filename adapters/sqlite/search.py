@@ -32,6 +32,7 @@ which is what made a common word cost in proportion to the rows holding it.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from datetime import date
 from typing import Any, Final
@@ -138,6 +139,18 @@ def scope_sql(query: SearchQuery, *, mark: str = "?", false: str = "0") -> tuple
     return " AND ".join(where), params
 
 
+@functools.lru_cache(maxsize=256)
+def _scope(
+    clauses: tuple[ScopeClause, ...], category: FailureCategory | None, superseded: bool
+) -> tuple[str, tuple[Any, ...]]:
+    """`scope_sql` of a query with these scope fields, memoised: a session asks with the
+    same scope every time (ADR 0081)."""
+    where, params = scope_sql(
+        SearchQuery(text="", clauses=clauses, category=category, include_superseded=superseded)
+    )
+    return where, tuple(params)
+
+
 def _in(
     column: str, values: tuple[str | None, ...], mark: str, false: str
 ) -> tuple[str, list[Any]]:
@@ -161,8 +174,14 @@ def _clause_sql(clause: ScopeClause, mark: str, false: str) -> tuple[str, list[A
     return f"({' AND '.join(parts)})", params
 
 
+@functools.lru_cache(maxsize=4096)
 def _day(value: object) -> date:
+    # memoised: a store's rows share few days, and a hit parses three (ADR 0081)
     return date.fromisoformat(str(value)[:10])
+
+
+_TARGETS: Final = {t.value: t for t in Target}
+_CATEGORIES: Final = {c.value: c for c in FailureCategory}
 
 
 def hit_of(row: Sequence[Any]) -> SearchHit:
@@ -172,9 +191,9 @@ def hit_of(row: Sequence[Any]) -> SearchHit:
     memory_id, version_no = row[11:13] if len(row) >= 13 else (None, None)
     return SearchHit(
         id=str(id_),
-        target=Target(target),
+        target=_TARGETS.get(target) or Target(target),
         project=project,
-        category=FailureCategory(category) if category else None,
+        category=(_CATEGORIES.get(category) or FailureCategory(category)) if category else None,
         text=str(text),
         created=_day(created),
         last_referenced=_day(last),
@@ -213,7 +232,7 @@ class SqliteSearchIndex:
         planned = query_keys(plan_terms(query.text))
         if not planned or not query.clauses or query.limit < 1:
             return []
-        where, params = scope_sql(query)
+        where, params = _scope(query.clauses, query.category, query.include_superseded)
         with self._storage.read() as conn:
             self._counts.check(conn)
             keys, docs = resolve_keys(planned, lambda k: self._counts.docs(conn, k))

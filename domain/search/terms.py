@@ -132,6 +132,8 @@ _CJK_FUNCTION_BIGRAMS = frozenset(
 
 def fold(word: str) -> str:
     """Lower case without diacritics (what unicode61 remove_diacritics does, roughly)."""
+    if word.isascii():  # NFD leaves ASCII as it is and it has no combining marks
+        return word.lower()
     decomposed = unicodedata.normalize("NFD", word)
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch)).lower()
 
@@ -139,6 +141,7 @@ def fold(word: str) -> str:
 _FOLDED_FUNCTION_WORDS = frozenset(fold(w) for w in FUNCTION_WORDS)
 
 
+@functools.lru_cache(maxsize=8192)
 def is_stop_term(term: str) -> bool:
     """A query term that never matches on its own: a function word of any covered language
     (compared as written and without diacritics), or a CJK term made only of function
@@ -400,6 +403,7 @@ STEM_MIN_CHARS = 4
 _DOUBLED_KEEP = frozenset("lsz")
 
 
+@functools.lru_cache(maxsize=8192)
 def keyword_stem(word: str) -> str | None:
     """The prefix the memory search looks an English `word` up by, or None (as written).
 
