@@ -28,6 +28,11 @@ What a search does (issue 27, ADR 0068), in one read snapshot:
 
 No bm25() is evaluated: FTS5's bm25 walks the whole doclist of every phrase of the query,
 which is what made a common word cost in proportion to the rows holding it.
+
+Python around the SQL (ADR 0081): each candidate is scored once by one scorer per search
+(`Weights.scorer`: a prefix key is a bisection of the row's sorted tokens), the driver's rows
+are the candidates as they come, and the scope's SQL, the stems and stop-word answers are
+memoised. `search_reference` keeps the plan before it for the equivalence property tests.
 """
 
 from __future__ import annotations
