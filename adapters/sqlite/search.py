@@ -28,10 +28,16 @@ What a search does (issue 27, ADR 0068), in one read snapshot:
 
 No bm25() is evaluated: FTS5's bm25 walks the whole doclist of every phrase of the query,
 which is what made a common word cost in proportion to the rows holding it.
+
+Python around the SQL (ADR 0081): each candidate is scored once by one scorer per search
+(`Weights.scorer`: a prefix key is a bisection of the row's sorted tokens), the driver's rows
+are the candidates as they come, and the scope's SQL, the stems and stop-word answers are
+memoised. `search_reference` keeps the plan before it for the equivalence property tests.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from datetime import date
 from typing import Any, Final
@@ -48,6 +54,7 @@ from pi_hermes_memory.domain.search.relevance import (
     average_length,
     query_keys,
     ranked_rows,
+    ranked_rows_reference,
     resolve_keys,
     shown_score,
 )
@@ -66,6 +73,12 @@ _CANDIDATES_SQL = (
 )
 #: the newest in-scope rows matching common keys only, a bounded number of them
 _NEWEST_SQL = _CANDIDATES_SQL + " ORDER BY memories_fts.rowid DESC LIMIT ?"
+#: the same as the `Candidate` tuple a ranking takes: (id, text, rowid) (ADR 0081)
+_FAST_CANDIDATES_SQL = (
+    "SELECT m.id, m.text, m.rowid FROM memories_fts JOIN memories AS m "
+    "ON m.rowid = memories_fts.rowid WHERE memories_fts MATCH ? AND {where}"
+)
+_FAST_NEWEST_SQL = _FAST_CANDIDATES_SQL + " ORDER BY memories_fts.rowid DESC LIMIT ?"
 #: NOT INDEXED: by rowid only (the planner would rather scan the scope index)
 _BY_ROWID_SQL = (
     f"SELECT m.rowid, {_ROW.format(score='0.0')} FROM memories AS m NOT INDEXED "
@@ -131,6 +144,18 @@ def scope_sql(query: SearchQuery, *, mark: str = "?", false: str = "0") -> tuple
     return " AND ".join(where), params
 
 
+@functools.lru_cache(maxsize=256)
+def _scope(
+    clauses: tuple[ScopeClause, ...], category: FailureCategory | None, superseded: bool
+) -> tuple[str, tuple[Any, ...]]:
+    """`scope_sql` of a query with these scope fields, memoised: a session asks with the
+    same scope every time (ADR 0081)."""
+    where, params = scope_sql(
+        SearchQuery(text="", clauses=clauses, category=category, include_superseded=superseded)
+    )
+    return where, tuple(params)
+
+
 def _in(
     column: str, values: tuple[str | None, ...], mark: str, false: str
 ) -> tuple[str, list[Any]]:
@@ -154,8 +179,14 @@ def _clause_sql(clause: ScopeClause, mark: str, false: str) -> tuple[str, list[A
     return f"({' AND '.join(parts)})", params
 
 
+@functools.lru_cache(maxsize=4096)
 def _day(value: object) -> date:
+    # memoised: a store's rows share few days, and a hit parses three (ADR 0081)
     return date.fromisoformat(str(value)[:10])
+
+
+_TARGETS: Final = {t.value: t for t in Target}
+_CATEGORIES: Final = {c.value: c for c in FailureCategory}
 
 
 def hit_of(row: Sequence[Any]) -> SearchHit:
@@ -165,9 +196,9 @@ def hit_of(row: Sequence[Any]) -> SearchHit:
     memory_id, version_no = row[11:13] if len(row) >= 13 else (None, None)
     return SearchHit(
         id=str(id_),
-        target=Target(target),
+        target=_TARGETS.get(target) or Target(target),
         project=project,
-        category=FailureCategory(category) if category else None,
+        category=(_CATEGORIES.get(category) or FailureCategory(category)) if category else None,
         text=str(text),
         created=_day(created),
         last_referenced=_day(last),
@@ -206,6 +237,43 @@ class SqliteSearchIndex:
         planned = query_keys(plan_terms(query.text))
         if not planned or not query.clauses or query.limit < 1:
             return []
+        where, params = _scope(query.clauses, query.category, query.include_superseded)
+        with self._storage.read() as conn:
+            self._counts.check(conn)
+            keys, docs = resolve_keys(planned, lambda k: self._counts.docs(conn, k))
+            total = self._counts.total(conn)
+            weights = Weights.of(keys, docs, total, self._counts.average_length(conn))
+
+            # the driver's rows are the candidates themselves: (id, text, rowid), both
+            # TEXT columns NOT NULL, so no per-row conversion (ADR 0081)
+            def rare_rows(rare: Sequence[Key]) -> Iterable[Candidate]:
+                sql = _FAST_CANDIDATES_SQL.format(where=where)
+                found: Iterable[Candidate] = conn.execute(sql, (_any_of(rare), *params))
+                return found
+
+            def common_rows(common: Sequence[Key], every: bool) -> Iterable[Candidate]:
+                sql = _FAST_NEWEST_SQL.format(where=where)
+                expression = _all_of(common) if every else _any_of(common)
+                found: Iterable[Candidate] = conn.execute(sql, (expression, *params, COMMON_POOL))
+                return found
+
+            ranked = ranked_rows(weights, docs, query.floor, query.limit, rare_rows, common_rows)
+            if not ranked:
+                return []
+            rowids = [rowid for _, _, rowid in ranked]
+            sql = _BY_ROWID_SQL.format(marks=", ".join("?" for _ in rowids))
+            full = {row[0]: row[1:] for row in conn.execute(sql, rowids)}
+        return [
+            hit_of((*full[rowid][:_SCORE], shown_score(raw), *full[rowid][_SCORE + 1 :]))
+            for raw, _, rowid in ranked
+        ]
+
+    def search_reference(self, query: SearchQuery) -> list[SearchHit]:
+        """The plan before ADR 0081 (`ranked_rows_reference`: every candidate re-scored per
+        tier), kept so a property test compares `search` with it on a real store."""
+        planned = query_keys(plan_terms(query.text))
+        if not planned or not query.clauses or query.limit < 1:
+            return []
         where, params = scope_sql(query)
         with self._storage.read() as conn:
             self._counts.check(conn)
@@ -226,7 +294,9 @@ class SqliteSearchIndex:
                 for rowid, id_, text in conn.execute(sql, (expression, *params, COMMON_POOL)):
                     yield str(id_), str(text), rowid
 
-            ranked = ranked_rows(weights, docs, query.floor, query.limit, rare_rows, common_rows)
+            ranked = ranked_rows_reference(
+                weights, docs, query.floor, query.limit, rare_rows, common_rows
+            )
             if not ranked:
                 return []
             rowids = [rowid for _, _, rowid in ranked]
@@ -280,13 +350,17 @@ class _Counts:
         self._token: tuple[int, int] | None = None
         self._total: int | None = None
         self._average: float | None = None
-        self._docs: dict[str, int] = {}
+        #: by key (a search's lookup, ADR 0081) and by FTS5 expression (two keys, one
+        #: expression: one count)
+        self._docs: dict[Key, int] = {}
+        self._by_expression: dict[str, int] = {}
 
     def check(self, conn: Any) -> None:
         """Forget what a write since the last call may have changed."""
         token = change_token(conn)
         if token != self._token or len(self._docs) > self._MAX_KEYS:
             self._docs.clear()
+            self._by_expression.clear()
             self._total = None
             self._average = None
             self._token = token
@@ -310,11 +384,14 @@ class _Counts:
 
     def docs(self, conn: Any, key: Key) -> int:
         """The rows holding `key`, counted up to COMMON_CAP."""
-        expression = key_expression(key)
-        found = self._docs.get(expression)
+        found = self._docs.get(key)
         if found is None:
-            found = int(conn.execute(_DOCS_SQL, (expression, COMMON_CAP)).get or 0)
-            self._docs[expression] = found
+            expression = key_expression(key)
+            found = self._by_expression.get(expression)
+            if found is None:
+                found = int(conn.execute(_DOCS_SQL, (expression, COMMON_CAP)).get or 0)
+                self._by_expression[expression] = found
+            self._docs[key] = found
         return found
 
 

@@ -27,7 +27,9 @@ means the same in every store (issue 27, ADR 0068):
 
 from __future__ import annotations
 
+import bisect
 import functools
+import heapq
 import math
 import re
 from collections import Counter
@@ -122,6 +124,18 @@ class RowCounts:
     words: Mapping[str, int]
     grams: Mapping[str, int]
     length: int
+    #: `words` and `grams` in sorted order: a prefix key's tokens are one contiguous run
+    #: (`Weights.scorer` finds it by bisection)
+    word_order: tuple[str, ...] = attrs.field(init=False, eq=False, repr=False)
+    gram_order: tuple[str, ...] = attrs.field(init=False, eq=False, repr=False)
+
+    @word_order.default
+    def _word_order(self) -> tuple[str, ...]:
+        return tuple(sorted(self.words))
+
+    @gram_order.default
+    def _gram_order(self) -> tuple[str, ...]:
+        return tuple(sorted(self.grams))
 
 
 @functools.lru_cache(maxsize=65_536)
@@ -163,7 +177,7 @@ def resolve_keys(keys: Sequence[Key], count: Callable[[Key], int]) -> tuple[list
     docs: list[int] = []
     for key in keys:
         if key.whole:
-            exact = attrs.evolve(key, text=key.whole, prefix=False, whole="")
+            exact = _whole_word(key)
             n = count(exact)
             if n >= COMMON_CAP:
                 chosen.append(exact)
@@ -172,6 +186,12 @@ def resolve_keys(keys: Sequence[Key], count: Callable[[Key], int]) -> tuple[list
         chosen.append(key)
         docs.append(count(key))
     return chosen, docs
+
+
+@functools.lru_cache(maxsize=4096)
+def _whole_word(key: Key) -> Key:
+    """A stemmed key's whole spelling as an exact key (`resolve_keys`)."""
+    return attrs.evolve(key, text=key.whole, prefix=False, whole="")
 
 
 def key_weight(key: Key, docs: int, total: int) -> float:
@@ -265,6 +285,39 @@ class Weights:
             tf[i] = frequency(self.keys[i], row)
         return tf
 
+    def scorer(self) -> Callable[[str], float]:
+        """`relevance(self, text)` as one function for a whole search (ADR 0081): an exact
+        key is one dictionary lookup in the row, a prefix key one bisection of the row's
+        sorted tokens (no longer a `startswith` over every token of every row); the sum runs
+        in the same order with the same operations, so the floats are equal bit for bit."""
+        idf, average, total = self.idf, self.average_length, self.total
+        plus = K1 + 1
+        # (position, kind is word, text, prefix) of every key, in key order
+        plan = tuple(
+            (i, key.kind == "word", key.text, key.prefix) for i, key in enumerate(self.keys)
+        )
+
+        def score(text: str) -> float:
+            row = row_counts(text)
+            norm = K1 * (1 - B + B * row.length / average)
+            result = 0.0
+            for i, word, token, prefix in plan:
+                table = row.words if word else row.grams
+                if not prefix:
+                    tf = table.get(token, 0)
+                else:
+                    order = row.word_order if word else row.gram_order
+                    at = bisect.bisect_left(order, token)
+                    tf = 0
+                    while at < len(order) and order[at].startswith(token):
+                        tf += table[order[at]]
+                        at += 1
+                if tf:
+                    result += idf[i] * tf * plus / (tf + norm)
+            return result / total
+
+        return score
+
     def bound(self, keys: Iterable[Key]) -> float:
         """The highest raw relevance a row holding only `keys` can reach (saturation < K1 + 1):
         a row not holding any other key never scores above it (MaxScore)."""
@@ -328,7 +381,61 @@ def ranked_rows(
     holding a rare key (under the cap) is scored; rows holding only common keys can reach at
     most `weights.bound(common)`, so they are fetched (the newest COMMON_POOL holding all
     common keys, then, if still short, any of them) only when that bound reaches both the
-    floor and the limit-th score. Otherwise the answer equals scoring every row."""
+    floor and the limit-th score. Otherwise the answer equals scoring every row.
+
+    Each row is scored once (`Weights.scorer`) and only rows at or above the floor are kept
+    for the cut (ADR 0081); the answer equals `ranked_rows_reference`, which re-scored every
+    row per tier."""
+    keys = weights.keys
+    rare = [k for k, n in zip(keys, docs, strict=True) if 0 < n < COMMON_CAP]
+    common = [k for k, n in zip(keys, docs, strict=True) if n >= COMMON_CAP]
+    score = weights.scorer()
+    seen: set[str] = set()
+    kept: list[Scored] = []
+
+    def take(rows: Iterable[Candidate]) -> list[Scored]:
+        for id_, text, row in rows:
+            if id_ in seen:
+                continue
+            seen.add(id_)
+            raw = score(text)
+            if raw >= floor and raw > 0:
+                kept.append((raw, id_, row))
+        return heapq.nlargest(limit, kept, key=_rank_key)
+
+    ranked = take(rare_rows(rare)) if rare else []
+    kth = kth_score(ranked, limit)
+    bound = weights.bound(common)
+    if common and bound >= floor and (kth is None or kth <= bound):
+        for every in (True, False) if len(common) > 1 else (True,):
+            ranked = take(common_rows(common, every))
+            if len(ranked) >= limit:
+                break
+    return ranked
+
+
+def _rank_key(scored: Scored) -> tuple[float, str]:
+    return scored[0], scored[1]
+
+
+def ranked_rows_reference(
+    weights: Weights,
+    docs: Sequence[int],
+    floor: float,
+    limit: int,
+    rare_rows: RareFetch,
+    common_rows: CommonFetch,
+) -> list[Scored]:
+    """The best `limit` rows of one search, the same way in every index (ADR 0068).
+
+    `docs`: each key's document frequency counted up to COMMON_CAP. Every in-scope row
+    holding a rare key (under the cap) is scored; rows holding only common keys can reach at
+    most `weights.bound(common)`, so they are fetched (the newest COMMON_POOL holding all
+    common keys, then, if still short, any of them) only when that bound reaches both the
+    floor and the limit-th score. Otherwise the answer equals scoring every row.
+
+    The plan before ADR 0081 (every row re-scored per tier through `relevance`), kept so the
+    property tests can compare `ranked_rows` with it."""
     keys = weights.keys
     rare = [k for k, n in zip(keys, docs, strict=True) if 0 < n < COMMON_CAP]
     common = [k for k, n in zip(keys, docs, strict=True) if n >= COMMON_CAP]

@@ -26,6 +26,7 @@ Keyword queries (no function word, or nothing but function words) are searched a
 from __future__ import annotations
 
 import functools
+import re
 import unicodedata
 
 import attrs
@@ -131,6 +132,8 @@ _CJK_FUNCTION_BIGRAMS = frozenset(
 
 def fold(word: str) -> str:
     """Lower case without diacritics (what unicode61 remove_diacritics does, roughly)."""
+    if word.isascii():  # NFD leaves ASCII as it is and it has no combining marks
+        return word.lower()
     decomposed = unicodedata.normalize("NFD", word)
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch)).lower()
 
@@ -138,6 +141,7 @@ def fold(word: str) -> str:
 _FOLDED_FUNCTION_WORDS = frozenset(fold(w) for w in FUNCTION_WORDS)
 
 
+@functools.lru_cache(maxsize=8192)
 def is_stop_term(term: str) -> bool:
     """A query term that never matches on its own: a function word of any covered language
     (compared as written and without diacritics), or a CJK term made only of function
@@ -175,8 +179,43 @@ def bigrams(run: str) -> list[str]:
     return [run[i : i + 2] for i in range(len(run) - 1)]
 
 
+#: An ASCII text's pieces: runs of letters and digits, and runs of anything else
+_ASCII_PIECE = re.compile(r"([A-Za-z0-9]+)|[^A-Za-z0-9]+")
+
+
 def split_pieces(text: str) -> list[tuple[str, str]]:
-    """Split `text` into ("cjk", run), ("word", run) and ("sep", run) pieces, in order."""
+    """Split `text` into ("cjk", run), ("word", run) and ("sep", run) pieces, in order.
+
+    An ASCII text (no CJK, no combining marks) is cut by one regular expression, any other
+    with each character's kind memoised (ADR 0081); the result equals
+    `split_pieces_reference` (a property test checks it)."""
+    if text.isascii():
+        return [
+            ("word", m.group()) if m.group(1) is not None else ("sep", m.group())
+            for m in _ASCII_PIECE.finditer(text)
+        ]
+    pieces: list[tuple[str, str]] = []
+    kind = ""
+    start = 0
+    for i, ch in enumerate(text):
+        k = _char_kind(ch)
+        if k != kind:
+            if kind:
+                pieces.append((kind, text[start:i]))
+            kind, start = k, i
+    if kind:
+        pieces.append((kind, text[start:]))
+    return pieces
+
+
+@functools.lru_cache(maxsize=65_536)
+def _char_kind(ch: str) -> str:
+    """ "cjk", "word" or "sep" (memoised: `is_cjk` tests a list of ranges)."""
+    return "cjk" if is_cjk(ch) else ("word" if _is_word_char(ch) else "sep")
+
+
+def split_pieces_reference(text: str) -> list[tuple[str, str]]:
+    """`split_pieces` one character at a time (every text; the ASCII path's oracle)."""
     pieces: list[tuple[str, str]] = []
     kind = ""
     start = 0
@@ -382,6 +421,7 @@ STEM_MIN_CHARS = 4
 _DOUBLED_KEEP = frozenset("lsz")
 
 
+@functools.lru_cache(maxsize=8192)
 def keyword_stem(word: str) -> str | None:
     """The prefix the memory search looks an English `word` up by, or None (as written).
 

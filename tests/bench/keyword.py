@@ -35,13 +35,18 @@ from pi_hermes_memory.adapters.sqlite.storage import SqliteStorage
 from pi_hermes_memory.domain.memory.model import Target
 from pi_hermes_memory.domain.memory.scope import SessionScope
 from pi_hermes_memory.domain.search.relevance import KEYWORD_FLOOR, row_counts
-from pi_hermes_memory.domain.search.terms import is_stop_term, plan_terms
+from pi_hermes_memory.domain.search.terms import is_stop_term
 from pi_hermes_memory.ports.search import SearchQuery
 from pi_hermes_memory.search.memory_search import search_clauses
 from pi_hermes_memory.testing.contracts import EventWriter
 
 from tests.bench import retrieval
-from tests.bench.run import SEARCH_SESSION_PROJECT, build_search_store, percentile
+from tests.bench.run import (
+    SEARCH_SESSION_PROJECT,
+    build_search_store,
+    forget_query_caches,
+    percentile,
+)
 
 DEFAULT_SIZES = (1_000, 20_000, 100_000)
 #: The goal: p50 at the largest size over p50 at the smallest.
@@ -145,7 +150,7 @@ def time_queries(path: Path, queries: Sequence[str]) -> tuple[list[float], list[
         for text in queries:
             query = SearchQuery(text=text, clauses=clauses)
             index._counts._token = None  # as after a write: counted again
-            plan_terms.cache_clear()
+            forget_query_caches()
             started = time.perf_counter()
             found = index.search(query)
             cold.append((time.perf_counter() - started) * 1000)

@@ -75,8 +75,12 @@ def test_bench_search_is_well_formed(tmp_path: Path) -> None:
         assert _finite_positive(r.p50_ms, r.p95_ms, r.mean_ms, r.max_ms, r.build_s)
         assert r.p50_ms <= r.p95_ms <= r.max_ms
         assert 0 < r.mean_hits <= 10  # every query kind finds rows of the corpus
+        # ADR 0081: CPU time, the old plan and the bare-SQL floor beside ours
+        assert _finite_positive(r.cpu_p50_ms, r.old_p50_ms, r.floor_p50_ms, r.floor_p95_ms)
+        assert r.statements is not None and r.statements >= 3  # BEGIN, a query, COMMIT
     text = "\n".join(run.render_search(results))
     assert "## `memory_search` latency" in text and "English keywords" in text
+    assert "SQL floor p50 ms" in text and "ours / floor" in text and "ours / old" in text
 
 
 def test_search_queries_are_seeded() -> None:
