@@ -4,8 +4,9 @@
 Every REST answer is the envelope `{"success": bool, "data": ..., "error": str | null}`.
 One guard in front of every route: request size limit, Host and Origin checks (DNS
 rebinding), API key (constant time), CORS only for an allowlist, one log line per request.
-Stores are opened once per (project, agent) and kept in a small cache; each store's calls run
-in a worker thread, one at a time (a `Memory` is not thread-safe: see StoreCache).
+Stores are opened once per (project, agent) and kept in a small cache; each store's writes
+run in a worker thread, one at a time (a `Memory` is not thread-safe: see StoreCache), and
+its reads in a pool of reader processes beside it (`readers.py`, ADR 0083).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping
 from datetime import date, datetime
 from enum import Enum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs
 
 import attrs
@@ -35,6 +36,9 @@ from pi_hermes_memory.config.settings import KNOWLEDGE_PATHS_ENV
 from pi_hermes_memory.domain.echo import shown
 from pi_hermes_memory.domain.memory.model import FailureCategory, MemoryKind
 from pi_hermes_memory.errors import HermesMemoryError, ServeFailed, UnsafeBind
+
+if TYPE_CHECKING:
+    from pi_hermes_memory.adapters.server.readers import ReaderPool
 
 Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
@@ -70,6 +74,9 @@ class ServerSettings:
     agent: str | None = None
     cwd: str | None = None
     cache_size: int = CACHE_SIZE
+    #: reader processes for searches, listings and gets (None: one per core, at most 4; 0:
+    #: none, every call on the store's writer, ADR 0083)
+    readers: int | None = None
     #: embedding, reranker, agent root from openclaw.json and the environment (ADR 0047)
     store: StoreOptions = attrs.field(factory=StoreOptions)
     #: configuration warnings, printed at start
@@ -130,6 +137,20 @@ class StoreCache:
         self._guard = threading.Lock()
         self._shared: dict[str, Any] = {}  # the embedder and reranker, built on first use
         self._closers: list[Callable[[], None]] = []
+        self._readers: ReaderPool | None = None
+
+    def start_readers(self) -> None:
+        """Answer reads in reader processes from now on (the server does; a reader process's
+        own cache and the stdio MCP server do not, ADR 0083)."""
+        from pi_hermes_memory.adapters.server.readers import ReaderPool, default_readers
+
+        size = self._settings.readers
+        size = default_readers() if size is None else size
+        if size > 0 and self._readers is None:
+            self._readers = ReaderPool(self._settings, size)
+
+    def reader_pids(self) -> list[int]:
+        return [] if self._readers is None else self._readers.pids()
 
     @property
     def settings(self) -> ServerSettings:
@@ -210,6 +231,26 @@ class StoreCache:
 
         return await anyio.to_thread.run_sync(self.run, project, agent, work)
 
+    async def read(self, project: str | None, agent: str | None, op: str, *args: Any) -> Any:
+        """The read-only operation `op` of `readers.OPERATIONS` (JSON values): in a reader
+        process when there are readers and the store needs no write first, else on the
+        store's writer (which imports a hand edit first), as `call` does."""
+        from pi_hermes_memory.adapters.server.readers import OPERATIONS, WRITER
+
+        if self._readers is not None:
+            answer = await self._readers.read(project, agent, op, args)
+            if answer[0] == "ok":
+                return answer[1]
+            if answer[0] == "error":
+                _, status, message, kind = answer
+                if status == 500:
+                    log.error(json.dumps({"event": "request.failed", "error": kind}))
+                    message = f"the server failed ({kind}); details are in its log"
+                raise ApiError(status, message)
+            assert answer[0] == WRITER
+        operation = OPERATIONS[op]
+        return await self.call(project, agent, lambda m: operation(m, *args))
+
     def states(self) -> list[dict[str, Any]]:
         with self._guard:
             items = list(self._stores.items())
@@ -249,6 +290,9 @@ class StoreCache:
             self._stores.clear()
             closers, self._closers = self._closers, []
             self._shared = {}
+            readers, self._readers = self._readers, None
+        if readers is not None:
+            readers.close()
         for store in stores:
             self._close(store)
         for close in closers:
@@ -591,9 +635,9 @@ class Rest:
             isinstance(category, str) and category in _KINDS and body.get("target") != "failure"
         )
         if scope is None and not by_kind:
-            result = await self._call(request, lambda m: m.call_tool("memory_search", body))
+            result = await self._read(request, "tool", "memory_search", body)
             return result_status(result), result
-        result = await self._call(request, lambda m: _narrowed_search(m, body, scope))
+        result = await self._read(request, "narrowed_search", body, scope)
         return result_status(result), result
 
     async def store(self, request: Request, _: str | None) -> tuple[int, Any]:
@@ -636,31 +680,20 @@ class Rest:
                 400, f"category must be one of {', '.join(_CATEGORIES)}, got {shown(category, 40)}"
             )
 
-        def page(memory: Any) -> dict[str, Any]:
-            views = memory.entries(target, include_history=history, scope=scope)
-            if category is not None:
-                views = [v for v in views if category in (v.category, v.kind)]
-            return {
-                "entries": views[offset : offset + limit],
-                "total": len(views),
-                "limit": limit,
-                "offset": offset,
-            }
-
-        return 200, await self._call(request, page)
+        return 200, await self._read(
+            request, "list", target, history, scope, category, limit, offset
+        )
 
     async def stats(self, request: Request, _: str | None) -> tuple[int, Any]:
         """The object `pi-hermes-memory stats --json` prints (targets, scopes, projects,
         vectors)."""
-        from pi_hermes_memory.memory.porting import stats
-
-        return 200, json.loads(dumps(await self._call(request, stats)))
+        return 200, await self._read(request, "stats")
 
     async def get(self, request: Request, entry_id: str | None) -> tuple[int, Any]:
         """The entry with this id. Without a project (no X-Project header, no `project`
         parameter) and not in the server's own project, the projects the store knows are
         tried in turn: an id names one entry whatever project holds it."""
-        view = await self._call(request, lambda m: m.get(entry_id))
+        view = await self._read(request, "get", entry_id)
         project, agent = request.tenant()
         if view is None and project is None:
             overview = await self.stores.call(None, agent, lambda m: m.project_overview())
@@ -668,7 +701,7 @@ class Rest:
                 if count.project == overview.current:
                     continue
                 try:
-                    view = await self.stores.call(count.project, agent, lambda m: m.get(entry_id))
+                    view = await self.stores.read(count.project, agent, "get", entry_id)
                 except HermesMemoryError:  # a project whose store cannot open: not there
                     continue
                 if view is not None:
@@ -710,6 +743,10 @@ class Rest:
         return await self.stores.call(project, agent, work)
 
     call = _call  # for the routes of other modules (server_knowledge)
+
+    async def _read(self, request: Request, op: str, *args: Any) -> Any:
+        project, agent = request.tenant()
+        return await self.stores.read(project, agent, op, *args)
 
 
 def _current_rss() -> int | None:
@@ -1162,6 +1199,7 @@ class App:
 
 def build_app(settings: ServerSettings) -> App:
     stores = StoreCache(settings)
+    stores.start_readers()
     app = App(settings, stores)
     if settings.mcp:
         from pi_hermes_memory.adapters.server.mcp_tools import session_manager

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import os
 import statistics
 import tempfile
 import threading
@@ -116,6 +117,11 @@ def _project_search(client: httpx.Client, c: int, i: int) -> None:
     assert r.status_code == 200, r.text
 
 
+def _one_store_search(client: httpx.Client, c: int, i: int) -> None:
+    """`_project_search`'s request, every client on project p0."""
+    _project_search(client, 0, i)
+
+
 def _seed(n: int) -> list[str]:
     return [f"seed entry {i} on subject{i % 13} with detail d{i}" for i in range(n)]
 
@@ -215,6 +221,130 @@ def _served(
     }
 
 
+# -- concurrent reads (issue 29, ADR 0083) ---------------------------------------------------
+
+
+def _cpu(pid: int) -> float:
+    """CPU seconds (user + system) of process `pid` from /proc (0.0 without /proc)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _tree_cpu(pid: int) -> tuple[float, float]:
+    """CPU seconds of the server process `pid` and of its live children (the readers)."""
+    try:
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except OSError:
+        children = []
+    return _cpu(pid), sum(_cpu(int(c)) for c in children)
+
+
+def _phase(
+    url: str, pid: int, clients: int, requests: int, call: Callable[[httpx.Client, int, int], None]
+) -> dict[str, float]:
+    """One measured phase: requests/s, p50, and the CPU of the server (with its readers)
+    and of this process (the clients) per request."""
+    (main, readers), own_cpu = _tree_cpu(pid), time.process_time()
+    figures = _concurrent(url, clients, requests, call)
+    n = figures["n"]
+    main_after, readers_after = _tree_cpu(pid)
+    return {
+        **figures,
+        "server_cpu_ms_per_req": round((main_after - main) * 1000 / n, 3),
+        "readers_cpu_ms_per_req": round((readers_after - readers) * 1000 / n, 3),
+        "client_cpu_ms_per_req": round((time.process_time() - own_cpu) * 1000 / n, 3),
+    }
+
+
+def _reads(
+    tmp: Path, seed: Sequence[str], readers: int | None, clients: int, requests: int, repeats: int
+) -> dict[str, Any]:
+    """Search throughput of one server: one client, `clients` clients on one store, and
+    `clients` clients spread over PROJECTS stores; medians of `repeats` rounds."""
+    args = () if readers is None else ("--readers", str(readers))
+    _roomy(tmp / "agent")
+    with running(tmp, *args) as srv:
+        with httpx.Client(base_url=srv.url, timeout=120) as c:
+            for p in range(PROJECTS):  # opens every store, seeds the project ones
+                c.post("/api/memory/search", json={"query": "warm"}, headers={"X-Project": f"p{p}"})
+            for text in seed:
+                assert c.post("/api/memory/store", json={"content": text, "force": True}).is_success
+        for c_ in range(PROJECTS):
+            for i in range(max(1, len(seed) // PROJECTS)):
+                with httpx.Client(base_url=srv.url, timeout=120) as c:
+                    _project_store(c, c_, i)
+        pid = srv.process.pid
+        # warm every reader process and every store in them
+        _concurrent(srv.url, clients, 10, _project_search)
+        _concurrent(srv.url, clients, 10, _search)
+        rounds: dict[str, list[dict[str, float]]] = {"one": [], "many": [], "spread": []}
+        for _ in range(repeats):  # the same search on project p0, then spread over PROJECTS
+            rounds["one"].append(_phase(srv.url, pid, 1, requests * 4, _one_store_search))
+            rounds["many"].append(_phase(srv.url, pid, clients, requests, _one_store_search))
+            rounds["spread"].append(_phase(srv.url, pid, clients, requests, _project_search))
+    return {
+        name: {
+            key: statistics.median(r[key] for r in values)
+            for key in (
+                "req_per_s",
+                "p50_ms",
+                "server_cpu_ms_per_req",
+                "readers_cpu_ms_per_req",
+                "client_cpu_ms_per_req",
+            )
+        }
+        for name, values in rounds.items()
+    }
+
+
+def concurrency(
+    clients: int = 16, requests: int = 40, seed_entries: int = 200, repeats: int = 3
+) -> dict[str, Any]:
+    """REST search throughput with the reader processes (the default) and without them
+    (`--readers 0`: every call on the store's writer, one at a time, as before ADR 0083), one
+    server after the other on the same seed."""
+    seed = _seed(seed_entries)
+    figures: dict[str, Any] = {"clients": clients}
+    for name, readers in (("writer_only", 0), ("readers", None)):
+        with tempfile.TemporaryDirectory() as tmp:
+            figures[name] = _reads(Path(tmp), seed, readers, clients, requests, repeats)
+    for name in ("writer_only", "readers"):
+        mode = figures[name]
+        mode["many_over_one"] = round(mode["many"]["req_per_s"] / mode["one"]["req_per_s"], 2)
+        mode["spread_over_one_store"] = round(
+            mode["spread"]["req_per_s"] / mode["many"]["req_per_s"], 2
+        )
+    return figures
+
+
+def render_concurrency(figures: dict[str, Any]) -> list[str]:
+    clients = figures["clients"]
+    lines = [
+        "",
+        f"### REST search throughput, 1 vs {clients} clients (issue 29, ADR 0083)",
+        "",
+        f"| server | 1 client req/s | {clients} clients req/s | ratio (target ≥ 2) | "
+        f"{clients} clients over {PROJECTS} stores req/s | {PROJECTS} stores / 1 (target ≥ 1) | "
+        "server CPU ms/req (1 client / many: main + readers) | client CPU ms/req |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for name in ("writer_only", "readers"):
+        m = figures[name]
+        lines.append(
+            f"| {name} | {m['one']['req_per_s']:.0f} | {m['many']['req_per_s']:.0f} | "
+            f"{m['many_over_one']:.2f} | {m['spread']['req_per_s']:.0f} | "
+            f"{m['spread_over_one_store']:.2f} | "
+            f"{m['one']['server_cpu_ms_per_req'] + m['one']['readers_cpu_ms_per_req']:.2f} / "
+            f"{m['many']['server_cpu_ms_per_req']:.2f} + "
+            f"{m['many']['readers_cpu_ms_per_req']:.2f} | "
+            f"{m['many']['client_cpu_ms_per_req']:.2f} |"
+        )
+    return lines
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.bench.server")
     parser.add_argument("--clients", type=int, default=16)
@@ -222,7 +352,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--mcp-calls", type=int, default=50)
     parser.add_argument("--seed-entries", type=int, default=200)
     parser.add_argument("--json", help="also write the figures to this file")
+    parser.add_argument(
+        "--reads-only", action="store_true", help="only the 1 vs many clients search figures"
+    )
     args = parser.parse_args(argv)
+    if args.reads_only:
+        reads = concurrency(args.clients, args.requests, args.seed_entries)
+        print("\n".join(render_concurrency(reads)))
+        print(json.dumps(reads, indent=2))
+        return 0
     figures = run(args.clients, args.requests, args.mcp_calls, args.seed_entries)
     text = json.dumps(figures, indent=2)
     print(text)
