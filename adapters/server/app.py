@@ -32,6 +32,7 @@ from urllib.parse import parse_qs
 import attrs
 from pi_hermes_memory.adapters.server import knowledge as server_knowledge
 from pi_hermes_memory.adapters.server.config import StoreOptions
+from pi_hermes_memory.adapters.server.readers import Answer
 from pi_hermes_memory.config.settings import KNOWLEDGE_PATHS_ENV
 from pi_hermes_memory.domain.echo import shown
 from pi_hermes_memory.domain.memory.model import FailureCategory, MemoryKind
@@ -232,7 +233,7 @@ class StoreCache:
         return await anyio.to_thread.run_sync(self.run, project, agent, work)
 
     async def read(self, project: str | None, agent: str | None, op: str, *args: Any) -> Any:
-        """The read-only operation `op` of `readers.OPERATIONS` (JSON values): in a reader
+        """The `Answer` of the read-only operation `op` of `readers.OPERATIONS`: in a reader
         process when there are readers and the store needs no write first, else on the
         store's writer (which imports a hand edit first), as `call` does."""
         from pi_hermes_memory.adapters.server.readers import OPERATIONS, WRITER
@@ -249,7 +250,7 @@ class StoreCache:
                 raise ApiError(status, message)
             assert answer[0] == WRITER
         operation = OPERATIONS[op]
-        return await self.call(project, agent, lambda m: operation(m, *args))
+        return await self.call(project, agent, lambda m: Answer(operation(m, *args)))
 
     def states(self) -> list[dict[str, Any]]:
         with self._guard:
@@ -695,7 +696,7 @@ class Rest:
         tried in turn: an id names one entry whatever project holds it."""
         view = await self._read(request, "get", entry_id)
         project, agent = request.tenant()
-        if view is None and project is None:
+        if view.null and project is None:
             overview = await self.stores.call(None, agent, lambda m: m.project_overview())
             for count in overview.projects:
                 if count.project == overview.current:
@@ -704,9 +705,9 @@ class Rest:
                     view = await self.stores.read(count.project, agent, "get", entry_id)
                 except HermesMemoryError:  # a project whose store cannot open: not there
                     continue
-                if view is not None:
+                if not view.null:
                     break
-        if view is None:
+        if view.null:
             raise ApiError(404, f"no entry with id {shown(str(entry_id), 40)}")
         return 200, view
 
@@ -884,7 +885,12 @@ def key_ok(headers: Mapping[str, str], key: str) -> bool:
 async def _send_json(
     send: Send, status: int, payload: Any, extra: list[tuple[bytes, bytes]] | None = None
 ) -> None:
-    body = dumps(payload)
+    await _send_body(send, status, dumps(payload), extra)
+
+
+async def _send_body(
+    send: Send, status: int, body: bytes, extra: list[tuple[bytes, bytes]] | None = None
+) -> None:
     headers = [
         (b"content-type", b"application/json"),
         (b"content-length", str(len(body)).encode()),
@@ -1175,6 +1181,15 @@ class App:
             await _send_json(send, status, data.value, cors)
             return
         ok = 200 <= status < 300
+        if isinstance(data, Answer):  # serialised where it was computed (ADR 0083)
+            message = None if ok else str(data.get("message", ""))
+            body = b'{"success": %s, "data": %s, "error": %s}' % (
+                b"true" if ok else b"false",
+                data.body,
+                dumps(message),
+            )
+            await _send_body(send, status, body, cors)
+            return
         message = None if ok or not isinstance(data, dict) else str(data.get("message", ""))
         await _send_json(send, status, envelope(ok, data, message), cors)
 

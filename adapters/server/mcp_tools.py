@@ -159,7 +159,8 @@ def build_server(stores: StoreCache, *, roots: ClientRoots | None = None) -> Any
                 project = await roots.project(ctx)
             try:
                 if params.name in READ_ONLY_TOOLS:  # in a reader process (ADR 0083)
-                    result = dict(await stores.read(project, agent, "tool", params.name, arguments))
+                    answer = await stores.read(project, agent, "tool", params.name, arguments)
+                    result = dict(answer.value())
                 else:
                     result = dict(
                         await stores.call(

@@ -13,6 +13,7 @@ opened `Memory` in this process (another throwaway store with the same seed).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import itertools
 import json
 import os
@@ -259,64 +260,69 @@ def _phase(
     }
 
 
-def _reads(
-    tmp: Path, seed: Sequence[str], readers: int | None, clients: int, requests: int, repeats: int
-) -> dict[str, Any]:
-    """Search throughput of one server: one client, `clients` clients on one store, and
-    `clients` clients spread over PROJECTS stores; medians of `repeats` rounds."""
-    args = () if readers is None else ("--readers", str(readers))
+def _seeded(tmp: Path, seed: Sequence[str], readers: int, stack: contextlib.ExitStack) -> Any:
+    """A server with `readers` reader processes on its own store, seeded and warm."""
     _roomy(tmp / "agent")
-    with running(tmp, *args) as srv:
-        with httpx.Client(base_url=srv.url, timeout=120) as c:
-            for p in range(PROJECTS):  # opens every store, seeds the project ones
-                c.post("/api/memory/search", json={"query": "warm"}, headers={"X-Project": f"p{p}"})
-            for text in seed:
-                assert c.post("/api/memory/store", json={"content": text, "force": True}).is_success
-        for c_ in range(PROJECTS):
+    srv = stack.enter_context(running(tmp, "--readers", str(readers)))
+    with httpx.Client(base_url=srv.url, timeout=120) as c:
+        for text in seed:
+            assert c.post("/api/memory/store", json={"content": text, "force": True}).is_success
+        for p in range(PROJECTS):
             for i in range(max(1, len(seed) // PROJECTS)):
-                with httpx.Client(base_url=srv.url, timeout=120) as c:
-                    _project_store(c, c_, i)
-        pid = srv.process.pid
-        # warm every reader process and every store in them
-        _concurrent(srv.url, clients, 10, _project_search)
-        _concurrent(srv.url, clients, 10, _search)
-        rounds: dict[str, list[dict[str, float]]] = {"one": [], "many": [], "spread": []}
-        for _ in range(repeats):  # the same search on project p0, then spread over PROJECTS
-            rounds["one"].append(_phase(srv.url, pid, 1, requests * 4, _one_store_search))
-            rounds["many"].append(_phase(srv.url, pid, clients, requests, _one_store_search))
-            rounds["spread"].append(_phase(srv.url, pid, clients, requests, _project_search))
-    return {
-        name: {
-            key: statistics.median(r[key] for r in values)
-            for key in (
-                "req_per_s",
-                "p50_ms",
-                "server_cpu_ms_per_req",
-                "readers_cpu_ms_per_req",
-                "client_cpu_ms_per_req",
-            )
-        }
-        for name, values in rounds.items()
-    }
+                _project_store(c, p, i)
+    _concurrent(srv.url, 16, 10, _project_search)  # every reader opens every store
+    return srv
+
+
+#: the servers compared, by reader processes (0: every call on the store's writer, one at a
+#: time, as before ADR 0083)
+READERS = (0, 1, 2)
+_KINDS = (
+    "req_per_s",
+    "p50_ms",
+    "server_cpu_ms_per_req",
+    "readers_cpu_ms_per_req",
+    "client_cpu_ms_per_req",
+)
 
 
 def concurrency(
     clients: int = 16, requests: int = 40, seed_entries: int = 200, repeats: int = 3
 ) -> dict[str, Any]:
-    """REST search throughput with the reader processes (the default) and without them
-    (`--readers 0`: every call on the store's writer, one at a time, as before ADR 0083), one
-    server after the other on the same seed."""
+    """REST search throughput of servers with 0, 1 and 2 reader processes, all running at
+    once on stores seeded alike and measured in turn, round after round (the machine's load
+    falls on each alike): one client, `clients` clients on one store, and `clients` clients
+    spread over PROJECTS stores (the same search); medians of `repeats` rounds."""
     seed = _seed(seed_entries)
-    figures: dict[str, Any] = {"clients": clients}
-    for name, readers in (("writer_only", 0), ("readers", None)):
-        with tempfile.TemporaryDirectory() as tmp:
-            figures[name] = _reads(Path(tmp), seed, readers, clients, requests, repeats)
-    for name in ("writer_only", "readers"):
-        mode = figures[name]
+    phases: dict[str, tuple[int, int, Callable[[httpx.Client, int, int], None]]] = {
+        "one": (1, requests * 4, _one_store_search),
+        "many": (clients, requests, _one_store_search),
+        "spread": (clients, requests, _project_search),
+    }
+    rounds: dict[int, dict[str, list[dict[str, float]]]] = {
+        r: {name: [] for name in phases} for r in READERS
+    }
+    with tempfile.TemporaryDirectory() as tmp, contextlib.ExitStack() as stack:
+        servers = {r: _seeded(Path(tmp) / f"r{r}", seed, r, stack) for r in READERS}
+        for _ in range(repeats):
+            for name, (n, per_client, call) in phases.items():
+                for r, srv in servers.items():
+                    rounds[r][name].append(_phase(srv.url, srv.process.pid, n, per_client, call))
+    figures: dict[str, Any] = {"clients": clients, "repeats": repeats}
+    for r in READERS:
+        mode: dict[str, Any] = {
+            name: {k: statistics.median(x[k] for x in values) for k in _KINDS}
+            for name, values in rounds[r].items()
+        }
         mode["many_over_one"] = round(mode["many"]["req_per_s"] / mode["one"]["req_per_s"], 2)
         mode["spread_over_one_store"] = round(
             mode["spread"]["req_per_s"] / mode["many"]["req_per_s"], 2
         )
+        figures[f"readers_{r}"] = mode
+    base = figures["readers_0"]["many"]["req_per_s"]
+    for r in READERS:
+        mode = figures[f"readers_{r}"]
+        mode["many_over_readers_0"] = round(mode["many"]["req_per_s"] / base, 2)
     return figures
 
 
@@ -326,18 +332,20 @@ def render_concurrency(figures: dict[str, Any]) -> list[str]:
         "",
         f"### REST search throughput, 1 vs {clients} clients (issue 29, ADR 0083)",
         "",
-        f"| server | 1 client req/s | {clients} clients req/s | ratio (target ≥ 2) | "
-        f"{clients} clients over {PROJECTS} stores req/s | {PROJECTS} stores / 1 (target ≥ 1) | "
-        "server CPU ms/req (1 client / many: main + readers) | client CPU ms/req |",
-        "|---|---|---|---|---|---|---|---|",
+        f"Servers side by side, measured in turn; medians of {figures['repeats']} rounds. "
+        "Readers 0 is the path before ADR 0083 (every call on the store's writer).",
+        "",
+        f"| readers | 1 client req/s | {clients} clients req/s | {clients} / 1 (target ≥ 2) | "
+        f"vs readers 0 | over {PROJECTS} stores req/s | {PROJECTS} stores / 1 (target ≥ 1) | "
+        f"server CPU ms/req at {clients}: main + readers | client CPU ms/req |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
-    for name in ("writer_only", "readers"):
-        m = figures[name]
+    for r in READERS:
+        m = figures[f"readers_{r}"]
         lines.append(
-            f"| {name} | {m['one']['req_per_s']:.0f} | {m['many']['req_per_s']:.0f} | "
-            f"{m['many_over_one']:.2f} | {m['spread']['req_per_s']:.0f} | "
-            f"{m['spread_over_one_store']:.2f} | "
-            f"{m['one']['server_cpu_ms_per_req'] + m['one']['readers_cpu_ms_per_req']:.2f} / "
+            f"| {r} | {m['one']['req_per_s']:.0f} | {m['many']['req_per_s']:.0f} | "
+            f"{m['many_over_one']:.2f} | {m['many_over_readers_0']:.2f} | "
+            f"{m['spread']['req_per_s']:.0f} | {m['spread_over_one_store']:.2f} | "
             f"{m['many']['server_cpu_ms_per_req']:.2f} + "
             f"{m['many']['readers_cpu_ms_per_req']:.2f} | "
             f"{m['many']['client_cpu_ms_per_req']:.2f} |"
