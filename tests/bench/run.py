@@ -1245,6 +1245,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     opened = open_cli.run(open_cli.QUICK_SIZES if args.quick else open_cli.FULL_SIZES)
     print(open_cli.render(opened))
+    from tests.bench import server
+
+    print("… REST search throughput, 1 vs 16 clients", file=sys.stderr, flush=True)
+    served = server.concurrency(16, 10 if args.quick else 40, 200, 1 if args.quick else 3)
+    print("\n".join(server.render_concurrency(served)))
     print(f"\n(total benchmark time {time.perf_counter() - started:.0f} s)", flush=True)
     if args.out is not None:
         data = to_json(context, adds, replay, searches)
@@ -1257,6 +1262,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         data["lifecycle"] = attrs.asdict(life)
         data["doctor"] = doctored
         data["open_cli"] = opened
+        data["server_reads"] = served
         args.out.write_text(json.dumps(data, indent=2) + "\n")
     return 0
 
