@@ -213,6 +213,11 @@ class StoreCache:
             self._close(old)
         return store
 
+    def _is_open(self, project: str | None, agent: str | None) -> bool:
+        key = (project or self._settings.project, agent or self._settings.agent)
+        with self._guard:
+            return key in self._stores
+
     @staticmethod
     def _close(store: _Store) -> None:
         with store.lock:
@@ -238,7 +243,9 @@ class StoreCache:
         store's writer (which imports a hand edit first), as `call` does."""
         from pi_hermes_memory.adapters.server.readers import OPERATIONS, WRITER
 
-        if self._readers is not None:
+        # a store the writer has not opened yet is opened there first: opening finishes an
+        # interrupted render, imports hand edits and migrates the schema (writes all)
+        if self._readers is not None and self._is_open(project, agent):
             answer = await self._readers.read(project, agent, op, args)
             if answer[0] == "ok":
                 return answer[1]
