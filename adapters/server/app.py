@@ -150,9 +150,6 @@ class StoreCache:
         if size > 0 and self._readers is None:
             self._readers = ReaderPool(self._settings, size)
 
-    def reader_pids(self) -> list[int]:
-        return [] if self._readers is None else self._readers.pids()
-
     @property
     def settings(self) -> ServerSettings:
         return self._settings

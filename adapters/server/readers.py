@@ -298,9 +298,6 @@ class ReaderPool:
                     reader.close()
                 return (WRITER,)
 
-    def pids(self) -> list[int]:
-        return [r.process.pid for r in self._readers if r.process.pid is not None]
-
     def close(self) -> None:
         readers, self._readers, self._slots = self._readers, [], None
         for reader in readers:

@@ -1247,8 +1247,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(open_cli.render(opened))
     from tests.bench import server
 
-    print("… REST search throughput, 1 vs 16 clients", file=sys.stderr, flush=True)
-    served = server.concurrency(16, 10 if args.quick else 40, 200, 1 if args.quick else 3)
+    print("… REST search throughput, 1 vs many clients", file=sys.stderr, flush=True)
+    served = server.concurrency(4, 5, 16, 1) if args.quick else server.concurrency(16, 40, 200, 3)
     print("\n".join(server.render_concurrency(served)))
     print(f"\n(total benchmark time {time.perf_counter() - started:.0f} s)", flush=True)
     if args.out is not None:
