@@ -214,12 +214,14 @@ class _Reader:
         """Every answer that arrived, to the reads waiting for them (a read cancelled
         meanwhile drops its answer); a closed pipe fails them all (the reader died)."""
         try:
-            while self.pending and self.conn.poll(0):
-                answer = pickle.loads(self.conn.recv_bytes())
+            while self.conn.poll(0):
+                answer = pickle.loads(self.conn.recv_bytes())  # EOFError once the reader died
+                if not self.pending:
+                    continue  # nothing waits for it (never sent: a reader answers requests)
                 future = self.pending.popleft()
                 if not future.done():
                     future.set_result(answer)
-        except (EOFError, OSError) as exc:
+        except (EOFError, OSError) as exc:  # also stops watching a dead pipe (no busy loop)
             self.fail(exc)
 
     def fail(self, exc: BaseException) -> None:
@@ -295,7 +297,7 @@ class ReaderPool:
                 if reader in self._readers:
                     self._readers.remove(reader)
                     reader.fail(exc)
-                    reader.close()
+                    reader.close(timeout=1)  # reaped, not left a zombie
                 return (WRITER,)
 
     def close(self) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import shutil
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -182,3 +183,37 @@ def test_readers_answer_as_the_writer_alone(tmp_path: Path) -> None:
             assert _answers(n, query, project, limit) == _answers(o, query, project, limit)
 
         same()
+
+
+def _children(pid: int) -> list[int]:
+    """The reader processes of the server `pid` (not multiprocessing's resource tracker)."""
+    found = []
+    for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split():
+        cmdline = Path(f"/proc/{child}/cmdline").read_bytes()
+        if b"spawn_main" in cmdline and b"resource_tracker" not in cmdline:
+            found.append(int(child))
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs /proc to find the reader")
+def test_a_killed_reader_fails_over_to_the_writer_and_is_started_again(tmp_path: Path) -> None:
+    import os
+    import signal
+
+    with (
+        running(tmp_path, "--readers", "1") as srv,
+        httpx.Client(base_url=srv.url, timeout=60) as c,
+    ):
+        stored = c.post("/api/memory/store", json={"content": "Builds run on the ci box"})
+        assert stored.status_code == 201
+        for _ in range(3):
+            found = c.post("/api/memory/search", json={"query": "ci box"})
+            assert any("ci box" in h for h in _hits(found))
+        (reader,) = _children(srv.process.pid)
+        os.kill(reader, signal.SIGKILL)
+        time.sleep(1)  # the server sees the dead pipe with no read waiting on it
+        for _ in range(5):  # the first may meet the dead pipe: the writer answers it
+            found = c.post("/api/memory/search", json={"query": "ci box"})
+            assert any("ci box" in h for h in _hits(found))
+        children = _children(srv.process.pid)
+        assert reader not in children and len(children) == 1
