@@ -540,6 +540,12 @@ class Memory:
         first), as visible to this session."""
         return [entry_view(r.entry) for r in self._service.removed(_target(target))]
 
+    def settled(self) -> bool:
+        """Whether this store can answer a read without writing first: no Markdown file was
+        hand edited or left unrendered since it last looked (a stat per file when nothing
+        changed). False: a read would import or render first (ADR 0083)."""
+        return self._service.settled()
+
     # -- entries by id (ADR 0028) ----------------------------------------------------------
 
     def get(self, entry_id: str) -> EntryView | None:

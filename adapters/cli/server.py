@@ -1,13 +1,14 @@
 """CLI commands for the server (registered by `pi_hermes_memory.adapters.cli.app`, ADR 0044).
 
     serve [--host H] [--port P] [--api-key K] [--no-http] [--no-mcp] [--allow-origin O ...]
-          [--max-body BYTES] [--body-timeout SECONDS] [--config openclaw.json]
+          [--max-body BYTES] [--body-timeout SECONDS] [--readers N] [--config openclaw.json]
                                  REST (/api/memory, /health, /openapi.json) + MCP (/mcp)
     mcp [--config openclaw.json]  MCP over stdio, for desktop clients (the same store settings)
 
 Also the `pi-memory-server` console script (`main`), the second seed's name for `serve`.
 Precedence: command line > environment (PI_MEMORY_API_KEY, PI_MEMORY_HTTP_HOST,
-PI_MEMORY_HTTP_PORT, PI_MEMORY_ALLOWED_ORIGINS, PI_MEMORY_BODY_TIMEOUT, PI_MEMORY_EMBED_*,
+PI_MEMORY_HTTP_PORT, PI_MEMORY_ALLOWED_ORIGINS, PI_MEMORY_BODY_TIMEOUT, PI_MEMORY_READERS,
+PI_MEMORY_EMBED_*,
 PI_MEMORY_RERANK_*, PI_MEMORY_DB_PATH, PI_MEMORY_KNOWLEDGE_PATHS) > openclaw.json (`--config` /
 PI_MEMORY_CONFIG / ~/.openclaw/openclaw.json, ADR 0047; see adapters/server/config.py) >
 defaults. The server's modules (mcp, starlette, uvicorn: the optional `[server]` extra) load
@@ -61,6 +62,14 @@ def _serve_options(parser: argparse.ArgumentParser) -> None:
         metavar="SECONDS",
         help="seconds a client may take to send a request body (default "
         f"{DEFAULT_BODY_TIMEOUT:g}); slower gets 408 and the connection is closed",
+    )
+    parser.add_argument(
+        "--readers",
+        type=int,
+        metavar="N",
+        help="processes answering searches, listings and gets beside the one writer (default: "
+        "one per core, at most 4; 0: every call in the server process, one at a time per "
+        "store; ADR 0083)",
     )
     parser.add_argument(
         "--config",
@@ -170,6 +179,23 @@ def _body_timeout(args: argparse.Namespace, environ: Mapping[str, str]) -> float
     return float(raw)
 
 
+def _readers(args: argparse.Namespace, environ: Mapping[str, str]) -> int | None:
+    raw: Any = getattr(args, "readers", None)  # absent in a hand-made Namespace
+    where = "--readers"
+    if raw is None:
+        text = environ.get("PI_MEMORY_READERS", "").strip()
+        if not text:
+            return None
+        where = "PI_MEMORY_READERS"
+        try:
+            raw = int(text)
+        except ValueError:
+            raise ValueError(f"{where} must be a number of processes, got {text[:40]!r}") from None
+    if not 0 <= raw <= 64:
+        raise ValueError(f"{where} must be between 0 and 64, got {raw}")
+    return int(raw)
+
+
 def _store_options(args: argparse.Namespace, environ: Mapping[str, str]) -> tuple[Any, Any]:
     from pathlib import Path
 
@@ -241,6 +267,7 @@ def resolve_settings(args: argparse.Namespace, environ: Mapping[str, str]) -> An
         allowed_origins=_origins(args.allow_origin, environ),
         max_body=max_body,
         body_timeout=_body_timeout(args, environ),
+        readers=_readers(args, environ),
         project=args.project,
         agent=args.agent,
         cwd=args.cwd,

@@ -4,8 +4,9 @@
 Every REST answer is the envelope `{"success": bool, "data": ..., "error": str | null}`.
 One guard in front of every route: request size limit, Host and Origin checks (DNS
 rebinding), API key (constant time), CORS only for an allowlist, one log line per request.
-Stores are opened once per (project, agent) and kept in a small cache; each store's calls run
-in a worker thread, one at a time (a `Memory` is not thread-safe: see StoreCache).
+Stores are opened once per (project, agent) and kept in a small cache; each store's writes
+run in a worker thread, one at a time (a `Memory` is not thread-safe: see StoreCache), and
+its reads in a pool of reader processes beside it (`readers.py`, ADR 0083).
 """
 
 from __future__ import annotations
@@ -25,16 +26,20 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping
 from datetime import date, datetime
 from enum import Enum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs
 
 import attrs
 from pi_hermes_memory.adapters.server import knowledge as server_knowledge
 from pi_hermes_memory.adapters.server.config import StoreOptions
+from pi_hermes_memory.adapters.server.readers import Answer
 from pi_hermes_memory.config.settings import KNOWLEDGE_PATHS_ENV
 from pi_hermes_memory.domain.echo import shown
 from pi_hermes_memory.domain.memory.model import FailureCategory, MemoryKind
 from pi_hermes_memory.errors import HermesMemoryError, ServeFailed, UnsafeBind
+
+if TYPE_CHECKING:
+    from pi_hermes_memory.adapters.server.readers import ReaderPool
 
 Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
@@ -70,6 +75,9 @@ class ServerSettings:
     agent: str | None = None
     cwd: str | None = None
     cache_size: int = CACHE_SIZE
+    #: reader processes for searches, listings and gets (None: one per core, at most 4; 0:
+    #: none, every call on the store's writer, ADR 0083)
+    readers: int | None = None
     #: embedding, reranker, agent root from openclaw.json and the environment (ADR 0047)
     store: StoreOptions = attrs.field(factory=StoreOptions)
     #: configuration warnings, printed at start
@@ -130,6 +138,17 @@ class StoreCache:
         self._guard = threading.Lock()
         self._shared: dict[str, Any] = {}  # the embedder and reranker, built on first use
         self._closers: list[Callable[[], None]] = []
+        self._readers: ReaderPool | None = None
+
+    def start_readers(self) -> None:
+        """Answer reads in reader processes from now on (the server does; a reader process's
+        own cache and the stdio MCP server do not, ADR 0083)."""
+        from pi_hermes_memory.adapters.server.readers import ReaderPool, default_readers
+
+        size = self._settings.readers
+        size = default_readers() if size is None else size
+        if size > 0 and self._readers is None:
+            self._readers = ReaderPool(self._settings, size)
 
     @property
     def settings(self) -> ServerSettings:
@@ -191,6 +210,11 @@ class StoreCache:
             self._close(old)
         return store
 
+    def _is_open(self, project: str | None, agent: str | None) -> bool:
+        key = (project or self._settings.project, agent or self._settings.agent)
+        with self._guard:
+            return key in self._stores
+
     @staticmethod
     def _close(store: _Store) -> None:
         with store.lock:
@@ -209,6 +233,28 @@ class StoreCache:
         import anyio.to_thread
 
         return await anyio.to_thread.run_sync(self.run, project, agent, work)
+
+    async def read(self, project: str | None, agent: str | None, op: str, *args: Any) -> Any:
+        """The `Answer` of the read-only operation `op` of `readers.OPERATIONS`: in a reader
+        process when there are readers and the store needs no write first, else on the
+        store's writer (which imports a hand edit first), as `call` does."""
+        from pi_hermes_memory.adapters.server.readers import OPERATIONS, WRITER
+
+        # a store the writer has not opened yet is opened there first: opening finishes an
+        # interrupted render, imports hand edits and migrates the schema (writes all)
+        if self._readers is not None and self._is_open(project, agent):
+            answer = await self._readers.read(project, agent, op, args)
+            if answer[0] == "ok":
+                return answer[1]
+            if answer[0] == "error":
+                _, status, message, kind = answer
+                if status == 500:
+                    log.error(json.dumps({"event": "request.failed", "error": kind}))
+                    message = f"the server failed ({kind}); details are in its log"
+                raise ApiError(status, message)
+            assert answer[0] == WRITER
+        operation = OPERATIONS[op]
+        return await self.call(project, agent, lambda m: Answer(operation(m, *args)))
 
     def states(self) -> list[dict[str, Any]]:
         with self._guard:
@@ -249,6 +295,9 @@ class StoreCache:
             self._stores.clear()
             closers, self._closers = self._closers, []
             self._shared = {}
+            readers, self._readers = self._readers, None
+        if readers is not None:
+            readers.close()
         for store in stores:
             self._close(store)
         for close in closers:
@@ -591,9 +640,9 @@ class Rest:
             isinstance(category, str) and category in _KINDS and body.get("target") != "failure"
         )
         if scope is None and not by_kind:
-            result = await self._call(request, lambda m: m.call_tool("memory_search", body))
+            result = await self._read(request, "tool", "memory_search", body)
             return result_status(result), result
-        result = await self._call(request, lambda m: _narrowed_search(m, body, scope))
+        result = await self._read(request, "narrowed_search", body, scope)
         return result_status(result), result
 
     async def store(self, request: Request, _: str | None) -> tuple[int, Any]:
@@ -636,44 +685,33 @@ class Rest:
                 400, f"category must be one of {', '.join(_CATEGORIES)}, got {shown(category, 40)}"
             )
 
-        def page(memory: Any) -> dict[str, Any]:
-            views = memory.entries(target, include_history=history, scope=scope)
-            if category is not None:
-                views = [v for v in views if category in (v.category, v.kind)]
-            return {
-                "entries": views[offset : offset + limit],
-                "total": len(views),
-                "limit": limit,
-                "offset": offset,
-            }
-
-        return 200, await self._call(request, page)
+        return 200, await self._read(
+            request, "list", target, history, scope, category, limit, offset
+        )
 
     async def stats(self, request: Request, _: str | None) -> tuple[int, Any]:
         """The object `pi-hermes-memory stats --json` prints (targets, scopes, projects,
         vectors)."""
-        from pi_hermes_memory.memory.porting import stats
-
-        return 200, json.loads(dumps(await self._call(request, stats)))
+        return 200, await self._read(request, "stats")
 
     async def get(self, request: Request, entry_id: str | None) -> tuple[int, Any]:
         """The entry with this id. Without a project (no X-Project header, no `project`
         parameter) and not in the server's own project, the projects the store knows are
         tried in turn: an id names one entry whatever project holds it."""
-        view = await self._call(request, lambda m: m.get(entry_id))
+        view = await self._read(request, "get", entry_id)
         project, agent = request.tenant()
-        if view is None and project is None:
+        if view.null and project is None:
             overview = await self.stores.call(None, agent, lambda m: m.project_overview())
             for count in overview.projects:
                 if count.project == overview.current:
                     continue
                 try:
-                    view = await self.stores.call(count.project, agent, lambda m: m.get(entry_id))
+                    view = await self.stores.read(count.project, agent, "get", entry_id)
                 except HermesMemoryError:  # a project whose store cannot open: not there
                     continue
-                if view is not None:
+                if not view.null:
                     break
-        if view is None:
+        if view.null:
             raise ApiError(404, f"no entry with id {shown(str(entry_id), 40)}")
         return 200, view
 
@@ -710,6 +748,10 @@ class Rest:
         return await self.stores.call(project, agent, work)
 
     call = _call  # for the routes of other modules (server_knowledge)
+
+    async def _read(self, request: Request, op: str, *args: Any) -> Any:
+        project, agent = request.tenant()
+        return await self.stores.read(project, agent, op, *args)
 
 
 def _current_rss() -> int | None:
@@ -847,7 +889,12 @@ def key_ok(headers: Mapping[str, str], key: str) -> bool:
 async def _send_json(
     send: Send, status: int, payload: Any, extra: list[tuple[bytes, bytes]] | None = None
 ) -> None:
-    body = dumps(payload)
+    await _send_body(send, status, dumps(payload), extra)
+
+
+async def _send_body(
+    send: Send, status: int, body: bytes, extra: list[tuple[bytes, bytes]] | None = None
+) -> None:
     headers = [
         (b"content-type", b"application/json"),
         (b"content-length", str(len(body)).encode()),
@@ -1138,6 +1185,15 @@ class App:
             await _send_json(send, status, data.value, cors)
             return
         ok = 200 <= status < 300
+        if isinstance(data, Answer):  # serialised where it was computed (ADR 0083)
+            message = None if ok else str(data.get("message", ""))
+            body = b'{"success": %s, "data": %s, "error": %s}' % (
+                b"true" if ok else b"false",
+                data.body,
+                dumps(message),
+            )
+            await _send_body(send, status, body, cors)
+            return
         message = None if ok or not isinstance(data, dict) else str(data.get("message", ""))
         await _send_json(send, status, envelope(ok, data, message), cors)
 
@@ -1162,6 +1218,7 @@ class App:
 
 def build_app(settings: ServerSettings) -> App:
     stores = StoreCache(settings)
+    stores.start_readers()
     app = App(settings, stores)
     if settings.mcp:
         from pi_hermes_memory.adapters.server.mcp_tools import session_manager

@@ -23,8 +23,15 @@ from pathlib import PurePosixPath
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from pi_hermes_memory.adapters.server.app import ServerSettings, StoreCache, hidden_character, log
+from pi_hermes_memory.adapters.server.app import (
+    ApiError,
+    ServerSettings,
+    StoreCache,
+    hidden_character,
+    log,
+)
 from pi_hermes_memory.adapters.server.config import StoreOptions
+from pi_hermes_memory.adapters.server.readers import READ_ONLY_TOOLS
 from pi_hermes_memory.domain.memory.model import is_safe_project_name
 from pi_hermes_memory.errors import ConfigError, InvalidArgument
 
@@ -151,11 +158,20 @@ def build_server(stores: StoreCache, *, roots: ClientRoots | None = None) -> Any
             if project is None and roots is not None and stores.settings.project is None:
                 project = await roots.project(ctx)
             try:
-                result = dict(
-                    await stores.call(project, agent, lambda m: m.call_tool(params.name, arguments))
-                )
+                if params.name in READ_ONLY_TOOLS:  # in a reader process (ADR 0083)
+                    answer = await stores.read(project, agent, "tool", params.name, arguments)
+                    result = dict(answer.value())
+                else:
+                    result = dict(
+                        await stores.call(
+                            project, agent, lambda m: m.call_tool(params.name, arguments)
+                        )
+                    )
             except (InvalidArgument, ConfigError) as exc:  # a bad project or agent name
                 result = {"success": False, "status": "invalid_arguments", "message": str(exc)}
+            except ApiError as exc:  # said by a reader process
+                status = "invalid_arguments" if exc.status == 400 else "error"
+                result = {"success": False, "status": status, "message": str(exc)}
             except Exception as exc:  # opening the store failed: a result, not a crash
                 result = {"success": False, "status": "error", "message": str(exc)}
         text = json.dumps(result, ensure_ascii=False, default=str)

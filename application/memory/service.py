@@ -556,6 +556,15 @@ class MemoryService:
         for stream in self._pipe.changed([stream_for(t) for t in wanted]):
             self.entries(target_of(stream))
 
+    def settled(self) -> bool:
+        """Whether a read needs no write first: no Markdown file changed since this service
+        last synced, or each changed one is what the ledger recorded for its head (no hand
+        edit to import, no render to finish). One stat per file when nothing changed; used by
+        the server's reader processes, which leave every write to the store's writer (ADR 0083).
+        """
+        changed = self._pipe.changed(_ALL_STREAMS)
+        return not changed or self._pipe.converged(changed)
+
     def _note(self, warnings: Sequence[str]) -> None:
         """Log warnings and keep them for the caller (`Memory.warnings`, a future doctor)."""
         for warning in warnings:

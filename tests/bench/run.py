@@ -1341,6 +1341,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         start_sizes=open_cli.START_SIZES_QUICK if args.quick else open_cli.START_SIZES_FULL,
     )
     print(open_cli.render(opened))
+    from tests.bench import server
+
+    print("… REST search throughput, 1 vs many clients", file=sys.stderr, flush=True)
+    served = server.concurrency(4, 5, 16, 1) if args.quick else server.concurrency(16, 40, 200, 3)
+    print("\n".join(server.render_concurrency(served)))
     print(f"\n(total benchmark time {time.perf_counter() - started:.0f} s)", flush=True)
     if args.out is not None:
         data = to_json(context, adds, replay, searches)
@@ -1354,6 +1359,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         data["doctor"] = doctored
         data["open_cli"] = opened
         data["add_syscalls"] = traced
+        data["server_reads"] = served
         args.out.write_text(json.dumps(data, indent=2) + "\n")
     return 0
 

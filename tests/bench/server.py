@@ -13,8 +13,10 @@ opened `Memory` in this process (another throwaway store with the same seed).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import itertools
 import json
+import os
 import statistics
 import tempfile
 import threading
@@ -116,6 +118,11 @@ def _project_search(client: httpx.Client, c: int, i: int) -> None:
     assert r.status_code == 200, r.text
 
 
+def _one_store_search(client: httpx.Client, c: int, i: int) -> None:
+    """`_project_search`'s request, every client on project p0."""
+    _project_search(client, 0, i)
+
+
 def _seed(n: int) -> list[str]:
     return [f"seed entry {i} on subject{i % 13} with detail d{i}" for i in range(n)]
 
@@ -215,6 +222,205 @@ def _served(
     }
 
 
+# -- concurrent reads (issue 29, ADR 0083) ---------------------------------------------------
+
+
+def _cpu(pid: int) -> float:
+    """CPU seconds (user + system) of process `pid` from /proc (0.0 without /proc)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _tree_cpu(pid: int) -> tuple[float, float]:
+    """CPU seconds of the server process `pid` and of its live children (the readers)."""
+    try:
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except OSError:
+        children = []
+    return _cpu(pid), sum(_cpu(int(c)) for c in children)
+
+
+#: client processes a phase's clients are spread over: 16 httpx clients in one process are
+#: bound by its GIL (1.6 ms of CPU each per request), which measured the load generator, not
+#: the server
+CLIENT_PROCESSES = 4
+
+
+def _client_process(
+    url: str,
+    first: int,
+    clients: int,
+    requests: int,
+    call: Callable[[httpx.Client, int, int], None],
+    go: Any,
+    out: Any,
+) -> None:
+    """Clients `first`.. of one phase in a client process: connect, wait for `go`, run."""
+    offset = first
+    conns = [httpx.Client(base_url=url, timeout=120) for _ in range(clients)]
+    for c in conns:
+        c.get("/health")
+    out.put("ready")
+    go.wait()
+    cpu = time.process_time()
+    times: list[float] = []
+    lock = threading.Lock()
+
+    def work(k: int) -> None:
+        mine = []
+        for i in range(requests):
+            t = time.perf_counter()
+            call(conns[k], offset + k, i)
+            mine.append((time.perf_counter() - t) * 1000)
+        with lock:
+            times.extend(mine)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for c in conns:
+        c.close()
+    out.put((times, time.process_time() - cpu))
+
+
+def _phase(
+    url: str, pid: int, clients: int, requests: int, call: Callable[[httpx.Client, int, int], None]
+) -> dict[str, float]:
+    """One measured phase, its clients spread over up to CLIENT_PROCESSES processes:
+    requests/s, p50, and the CPU per request of the server, its readers and the clients."""
+    import multiprocessing
+
+    context = multiprocessing.get_context("spawn")
+    go, out = context.Event(), context.Queue()
+    procs = min(clients, CLIENT_PROCESSES)
+    shares = [clients // procs + (1 if k < clients % procs else 0) for k in range(procs)]
+    starts = [sum(shares[:k]) for k in range(procs)]
+    children = [
+        context.Process(
+            target=_client_process, args=(url, starts[k], shares[k], requests, call, go, out)
+        )
+        for k in range(procs)
+    ]
+    for child in children:
+        child.start()
+    for _ in children:  # not measured: the client processes import httpx and connect
+        assert out.get(timeout=120) == "ready"
+    main, readers = _tree_cpu(pid)
+    start = time.perf_counter()
+    go.set()
+    results = [out.get(timeout=600) for _ in children]
+    seconds = time.perf_counter() - start
+    main_after, readers_after = _tree_cpu(pid)
+    for child in children:
+        child.join()
+    times = [t for r in results for t in r[0]]
+    n = len(times)
+    return {
+        **_summary(times, seconds),
+        "server_cpu_ms_per_req": round((main_after - main) * 1000 / n, 3),
+        "readers_cpu_ms_per_req": round((readers_after - readers) * 1000 / n, 3),
+        "client_cpu_ms_per_req": round(sum(r[1] for r in results) * 1000 / n, 3),
+    }
+
+
+def _seeded(tmp: Path, seed: Sequence[str], readers: int, stack: contextlib.ExitStack) -> Any:
+    """A server with `readers` reader processes on its own store, seeded and warm."""
+    _roomy(tmp / "agent")
+    srv = stack.enter_context(running(tmp, "--readers", str(readers)))
+    with httpx.Client(base_url=srv.url, timeout=120) as c:
+        for text in seed:
+            assert c.post("/api/memory/store", json={"content": text, "force": True}).is_success
+        for p in range(PROJECTS):
+            for i in range(max(1, len(seed) // PROJECTS)):
+                _project_store(c, p, i)
+    _concurrent(srv.url, 16, 10, _project_search)  # every reader opens every store
+    return srv
+
+
+#: the servers compared, by reader processes (0: every call on the store's writer, one at a
+#: time, as before ADR 0083)
+READERS = (0, 1, 2)
+_KINDS = (
+    "req_per_s",
+    "p50_ms",
+    "server_cpu_ms_per_req",
+    "readers_cpu_ms_per_req",
+    "client_cpu_ms_per_req",
+)
+
+
+def concurrency(
+    clients: int = 16, requests: int = 40, seed_entries: int = 200, repeats: int = 3
+) -> dict[str, Any]:
+    """REST search throughput of servers with 0, 1 and 2 reader processes, all running at
+    once on stores seeded alike and measured in turn, round after round (the machine's load
+    falls on each alike): one client, `clients` clients on one store, and `clients` clients
+    spread over PROJECTS stores (the same search); medians of `repeats` rounds."""
+    seed = _seed(seed_entries)
+    phases: dict[str, tuple[int, int, Callable[[httpx.Client, int, int], None]]] = {
+        "one": (1, requests * 4, _one_store_search),
+        "many": (clients, requests, _one_store_search),
+        "spread": (clients, requests, _project_search),
+    }
+    rounds: dict[int, dict[str, list[dict[str, float]]]] = {
+        r: {name: [] for name in phases} for r in READERS
+    }
+    with tempfile.TemporaryDirectory() as tmp, contextlib.ExitStack() as stack:
+        servers = {r: _seeded(Path(tmp) / f"r{r}", seed, r, stack) for r in READERS}
+        for _ in range(repeats):
+            for name, (n, per_client, call) in phases.items():
+                for r, srv in servers.items():
+                    rounds[r][name].append(_phase(srv.url, srv.process.pid, n, per_client, call))
+    figures: dict[str, Any] = {"clients": clients, "repeats": repeats}
+    for r in READERS:
+        mode: dict[str, Any] = {
+            name: {k: statistics.median(x[k] for x in values) for k in _KINDS}
+            for name, values in rounds[r].items()
+        }
+        mode["many_over_one"] = round(mode["many"]["req_per_s"] / mode["one"]["req_per_s"], 2)
+        mode["spread_over_one_store"] = round(
+            mode["spread"]["req_per_s"] / mode["many"]["req_per_s"], 2
+        )
+        figures[f"readers_{r}"] = mode
+    base = figures["readers_0"]["many"]["req_per_s"]
+    for r in READERS:
+        mode = figures[f"readers_{r}"]
+        mode["many_over_readers_0"] = round(mode["many"]["req_per_s"] / base, 2)
+    return figures
+
+
+def render_concurrency(figures: dict[str, Any]) -> list[str]:
+    clients = figures["clients"]
+    lines = [
+        "",
+        f"### REST search throughput, 1 vs {clients} clients (issue 29, ADR 0083)",
+        "",
+        f"Servers side by side, measured in turn; medians of {figures['repeats']} rounds. "
+        "Readers 0 is the path before ADR 0083 (every call on the store's writer).",
+        "",
+        f"| readers | 1 client req/s | {clients} clients req/s | {clients} / 1 (target ≥ 2) | "
+        f"vs readers 0 | over {PROJECTS} stores req/s | {PROJECTS} stores / 1 (target ≥ 1) | "
+        f"server CPU ms/req at {clients}: main + readers | client CPU ms/req |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in READERS:
+        m = figures[f"readers_{r}"]
+        lines.append(
+            f"| {r} | {m['one']['req_per_s']:.0f} | {m['many']['req_per_s']:.0f} | "
+            f"{m['many_over_one']:.2f} | {m['many_over_readers_0']:.2f} | "
+            f"{m['spread']['req_per_s']:.0f} | {m['spread_over_one_store']:.2f} | "
+            f"{m['many']['server_cpu_ms_per_req']:.2f} + "
+            f"{m['many']['readers_cpu_ms_per_req']:.2f} | "
+            f"{m['many']['client_cpu_ms_per_req']:.2f} |"
+        )
+    return lines
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.bench.server")
     parser.add_argument("--clients", type=int, default=16)
@@ -222,7 +428,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--mcp-calls", type=int, default=50)
     parser.add_argument("--seed-entries", type=int, default=200)
     parser.add_argument("--json", help="also write the figures to this file")
+    parser.add_argument(
+        "--reads-only", action="store_true", help="only the 1 vs many clients search figures"
+    )
     args = parser.parse_args(argv)
+    if args.reads_only:
+        reads = concurrency(args.clients, args.requests, args.seed_entries)
+        print("\n".join(render_concurrency(reads)))
+        print(json.dumps(reads, indent=2))
+        return 0
     figures = run(args.clients, args.requests, args.mcp_calls, args.seed_entries)
     text = json.dumps(figures, indent=2)
     print(text)

@@ -128,4 +128,6 @@ def test_main_writes_json(
     assert 0 < hybrid["candidates"] < 300 and 0 < hybrid["p50_ms"] <= hybrid["p95_ms"]
     assert hybrid["after_replace_ms"] > 0
     assert "## Skills at 30 skills" in printed
+    assert "### REST search throughput, 1 vs 4 clients" in printed
+    assert data["server_reads"]["readers_0"]["many"]["req_per_s"] > 0
     assert data["skills"]["skills"] == 30 and data["skills"]["create_statuses"] == {"created": 2}

@@ -15,3 +15,18 @@ def test_tiny_run_reports_every_figure() -> None:
     assert figures["mcp"]["tools_call_p50_ms"] > 0
     assert set(figures["overhead_ratio"]) == {"search", "store"}
     assert all(v > 0 for v in figures["overhead_ratio"].values())
+
+
+def test_tiny_concurrency_run_reports_every_figure() -> None:
+    figures = server.concurrency(clients=2, requests=2, seed_entries=8, repeats=1)
+    for r in server.READERS:
+        mode = figures[f"readers_{r}"]
+        for phase in ("one", "many", "spread"):
+            assert mode[phase]["req_per_s"] > 0
+            assert mode[phase]["server_cpu_ms_per_req"] >= 0
+        assert mode["many_over_one"] > 0
+        assert mode["spread_over_one_store"] > 0
+    assert figures["readers_0"]["many"]["readers_cpu_ms_per_req"] == 0
+    lines = server.render_concurrency(figures)
+    assert any("target ≥ 2" in line for line in lines)
+    assert len([line for line in lines if line.startswith("| ")]) == 1 + len(server.READERS)

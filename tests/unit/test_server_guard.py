@@ -53,6 +53,15 @@ def test_defaults() -> None:
     assert s.body_timeout == 5.0
 
 
+def test_readers_from_the_command_line_or_the_environment() -> None:
+    assert cli_server.resolve_settings(_args(), {}).readers is None  # one per core
+    assert cli_server.resolve_settings(_args(), {"PI_MEMORY_READERS": "0"}).readers == 0
+    assert cli_server.resolve_settings(_args(readers=3), {"PI_MEMORY_READERS": "1"}).readers == 3
+    for args, env in (({}, {"PI_MEMORY_READERS": "many"}), ({"readers": -1}, {})):
+        with pytest.raises(ValueError, match=r"READERS|--readers"):
+            cli_server.resolve_settings(_args(**args), env)
+
+
 def test_api_key_is_trimmed_and_a_blank_one_refused() -> None:
     assert cli_server.resolve_settings(_args(api_key="  k1\n"), {}).api_key == "k1"
     assert cli_server.resolve_settings(_args(), {"PI_MEMORY_API_KEY": " k2 "}).api_key == "k2"
