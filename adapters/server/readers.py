@@ -29,9 +29,6 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from pi_hermes_memory.adapters.server.app import ServerSettings, StoreCache
 
-#: reader processes at most (more than the cores only adds resident memory)
-MAX_READERS = 4
-
 
 def default_readers() -> int:
     """None unless asked for (ADR 0087): on the 2-core machine we measure on, readers cost a
