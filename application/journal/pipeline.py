@@ -225,6 +225,8 @@ class Pipeline(Generic[S]):
         # stream -> (the replica's stamp taken before it was read, its sha256) when it was
         # found to be what the ledger recorded: unchanged since, it needs no import (ADR 0084)
         self._verified: dict[str, tuple[object, str]] = {}
+        # stream -> when an indexed write first left its unread replica lagging (ADR 0084)
+        self._lag_since: dict[str, float] = {}
 
     def take_imported(self, streams: Iterable[str]) -> dict[str, int]:
         """The events imported from hand edits of `streams` since the last call (a count of
@@ -374,13 +376,17 @@ class Pipeline(Generic[S]):
         return known if rendered[1] == known[1] else None
 
     def may_lag_unread(self, stream: str, size: int) -> bool:
-        """Whether an indexed write may leave `stream`'s replica as it is (ADR 0042, 0084): it is
-        at least `min_bytes` long and this pipeline has not rendered it, or did so less than
-        `interval_s` ago. The replica was found to be the last render when it was verified."""
-        if size < self._lag.min_bytes:
+        """Whether an indexed write may leave `stream`'s replica as it is (ADR 0042, 0084): as
+        `writing` would (this pipeline rendered it recently), or it is at least `min_bytes`
+        long, found to be the last render, and this pipeline's first write that left it so was
+        less than `interval_s` ago (a new process's first adds do not render a large file; the
+        first write after the interval, `flush` and the next open do)."""
+        if self._may_lag(stream):
+            return True
+        if size < self._lag.min_bytes or stream in self._rendered_at:
             return False
-        rendered_at = self._rendered_at.get(stream)
-        return rendered_at is None or self._lag.clock() - rendered_at < self._lag.interval_s
+        since = self._lag_since.setdefault(stream, self._lag.clock())
+        return self._lag.clock() - since < self._lag.interval_s
 
     def lagging(self, stream: str) -> None:
         """`stream`'s replica lags the journal by this pipeline's write (ADR 0042)."""

@@ -212,7 +212,7 @@ class MemoryService:
             with self._storage.transaction() as uow:
                 index = write_index_of(uow)
                 version = uow.journal.version(stream)
-                if index is None or index.version(stream) != version:
+                if index is None or (index.version(stream) or 0) != version:
                     return None
                 seen = self._pipe.unedited(uow, stream)
                 if seen is None:
@@ -272,7 +272,7 @@ class MemoryService:
                 with self._storage.transaction() as uow:
                     index = write_index_of(uow)
                     version = uow.journal.version(stream)
-                    if index is None or index.version(stream) != version:
+                    if index is None or (index.version(stream) or 0) != version:
                         continue
                     seen = self._pipe.unedited(uow, stream)
                     if seen is None:
