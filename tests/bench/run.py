@@ -1245,6 +1245,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     opened = open_cli.run(open_cli.QUICK_SIZES if args.quick else open_cli.FULL_SIZES)
     print(open_cli.render(opened))
+    from tests.bench import first_write
+
+    first_writes = first_write.run(
+        first_write.QUICK_SIZES if args.quick else first_write.FULL_SIZES,
+        repeats=1 if args.quick else 3,
+    )
+    print(first_write.render(first_writes))
     print(f"\n(total benchmark time {time.perf_counter() - started:.0f} s)", flush=True)
     if args.out is not None:
         data = to_json(context, adds, replay, searches)
@@ -1257,6 +1264,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         data["lifecycle"] = attrs.asdict(life)
         data["doctor"] = doctored
         data["open_cli"] = opened
+        data["first_write"] = first_writes
         args.out.write_text(json.dumps(data, indent=2) + "\n")
     return 0
 
