@@ -145,6 +145,12 @@ def decode_entry(data: str) -> MemoryEntry:
     )
 
 
+def _one(row: Any) -> Any:
+    """The first column of a row a statement always returns."""
+    assert row is not None
+    return row[0]
+
+
 class _Table:
     """One stream's rows as `write_rows.RowTable`, over the connection."""
 
@@ -169,23 +175,35 @@ class _Table:
             self.delete(entry.id)
         c = self._conn
         grp = _grp(group_of(self._target, entry))
-        n = c.execute(
-            "INSERT INTO write_rows (stream, id, grp, slot, keyh, chars, entry) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING n",
-            (self._stream, entry.id, grp, slot, _keyh(entry.key), len(entry.text), encode_entry(entry)),
-        ).fetchone()[0]
+        n = _one(
+            c.execute(
+                "INSERT INTO write_rows (stream, id, grp, slot, keyh, chars, entry) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING n",
+                (
+                    self._stream,
+                    entry.id,
+                    grp,
+                    slot,
+                    _keyh(entry.key),
+                    len(entry.text),
+                    encode_entry(entry),
+                ),
+            ).fetchone()
+        )
         c.execute(
             "INSERT INTO write_groups (stream, grp, used) VALUES (?, ?, ?) "
             "ON CONFLICT (stream, grp) DO UPDATE SET used = used + excluded.used",
             (self._stream, grp, len(entry.text)),
         )
         for token in token_set(entry.text):
-            t = c.execute(
-                "INSERT INTO write_tokens (stream, grp, token, holders) VALUES (?, ?, ?, 1) "
-                "ON CONFLICT (stream, grp, token) DO UPDATE SET holders = holders + 1 "
-                "RETURNING t",
-                (self._stream, grp, token),
-            ).fetchone()[0]
+            t = _one(
+                c.execute(
+                    "INSERT INTO write_tokens (stream, grp, token, holders) VALUES (?, ?, ?, 1) "
+                    "ON CONFLICT (stream, grp, token) DO UPDATE SET holders = holders + 1 "
+                    "RETURNING t",
+                    (self._stream, grp, token),
+                ).fetchone()
+            )
             c.execute("INSERT INTO write_postings (t, n) VALUES (?, ?)", (t, n))
         self.next = max(self.next, slot + 1)
 
@@ -281,21 +299,20 @@ class SqliteWriteIndex:
         for table in ("write_tokens", "write_groups", "write_rows", "write_index"):
             c.execute(f"DELETE FROM {table} WHERE stream = ?", (stream,))
         target = doc.target
-        rows = []
+        # row numbers and token numbers after every other stream's
+        base = int(_one(c.execute("SELECT coalesce(max(n), 0) FROM write_rows").fetchone()))
+        t_base = int(_one(c.execute("SELECT coalesce(max(t), 0) FROM write_tokens").fetchone()))
+        rows: list[tuple[object, ...]] = []
         used: collections.Counter[str] = collections.Counter()
         postings: dict[tuple[str, str], list[int]] = collections.defaultdict(list)
         for slot, entry in enumerate(doc.active):
             grp = _grp(group_of(target, entry))
-            n = slot + 1
-            rows.append(
-                (n, stream, entry.id, grp, slot, _keyh(entry.key), len(entry.text), encode_entry(entry))
-            )
+            n = base + slot + 1
+            key = _keyh(entry.key)
+            rows.append((n, stream, entry.id, grp, slot, key, len(entry.text), encode_entry(entry)))
             used[grp] += len(entry.text)
             for token in token_set(entry.text):
                 postings[(grp, token)].append(n)
-        # row numbers are this stream's own only while no other stream has rows: take fresh ones
-        base = int(c.execute("SELECT coalesce(max(n), 0) FROM write_rows").fetchone()[0])
-        rows = [(n + base, *rest) for n, *rest in rows]
         c.executemany(
             "INSERT INTO write_rows (n, stream, id, grp, slot, keyh, chars, entry) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -305,12 +322,11 @@ class SqliteWriteIndex:
             "INSERT INTO write_groups (stream, grp, used) VALUES (?, ?, ?)",
             [(stream, grp, u) for grp, u in used.items()],
         )
-        t_base = int(c.execute("SELECT coalesce(max(t), 0) FROM write_tokens").fetchone()[0])
-        tokens = []
-        pairs = []
-        for i, ((grp, token), ns) in enumerate(sorted(postings.items()), start=t_base + 1):
-            tokens.append((i, stream, grp, token, len(ns)))
-            pairs.extend((i, n + base) for n in ns)
+        tokens: list[tuple[object, ...]] = []
+        pairs: list[tuple[int, int]] = []
+        for t, ((grp, token), ns) in enumerate(sorted(postings.items()), start=t_base + 1):
+            tokens.append((t, stream, grp, token, len(ns)))
+            pairs.extend((t, n) for n in ns)
         c.executemany(
             "INSERT INTO write_tokens (t, stream, grp, token, holders) VALUES (?, ?, ?, ?, ?)",
             tokens,
@@ -361,7 +377,7 @@ class SqliteWriteIndex:
         )
         return found[0] if found else None
 
-    def group_of_row(self, stream: str, entry_id: str) -> str | None | bool:
+    def group_of_row(self, stream: str, entry_id: str) -> str | bool | None:
         """The group of the row `entry_id` (False: no such row)."""
         row = self._conn.execute(
             "SELECT grp FROM write_rows WHERE stream = ? AND id = ?", (stream, entry_id)
@@ -399,7 +415,7 @@ class SqliteWriteIndex:
                 known[str(token)] = (int(t), int(holders))
         need = math.ceil(JACCARD_THRESHOLD * len(tokens) - 1e-9)
         slack = len(tokens) - need
-        sizes = sorted(((known.get(tok, (0, 0))[1], tok) for tok in wanted))
+        sizes = sorted((known.get(tok, (0, 0))[1], tok) for tok in wanted)
         probed = slack + 1
         cost = sum(size for size, _ in sizes[:probed])
         budget = 2 * cost
@@ -419,9 +435,8 @@ class SqliteWriteIndex:
         ns = sorted(n for n, count in counts.items() if count >= hits)
         found: list[MemoryEntry] = []
         for start in range(0, len(ns), 500):
-            chunk = ns[start : start + 500]
-            marks = ", ".join("?" for _ in chunk)
-            found.extend(
-                self._entries(f"SELECT entry FROM write_rows WHERE n IN ({marks})", chunk)
-            )
+            numbers = ns[start : start + 500]
+            marks = ", ".join("?" for _ in numbers)
+            sql = f"SELECT entry FROM write_rows WHERE n IN ({marks})"
+            found.extend(self._entries(sql, numbers))
         return found

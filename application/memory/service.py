@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
+from pi_hermes_memory.domain.errors import InvariantViolation
 from pi_hermes_memory.domain.memory.capacity import OverflowStrategy
 from pi_hermes_memory.domain.memory.commands import (
     AddMemory,
@@ -42,7 +43,6 @@ from pi_hermes_memory.domain.memory.restore import (
 )
 from pi_hermes_memory.domain.memory.scope import SessionScope
 from pi_hermes_memory.domain.status import Status
-from pi_hermes_memory.domain.errors import InvariantViolation
 from pi_hermes_memory.errors import ArgumentError, MarkdownUnreadable
 from pi_hermes_memory.journal.pipeline import Pipeline, RenderLag
 from pi_hermes_memory.log import library_logger

@@ -42,8 +42,6 @@ if TYPE_CHECKING:  # numpy loads only where vectors are used (bootstrap with emb
 
 
 __all__ = [
-    "WriteIndex",
-    "write_index_of",
     "UNCHECKED",
     "Clock",
     "DocumentFormat",
@@ -62,6 +60,8 @@ __all__ = [
     "Storage",
     "UnitOfWork",
     "VectorStore",
+    "WriteIndex",
+    "write_index_of",
 ]
 
 #: `MarkdownStore.write(expected=...)` default: replace whatever the file holds
@@ -180,7 +180,7 @@ class WriteIndex(Protocol):
 
     def entry(self, stream: str, entry_id: str) -> MemoryEntry | None: ...
 
-    def group_of_row(self, stream: str, entry_id: str) -> str | None | bool:
+    def group_of_row(self, stream: str, entry_id: str) -> str | bool | None:
         """The group of the row `entry_id`; False when no active row has it."""
         ...
 

@@ -84,9 +84,11 @@ def _child(root: Path, mode: str) -> dict[str, Any]:
         [sys.executable, "-c", _CHILD, str(root), mode],
         capture_output=True,
         text=True,
-        check=True,
+        check=False,
         env=env,
     )
+    if done.returncode != 0:
+        raise RuntimeError(f"the {mode} child failed:\n{done.stderr}")
     result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     return result
 

@@ -19,11 +19,12 @@ from pi_hermes_memory.adapters.markdown.codec import MarkdownFormat
 from pi_hermes_memory.adapters.markdown.store import MarkdownFiles
 from pi_hermes_memory.adapters.sqlite.storage import SqliteStorage
 from pi_hermes_memory.domain.memory.commands import AddMemory, RemoveMemory, ReplaceMemory
-from pi_hermes_memory.domain.memory.document import stream_for
+from pi_hermes_memory.domain.memory.document import MemoryDocument, fold, stream_for
 from pi_hermes_memory.domain.memory.model import Target
 from pi_hermes_memory.memory.service import MemoryService
 
 from tests.support.builders import settings as memory_settings
+from tests.support.consistency import db_path, markdown_path, open_memory, write_config
 from tests.support.fakes import SequentialIds, StepClock
 from tests.support.write_index import check_write_index
 
@@ -77,7 +78,11 @@ class _Store:
             )
         elif op == "replace":
             cmd = ReplaceMemory(
-                target=target, old_text=text.split()[0], text=text, entry_id=self.ids.new_id(), at=at
+                target=target,
+                old_text=text.split()[0],
+                text=text,
+                entry_id=self.ids.new_id(),
+                at=at,
             )
         else:
             cmd = RemoveMemory(target=target, old_text=text.split()[0], at=at)
@@ -93,10 +98,7 @@ class _Store:
 
     def files(self) -> dict[str, bytes]:
         root = self.dir.parent
-        return {
-            str(p.relative_to(root)): p.read_bytes()
-            for p in sorted(root.rglob("*.md"))
-        }
+        return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*.md"))}
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -121,3 +123,67 @@ def test_indexed_adds_equal_folded_adds(steps: list[tuple[str, Target, str, bool
             b.storage.close()
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+def _index_version(root: Path, stream: str) -> tuple[int | None, int]:
+    storage = SqliteStorage(db_path(root))
+    try:
+        with storage.transaction() as uow:
+            return uow.write_index.version(stream), uow.journal.version(stream)
+    finally:
+        storage.close()
+
+
+def test_a_stale_index_is_never_trusted_and_is_rebuilt(tmp_path: Path) -> None:
+    """An index behind the journal (a write by an older library, a restore) is not used: the add
+    is decided on the fold, and the index is rebuilt from it for the next process."""
+    write_config(tmp_path)
+    with open_memory(tmp_path, "app") as memory:
+        assert memory.add("the deploy script pins redis to version seven").status == "added"
+        assert memory.add("flaky tests retry three times on the queue").status == "added"
+    stream = stream_for(Target.MEMORY)
+    assert _index_version(tmp_path, stream) == (2, 2)
+    # an older library's write: the journal moves on, the index does not know it; and the
+    # index's rows lose one (so trusting it would add a duplicate)
+    storage = SqliteStorage(db_path(tmp_path))
+    try:
+        conn = storage.connection
+        with conn:
+            conn.execute("UPDATE write_index SET version = 1 WHERE stream = ?", (stream,))
+            conn.execute("DELETE FROM write_rows WHERE stream = ? AND slot = 0", (stream,))
+    finally:
+        storage.close()
+    with open_memory(tmp_path, "app") as memory:
+        again = memory.add("the deploy script pins redis to version seven")
+        assert again.status == "noop"  # the fold knows the row the index lost
+        assert memory.add("the build cache lives in a bucket").status == "added"
+    assert _index_version(tmp_path, stream) == (3, 3)
+    storage = SqliteStorage(db_path(tmp_path))
+    try:
+        with storage.transaction() as uow:
+            doc = fold(MemoryDocument.empty(Target.MEMORY), uow.journal.read(stream))
+        check_write_index(storage, doc, ["the deploy script pins redis to version 7"])
+    finally:
+        storage.close()
+
+
+def test_a_hand_edit_made_after_open_is_imported_before_an_indexed_add(tmp_path: Path) -> None:
+    """The indexed add runs only on a file that is exactly the last render: a person's save
+    after the store was opened is imported first (the folded path), then rendered with the add."""
+    write_config(tmp_path)
+    with open_memory(tmp_path, "app") as memory:
+        memory.add("the deploy script pins redis to version seven")
+    with open_memory(tmp_path, "app") as memory:
+        path = markdown_path(tmp_path, Target.MEMORY)
+        path.write_bytes(
+            path.read_bytes() + "§\nwritten by hand about the staging queue\n".encode()
+        )
+        assert memory.add("the build cache lives in a bucket").status == "added"
+        texts = [e.text for e in memory.entries("memory")]
+    assert texts == [
+        "the deploy script pins redis to version seven",
+        "written by hand about the staging queue",
+        "the build cache lives in a bucket",
+    ]
+    data = markdown_path(tmp_path, Target.MEMORY).read_bytes()
+    assert b"staging queue" in data and b"build cache" in data
