@@ -150,8 +150,16 @@ class SqliteProjection:
         SqliteWriteIndex(self._conn).apply(events)  # same transaction (ADR 0084)
 
     def rebuild(self, documents: Sequence[MemoryDocument]) -> RebuildReport:
-        """Repair the rows of these documents' targets to their folded state (ADR 0013)."""
-        return rebuild_rows(self._conn, documents)
+        """Repair the rows of these documents' targets to their folded state (ADR 0013), and
+        their write index (ADR 0084) where the document is the journal's head."""
+        report = rebuild_rows(self._conn, documents)
+        index = SqliteWriteIndex(self._conn)
+        journal = SqliteJournal(self._conn)
+        for doc in documents:
+            stale = (index.version(doc.stream) or 0) != doc.version
+            if stale and doc.version == journal.version(doc.stream):
+                index.rebuild(doc)
+        return report
 
     def _apply(self, event: Event) -> None:
         self._lineage = self._lineage_of(event)

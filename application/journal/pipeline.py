@@ -375,14 +375,17 @@ class Pipeline(Generic[S]):
             self._verified[stream] = known
         return known if rendered[1] == known[1] else None
 
+    def may_lag(self, stream: str) -> bool:
+        """Whether a write may leave `stream`'s replica unread and unrendered, as `writing`
+        decides it (ADR 0042): this pipeline rendered it recently."""
+        return self._may_lag(stream)
+
     def may_lag_unread(self, stream: str, size: int) -> bool:
-        """Whether an indexed write may leave `stream`'s replica as it is (ADR 0042, 0084): as
-        `writing` would (this pipeline rendered it recently), or it is at least `min_bytes`
-        long, found to be the last render, and this pipeline's first write that left it so was
-        less than `interval_s` ago (a new process's first adds do not render a large file; the
-        first write after the interval, `flush` and the next open do)."""
-        if self._may_lag(stream):
-            return True
+        """Whether an indexed write may leave `stream`'s replica, found to be the last render,
+        as it is (ADR 0084): it is at least `min_bytes` long, this pipeline has not rendered
+        it, and its first write that left it so was less than `interval_s` ago (a new
+        process's first adds do not render a large file; the first write after the interval,
+        `flush` and the next open do)."""
         if size < self._lag.min_bytes or stream in self._rendered_at:
             return False
         since = self._lag_since.setdefault(stream, self._lag.clock())

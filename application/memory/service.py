@@ -214,8 +214,10 @@ class MemoryService:
                 version = uow.journal.version(stream)
                 if index is None or (index.version(stream) or 0) != version:
                     return None
-                seen = self._pipe.unedited(uow, stream)
-                if seen is None:
+                # a replica rendered recently by this process lags unread, as `writing` does
+                recent = self._pipe.may_lag(stream)
+                seen = None if recent else self._pipe.unedited(uow, stream)
+                if seen is None and not recent:
                     return None
                 doc = IndexedDocument(index, stream, version)
                 try:
@@ -230,7 +232,9 @@ class MemoryService:
                     head = decision.events[-1].version
                     if index.version(stream) != head:
                         raise InvariantViolation(f"{stream}: the write index did not follow")
-                    if not self._pipe.may_lag_unread(stream, _size(seen[0])):
+                    if seen is not None and not self._pipe.may_lag_unread(
+                        stream, _size(seen[0])
+                    ):
                         state = MemoryDocument(
                             stream=stream,
                             target=target,
@@ -241,7 +245,7 @@ class MemoryService:
                 if decision.entry_id is not None:
                     entry = index.entry(stream, decision.entry_id)
             if decision.events:
-                if render is None:
+                if render is None or seen is None:
                     self._pipe.lagging(stream)
                 else:
                     warnings.extend(self._pipe.publish_unread(state, render, seen[0]))
@@ -255,6 +259,10 @@ class MemoryService:
         doc = self._pipe.cached(stream)
         if doc is None:
             return
+        with self._storage.snapshot() as uow:  # a read: no write transaction when it is current
+            index = write_index_of(uow)
+            if index is None or (index.version(stream) or 0) == doc.version:
+                return
         with self._storage.transaction() as uow:
             index = write_index_of(uow)
             if index is None or uow.journal.version(stream) != doc.version:
