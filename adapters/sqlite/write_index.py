@@ -26,7 +26,7 @@ from pi_hermes_memory.domain.memory.document import MemoryDocument, target_of
 from pi_hermes_memory.domain.memory.events import Event, MemoryEvent
 from pi_hermes_memory.domain.memory.model import FailureCategory, MemoryEntry, MemoryKind, Target
 from pi_hermes_memory.domain.memory.scope_index import group_of
-from pi_hermes_memory.domain.memory.write_rows import StaleRows, advance
+from pi_hermes_memory.domain.memory.write_rows import advance
 from pi_hermes_memory.domain.search.similarity import JACCARD_THRESHOLD, token_set
 
 __all__ = ["SCHEMA", "SqliteWriteIndex", "decode_entry", "encode_entry"]
@@ -274,15 +274,16 @@ class SqliteWriteIndex:
         else:
             version, next_slot = int(row[0]), int(row[1])
         table = _Table(c, stream, next_slot)
-        try:
-            with c:  # a savepoint: a table found stale is left as it was
-                for event in events:
-                    if event.version != version + 1:
-                        raise StaleRows(f"{stream} v{event.version} after v{version}")
-                    advance(table, event)
-                    version = event.version
-        except StaleRows:
-            version = -1  # below any journal version: rebuilt before use
+        c.execute("SAVEPOINT write_index")
+        for event in events:
+            if event.version != version + 1 or not advance(table, event):
+                # not the state before this event: left as it was, marked stale (rebuilt
+                # from the fold before any use)
+                c.execute("ROLLBACK TO write_index")
+                version, table.next = -1, next_slot
+                break
+            version = event.version
+        c.execute("RELEASE write_index")
         c.execute(
             "UPDATE write_index SET version = ?, next_slot = ? WHERE stream = ?",
             (version, table.next, stream),

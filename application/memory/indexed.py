@@ -6,7 +6,7 @@ storage keeps those in a write index advanced with the journal (`ports.store.Wri
 the add reads a few rows instead of decoding the snapshot and tokenising every entry.
 
 `IndexedDocument` is a `DocumentState` over that index. What only the whole document knows (a
-row's history, whether an id was removed) raises `NeedsDocument`: the service then runs the
+row's history, whether an id was removed) raises `NotImplementedError`: the service then runs the
 write on the folded document as before (the slow path, same answers). The index is used only
 when it reflects exactly the journal's version and the replica is exactly the last recorded
 render (no hand edit to import); otherwise the write takes the slow path, which also rebuilds a
@@ -19,13 +19,16 @@ from collections.abc import Sequence
 
 from pi_hermes_memory.domain.memory.document import target_of
 from pi_hermes_memory.domain.memory.model import MemoryEntry, Target
-from pi_hermes_memory.ports.store import WriteIndex
+from pi_hermes_memory.ports.store import UnitOfWork, WriteIndex
 
-__all__ = ["IndexedDocument", "NeedsDocument"]
+__all__ = ["IndexedDocument", "write_index_of"]
 
 
-class NeedsDocument(Exception):
-    """The decision asked what only the folded document knows: decide on it instead."""
+def write_index_of(uow: UnitOfWork) -> WriteIndex | None:
+    """The unit of work's persisted write index, when its storage keeps one (the SQLite one
+    does: `write_index`); None for the others, which decide on the folded document."""
+    index: WriteIndex | None = getattr(uow, "write_index", None)
+    return index
 
 
 class IndexedDocument:
@@ -61,10 +64,10 @@ class IndexedDocument:
         return self
 
     def find(self, entry_id: str) -> MemoryEntry | None:
-        raise NeedsDocument(f"find {entry_id}")
+        raise NotImplementedError(f"the write index keeps no history ({entry_id})")
 
     def was_removed(self, entry_id: str) -> bool:
-        raise NeedsDocument(f"was_removed {entry_id}")
+        raise NotImplementedError(f"the write index keeps no removals ({entry_id})")
 
     # -- RowIndex --------------------------------------------------------------------------
 

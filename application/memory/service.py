@@ -47,7 +47,7 @@ from pi_hermes_memory.errors import ArgumentError, MarkdownUnreadable
 from pi_hermes_memory.journal.pipeline import Pipeline, RenderLag
 from pi_hermes_memory.log import library_logger
 from pi_hermes_memory.memory.documents import MemoryDocuments
-from pi_hermes_memory.memory.indexed import IndexedDocument, NeedsDocument
+from pi_hermes_memory.memory.indexed import IndexedDocument, write_index_of
 from pi_hermes_memory.memory.purging import PurgeResult
 from pi_hermes_memory.ports.search import ScopeClause
 from pi_hermes_memory.ports.store import (
@@ -57,7 +57,6 @@ from pi_hermes_memory.ports.store import (
     MarkdownStore,
     Storage,
     UnitOfWork,
-    write_index_of,
 )
 from pi_hermes_memory.ports.vectors import VectorScope
 from pi_hermes_memory.results import CandidateView, EntryView, WriteResult
@@ -222,7 +221,7 @@ class MemoryService:
                 doc = IndexedDocument(index, stream, version)
                 try:
                     decision = decide(doc, command, self.settings.policy(target))
-                except NeedsDocument:
+                except NotImplementedError:  # it asked what only the fold knows
                     return None
                 entry = None
                 render: bytes | None = None
@@ -232,9 +231,7 @@ class MemoryService:
                     head = decision.events[-1].version
                     if index.version(stream) != head:
                         raise InvariantViolation(f"{stream}: the write index did not follow")
-                    if seen is not None and not self._pipe.may_lag_unread(
-                        stream, _size(seen[0])
-                    ):
+                    if seen is not None and not self._pipe.may_lag_unread(stream, _size(seen[0])):
                         state = MemoryDocument(
                             stream=stream,
                             target=target,

@@ -119,6 +119,7 @@ from pi_hermes_memory.ports.store import (
     Storage,
     UnitOfWork,
     VectorStore,
+    WriteIndex,
 )
 from pi_hermes_memory.ports.vectors import (
     BACKFILL_LIMIT,
@@ -218,6 +219,7 @@ __all__ = [
     "VectorScope",
     "VectorStore",
     "VersionLine",
+    "WriteIndex",
     "aware",
     "since_day",
 ]

@@ -61,7 +61,6 @@ __all__ = [
     "UnitOfWork",
     "VectorStore",
     "WriteIndex",
-    "write_index_of",
 ]
 
 #: `MarkdownStore.write(expected=...)` default: replace whatever the file holds
@@ -160,7 +159,7 @@ class UnitOfWork(Protocol):
 class WriteIndex(Protocol):
     """The persisted write index of the memory streams (ADR 0084): each stream's active rows
     grouped for the write rules, advanced by `Projection.apply` in the same transaction. A
-    storage that keeps one exposes it as its unit of work's `write_index` (`write_index_of`);
+    storage that keeps one exposes it as its unit of work's `write_index`;
     the others decide on the folded document."""
 
     def version(self, stream: str) -> int | None:
@@ -189,12 +188,6 @@ class WriteIndex(Protocol):
     def near_candidates(
         self, stream: str, group: str | None, tokens: frozenset[str]
     ) -> list[MemoryEntry]: ...
-
-
-def write_index_of(uow: UnitOfWork) -> WriteIndex | None:
-    """The unit of work's persisted write index, when its storage keeps one (ADR 0084)."""
-    index: WriteIndex | None = getattr(uow, "write_index", None)
-    return index
 
 
 class Storage(Protocol):

@@ -33,7 +33,7 @@ from pi_hermes_memory.domain.memory.events import (
 )
 from pi_hermes_memory.domain.memory.model import MemoryEntry
 
-__all__ = ["RowTable", "StaleRows", "advance"]
+__all__ = ["RowTable", "advance"]
 
 
 class RowTable(Protocol):
@@ -52,21 +52,10 @@ class RowTable(Protocol):
         ...
 
 
-class StaleRows(Exception):
-    """The table does not hold a row the event names: it does not reflect the version before
-    the event (the caller then marks it stale; it is rebuilt from the fold)."""
-
-
-def _row(table: RowTable, entry_id: str) -> tuple[int, MemoryEntry]:
-    found = table.get(entry_id)
-    if found is None:
-        raise StaleRows(entry_id)
-    return found
-
-
-def advance(table: RowTable, any_event: Event) -> None:
-    """Apply one memory event to `table` as `fold` applies it to the active rows. Raises
-    `StaleRows` when the table lacks a row the event changes (it is not the state before it)."""
+def advance(table: RowTable, any_event: Event) -> bool:
+    """Apply one memory event to `table` as `fold` applies it to the active rows. False, with
+    the table unchanged, when it lacks a row the event changes: it is not the state before the
+    event (the caller then marks it stale; it is rebuilt from the fold)."""
     event = as_memory_event(any_event)
     match event:
         case MemoryAdded() | MemoryRestored():
@@ -74,7 +63,10 @@ def advance(table: RowTable, any_event: Event) -> None:
         case MemoryMovedIn():
             table.put(table.next_slot(), entry_of(event, namespace=None))
         case MemoryReplaced():
-            slot, old = _row(table, event.old_id)
+            found = table.get(event.old_id)
+            if found is None:
+                return False
+            slot, old = found
             new = attrs.evolve(
                 old,
                 id=event.new_id,
@@ -92,23 +84,29 @@ def advance(table: RowTable, any_event: Event) -> None:
             table.delete(event.old_id)
             table.put(slot, new)
         case MemorySuperseded():
-            slot, canonical = _row(table, event.by_id)
-            _row(table, event.old_id)
+            found = table.get(event.by_id)
+            if found is None or table.get(event.old_id) is None:
+                return False
+            slot, canonical = found
             table.delete(event.old_id)
             if event.on > canonical.last_referenced:
                 table.put(slot, attrs.evolve(canonical, last_referenced=event.on))
-        case MemoryRemoved() | MemoryMovedOut():
-            _row(table, event.entry_id)
-            table.delete(event.entry_id)
-        case MemoryMergedInto():
-            _row(table, event.entry_id)
+        case MemoryRemoved() | MemoryMovedOut() | MemoryMergedInto():
+            if table.get(event.entry_id) is None:
+                return False
             table.delete(event.entry_id)
         case MemoryReferenced():
-            slot, entry = _row(table, event.entry_id)
+            found = table.get(event.entry_id)
+            if found is None:
+                return False
+            slot, entry = found
             if event.on > entry.last_referenced:
                 table.put(slot, attrs.evolve(entry, last_referenced=event.on))
         case MemoryRetagged():
-            slot, entry = _row(table, event.entry_id)
+            found = table.get(event.entry_id)
+            if found is None:
+                return False
+            slot, entry = found
             table.put(
                 slot,
                 attrs.evolve(
@@ -129,3 +127,4 @@ def advance(table: RowTable, any_event: Event) -> None:
                     table.delete(entry_id)
         case _:
             assert_never(event)
+    return True
