@@ -32,7 +32,6 @@ import bisect
 import re
 from collections.abc import Callable
 
-from pi_hermes_memory.domain.scanning.lazy import lazy_compile
 from pi_hermes_memory.domain.scanning.rules import (
     BLOCK,
     EXFILTRATION,
@@ -44,10 +43,10 @@ _I = re.IGNORECASE
 
 
 def _rx(*parts: str) -> re.Pattern[str]:
-    return lazy_compile("|".join(f"(?:{p})" for p in parts), _I)
+    return re.compile("|".join(f"(?:{p})" for p in parts), _I)
 
 
-_SENTENCE_END = lazy_compile(r"[\n。！？!?]|\.(?:\s|$)")
+_SENTENCE_END = re.compile(r"[\n。！？!?]|\.(?:\s|$)")
 
 
 def _sentence(
@@ -312,8 +311,8 @@ _SEND_VERB = _rx(
     r"|schick|lade|hochladen|übertrage|leite|envoie|envoyer|t[ée]l[ée]verse|transf[èe]re|copie"
     r"|poste)\b",
 )
-_UPLOAD_TOOL = lazy_compile(r"\b(?:curl|wget|scp|rsync|nc|ncat|netcat|http|httpie|sftp)\b")
-_UPLOAD_FLAG = lazy_compile(
+_UPLOAD_TOOL = re.compile(r"\b(?:curl|wget|scp|rsync|nc|ncat|netcat|http|httpie|sftp)\b")
+_UPLOAD_FLAG = re.compile(
     r"(?:\s-d\s*@|\s--data(?:-binary|-raw|-urlencode)?[ =]\s*@|\s-f\s+\S{0,40}@|\s--form\s"
     r"|\s-t\s|\s--upload-file|\s--post-file|\s--body-file|\s<\s|\bscp\b|\brsync\b|\|\s*(?:nc|ncat"
     r"|netcat)\b)"
@@ -337,7 +336,7 @@ def _find_upload_secret_file(text: str) -> int | None:
         pos = eol + 1
 
 
-_SENSITIVE_FILE = lazy_compile(
+_SENSITIVE_FILE = re.compile(
     r"~/\.ssh|\.ssh/id_|id_rsa(?!\.pub)|id_ed25519(?!\.pub)|(?<![\w.-])\.env(?![a-z0-9_]|\.example|\.sample)"
     r"|\.aws/credentials|\.netrc|\.npmrc|\.pypirc|\.git-credentials|/etc/passwd|/etc/shadow"
     r"|\.kube/config|\.docker/config\.json|hosts\.yml"

@@ -42,7 +42,6 @@ from pi_hermes_memory.domain.scanning.injection_i18n import (
     _Hits,
     _sentence,
 )
-from pi_hermes_memory.domain.scanning.lazy import lazy_compile
 from pi_hermes_memory.domain.scanning.rules import (
     BLOCK,
     EXFILTRATION,
@@ -59,7 +58,7 @@ def _words(latin: str, other: str = "") -> re.Pattern[str]:
     parts = [f"{_L}(?:{latin}){_R}"] if latin else []
     if other:
         parts.append(f"(?:{other})")
-    return lazy_compile("|".join(parts), re.IGNORECASE)
+    return re.compile("|".join(parts), re.IGNORECASE)
 
 
 # --------------------------------------------------------------------------------------------
@@ -305,7 +304,7 @@ def _find_permission_grant(text: str) -> int | None:
 
 # A weak claim ("you are allowed to", "du darfst") needs an approval bypass or a universal
 # scope right on a command word ("any command", "every command", "jeden Befehl").
-_BYPASS_OR_ANY_COMMAND = lazy_compile(
+_BYPASS_OR_ANY_COMMAND = re.compile(
     f"(?:{_BYPASS.pattern})|(?:{_SCOPE.pattern})\\s{{1,3}}(?:\\w+\\s{{1,3}}){{0,2}}?"
     f"(?:{_ACTION.pattern})",
     re.IGNORECASE,
@@ -324,7 +323,7 @@ _SEND_ANY = _words(
     r"भेज|अपलोड|পাঠা|আপলোড|بھیج|ارسال|بفرست|أرسل|ارسل|ارفع|发送|發送|上传|上傳|送信|送って|アップロード"
     r"|보내|전송|업로드|அனுப்ப|పంపు|ส่ง",
 )
-_SENSITIVE_ANY = lazy_compile(
+_SENSITIVE_ANY = re.compile(
     f"(?:{_SENSITIVE_RX.pattern})|{_L}(?:senhas?|chaves?|password|chiavi|wachtwoord\\w?"
     f"|sleutels?|hasł\\w{{1,2}}|klucz\\w{{0,2}}|парол\\w{{1,3}}|ключ\\w{{0,3}}|şifre\\w{{0,3}}"
     f"|anahtar\\w{{0,5}}|kata\\s+sandi|kunci|mật\\s+khẩu|khóa){_R}",
@@ -379,7 +378,7 @@ INJECTION_RULES: tuple[PatternRule, ...] = (
 # The de-obfuscated copy
 
 # Runs of single letters joined by one separator: "i g n o r e", "i.g.n.o.r.e", "I-g-n-o-r-e".
-_SPACED = lazy_compile(r"(?<![^\W\d_])[^\W\d_](?:[ .\-_*·•|/'][^\W\d_]){2,63}(?![^\W\d_])")
+_SPACED = re.compile(r"(?<![^\W\d_])[^\W\d_](?:[ .\-_*·•|/'][^\W\d_]){2,63}(?![^\W\d_])")
 _CONFUSABLE = str.maketrans(
     {
         "а": "a",
@@ -454,7 +453,7 @@ _CONFUSABLE = str.maketrans(
 )
 # A word with a Latin letter next to a non-ASCII letter or a leet digit (the only words the
 # look-alike pass can change); found by one regex, so plain text costs one search.
-_MIXED_HINT = lazy_compile(r"[a-z][^\x00-\x7f]|[^\x00-\x7f][a-z]|[a-z][013457@$]|[013457@$][a-z]")
+_MIXED_HINT = re.compile(r"[a-z][^\x00-\x7f]|[^\x00-\x7f][a-z]|[a-z][013457@$]|[013457@$][a-z]")
 
 
 def _word_around(text: str, at: int) -> tuple[int, int]:
@@ -471,7 +470,7 @@ def _word_around(text: str, at: int) -> tuple[int, int]:
 _LEET = frozenset("013457@$")
 
 
-_HEXISH = lazy_compile(r"[0-9a-f]+")
+_HEXISH = re.compile(r"[0-9a-f]+")
 
 
 def _mixed(word: str) -> bool:
@@ -492,8 +491,8 @@ def _mixed(word: str) -> bool:
 
 # Characters set apart by single spaces ("i g n o r e   a l l"): the single spaces go, wider
 # gaps become the word breaks.
-_SPACE_SPACED = lazy_compile(r"(?<!\S)\S(?: \S){3,255}(?!\S)")
-_WIDE_GAP = lazy_compile(r" {2,}")
+_SPACE_SPACED = re.compile(r"(?<!\S)\S(?: \S){3,255}(?!\S)")
+_WIDE_GAP = re.compile(r" {2,}")
 
 
 def deobfuscate(text: str) -> tuple[str, list[int]]:

@@ -25,7 +25,6 @@ from collections import Counter
 from collections.abc import Callable
 
 import attrs
-from pi_hermes_memory.domain.scanning.lazy import lazy_compile
 
 # --------------------------------------------------------------------------------------------
 # Helpers
@@ -59,7 +58,7 @@ _PLACEHOLDER_WORDS = (
     "insert",
 )
 _SEQUENTIAL = ("0123456789", "123456789", "abcdefghij", "qwerty")
-_SAME_CHAR_RUN = lazy_compile(r"(.)\1{9}")
+_SAME_CHAR_RUN = re.compile(r"(.)\1{9}")
 
 
 def is_placeholder(s: str) -> bool:
@@ -70,11 +69,11 @@ def is_placeholder(s: str) -> bool:
     return _SAME_CHAR_RUN.search(s) is not None
 
 
-_UUID = lazy_compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
-_HEX = lazy_compile(r"[0-9a-f]{7,128}|[0-9A-F]{7,128}")
-_ENV_NAME = lazy_compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
-_IDENT_PATH = lazy_compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+")
-_FILE_SUFFIX = lazy_compile(
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+_HEX = re.compile(r"[0-9a-f]{7,128}|[0-9A-F]{7,128}")
+_ENV_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
+_IDENT_PATH = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+")
+_FILE_SUFFIX = re.compile(
     r".*\.(?:pem|key|pub|json|ya?ml|toml|txt|env|cfg|ini|conf|crt|cer|p12|pfx|gpg|asc|md)",
     re.IGNORECASE,
 )
@@ -129,7 +128,7 @@ class SecretRule:
 
 
 def _rx(pattern: str) -> re.Pattern[str]:
-    return lazy_compile(pattern, re.ASCII)
+    return re.compile(pattern, re.ASCII)
 
 
 _B = r"(?<![A-Za-z0-9_])"  # not preceded by a token character
@@ -146,7 +145,7 @@ def _mixed_case(m: re.Match[str]) -> bool:
     return not is_placeholder(s) and any(c.isupper() for c in s) and any(c.islower() for c in s)
 
 
-_AWS_CONTEXT = lazy_compile(r"aws[\s\S]{0,48}?(?:key|secret|pwd|pw|pass|token|credential)")
+_AWS_CONTEXT = re.compile(r"aws[\s\S]{0,48}?(?:key|secret|pwd|pw|pass|token|credential)")
 
 
 def _aws_secret_context(m: re.Match[str]) -> bool:
@@ -214,10 +213,8 @@ def _curl_password_is_real(m: re.Match[str]) -> bool:
     return password != user and password.lower() not in _DEFAULT_PASSWORDS
 
 
-_STRONG_KEYWORDS = lazy_compile(
-    r"api|access|secret|token|pass|pwd|cred|private|auth", re.IGNORECASE
-)
-_HASHY_NAME = lazy_compile(r"sha|hash|digest|checksum|commit|etag|fingerprint|revision|rev\b", re.I)
+_STRONG_KEYWORDS = re.compile(r"api|access|secret|token|pass|pwd|cred|private|auth", re.IGNORECASE)
+_HASHY_NAME = re.compile(r"sha|hash|digest|checksum|commit|etag|fingerprint|revision|rev\b", re.I)
 
 
 def _generic_value_is_secret(m: re.Match[str]) -> bool:
@@ -716,7 +713,7 @@ _APOS = "['\u2019]?"
 
 
 def _alt(*patterns: str) -> re.Pattern[str]:
-    return lazy_compile("|".join(f"(?:{p})" for p in patterns))
+    return re.compile("|".join(f"(?:{p})" for p in patterns))
 
 
 def _line_finder(trigger: re.Pattern[str], target: re.Pattern[str]) -> Callable[[str], int | None]:
@@ -738,13 +735,13 @@ def _line_finder(trigger: re.Pattern[str], target: re.Pattern[str]) -> Callable[
     return find
 
 
-_CURL = lazy_compile(r"\b(?:curl|wget|invoke-webrequest|iwr)\b")
-_SECRET_VARIABLE = lazy_compile(
+_CURL = re.compile(r"\b(?:curl|wget|invoke-webrequest|iwr)\b")
+_SECRET_VARIABLE = re.compile(
     r"\$\{?(?:env:)?\w{0,64}?(?:key|token|secret|password|passwd|credential)s?\b"
 )
 # `-H "Authorization: Bearer $TOKEN"` / `-u user:$PASSWORD` send the secret to the service it
 # belongs to, which is ordinary API use; a secret in the data, the URL or a form is not.
-_AUTH_ARGUMENT = lazy_compile(
+_AUTH_ARGUMENT = re.compile(
     r"(?:(?:-h|--header)[ =]{1,4}[\"']?[\w-]{1,40}:[ \t]{0,4}(?:bearer|token|basic|ssws)?[ \t]{0,4}"
     r"|(?:-u|--user)[ =]{1,4}[\"']?[^\s:\"']{0,64}:?)\Z"
 )
@@ -764,7 +761,7 @@ def _find_curl_secret_variable(text: str) -> int | None:
         pos = eol + 1
 
 
-_COMMENT_WORDS = lazy_compile(r"(?<![a-z])(?:ignore|override|system|secret|hidden)(?![a-z])")
+_COMMENT_WORDS = re.compile(r"(?<![a-z])(?:ignore|override|system|secret|hidden)(?![a-z])")
 
 
 def _find_hidden_html_comment(text: str) -> int | None:
@@ -783,8 +780,8 @@ def _find_hidden_html_comment(text: str) -> int | None:
         pos = end + 3
 
 
-_HIDING_TAG = lazy_compile(r"<\s{0,4}(?:div|span|p|section|font|a)\b")
-_HIDING_STYLE = lazy_compile(
+_HIDING_TAG = re.compile(r"<\s{0,4}(?:div|span|p|section|font|a)\b")
+_HIDING_STYLE = re.compile(
     r"display\s{0,4}:\s{0,4}none|visibility\s{0,4}:\s{0,4}hidden"
     r"|font-size\s{0,4}:\s{0,4}0(?![\d.])"
 )
@@ -809,8 +806,8 @@ def _is_exfil_url(url: str) -> bool:
     return "$" in url or (query >= 0 and "=" in url[query:])
 
 
-_PAREN_URL = lazy_compile(r"\(\s{0,4}+(https?://[^)\s]{1,2048}+)")
-_IMG_SRC = lazy_compile(r"\bsrc\s{0,4}=\s{0,4}[\"']?(https?://[^\"'\s>]{1,2048}+)")
+_PAREN_URL = re.compile(r"\(\s{0,4}+(https?://[^)\s]{1,2048}+)")
+_IMG_SRC = re.compile(r"\bsrc\s{0,4}=\s{0,4}[\"']?(https?://[^\"'\s>]{1,2048}+)")
 
 
 def _find_markdown_image_exfil(text: str) -> int | None:
@@ -847,8 +844,8 @@ def _find_html_image_exfil(text: str) -> int | None:
         pos = end + 1
 
 
-_MIXED_SCRIPT_HINT = lazy_compile(r"[\u0370-\u052f]")
-_LETTER_RUN = lazy_compile(r"[a-z\u0370-\u03ff\u0400-\u052f]{2,64}+")
+_MIXED_SCRIPT_HINT = re.compile(r"[\u0370-\u052f]")
+_LETTER_RUN = re.compile(r"[a-z\u0370-\u03ff\u0400-\u052f]{2,64}+")
 # Greek letters that look like Latin ones; other Greek letters next to Latin are normal (Δx).
 _GREEK_LOOKALIKES = frozenset("αβεικνορτυχΑΒΕΖΗΙΚΜΝΟΡΤΥΧ")
 
@@ -1039,8 +1036,8 @@ INJECTION_RULES: tuple[PatternRule, ...] = (
         severity=BLOCK,
         keywords=("translate",),
         finder=_line_finder(
-            lazy_compile(r"\btranslate\b"),
-            lazy_compile(r"\sinto\s+\w++(?:[\s-]++\w++){0,2}\s+and\s+(?:execute|run|eval)\b"),
+            re.compile(r"\btranslate\b"),
+            re.compile(r"\sinto\s+\w++(?:[\s-]++\w++){0,2}\s+and\s+(?:execute|run|eval)\b"),
         ),
     ),
     PatternRule(
@@ -1071,8 +1068,8 @@ INJECTION_RULES: tuple[PatternRule, ...] = (
         severity=BLOCK,
         keywords=("cat",),
         finder=_line_finder(
-            lazy_compile(r"\bcat[ \t]++(?!>)"),
-            lazy_compile(
+            re.compile(r"\bcat[ \t]++(?!>)"),
+            re.compile(
                 r"\.env\b(?!\.(?:example|sample|template|dist))|\bcredentials\b|\.netrc\b"
                 r"|\.pgpass\b|\.npmrc\b|\.pypirc\b|\.git-credentials\b|\.aws/|\.ssh/id_"
                 r"|\.docker/config\.json\b|\.kube/config\b"
@@ -1179,7 +1176,7 @@ INJECTION_RULES: tuple[PatternRule, ...] = (
         keywords=("system", "assistant", "developer"),
         # "System: Ubuntu 22.04" is an ordinary environment fact, so a `system:` line only
         # counts when it goes on to address the model; assistant/developer lines always count.
-        pattern=lazy_compile(
+        pattern=re.compile(
             r"^[ \t>*_#-]{0,8}+(?:(?:assistant|developer)[*_]{0,2}[ \t]{0,4}:[*_]{0,2}"
             r"[ \t]{0,16}+\S|system[*_]{0,2}[ \t]{0,4}:[*_]{0,2}[ \t]{0,16}+"
             r"(?:you\b|your\b|ignore|disregard|forget|obey|follow|from now on|new (?:rules|"

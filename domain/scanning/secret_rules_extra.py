@@ -27,7 +27,6 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from pi_hermes_memory.domain.scanning.lazy import lazy_compile
 from pi_hermes_memory.domain.scanning.rules import (
     SecretRule,
     _has_digit_and_letter,
@@ -77,9 +76,9 @@ _TYPE_WORDS = frozenset(
         "generated",
     )
 )
-_YAML_TAG = lazy_compile(r"![A-Za-z]{1,16}")  # `password: !vault |`, CloudFormation `!Ref`
-_LOWER_IDENT = lazy_compile(r"[a-z_][a-z_]*(?:\.[a-z_][a-z_]*)*")
-_CAMEL_IDENT = lazy_compile(r"[a-z]+(?:[A-Z][a-z]+)+")
+_YAML_TAG = re.compile(r"![A-Za-z]{1,16}")  # `password: !vault |`, CloudFormation `!Ref`
+_LOWER_IDENT = re.compile(r"[a-z_][a-z_]*(?:\.[a-z_][a-z_]*)*")
+_CAMEL_IDENT = re.compile(r"[a-z]+(?:[A-Z][a-z]+)+")
 _BAD_NAME_PARTS = frozenset(
     (
         "hash",
@@ -131,7 +130,7 @@ _BAD_NAME_PARTS = frozenset(
         "id",
     )
 )
-_CAMEL_BOUNDARY = lazy_compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 
 def _bad_name(name: str) -> bool:
@@ -187,8 +186,8 @@ def _header_value(m: re.Match[str]) -> bool:
     return _has_digit_and_letter(value) or _many_capitals(value)
 
 
-_STRONG_NAME = lazy_compile(r"api|access|secret|token|pass|pwd|cred|private|auth", re.IGNORECASE)
-_HASHY_NAME = lazy_compile(
+_STRONG_NAME = re.compile(r"api|access|secret|token|pass|pwd|cred|private|auth", re.IGNORECASE)
+_HASHY_NAME = re.compile(
     r"sha|hash|digest|checksum|commit|etag|fingerprint|revision|rev\b|cache|sort|trace|span|"
     r"request|session_id|idempot|nonce",
     re.IGNORECASE,
@@ -219,7 +218,7 @@ def _context_key(window: int, words: re.Pattern[str]) -> Callable[[re.Match[str]
     return check
 
 
-_AZURE_WORDS = lazy_compile(
+_AZURE_WORDS = re.compile(
     r"azure|storage|account|accountkey|access key|primary key|secondary key|key\b|_key|secret",
     re.IGNORECASE,
 )

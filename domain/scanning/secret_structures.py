@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import re
 
-from pi_hermes_memory.domain.scanning.lazy import lazy_compile
 from pi_hermes_memory.domain.scanning.rules import (
     SecretRule,
     _rx,
@@ -101,7 +100,7 @@ _tools("ipmitool mosquitto_pub mosquitto_sub", "", "-P")
 _tools("ssh-keygen", "", "-N -P")
 
 _TOOL_NAMES = sorted(_TOOL_FLAGS, key=len, reverse=True)
-_TOOL_RX = lazy_compile(
+_TOOL_RX = re.compile(
     r"(?<![\w./-])(?P<tool>" + "|".join(re.escape(t) for t in _TOOL_NAMES) + r")(?![\w-])"
 )
 _SHORT_FLAG = _rx(
@@ -435,9 +434,9 @@ _PW_WORDS_OTHER = (
 _COPULA = r"is|was|lautet|ist|est|es|era|é|è|är|jest|adalah|yaitu|ialah|là|это|olan"
 # Ambiguous in another language ("to", "es", "er", "je", "ni", "-"): the value must be strong.
 _WEAK_COPULA = r"to|er|je|ni|dir|dır|—|-|->|=>"
-_ENGLISH_WORD = lazy_compile(r"[A-Za-z0-9_]*(?i:password|passwd|pwd|passphrase)s?")
+_ENGLISH_WORD = re.compile(r"[A-Za-z0-9_]*(?i:password|passwd|pwd|passphrase)s?")
 _CJK_COPULA = r"是|为|為|は|が|는|은|이|가"
-_CREDENTIAL_WORD = lazy_compile(
+_CREDENTIAL_WORD = re.compile(
     r"(?:(?<![À-ɏ])(?P<lw>(?i:" + _PW_WORDS_LATIN + r")[A-Za-z0-9_]{0,16})"
     r"|(?P<ow>" + _PW_WORDS_OTHER + r"))"
     # Up to four words of qualifier ("für den Server", "del database", "от сервера") before
@@ -450,8 +449,8 @@ _CREDENTIAL_WORD = lazy_compile(
     r"(?=[\s,;。、，]|[.!?](?:\s|$)|$)",
     re.IGNORECASE,
 )
-_NUMBER_UNIT = lazy_compile(r"[0-9]+(?:[a-z]{1,6}|\+)?|v?[0-9]+(?:\.[0-9]+)+", re.IGNORECASE)
-_COPULA_AFTER = lazy_compile(
+_NUMBER_UNIT = re.compile(r"[0-9]+(?:[a-z]{1,6}|\+)?|v?[0-9]+(?:\.[0-9]+)+", re.IGNORECASE)
+_COPULA_AFTER = re.compile(
     r"[!?.,;:'\"»”]{0,3}[^\S\n]{1,3}(?:है|हैं|ہے|hai|ist|です|입니다|이다|dir|dır)(?=\W|$)"
 )
 
@@ -476,7 +475,7 @@ def _credential_shape(value: str, strong: bool) -> bool:
     return digits > 0 or inner_upper or (inner_symbol and not _LOWER_WORDS.fullmatch(value))
 
 
-_LOWER_WORDS = lazy_compile(r"[a-z]+(?:[._-][a-z]+)*")
+_LOWER_WORDS = re.compile(r"[a-z]+(?:[._-][a-z]+)*")
 
 
 def _identifier_start(text: str, at: int, limit: int = 24) -> int:
