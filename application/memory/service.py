@@ -9,11 +9,12 @@ commit together), and renders the touched Markdown documents before the lock is 
 from __future__ import annotations
 
 import collections
+import contextlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
-from pi_hermes_memory.domain.errors import InvariantViolation
+from pi_hermes_memory.domain.errors import InvariantViolation, VersionConflict
 from pi_hermes_memory.domain.memory.capacity import OverflowStrategy
 from pi_hermes_memory.domain.memory.commands import (
     AddMemory,
@@ -26,6 +27,7 @@ from pi_hermes_memory.domain.memory.decide import Decision, WritePolicy, decide
 from pi_hermes_memory.domain.memory.document import (
     MemoryDocument,
     WorkingDocument,
+    fold,
     stream_for,
     target_of,
 )
@@ -57,6 +59,7 @@ from pi_hermes_memory.ports.store import (
     MarkdownStore,
     Storage,
     UnitOfWork,
+    WriteIndex,
 )
 from pi_hermes_memory.ports.vectors import VectorScope
 from pi_hermes_memory.results import CandidateView, EntryView, WriteResult
@@ -117,6 +120,9 @@ class MemoryService:
             lock_timeout=lock_timeout,
             lag=render_lag,
         )
+        # stream -> the active rows (only) as the last indexed add rendered them (ADR 0084): the
+        # next one folds its events into them instead of reading every row again
+        self._rows: dict[str, MemoryDocument] = {}
         # the most recent warnings (hand-edit imports, …), bounded for long-running hosts
         self.warnings: collections.deque[str] = collections.deque(maxlen=200)
 
@@ -232,12 +238,7 @@ class MemoryService:
                     if index.version(stream) != head:
                         raise InvariantViolation(f"{stream}: the write index did not follow")
                     if seen is not None and not self._pipe.may_lag_unread(stream, _size(seen[0])):
-                        state = MemoryDocument(
-                            stream=stream,
-                            target=target,
-                            version=head,
-                            active=tuple(index.active(stream)),
-                        )
+                        state = self._indexed_rows(index, stream, version, decision.events)
                         render = self._pipe.render(uow, state)
                 if decision.entry_id is not None:
                     entry = index.entry(stream, decision.entry_id)
@@ -247,6 +248,27 @@ class MemoryService:
                 else:
                     warnings.extend(self._pipe.publish_unread(state, render, seen[0]))
         return decision, entry, warnings
+
+    def _indexed_rows(
+        self, index: WriteIndex, stream: str, before: int, events: Sequence[Event]
+    ) -> MemoryDocument:
+        """The active rows of `stream` after `events` (appended at version `before`), for a
+        render: the rows this service read at `before` with the events folded in, else every
+        row read from the index again. Only the active rows: a render needs no more."""
+        known = self._rows.get(stream)
+        state: MemoryDocument | None = None
+        if known is not None and known.version == before:
+            with contextlib.suppress(InvariantViolation, VersionConflict):
+                state = fold(known, events)
+        if state is None:
+            state = MemoryDocument(
+                stream=stream,
+                target=target_of(stream),
+                version=events[-1].version,
+                active=tuple(index.active(stream)),
+            )
+        self._rows[stream] = state
+        return state
 
     def _keep_index(self, target: Target) -> None:
         """After a write on the folded document: rebuild the document's write index when it
@@ -282,12 +304,16 @@ class MemoryService:
                     seen = self._pipe.unedited(uow, stream)
                     if seen is None:
                         continue
-                    state = MemoryDocument(
-                        stream=stream,
-                        target=target_of(stream),
-                        version=version,
-                        active=tuple(index.active(stream)),
-                    )
+                    known = self._rows.get(stream)
+                    if known is not None and known.version == version:
+                        state = known
+                    else:
+                        state = MemoryDocument(
+                            stream=stream,
+                            target=target_of(stream),
+                            version=version,
+                            active=tuple(index.active(stream)),
+                        )
                     data = self._pipe.render(uow, state)
                 self._note(self._pipe.publish_unread(state, data, seen[0]))
 

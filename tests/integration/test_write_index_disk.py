@@ -1,9 +1,11 @@
 """ADR 0084: an add decided on the persisted write index equals one decided on the fold.
 
-Two real stores (SQLite file + Markdown files in tmp dirs) receive the same operations with the
+Three real stores (SQLite file + Markdown files in tmp dirs) receive the same operations with the
 same ids and clock. In store A every operation runs in a new service (a new process: no folded
 state, so adds take the indexed path); in store B one service holds the folded documents (the
-in-memory path). Their answers, Markdown files and journals must be equal, and the persisted
+in-memory path); in store C one service runs everything without reading the documents first
+(its adds are indexed and render the rows it keeps between them). Their answers, Markdown
+files and journals must be equal, and the persisted
 index must answer the write rules as the fold's `ScopeIndex` does.
 """
 
@@ -44,14 +46,18 @@ ops = st.lists(
 
 
 class _Store:
-    def __init__(self, root: Path, *, fresh_each_time: bool) -> None:
+    def __init__(self, root: Path, *, fresh_each_time: bool, folded: bool = True) -> None:
         self.dir = root / "pi-hermes-memory"
         self.storage = SqliteStorage(self.dir / "sessions.db")
         self.markdown = MarkdownFiles(self.dir, root / "projects-memory")
         self.clock = StepClock()
         self.ids = SequentialIds()
         self.fresh = fresh_each_time
-        self.svc = self._service()
+        self.folded = folded
+        # as `open` does: render the new store's empty files, then (a new process) find the
+        # store converged without reading any document
+        self._service().converge()
+        self.svc = self._opened()
 
     def _service(self) -> MemoryService:
         return MemoryService(
@@ -63,13 +69,18 @@ class _Store:
             settings=memory_settings("app", limit=60),
         )
 
+    def _opened(self) -> MemoryService:
+        svc = self._service()
+        svc.converge()
+        return svc
+
     def run(self, op: str, target: Target, text: str, force: bool) -> object:
         if op == "reopen":
-            self.svc = self._service()
+            self.svc = self._opened()
             return None
         if self.fresh:
-            self.svc = self._service()
-        else:
+            self.svc = self._opened()
+        elif self.folded:
             self.svc.document(target)  # the folded document at hand: the in-memory path
         at = self.clock.now()
         if op == "add":
@@ -101,17 +112,21 @@ class _Store:
         return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*.md"))}
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(steps=ops)
 def test_indexed_adds_equal_folded_adds(steps: list[tuple[str, Target, str, bool]]) -> None:
     root = Path(tempfile.mkdtemp(prefix="phm-wi-"))
     try:
         a = _Store(root / "a", fresh_each_time=True)
         b = _Store(root / "b", fresh_each_time=False)
+        # one service, no folded read: its adds are indexed until a replace or remove folds
+        c = _Store(root / "c", fresh_each_time=False, folded=False)
         try:
             for step in steps:
-                assert a.run(*step) == b.run(*step), step
-            assert a.files() == b.files()
+                expected = b.run(*step)
+                assert a.run(*step) == expected, step
+                assert c.run(*step) == expected, step
+            assert a.files() == b.files() == c.files()
             for target in TARGETS:
                 doc = a.svc.document(target)
                 assert doc == b.svc.document(target)
@@ -119,8 +134,8 @@ def test_indexed_adds_equal_folded_adds(steps: list[tuple[str, Target, str, bool
                 with a.storage.transaction() as uow:
                     assert uow.write_index.version(stream_for(target)) in (None, doc.version)
         finally:
-            a.storage.close()
-            b.storage.close()
+            for store in (a, b, c):
+                store.storage.close()
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
