@@ -120,9 +120,10 @@ class MemoryService:
             lock_timeout=lock_timeout,
             lag=render_lag,
         )
-        # stream -> the active rows (only) as the last indexed add rendered them (ADR 0084): the
-        # next one folds its events into them instead of reading every row again
-        self._rows: dict[str, MemoryDocument] = {}
+        # stream -> the active rows (only) as the last indexed render had them, and the events
+        # appended since (ADR 0084): the next render folds those in instead of reading every
+        # row again
+        self._rows: dict[str, tuple[MemoryDocument, list[Event]]] = {}
         # the most recent warnings (hand-edit imports, …), bounded for long-running hosts
         self.warnings: collections.deque[str] = collections.deque(maxlen=200)
 
@@ -237,8 +238,9 @@ class MemoryService:
                     head = decision.events[-1].version
                     if index.version(stream) != head:
                         raise InvariantViolation(f"{stream}: the write index did not follow")
+                    self._tail(stream, version, decision.events)
                     if seen is not None and not self._pipe.may_lag_unread(stream, _size(seen[0])):
-                        state = self._indexed_rows(index, stream, version, decision.events)
+                        state = self._indexed_rows(index, stream, head)
                         render = self._pipe.render(uow, state)
                 if decision.entry_id is not None:
                     entry = index.entry(stream, decision.entry_id)
@@ -249,25 +251,32 @@ class MemoryService:
                     warnings.extend(self._pipe.publish_unread(state, render, seen[0]))
         return decision, entry, warnings
 
-    def _indexed_rows(
-        self, index: WriteIndex, stream: str, before: int, events: Sequence[Event]
-    ) -> MemoryDocument:
-        """The active rows of `stream` after `events` (appended at version `before`), for a
-        render: the rows this service read at `before` with the events folded in, else every
-        row read from the index again. Only the active rows: a render needs no more."""
-        known = self._rows.get(stream)
+    def _tail(self, stream: str, before: int, events: Sequence[Event]) -> None:
+        """Remember `events` (appended at version `before`) after the rows kept for `stream`'s
+        next render; a gap (another writer) drops the rows."""
+        kept = self._rows.get(stream)
+        if kept is not None and kept[0].version + len(kept[1]) == before:
+            kept[1].extend(events)
+        else:
+            self._rows.pop(stream, None)
+
+    def _indexed_rows(self, index: WriteIndex, stream: str, version: int) -> MemoryDocument:
+        """The active rows of `stream` at `version`, for a render: the rows this service kept
+        from its last render with the later events folded in, else every row read from the
+        index again (O(rows)). Only the active rows: a render needs no more."""
+        kept = self._rows.pop(stream, None)
         state: MemoryDocument | None = None
-        if known is not None and known.version == before:
+        if kept is not None and kept[0].version + len(kept[1]) == version:
             with contextlib.suppress(InvariantViolation, VersionConflict):
-                state = fold(known, events)
+                state = fold(kept[0], kept[1])
         if state is None:
             state = MemoryDocument(
                 stream=stream,
                 target=target_of(stream),
-                version=events[-1].version,
+                version=version,
                 active=tuple(index.active(stream)),
             )
-        self._rows[stream] = state
+        self._rows[stream] = (state, [])
         return state
 
     def _keep_index(self, target: Target) -> None:
@@ -304,16 +313,7 @@ class MemoryService:
                     seen = self._pipe.unedited(uow, stream)
                     if seen is None:
                         continue
-                    known = self._rows.get(stream)
-                    if known is not None and known.version == version:
-                        state = known
-                    else:
-                        state = MemoryDocument(
-                            stream=stream,
-                            target=target_of(stream),
-                            version=version,
-                            active=tuple(index.active(stream)),
-                        )
+                    state = self._indexed_rows(index, stream, version)
                     data = self._pipe.render(uow, state)
                 self._note(self._pipe.publish_unread(state, data, seen[0]))
 
