@@ -215,35 +215,37 @@ class MemoryService:
             return None  # the folded document is at hand: the in-memory index is faster
         warnings: list[str] = []
         with self._pipe.locked():
-            with self._storage.transaction() as uow:
-                index = write_index_of(uow)
-                version = uow.journal.version(stream)
-                if index is None or (index.version(stream) or 0) != version:
-                    return None
-                # a replica rendered recently by this process lags unread, as `writing` does
-                recent = self._pipe.may_lag(stream)
-                seen = None if recent else self._pipe.unedited(uow, stream)
-                if seen is None and not recent:
-                    return None
-                doc = IndexedDocument(index, stream, version)
-                try:
+            try:
+                with self._storage.transaction() as uow:
+                    index = write_index_of(uow)
+                    version = uow.journal.version(stream)
+                    if index is None or (index.version(stream) or 0) != version:
+                        return None
+                    # a replica rendered recently by this process lags unread, as `writing` does
+                    recent = self._pipe.may_lag(stream)
+                    seen = None if recent else self._pipe.unedited(uow, stream)
+                    if seen is None and not recent:
+                        return None
+                    doc = IndexedDocument(index, stream, version)
+                    # raises NotImplementedError when it asks what only the fold knows
                     decision = decide(doc, command, self.settings.policy(target))
-                except NotImplementedError:  # it asked what only the fold knows
-                    return None
-                entry = None
-                render: bytes | None = None
-                if decision.events:
-                    uow.journal.append(stream, version, decision.events)
-                    uow.projection.apply(decision.events)
-                    head = decision.events[-1].version
-                    if index.version(stream) != head:
-                        raise InvariantViolation(f"{stream}: the write index did not follow")
-                    self._tail(stream, version, decision.events)
-                    if seen is not None and not self._pipe.may_lag_unread(stream, _size(seen[0])):
-                        state = self._indexed_rows(index, stream, head)
-                        render = self._pipe.render(uow, state)
-                if decision.entry_id is not None:
-                    entry = index.entry(stream, decision.entry_id)
+                    entry = None
+                    render: bytes | None = None
+                    if decision.events:
+                        uow.journal.append(stream, version, decision.events)
+                        uow.projection.apply(decision.events)
+                        head = decision.events[-1].version
+                        if index.version(stream) != head:  # rolled back: decided on the fold
+                            raise NotImplementedError(f"{stream}: the write index fell behind")
+                        self._tail(stream, version, decision.events)
+                        size = 0 if seen is None else _size(seen[0])
+                        if seen is not None and not self._pipe.may_lag_unread(stream, size):
+                            state = self._indexed_rows(index, stream, head)
+                            render = self._pipe.render(uow, state)
+                    if decision.entry_id is not None:
+                        entry = index.entry(stream, decision.entry_id)
+            except NotImplementedError:
+                return None
             if decision.events:
                 if render is None or seen is None:
                     self._pipe.lagging(stream)
