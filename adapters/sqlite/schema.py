@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import apsw
+from pi_hermes_memory.adapters.sqlite.write_index import SCHEMA as WRITE_INDEX_SCHEMA
 from pi_hermes_memory.errors import ForeignDatabaseError
 
 APPLICATION_ID = 0x50484D31  # "PHM1"
@@ -293,6 +294,11 @@ MIGRATIONS: tuple[str | Callable[[apsw.Connection], None], ...] = (
     # Added only where missing (SQLite has no ADD COLUMN IF NOT EXISTS): the step is also safe
     # on a file that already holds it, as the others are.
     lambda conn: _add_columns(conn, "memories", (("memory_id", "TEXT"), ("version_no", "INTEGER"))),
+    # 10: the persisted write index (ADR 0084): each memory stream's active rows, their groups'
+    # used characters and the near-duplicate token postings, advanced with the journal, so a new
+    # process adds without folding the document. Empty until a write builds a stream's index
+    # (`write_index.version` behind the journal: never used, rebuilt from the fold).
+    WRITE_INDEX_SCHEMA,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -25,6 +25,7 @@ from pi_hermes_memory.adapters.sqlite.mirror import rebuild_rows
 from pi_hermes_memory.adapters.sqlite.recovery import restore_if_missing, store_damage
 from pi_hermes_memory.adapters.sqlite.schema import check_ours, migrate
 from pi_hermes_memory.adapters.sqlite.scrub import scrub, secure_delete
+from pi_hermes_memory.adapters.sqlite.write_index import SqliteWriteIndex
 from pi_hermes_memory.domain.errors import VersionConflict
 from pi_hermes_memory.domain.memory.document import MemoryDocument, lineage_of
 from pi_hermes_memory.domain.memory.events import (
@@ -147,10 +148,19 @@ class SqliteProjection:
     def apply(self, events: Sequence[Event]) -> None:
         for event in events:
             self._apply(event)
+        SqliteWriteIndex(self._conn).apply(events)  # same transaction (ADR 0084)
 
     def rebuild(self, documents: Sequence[MemoryDocument]) -> RebuildReport:
-        """Repair the rows of these documents' targets to their folded state (ADR 0013)."""
-        return rebuild_rows(self._conn, documents)
+        """Repair the rows of these documents' targets to their folded state (ADR 0013), and
+        their write index (ADR 0084) where the document is the journal's head."""
+        report = rebuild_rows(self._conn, documents)
+        index = SqliteWriteIndex(self._conn)
+        journal = SqliteJournal(self._conn)
+        for doc in documents:
+            stale = (index.version(doc.stream) or 0) != doc.version
+            if stale and doc.version == journal.version(doc.stream):
+                index.rebuild(doc)
+        return report
 
     def _apply(self, event: Event) -> None:
         self._lineage = self._lineage_of(event)
@@ -282,6 +292,8 @@ class SqliteUnitOfWork:
     journal: SqliteJournal
     projection: SqliteProjection
     ledger: SqliteLedger
+    #: the persisted write index (ADR 0084), advanced by `projection.apply`
+    write_index: SqliteWriteIndex
 
 
 def _require_writable(path: Path) -> None:
@@ -386,7 +398,10 @@ class SqliteStorage:
 
     def _unit_of_work(self) -> SqliteUnitOfWork:
         return SqliteUnitOfWork(
-            SqliteJournal(self._conn), SqliteProjection(self._conn), SqliteLedger(self._conn)
+            SqliteJournal(self._conn),
+            SqliteProjection(self._conn),
+            SqliteLedger(self._conn),
+            SqliteWriteIndex(self._conn),
         )
 
     @property

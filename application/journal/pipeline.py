@@ -222,6 +222,11 @@ class Pipeline(Generic[S]):
         # stream -> events imported from hand edits since `take_imported` last asked: a
         # report (sync-markdown) names the edits an earlier read of this session imported
         self._imported: dict[str, int] = {}
+        # stream -> (the replica's stamp taken before it was read, its sha256) when it was
+        # found to be what the ledger recorded: unchanged since, it needs no import (ADR 0084)
+        self._verified: dict[str, tuple[object, str]] = {}
+        # stream -> when an indexed write first left its unread replica lagging (ADR 0084)
+        self._lag_since: dict[str, float] = {}
 
     def take_imported(self, streams: Iterable[str]) -> dict[str, int]:
         """The events imported from hand edits of `streams` since the last call (a count of
@@ -326,13 +331,77 @@ class Pipeline(Generic[S]):
         hand edit to import, no render to finish. False also when the file is missing or
         cannot be read (the write path reports it)."""
         try:
+            before = self._files.stamp(stream)
             data = self._files.read(stream)
         except (MarkdownUnreadable, OSError):
             return False
         if data is None:
             return False
         rendered = uow.ledger.rendered(stream, self._files.replica(stream))
-        return rendered == (version, self._digest(stream, data))
+        digest = self._digest(stream, data)
+        if rendered is not None and rendered[1] == digest:
+            self._verified[stream] = (before, digest)
+        return rendered == (version, digest)
+
+    # -- the indexed write path (ADR 0084) ----------------------------------------------------
+
+    def locked(self) -> contextlib.AbstractContextManager[object]:
+        """The store lock, as `writing` takes it."""
+        return self._lock(self._lock_timeout)
+
+    def unedited(self, uow: UnitOfWork, stream: str) -> tuple[object, str] | None:
+        """Under the lock, in the write transaction: (the replica's stamp, its sha256) when it
+        is exactly the last render the ledger recorded, so a write needs no hand-edit import;
+        None otherwise (or when it is missing or cannot be read: the write path reports it).
+        A stat when the replica is unchanged since it was last found so; else a read."""
+        try:
+            stamp = self._files.stamp(stream)
+        except OSError:
+            return None
+        rendered = uow.ledger.rendered(stream, self._files.replica(stream))
+        if rendered is None or stamp is None:
+            return None
+        known = self._verified.get(stream)
+        if known is None or known[0] != stamp:
+            try:
+                data = self._files.read(stream)
+            except (MarkdownUnreadable, OSError):
+                return None
+            if data is None:
+                return None
+            known = (stamp, self._digest(stream, data))
+            if self._files.stamp(stream) != stamp:
+                return None  # saved while it was read
+            self._verified[stream] = known
+        return known if rendered[1] == known[1] else None
+
+    def may_lag(self, stream: str) -> bool:
+        """Whether a write may leave `stream`'s replica unread and unrendered, as `writing`
+        decides it (ADR 0042): this pipeline rendered it recently."""
+        return self._may_lag(stream)
+
+    def may_lag_unread(self, stream: str, size: int) -> bool:
+        """Whether an indexed write may leave `stream`'s replica, found to be the last render,
+        as it is (ADR 0084): it is at least `min_bytes` long, this pipeline has not rendered
+        it, and its first write that left it so was less than `interval_s` ago (a new
+        process's first adds do not render a large file; the first write after the interval,
+        `flush` and the next open do)."""
+        if size < self._lag.min_bytes or stream in self._rendered_at:
+            return False
+        since = self._lag_since.setdefault(stream, self._lag.clock())
+        return self._lag.clock() - since < self._lag.interval_s
+
+    def lagging(self, stream: str) -> None:
+        """`stream`'s replica lags the journal by this pipeline's write (ADR 0042)."""
+        self._pending.add(stream)
+
+    def publish_unread(self, state: S, data: bytes, seen: object) -> list[str]:
+        """After COMMIT, under the lock: write `data`, the render of `state`, over a replica
+        whose stamp was `seen` when it was found unedited, and record it (as `writing` does)."""
+        self._seen[state.stream] = seen
+        warnings = self._publish([(state, data, sha256(data))])
+        self._remember_stamps([state.stream])
+        return warnings
 
     def _digest(self, stream: str, data: bytes) -> str:
         """sha256 of `data`, the replica of `stream` as read: equal bytes, equal digest, so a
@@ -577,6 +646,7 @@ class Pipeline(Generic[S]):
     def forget(self, stream: str) -> None:
         """Drop the cached state of `stream` (it is read from the journal again)."""
         self._states.pop(stream, None)
+        self._verified.pop(stream, None)
         self._written.pop(stream, None)
         self._stamps.pop(stream, None)
         self._rendered_at.pop(stream, None)

@@ -9,10 +9,12 @@ commit together), and renders the touched Markdown documents before the lock is 
 from __future__ import annotations
 
 import collections
+import contextlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
+from pi_hermes_memory.domain.errors import InvariantViolation, VersionConflict
 from pi_hermes_memory.domain.memory.capacity import OverflowStrategy
 from pi_hermes_memory.domain.memory.commands import (
     AddMemory,
@@ -25,6 +27,7 @@ from pi_hermes_memory.domain.memory.decide import Decision, WritePolicy, decide
 from pi_hermes_memory.domain.memory.document import (
     MemoryDocument,
     WorkingDocument,
+    fold,
     stream_for,
     target_of,
 )
@@ -46,6 +49,7 @@ from pi_hermes_memory.errors import ArgumentError, MarkdownUnreadable
 from pi_hermes_memory.journal.pipeline import Pipeline, RenderLag
 from pi_hermes_memory.log import library_logger
 from pi_hermes_memory.memory.documents import MemoryDocuments
+from pi_hermes_memory.memory.indexed import IndexedDocument, write_index_of
 from pi_hermes_memory.memory.purging import PurgeResult
 from pi_hermes_memory.ports.search import ScopeClause
 from pi_hermes_memory.ports.store import (
@@ -55,6 +59,7 @@ from pi_hermes_memory.ports.store import (
     MarkdownStore,
     Storage,
     UnitOfWork,
+    WriteIndex,
 )
 from pi_hermes_memory.ports.vectors import VectorScope
 from pi_hermes_memory.results import CandidateView, EntryView, WriteResult
@@ -115,6 +120,10 @@ class MemoryService:
             lock_timeout=lock_timeout,
             lag=render_lag,
         )
+        # stream -> the active rows (only) as the last indexed render had them, and the events
+        # appended since (ADR 0084): the next render folds those in instead of reading every
+        # row again
+        self._rows: dict[str, tuple[MemoryDocument, list[Event]]] = {}
         # the most recent warnings (hand-edit imports, …), bounded for long-running hosts
         self.warnings: collections.deque[str] = collections.deque(maxlen=200)
 
@@ -165,6 +174,18 @@ class MemoryService:
         prepared = self._prepare_embeddings([command])
         if prepared is not None:
             command = prepared.commands[0]
+        if isinstance(command, AddMemory):
+            fast = self._indexed_add(command)
+            if fast is not None:
+                decision, entry, warnings = fast
+                self._note(warnings)
+                self._embed_new_rows([decision], prepared)
+                result = to_result(decision, command, (*notes, *warnings))
+                if entry is None or result.entry_id != entry.id:
+                    return attrs.evolve(result, version_id=result.entry_id)
+                return attrs.evolve(
+                    result, entry_id=entry.stable_id, version_id=entry.id, version=entry.version_no
+                )
 
         before: dict[Target, MemoryDocument] = {}
 
@@ -175,7 +196,128 @@ class MemoryService:
         decisions, warnings = self.run([target], plan)
         self._embed_new_rows([d for _, d in decisions], prepared)
         result = to_result(decisions[0][1], command, (*notes, *warnings))
+        if isinstance(command, AddMemory):
+            self._keep_index(target)
         return self.identified(result, before=before)
+
+    # -- the indexed add (ADR 0084) -------------------------------------------------------
+
+    def _indexed_add(
+        self, command: AddMemory
+    ) -> tuple[Decision, MemoryEntry | None, list[str]] | None:
+        """Decide and append an add on the persisted write index, when this process holds no
+        folded state of its document (a new process: folding it is the cost this avoids), the
+        index is at the journal's version and the file is the last render. None: take the
+        write path on the folded document (same answers)."""
+        target = command.target
+        stream = stream_for(target)
+        if self._pipe.cached(stream) is not None:
+            return None  # the folded document is at hand: the in-memory index is faster
+        warnings: list[str] = []
+        with self._pipe.locked():
+            try:
+                with self._storage.transaction() as uow:
+                    index = write_index_of(uow)
+                    version = uow.journal.version(stream)
+                    if index is None or (index.version(stream) or 0) != version:
+                        return None
+                    # a replica rendered recently by this process lags unread, as `writing` does
+                    recent = self._pipe.may_lag(stream)
+                    seen = None if recent else self._pipe.unedited(uow, stream)
+                    if seen is None and not recent:
+                        return None
+                    doc = IndexedDocument(index, stream, version)
+                    # raises NotImplementedError when it asks what only the fold knows
+                    decision = decide(doc, command, self.settings.policy(target))
+                    entry = None
+                    render: bytes | None = None
+                    if decision.events:
+                        uow.journal.append(stream, version, decision.events)
+                        uow.projection.apply(decision.events)
+                        head = decision.events[-1].version
+                        if index.version(stream) != head:  # rolled back: decided on the fold
+                            raise NotImplementedError(f"{stream}: the write index fell behind")
+                        self._tail(stream, version, decision.events)
+                        size = 0 if seen is None else _size(seen[0])
+                        if seen is not None and not self._pipe.may_lag_unread(stream, size):
+                            state = self._indexed_rows(index, stream, head)
+                            render = self._pipe.render(uow, state)
+                    if decision.entry_id is not None:
+                        entry = index.entry(stream, decision.entry_id)
+            except NotImplementedError:
+                return None
+            if decision.events:
+                if render is None or seen is None:
+                    self._pipe.lagging(stream)
+                else:
+                    warnings.extend(self._pipe.publish_unread(state, render, seen[0]))
+        return decision, entry, warnings
+
+    def _tail(self, stream: str, before: int, events: Sequence[Event]) -> None:
+        """Remember `events` (appended at version `before`) after the rows kept for `stream`'s
+        next render; a gap (another writer) drops the rows."""
+        kept = self._rows.get(stream)
+        if kept is not None and kept[0].version + len(kept[1]) == before:
+            kept[1].extend(events)
+        else:
+            self._rows.pop(stream, None)
+
+    def _indexed_rows(self, index: WriteIndex, stream: str, version: int) -> MemoryDocument:
+        """The active rows of `stream` at `version`, for a render: the rows this service kept
+        from its last render with the later events folded in, else every row read from the
+        index again (O(rows)). Only the active rows: a render needs no more."""
+        kept = self._rows.pop(stream, None)
+        state: MemoryDocument | None = None
+        if kept is not None and kept[0].version + len(kept[1]) == version:
+            with contextlib.suppress(InvariantViolation, VersionConflict):
+                state = fold(kept[0], kept[1])
+        if state is None:
+            state = MemoryDocument(
+                stream=stream,
+                target=target_of(stream),
+                version=version,
+                active=tuple(index.active(stream)),
+            )
+        self._rows[stream] = (state, [])
+        return state
+
+    def _keep_index(self, target: Target) -> None:
+        """After a write on the folded document: rebuild the document's write index when it
+        is behind the journal (a store written before ADR 0084, or by an older library), so
+        the next process adds on it."""
+        stream = stream_for(target)
+        doc = self._pipe.cached(stream)
+        if doc is None:
+            return
+        with self._storage.snapshot() as uow:  # a read: no write transaction when it is current
+            index = write_index_of(uow)
+            if index is None or (index.version(stream) or 0) == doc.version:
+                return
+        with self._storage.transaction() as uow:
+            index = write_index_of(uow)
+            if index is None or uow.journal.version(stream) != doc.version:
+                return
+            if index.version(stream) != doc.version:
+                index.rebuild(doc)
+
+    def _indexed_flush(self) -> None:
+        """Render the pending files from the write index where this process holds no folded
+        state of them (their adds were indexed): the rows in file order, no fold (ADR 0084)."""
+        for stream in self._pipe.pending:
+            if self._pipe.cached(stream) is not None:
+                continue
+            with self._pipe.locked():
+                with self._storage.transaction() as uow:
+                    index = write_index_of(uow)
+                    version = uow.journal.version(stream)
+                    if index is None or (index.version(stream) or 0) != version:
+                        continue
+                    seen = self._pipe.unedited(uow, stream)
+                    if seen is None:
+                        continue
+                    state = self._indexed_rows(index, stream, version)
+                    data = self._pipe.render(uow, state)
+                self._note(self._pipe.publish_unread(state, data, seen[0]))
 
     def _prepare_embeddings(self, items: Sequence[object]) -> PreparedWrites | None:
         """Before the write, outside the lock: vectors and cosines for the adds' near-duplicate
@@ -527,6 +669,7 @@ class MemoryService:
         """Render every pending Markdown file now (hand edits made meanwhile are merged first);
         returns the warnings (empty when every file was rendered)."""
         warnings: list[str] = []
+        self._indexed_flush()
         self._pipe.flush(warnings)
         self._note(warnings)
         return warnings
@@ -589,6 +732,13 @@ class MemoryService:
 
 
 _ALL_STREAMS = tuple(stream_for(t) for t in Target)
+
+
+def _size(stamp: object) -> int:
+    """The size a replica stamp records ((mtime_ns, size, inode, ctime_ns)); 0 when unknown."""
+    if isinstance(stamp, tuple) and len(stamp) > 1 and isinstance(stamp[1], int):
+        return stamp[1]
+    return 0
 
 
 def _by_target(states: dict[str, MemoryDocument]) -> dict[Target, MemoryDocument]:

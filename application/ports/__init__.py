@@ -125,6 +125,7 @@ if TYPE_CHECKING:
         Storage,
         UnitOfWork,
         VectorStore,
+        WriteIndex,
     )
     from pi_hermes_memory.ports.vectors import (
         BACKFILL_LIMIT,
@@ -244,6 +245,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
         "Storage",
         "UnitOfWork",
         "VectorStore",
+        "WriteIndex",
     ),
     "pi_hermes_memory.ports.vectors": (
         "BACKFILL_LIMIT",
@@ -359,6 +361,7 @@ __all__ = [
     "VectorScope",
     "VectorStore",
     "VersionLine",
+    "WriteIndex",
     "aware",
     "since_day",
 ]

@@ -62,6 +62,7 @@ __all__ = [
     "Storage",
     "UnitOfWork",
     "VectorStore",
+    "WriteIndex",
 ]
 
 #: `MarkdownStore.write(expected=...)` default: replace whatever the file holds
@@ -155,6 +156,40 @@ class UnitOfWork(Protocol):
 
     @property
     def ledger(self) -> RenderLedger: ...
+
+
+class WriteIndex(Protocol):
+    """The persisted write index of the memory streams (ADR 0084): each stream's active rows
+    grouped for the write rules, advanced by `Projection.apply` in the same transaction. A
+    storage that keeps one exposes it as its unit of work's `write_index`;
+    the others decide on the folded document."""
+
+    def version(self, stream: str) -> int | None:
+        """The journal version the rows reflect (None: never built). Only an index at the
+        journal's version may be used; any other is rebuilt from the fold."""
+        ...
+
+    def rebuild(self, doc: MemoryDocument) -> None: ...
+
+    def active(self, stream: str) -> list[MemoryEntry]: ...
+
+    def rows(self, stream: str, group: str | None) -> list[MemoryEntry]: ...
+
+    def first(self, stream: str, group: str | None) -> MemoryEntry | None: ...
+
+    def exact(self, stream: str, group: str | None, key: str) -> MemoryEntry | None: ...
+
+    def entry(self, stream: str, entry_id: str) -> MemoryEntry | None: ...
+
+    def group_of_row(self, stream: str, entry_id: str) -> str | bool | None:
+        """The group of the row `entry_id`; False when no active row has it."""
+        ...
+
+    def used(self, stream: str, group: str | None) -> int: ...
+
+    def near_candidates(
+        self, stream: str, group: str | None, tokens: frozenset[str]
+    ) -> list[MemoryEntry]: ...
 
 
 class Storage(Protocol):

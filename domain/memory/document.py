@@ -29,7 +29,7 @@ from pi_hermes_memory.domain.memory.events import (
     as_memory_event,
 )
 from pi_hermes_memory.domain.memory.model import MemoryEntry, Target
-from pi_hermes_memory.domain.memory.scope_index import ScopeIndex
+from pi_hermes_memory.domain.memory.scope_index import RowIndex, ScopeIndex
 
 
 def stream_for(target: Target) -> str:
@@ -404,7 +404,7 @@ class DocumentState(Protocol):
     def active(self) -> Sequence[MemoryEntry]: ...
 
     @property
-    def index(self) -> ScopeIndex: ...
+    def index(self) -> RowIndex: ...
 
     def find(self, entry_id: str) -> MemoryEntry | None: ...
 

@@ -17,11 +17,12 @@ from __future__ import annotations
 import collections
 import math
 from collections.abc import Iterable, Set
+from typing import Protocol
 
 from pi_hermes_memory.domain.memory.model import MemoryEntry, Target
 from pi_hermes_memory.domain.search.similarity import JACCARD_THRESHOLD, token_set
 
-__all__ = ["ScopeIndex", "group_of"]
+__all__ = ["RowIndex", "ScopeIndex", "group_of"]
 
 _NAMESPACED = frozenset({Target.MEMORY, Target.USER})
 _NO_ROWS: frozenset[str] = frozenset()
@@ -29,6 +30,27 @@ _NO_ROWS: frozenset[str] = frozenset()
 
 def group_of(target: Target, entry: MemoryEntry) -> str | None:
     return entry.namespace if target in _NAMESPACED else entry.project
+
+
+class RowIndex(Protocol):
+    """What the write rules ask of a document's active rows (`ScopeIndex` answers it in
+    memory; a persisted write index answers it from a storage's tables, ADR 0084)."""
+
+    def near_candidates(self, group: str | None, tokens: frozenset[str]) -> list[MemoryEntry]: ...
+
+    def rows(self, group: str | None) -> list[MemoryEntry]: ...
+
+    def first(self, group: str | None) -> MemoryEntry | None: ...
+
+    def exact(self, group: str | None, key: str) -> MemoryEntry | None: ...
+
+    def entry(self, entry_id: str) -> MemoryEntry | None: ...
+
+    def row(self, group: str | None, entry_id: str) -> MemoryEntry: ...
+
+    def holds(self, group: str | None, entry_id: str) -> bool: ...
+
+    def used(self, group: str | None) -> int: ...
 
 
 class ScopeIndex:

@@ -1346,6 +1346,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("… REST search throughput, 1 vs many clients", file=sys.stderr, flush=True)
     served = server.concurrency(4, 5, 16, 1) if args.quick else server.concurrency(16, 40, 200, 3)
     print("\n".join(server.render_concurrency(served)))
+    from tests.bench import first_write
+
+    first_writes = first_write.run(
+        first_write.QUICK_SIZES if args.quick else first_write.FULL_SIZES,
+        repeats=1 if args.quick else 3,
+    )
+    print(first_write.render(first_writes))
     print(f"\n(total benchmark time {time.perf_counter() - started:.0f} s)", flush=True)
     if args.out is not None:
         data = to_json(context, adds, replay, searches)
@@ -1360,6 +1367,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         data["open_cli"] = opened
         data["add_syscalls"] = traced
         data["server_reads"] = served
+        data["first_write"] = first_writes
         args.out.write_text(json.dumps(data, indent=2) + "\n")
     return 0
 

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from pi_hermes_memory.adapters.sqlite import schema
 from pi_hermes_memory.adapters.sqlite.storage import SqliteProjection, SqliteStorage
 from pi_hermes_memory.adapters.sqlite.vectors import SqliteVectorStore
+from pi_hermes_memory.adapters.sqlite.write_index import SqliteWriteIndex
 from pi_hermes_memory.domain.memory.model import Target
 from pi_hermes_memory.domain.memory.scope import SessionScope
 from pi_hermes_memory.errors import StorageFailed
@@ -61,6 +62,8 @@ def schema_6(monkeypatch: pytest.MonkeyPatch) -> Any:
     monkeypatch.setattr(schema, "SCHEMA_VERSION", 6)
     # that release wrote no lineage columns (schema 9, ADR 0079)
     monkeypatch.setattr(SqliteProjection, "_lineage_of", lambda self, event: None)
+    # nor kept a write index (schema 10, ADR 0084)
+    monkeypatch.setattr(SqliteWriteIndex, "apply", lambda self, events: None)
     return monkeypatch.undo
 
 

@@ -46,6 +46,7 @@ from tests.support.consistency import (
     temp_files,
     write_config,
 )
+from tests.support.write_index import check_write_index
 
 KILLS = int(os.environ.get("PHM_KILLS", "120"))
 PROJECT = "alpha"
@@ -262,6 +263,13 @@ def test_kill9_writer_converges(tmp_path: Path) -> None:
                     (e.target.value, e.text) for d in docs.values() for e in d.active
                 )
                 assert in_journal == sorted(present.elements())
+                # the persisted write index (ADR 0084), when current, is the fold's
+                storage = SqliteStorage(db_path(root))
+                try:
+                    for doc in docs.values():
+                        check_write_index(storage, doc, [e.text for e in doc.active[-2:]])
+                finally:
+                    storage.close()
                 if len(tries) > len(oks):
                     unreported_present += present[tries[-1]]
             except Exception as exc:  # count it, report all at the end

@@ -12,6 +12,7 @@ from pi_hermes_memory.adapters.sqlite.storage import SqliteStorage
 from pi_hermes_memory.domain.memory.document import MemoryDocument
 
 from tests.support.machine import MemoryMachine
+from tests.support.write_index import check_write_index
 
 
 def _disk() -> tuple[SqliteStorage, MarkdownFiles]:
@@ -51,6 +52,8 @@ class DiskMachine(MemoryMachine):
         assert rows == expected
         fts = conn.execute("SELECT count(*) FROM memories_fts").get
         assert fts == conn.execute("SELECT count(*) FROM memories").get
+        # the persisted write index answers the write rules as the fold does (ADR 0084)
+        check_write_index(self.storage, doc, [e.text + " more" for e in doc.active[:3]])
 
 
 DiskMachine.TestCase.settings = settings(

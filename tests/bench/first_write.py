@@ -1,0 +1,195 @@
+"""The first write of a new process, by store size (issue 29, ADR 0084).
+
+    python -m tests.bench.first_write [--quick] [--sizes 1000,100000] [--repeats 3]
+
+For each size N (entries in the `memory` target, appended as `memory.added.v1` events through
+`SqliteStorage` by `tests/bench/run.py`'s `prefill`, which also advances the persisted write
+index; one untimed open, search and close then render MEMORY.md), child processes open the store,
+add two new entries and close it, printing wall and CPU time of each step and the resident size
+after the adds and after the close. Two modes, interleaved in one run so that the machine's load
+hits both alike:
+
+- `indexed`: the library as it is (a new process decides its add on the persisted write index);
+- `folded`: the same process with the indexed add turned off (`MemoryService._indexed_add`
+  answers None): the write path folds the document first, as before ADR 0084.
+
+The ratio folded / indexed of the first add's median, wall and CPU, is the figure to compare;
+the targets of issue 29 are printed beside (first add ≤ 50 ms at 100k, ≤ 20 ms at 1k; resident
+size ≤ 100 MiB at 100k after writes). `make bench` runs it; no figure is asserted by the test
+suite (`tests/bench/test_first_write_smoke.py` runs a tiny size).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from tests.bench.run import TextGenerator, _open, _table, _workdir, prefill
+
+FULL_SIZES = (1_000, 100_000)
+QUICK_SIZES = (1_000,)
+#: issue 29's targets: first add after open (ms) by size, resident size after writes (MiB)
+FIRST_ADD_TARGET_MS = {1_000: 20.0, 100_000: 50.0}
+RSS_TARGET_MIB = 100.0
+MODES = ("indexed", "folded")
+
+_CHILD = r"""
+import json, sys, time
+def rss():
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return None
+def clocks():
+    return time.perf_counter(), time.process_time()
+from pathlib import Path
+import pi_hermes_memory
+from pi_hermes_memory.memory.service import MemoryService
+from tests.bench.run import _open
+if sys.argv[2] == "folded":
+    MemoryService._indexed_add = lambda self, command: None
+out = {}
+w, c = clocks()
+memory = _open(Path(sys.argv[1]))
+w1, c1 = clocks()
+out["open_ms"], out["open_cpu_ms"] = 1000 * (w1 - w), 1000 * (c1 - c)
+import secrets
+def words(n):  # fresh words: every child's adds are new facts, never near-duplicates
+    return " ".join(secrets.token_hex(3) for _ in range(n))
+first = memory.add(f"a new fact about {words(4)} on the {words(2)} host")
+w2, c2 = clocks()
+out["add1_ms"], out["add1_cpu_ms"] = 1000 * (w2 - w1), 1000 * (c2 - c1)
+second = memory.add(f"another fact: {words(3)} runs before {words(3)}")
+w3, c3 = clocks()
+out["add2_ms"], out["add2_cpu_ms"] = 1000 * (w3 - w2), 1000 * (c3 - c2)
+out["rss_after_adds_mib"] = rss()
+memory.close()
+w4, c4 = clocks()
+out["close_ms"], out["close_cpu_ms"] = 1000 * (w4 - w3), 1000 * (c4 - c3)
+out["rss_after_close_mib"] = rss()
+out["statuses"] = [first.status, second.status]
+print(json.dumps(out))
+"""
+
+
+def _child(root: Path, mode: str) -> dict[str, Any]:
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    done = subprocess.run(
+        [sys.executable, "-c", _CHILD, str(root), mode],
+        capture_output=True,
+        text=True,
+        check=False,
+        env=env,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"the {mode} child failed:\n{done.stderr}")
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def bench_size(entries: int, repeats: int = 3, root: Path | None = None) -> dict[str, Any]:
+    """Prefill `entries`, then `repeats` interleaved children per mode; medians per mode."""
+    with _workdir(root) as work:
+        prefill(work, entries, iter(TextGenerator(seed=3)))
+        with _open(work) as memory:  # renders MEMORY.md once, as any write would
+            memory.search("alpha")
+        runs: dict[str, list[dict[str, Any]]] = {m: [] for m in MODES}
+        for _ in range(repeats):
+            for mode in MODES:
+                runs[mode].append(_child(work, mode))
+    row: dict[str, Any] = {"entries": entries, "repeats": repeats}
+    for mode, results in runs.items():
+        for key in results[0]:
+            if key == "statuses":
+                row[f"{mode}_statuses"] = [r[key] for r in results]
+                continue
+            row[f"{mode}_{key}"] = statistics.median(r[key] for r in results)
+    row["ratio_add1"] = row["folded_add1_ms"] / row["indexed_add1_ms"]
+    row["ratio_add1_cpu"] = row["folded_add1_cpu_ms"] / row["indexed_add1_cpu_ms"]
+    return row
+
+
+def run(sizes: Sequence[int], repeats: int = 3) -> list[dict[str, Any]]:
+    rows = []
+    for entries in sizes:
+        print(f"… first write of a new process at {entries:,} entries", file=sys.stderr, flush=True)
+        rows.append(bench_size(entries, repeats))
+    return rows
+
+
+def _target(entries: int) -> str:
+    target = FIRST_ADD_TARGET_MS.get(entries)
+    return "—" if target is None else f"≤ {target:g} ms"
+
+
+def render(rows: Sequence[dict[str, Any]]) -> str:
+    header = (
+        "entries",
+        "mode",
+        "open ms (CPU)",
+        "first add ms (CPU)",
+        "target",
+        "second add ms",
+        "close ms (CPU)",
+        f"RSS after adds / close MiB (target ≤ {RSS_TARGET_MIB:g})",
+    )
+    table = []
+    for row in rows:
+        for mode in MODES:
+            table.append(
+                (
+                    f"{row['entries']:,}",
+                    mode,
+                    f"{row[f'{mode}_open_ms']:.0f} ({row[f'{mode}_open_cpu_ms']:.0f})",
+                    f"{row[f'{mode}_add1_ms']:.1f} ({row[f'{mode}_add1_cpu_ms']:.1f})",
+                    _target(row["entries"]),
+                    f"{row[f'{mode}_add2_ms']:.1f}",
+                    f"{row[f'{mode}_close_ms']:.0f} ({row[f'{mode}_close_cpu_ms']:.0f})",
+                    f"{row[f'{mode}_rss_after_adds_mib']:.0f} / "
+                    f"{row[f'{mode}_rss_after_close_mib']:.0f}",
+                )
+            )
+    ratios = "; ".join(
+        f"{r['entries']:,}: folded/indexed first add {r['ratio_add1']:.1f}× wall, "
+        f"{r['ratio_add1_cpu']:.1f}× CPU"
+        for r in rows
+    )
+    return "\n".join(
+        [
+            "\n## First write of a new process (issue 29, ADR 0084; medians, interleaved)\n",
+            _table(header, table),
+            "",
+            f"Ratios in this run: {ratios}.",
+        ]
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tests.bench.first_write", description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="1k only")
+    parser.add_argument("--sizes", help="comma-separated entry counts")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--out", type=Path, help="also write the figures as JSON here")
+    args = parser.parse_args(argv)
+    sizes = (
+        tuple(int(s) for s in args.sizes.split(","))
+        if args.sizes
+        else (QUICK_SIZES if args.quick else FULL_SIZES)
+    )
+    rows = run(sizes, args.repeats)
+    print(render(rows))
+    if args.out is not None:
+        args.out.write_text(json.dumps(rows, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

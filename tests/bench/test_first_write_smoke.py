@@ -1,0 +1,16 @@
+"""Smoke test of the first-write benchmark (issue 29, ADR 0084): a tiny size, both modes."""
+
+from __future__ import annotations
+
+from tests.bench import first_write
+
+
+def test_first_write_benchmark_returns_figures() -> None:
+    row = first_write.bench_size(30, repeats=1)
+    assert row["entries"] == 30
+    for mode in first_write.MODES:
+        assert row[f"{mode}_add1_ms"] > 0 and row[f"{mode}_add1_cpu_ms"] > 0
+        assert row[f"{mode}_rss_after_adds_mib"] > 0
+        assert row[f"{mode}_statuses"] == [["added", "added"]]
+    text = first_write.render([row])
+    assert "folded/indexed first add" in text and "indexed" in text
