@@ -67,9 +67,8 @@ def _serve_options(parser: argparse.ArgumentParser) -> None:
         "--readers",
         type=int,
         metavar="N",
-        help="processes answering searches, listings and gets beside the one writer (default: "
-        "one per core, at most 4; 0: every call in the server process, one at a time per "
-        "store; ADR 0083)",
+        help="processes answering searches, listings and gets beside the one writer (default "
+        "0: every call in the server process, one at a time per store)",
     )
     parser.add_argument(
         "--config",

@@ -75,8 +75,8 @@ class ServerSettings:
     agent: str | None = None
     cwd: str | None = None
     cache_size: int = CACHE_SIZE
-    #: reader processes for searches, listings and gets (None: one per core, at most 4; 0:
-    #: none, every call on the store's writer, ADR 0083)
+    #: reader processes for searches, listings and gets (None: the default, 0 since ADR 0087;
+    #: 0: none, every call on the store's writer, ADR 0083)
     readers: int | None = None
     #: embedding, reranker, agent root from openclaw.json and the environment (ADR 0047)
     store: StoreOptions = attrs.field(factory=StoreOptions)

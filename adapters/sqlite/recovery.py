@@ -75,10 +75,6 @@ def move_aside(db_path: Path, label: str) -> list[Path]:
 #: tables of the session history: they can hold gigabytes, so the check at every open leaves
 #: them out (`recover` checks the whole file; a damaged page there is met by session search)
 _HISTORY_PREFIXES = ("session_", "sessions")
-#: the persisted write index (ADR 0084): a cache of the fold, as large as the rows; left out of
-#: the check at every open for the same reason (a damaged page there fails the write that reads
-#: it, and `recover` checks the whole file)
-_CACHE_PREFIXES = ("write_",)
 
 
 def store_damage(db_path: Path) -> str | None:
@@ -107,7 +103,7 @@ def _store_damage(conn: apsw.Connection, db_path: Path) -> str | None:
             )
         ]
         for table in tables:
-            if table.startswith(_HISTORY_PREFIXES + _CACHE_PREFIXES):
+            if table.startswith(_HISTORY_PREFIXES):  # the write index is checked (ADR 0087)
                 continue
             quoted = table.replace('"', '""')
             problems = [str(row[0]) for row in conn.execute(f'PRAGMA quick_check("{quoted}")')]
