@@ -318,7 +318,7 @@ import pi_hermes_memory
 from pi_hermes_memory.journal.pipeline import RenderLag
 
 root, writer, count = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-lag = RenderLag(min_bytes=1, interval_s=0.05)
+lag = RenderLag(min_bytes=1, interval_s=0.5)
 m = pi_hermes_memory.open(
     agent_root=root, cwd=root, project="alpha", environ={"HOME": root}, render_lag=lag
 )
@@ -337,7 +337,7 @@ print(json.dumps({"results": out, "pending_before_close": list(pending)}), flush
 
 
 def test_concurrent_lagging_writers_lose_nothing(tmp_path: Path) -> None:
-    """Four processes write with a tiny threshold and a 50 ms interval (renders lag, and every
+    """Four processes write with a tiny threshold and a 500 ms interval (renders lag, and every
     writer's file is also rendered by the others); after their closes journal == files == rows
     and every acknowledged fact is there exactly once."""
     write_config(tmp_path)
