@@ -12,10 +12,11 @@ database and of its WAL (an empty or missing WAL holds nothing). The digest cove
 the times cannot: a same-size write within the same clock tick as our last one. A stamp is
 recorded in `.<database>.checked` beside the database:
 
-- after a check that passed, when the files did not change during it;
-- by `SqliteStorage.close()`, when this process's own commits are the only changes since the
-  stamp it opened on (a chain: each commit's stamp before its COMMIT, taken under the write
-  lock, must equal the one after the previous commit; any other writer breaks it).
+- by `SqliteStorage.close()` of a session that changed the file, when its own commits are the
+  only changes since the stamp it opened on and that stamp was sound (checked, or recorded):
+  a chain, each commit's stamp before its COMMIT, taken under the write lock, must equal the
+  one after the previous commit; any other writer breaks it. A session that changes nothing
+  writes nothing (a dry run leaves the folder as it found it).
 
 An open whose files have the recorded stamp skips the check; any other stamp (another writer,
 a crash before close, damage, a copy, a restore) means the full check. The record is a hint
@@ -98,6 +99,8 @@ def _file_stamp(value: object) -> FileStamp:
 
 def record_checked(db_path: Path, stamp: Stamp) -> None:
     """Record `stamp` (atomic rename, no fsync); a failure only leaves the next open checking."""
+    if read_checked(db_path) == stamp:
+        return  # already recorded: a session that changed nothing writes nothing
     target = checked_path(db_path)
     temp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
     body = json.dumps({"db": list(stamp[0]), "wal": None if stamp[1] is None else list(stamp[1])})

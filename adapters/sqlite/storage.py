@@ -339,6 +339,7 @@ class SqliteStorage:
         self._closed = False
         # the files' stamp as a sound check or this process's own commits left them (ADR 0086)
         self._sound: Stamp | None = None
+        self._changed = False  # whether this session's own commits changed the file
         if self.event_log is not None:
             try:
                 self.warnings.extend(restore_if_missing(path, self.event_log))
@@ -382,18 +383,17 @@ class SqliteStorage:
         return conn
 
     def _damage(self) -> str | None:
-        """`store_damage`, skipped when the files carry the stamp a sound check or this
-        library's own commits left (ADR 0086); a sound check records the stamp it saw."""
+        """`store_damage`, skipped when the files carry the stamp a sound check and then this
+        library's own sessions left (ADR 0086). A sound check is recorded only by a session
+        that then changes the file itself (at its close): a session that writes nothing leaves
+        the folder as it found it (a dry run writes nothing)."""
         before = stamp_of(self.path)
         if before is not None and read_checked(self.path) == before:
             self._sound = before
             return None
         damage = store_damage(self.path)
-        if damage is None and before is not None and stamp_of(self.path) == before:
-            record_checked(self.path, before)
-            self._sound = before
-        else:
-            self._sound = None
+        sound = damage is None and before is not None and stamp_of(self.path) == before
+        self._sound = before if sound else None
         return damage
 
     def _unit_of_work(self) -> SqliteUnitOfWork:
@@ -434,7 +434,9 @@ class SqliteStorage:
                 self._sound = None
                 raise
             if not nested:
-                self._sound = stamp_of(self.path) if chained else None
+                after = stamp_of(self.path) if chained else None
+                self._changed = self._changed or (after is not None and after != self._sound)
+                self._sound = after
                 self._copy_to_log()
 
     @contextlib.contextmanager
@@ -515,7 +517,7 @@ class SqliteStorage:
             self._closed = True
             chained = self._sound is not None and stamp_of(self.path) == self._sound
             self._conn.close()
-            if chained:  # the last close checkpoints the WAL into the file: stamp it after
+            if chained and self._changed:  # the last close checkpoints the WAL: stamp after
                 after = stamp_of(self.path)
                 if after is not None:
                     record_checked(self.path, after)

@@ -24,6 +24,7 @@ CALLS: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {
     "restore": (("Fridays",), {"target": "memory"}),
     "purge": (("Fridays",), {"target": "memory", "dry_run": True}),
     "removed": (("memory",), {}),
+    "settled": ((), {}),
     "get": (("01J000000000000000000000000",), {}),
     "active_entry": (("01J000000000000000000000000", "memory"), {}),
     "history": (("01J000000000000000000000000",), {}),

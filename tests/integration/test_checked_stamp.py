@@ -72,8 +72,8 @@ def test_own_writes_and_close_keep_the_stamp_so_the_next_open_skips_the_check(
 ) -> None:
     with _open(tmp_path) as memory:  # creating a store writes outside the chain: one check
         assert memory.add("the store's first fact").success
-    with _open(tmp_path) as memory:
-        assert memory.read_only is None
+    with _open(tmp_path) as memory:  # checked, then its own writes: recorded at close
+        assert memory.add("the store's second fact").success
     checks = _Checks(monkeypatch)
     for i in range(3):
         with _open(tmp_path) as memory:
@@ -106,12 +106,31 @@ def test_another_writer_breaks_the_chain(tmp_path: Path, monkeypatch: pytest.Mon
         assert memory.add("first fact").success
     checks = _Checks(monkeypatch)
     _foreign_write(_db(tmp_path))
+    with _open(tmp_path) as memory:  # checked; a session that reads records nothing
+        assert memory.read_only is None
+    assert checks.count == 1
+    with _open(tmp_path) as memory:  # checked again, then its own write: recorded at close
+        assert memory.add("second fact").success
+    assert checks.count == 2
     with _open(tmp_path) as memory:
         assert memory.read_only is None
-    assert checks.count == 1
-    with _open(tmp_path) as memory:  # checked sound and recorded: no second check
+    assert checks.count == 2
+
+
+def test_a_session_that_changes_nothing_leaves_the_folder_as_it_was(tmp_path: Path) -> None:
+    with _open(tmp_path) as memory:
+        assert memory.add("first fact").success
+    _foreign_write(_db(tmp_path))  # the next open checks the file
+
+    def files() -> dict[str, bytes]:
+        folder = _db(tmp_path).parent
+        return {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()}
+
+    before = files()
+    with _open(tmp_path) as memory:
         assert memory.read_only is None
-    assert checks.count == 1
+        assert memory.search("first fact").hits
+    assert files() == before
 
 
 def test_a_killed_writer_leaves_no_stamp_for_its_changes(
