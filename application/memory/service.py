@@ -245,7 +245,11 @@ class MemoryService:
                     if decision.entry_id is not None:
                         entry = index.entry(stream, decision.entry_id)
             except NotImplementedError:
+                self._rows.pop(stream, None)  # they may hold the events just rolled back
                 return None
+            except BaseException:
+                self._rows.pop(stream, None)  # a failed commit: never render its events
+                raise
             if decision.events:
                 if render is None or seen is None:
                     self._pipe.lagging(stream)
