@@ -36,7 +36,6 @@ __all__ = [
     "FileStamp",
     "Stamp",
     "checked_path",
-    "forget_checked",
     "read_checked",
     "record_checked",
     "stamp_of",
@@ -113,10 +112,6 @@ def record_checked(db_path: Path, stamp: Stamp) -> None:
         os.replace(temp, target)
     except OSError:
         _unlink_quietly(temp)
-
-
-def forget_checked(db_path: Path) -> None:
-    _unlink_quietly(checked_path(db_path))
 
 
 def _unlink_quietly(path: Path) -> None:
