@@ -13,6 +13,11 @@ import textwrap
 #: (group title, its commands in the order shown, one example command line)
 GROUPS: tuple[tuple[str, tuple[str, ...], str], ...] = (
     (
+        "hosts",
+        ("setup",),
+        "pi-hermes-memory setup",
+    ),
+    (
         "memory",
         (
             "add",

@@ -50,6 +50,7 @@ COMMANDS = {
     "stats",
     "switch-project",
     "serve",
+    "setup",
     "mcp",
     "sync-markdown",
     "tool",

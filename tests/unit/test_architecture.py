@@ -185,6 +185,8 @@ ADAPTER_CROSS_IMPORTS: dict[str, set[str]] = {
         "files.external_skills",
         # migrate reads the second seed's LanceDB directory (ADR 0075)
         "files.lancedb_table",
+        # `setup HOST` applies the plans of the host modules (issue 30)
+        "hosts.base",
         "postgres.copy",
         "postgres.storage",
         "server.app",
@@ -193,6 +195,8 @@ ADAPTER_CROSS_IMPORTS: dict[str, set[str]] = {
         "sqlite.storage",
     },
     "files": {"markdown.atomic", "markdown.format", "markdown.store"},
+    # the host programs `setup` wires in (issue 30): they read the agent root's config
+    "hosts": {"files.config_file"},
     "inmemory": set(),
     "markdown": {"files.config_file"},
     "postgres": {

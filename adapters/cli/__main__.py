@@ -1,0 +1,8 @@
+"""`python -m pi_hermes_memory.adapters.cli`: the `pi-hermes-memory` command (for hosts that
+start it without the console script on PATH)."""
+
+import sys
+
+from pi_hermes_memory.adapters.cli.app import main
+
+sys.exit(main())
