@@ -32,7 +32,7 @@ from pi_hermes_memory.errors import CompletionFailed, CompletionFailure, Invalid
 from pi_hermes_memory.learning.llm import checked_timeout
 from pi_hermes_memory.log import library_logger
 
-__all__ = ["STDERR_SHOWN_CHARS", "CommandCompleter", "join_prompt"]
+__all__ = ["CHILD_ENV", "STDERR_SHOWN_CHARS", "CommandCompleter", "join_prompt"]
 
 #: characters of the child's stderr an error message shows
 STDERR_SHOWN_CHARS: Final = 500
@@ -100,6 +100,11 @@ def _thread(target: Callable[..., None], *args: Any) -> threading.Thread:
     return thread
 
 
+#: set in the environment of every LLM child process; this library's host integrations (the Pi
+#: extension, `pi-hermes-memory hook`) do nothing when it is set
+CHILD_ENV = "PI_HERMES_MEMORY_CHILD"
+
+
 class CommandCompleter:
     """`complete(system, user, timeout=...)` by running `argv` once per call."""
 
@@ -119,7 +124,9 @@ class CommandCompleter:
             raise InvalidArgument("max_reply_bytes must be positive")
         self._argv = list(argv)
         self._cap = max_reply_bytes
-        self._environ = None if environ is None else dict(environ)
+        # every child is marked, so that a host program run as our LLM (`pi -p`, `claude -p`)
+        # sees it and its hooks/extension of this library do nothing (no recursion; issue 30)
+        self._environ = {**(os.environ if environ is None else environ), CHILD_ENV: "1"}
         self._cwd = cwd
         self._grace = max(0.05, grace)
         self._log = logger or library_logger()

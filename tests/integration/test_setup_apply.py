@@ -83,3 +83,15 @@ def test_setup_without_a_host_changes_nothing(tmp_path: Path) -> None:
     )
     assert json.loads(out.stdout)["success"] is True
     assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_llm_children_are_marked(tmp_path: Path) -> None:
+    """A host run as our LLM sees the marker, so its hooks into this library stay quiet."""
+    from pi_hermes_memory.adapters.providers.command_llm import CHILD_ENV, CommandCompleter
+
+    script = tmp_path / "echo_env.py"
+    script.write_text(
+        "import os, sys; sys.stdin.read(); print(os.environ.get('" + CHILD_ENV + "', 'unset'))"
+    )
+    completer = CommandCompleter([sys.executable, str(script)], environ={"PATH": "/usr/bin"})
+    assert completer.complete("system", "user", timeout=30).strip() == "1"
