@@ -216,7 +216,11 @@ def _key(entry: ParsedEntry) -> str:
     return hashlib.sha256(raw).hexdigest()[:16]
 
 
-def _base_version(entries: tuple[ParsedEntry, ...], history: _History | None) -> int | None:
+def _base_version(
+    entries: tuple[ParsedEntry, ...],
+    history: _History | None,
+    revisions: tuple[tuple[str, str], ...] = (),
+) -> int | None:
     """The version an edited file was loaded at: the render its entries differ least from
     (ties: the newer; never the empty render), or the base of an imported hand edit it is
     closer to. A file that *is* an older render, entry for entry, is not an edit of it
@@ -224,13 +228,26 @@ def _base_version(entries: tuple[ParsedEntry, ...], history: _History | None) ->
     entries the agent added last works; a stale buffer shows as an older render plus the
     person's changes. When the best is the oldest render the history still reaches and older
     ones were dropped, the buffer may be older still: 0, which merges its entries as additions
-    only (nothing is deleted)."""
+    only (nothing is deleted).
+
+    `revisions` are (edited key, original key) pairs: an edited entry the join recognised as
+    a revision of one of ours (its created date and project name exactly one). Against a
+    render that holds the original and not the edit, the pair counts as one change, not a
+    deletion plus an addition (ADR 0093): a person who corrects the entry the agent added
+    last edits the newest render, which without this looked like an older render plus an
+    addition, and kept both texts."""
     if history is None:
         return None
     have = Counter(_key(e) for e in entries)
     current = Counter(history.keys)
     distance = sum(((current - have) + (have - current)).values())
-    best, best_distance = history.version, distance
+
+    def revised(render: Counter[str]) -> int:
+        return sum(
+            1 for new, old in revisions if render[old] > have[old] and have[new] > render[new]
+        )
+
+    best, best_distance = history.version, distance - revised(current)
 
     def move(key: str, by: int) -> int:
         before = abs(current[key] - have[key])
@@ -242,13 +259,15 @@ def _base_version(entries: tuple[ParsedEntry, ...], history: _History | None) ->
         # ties: the newer render. An empty render (a new document) is no buffer anyone
         # edited: a one-entry file whose text was changed is closer to it than to the render
         # it was loaded at
-        if distance < best_distance and (current.total() or not have):
-            best, best_distance = version, distance
+        if (counted := distance - revised(current)) < best_distance and (
+            current.total() or not have
+        ):
+            best, best_distance = version, counted
     if best_distance == 0:
         return history.version
     for based_on, keys in reversed(history.edits):
         saved = Counter(keys)
-        if sum(((saved - have) + (have - saved)).values()) < best_distance:
+        if sum(((saved - have) + (have - saved)).values()) - revised(saved) < best_distance:
             return based_on  # a later save of a buffer that held the person's own last save
     oldest = history.back[-1][0] if history.back else history.version
     if best == oldest and len(history.back) >= KEPT_VERSIONS:
@@ -298,6 +317,7 @@ def join_edit(
     # project name exactly one remaining entry (reconcile's rule for a revision)
     passes = ((_same_dates, False), (_same_text, False), (_same_created, True))
     used: set[int] = set()
+    revisions: list[tuple[str, str]] = []
     for key, unique in passes:
         # an index per pass: a file of thousands of entries is joined in linear time
         index: dict[tuple[object, ...], list[int]] = {}
@@ -314,13 +334,15 @@ def join_edit(
                 j = min(candidates, key=lambda c: (abs(c - at), c))
                 found[i] = pending[j]
                 used.add(j)
+                if unique:  # an edited text: a revision of pending[j]
+                    revisions.append((_key(entry), _key(pending[j])))
     body = "".join(
         _with_extras(part, _extra_pairs(found.get(i))) if _extra_pairs(found.get(i)) else part
         for i, part in enumerate(parts)
     )
     line = ours.version_line
     edited = parse_document(text, target=target).entries
-    base = _base_version(edited, history)
+    base = _base_version(edited, history, tuple(revisions))
     if base is not None and base < line.version:
         line = VersionLine(target=line.target, version=base, store=line.store)
     # after our line, a first entry's own leading U+FEFF is text again (the reader drops

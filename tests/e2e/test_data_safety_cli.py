@@ -159,3 +159,38 @@ def test_two_roots_sharing_one_memory_dir_keep_each_others_entries(tmp_path: Pat
             ]
     warned = cli(a, "list")
     assert "outside the agent root" in warned.stderr
+
+
+@pytest.mark.parametrize("which", [0, 1])
+def test_correcting_either_of_two_same_day_entries_supersedes_it(
+    root: Path, memory_md: Path, which: int
+) -> None:
+    """ADR 0093: the entry the agent added last is corrected like any other (one version more,
+    the old text in its history), not kept beside the correction."""
+    cli(root, "add", "The orca lives in the north sea")
+    cli(root, "add", "Python builds use make dev first")
+    old, new = [("orca", "kelp"), ("Python", "Rust")][which]
+    memory_md.write_text(memory_md.read_text().replace(old, new))
+    now = listed(root)
+    assert sorted(str(e["text"]) for e in now) == sorted(
+        t.replace(old, new)
+        for t in ("The orca lives in the north sea", "Python builds use make dev first")
+    )
+    (changed,) = [e for e in now if new in str(e["text"])]
+    history = json.loads(cli(root, "history", str(changed["id"]), "--json").stdout)
+    assert [old in str(v["text"]) for v in history] == [True, False]
+
+
+def test_a_stale_buffer_that_corrects_an_older_entry_keeps_the_agents_write(
+    root: Path, memory_md: Path
+) -> None:
+    """The buffer was loaded before the agent's last add; the person corrected an entry it
+    showed: the correction supersedes that entry and the agent's add stays."""
+    cli(root, "add", "alpha entry one")
+    buffer = memory_md.read_text()
+    cli(root, "add", "gamma acknowledged by the agent")
+    memory_md.write_text(buffer.replace("alpha entry one", "alpha entry corrected"))
+    assert sorted(map(str, texts(root))) == [
+        "alpha entry corrected",
+        "gamma acknowledged by the agent",
+    ]
