@@ -929,11 +929,18 @@ def _session_history(
     from pi_hermes_memory.history.indexer import SessionIndexer
     from pi_hermes_memory.history.search import SessionSearchService
 
+    settings = config.session_search
     if source is None:
-        from pi_hermes_memory.adapters.files.session_files import PiSessionFiles
+        from pi_hermes_memory.adapters.files.session_files import (
+            ClaudeCodeSessionFiles,
+            PiSessionFiles,
+            SessionSources,
+        )
 
         source = PiSessionFiles(config.agent_root / "sessions")
-    settings = config.session_search
+        if settings.claude_code_dir is not None:  # Claude Code's transcripts (issue 30)
+            claude = ClaudeCodeSessionFiles(settings.claude_code_dir / "projects")
+            source = SessionSources(source, claude)
     return SessionHistory(
         indexer=SessionIndexer(
             source=source,

@@ -324,6 +324,9 @@ class SessionSearchConfig:
     #: is a key or lies below one gets that project (the longest key wins), others the cwd's
     #: last path segment (ADR 0020)
     project_map: Mapping[str, str] = attrs.field(factory=dict)
+    #: sessionSearch.claudeCodeDir: Claude Code's folder, whose `projects/*/*.jsonl`
+    #: transcripts are indexed beside Pi's (default `~/.claude`; `false`: not indexed)
+    claude_code_dir: Path | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -982,7 +985,24 @@ def _session_search(top: _Section, *, home: Path | None) -> SessionSearchConfig:
     return SessionSearchConfig(
         variant=section.choice("variant", SessionSearchVariant.LEGACY),
         project_map=_project_map(section, home=home),
+        claude_code_dir=_claude_code_dir(section, home=home),
     )
+
+
+def _claude_code_dir(section: _Section, *, home: Path | None) -> Path | None:
+    """sessionSearch.claudeCodeDir: an absolute path or `~/...`, or false (off); default
+    `~/.claude` (nothing is indexed while it does not exist)."""
+    raw = section.get("claudeCodeDir")
+    default = None if home is None else home / ".claude"
+    if raw is None or raw is True:
+        return default
+    if raw is False:
+        return None
+    expanded = _expand_home(raw.strip(), home) if isinstance(raw, str) else None
+    if expanded is None or not os.path.isabs(expanded) or "\x00" in expanded:
+        section.reject("claudeCodeDir", "expected an absolute path (or ~/...), or false")
+        return default
+    return Path(expanded)
 
 
 def _project_map(section: _Section, *, home: Path | None) -> dict[str, str]:

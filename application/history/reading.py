@@ -142,6 +142,8 @@ class FileReader:
                 line_no += 1
                 parsed = parse_line(raw)
                 if isinstance(parsed, MessageLine):
+                    if parsed.header is not None and not headed:  # Claude Code's turns
+                        header, headed = parsed.header, True
                     messages.append((line_no, parsed))
                 elif isinstance(parsed, HeaderLine):
                     if headed:

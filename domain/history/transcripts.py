@@ -9,6 +9,13 @@ not. `content` is a string or a list of blocks: `text` (indexed), `thinking` (sk
 Only user, assistant and system turns are indexed; tool results (role `toolResult`, or a turn
 made only of `tool_result` blocks) are large and ephemeral and are skipped.
 
+Claude Code's transcripts (`~/.claude/projects/<cwd slug>/<session uuid>.jsonl`, issue 30) have
+no header: every turn is `{"type": "user"|"assistant", "sessionId", "cwd", "uuid",
+"timestamp", "message": {"role", "content"}}`, with Anthropic content blocks (`text`,
+`tool_use`, `tool_result`, `thinking`); `summary`, `system` and the other types are skipped, and
+so are `isMeta` turns (the CLI's own notes). A turn carries its session as `MessageLine.header`,
+which the reader takes as the file's header when it has none yet.
+
 `parse_line` turns one line (bytes, without its newline) into a `HeaderLine`, a `MessageLine`
 or a `SkippedLine` with a reason. It never raises: invalid UTF-8, malformed or too deeply
 nested JSON, a value that is not an object, a line over `MAX_LINE_BYTES` or an entry missing
@@ -105,6 +112,8 @@ class MessageLine:
     tools: tuple[str, ...] = ()
     at: datetime | None = None
     message_id: str | None = None
+    #: the session a turn names itself (Claude Code's lines), for a file without a header
+    header: HeaderLine | None = None
 
     @classmethod
     def create(
@@ -189,7 +198,30 @@ def parse_line(raw: bytes) -> ParsedLine:
         return _message(entry)
     if kind == "session":
         return _header(entry)
+    if kind in _CLAUDE_TURNS and "message" in entry:
+        return _claude_turn(entry)
     return _SKIPPED[LineSkip.OTHER_TYPE]
+
+
+_CLAUDE_TURNS = frozenset({"user", "assistant"})
+
+
+def _claude_turn(entry: Mapping[str, object]) -> ParsedLine:
+    """A Claude Code transcript turn: a message, with the session it names as its header."""
+    if entry.get("isMeta") is True:  # the CLI's own notes (command output caveats, ...)
+        return _SKIPPED[LineSkip.OTHER_TYPE]
+    parsed = _message(entry, id_key="uuid")
+    if not isinstance(parsed, MessageLine):
+        return parsed
+    session_id, cwd = entry.get("sessionId"), entry.get("cwd")
+    if not isinstance(session_id, str) or not session_id.strip():
+        return parsed
+    header = HeaderLine(
+        session_id=clean_text(session_id.strip()),
+        cwd=clean_text(cwd) if isinstance(cwd, str) and cwd else None,
+        started=parsed.at,
+    )
+    return attrs.evolve(parsed, header=header)
 
 
 def _header(entry: Mapping[str, object]) -> ParsedLine:
@@ -205,7 +237,7 @@ def _header(entry: Mapping[str, object]) -> ParsedLine:
     )
 
 
-def _message(entry: Mapping[str, object]) -> ParsedLine:
+def _message(entry: Mapping[str, object], *, id_key: str = "id") -> ParsedLine:
     message = entry.get("message")
     if not isinstance(message, dict):
         return _SKIPPED[LineSkip.BAD_ENTRY]
@@ -242,7 +274,7 @@ def _message(entry: Mapping[str, object]) -> ParsedLine:
     text = "\n".join(t for t in texts if t and not t.isspace())
     if not text and not tools:
         return _SKIPPED[LineSkip.TOOL_RESULT if results else LineSkip.NO_TEXT]
-    message_id = entry.get("id")
+    message_id = entry.get(id_key)
     return MessageLine(  # role is one of INDEXED_ROLES: already clean
         role=role,
         text=clean_text(text),
