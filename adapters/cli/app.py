@@ -25,6 +25,7 @@ from pi_hermes_memory.adapters.cli import learn as cli_learn
 from pi_hermes_memory.adapters.cli import porting as cli_port
 from pi_hermes_memory.adapters.cli import review as cli_review
 from pi_hermes_memory.adapters.cli import server as cli_server
+from pi_hermes_memory.adapters.cli import bridge as cli_bridge
 from pi_hermes_memory.adapters.cli import setup as cli_setup
 from pi_hermes_memory.adapters.cli import skills as cli_skills
 from pi_hermes_memory.domain.status import Status
@@ -504,6 +505,7 @@ _EXTRA = (
     cli_server,
     cli_knowledge,
     cli_setup,
+    cli_bridge,
 )
 #: commands that write (in a read-only store their refusal says why; no warning first)
 _WRITES = frozenset(

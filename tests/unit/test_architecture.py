@@ -196,7 +196,8 @@ ADAPTER_CROSS_IMPORTS: dict[str, set[str]] = {
     },
     "files": {"markdown.atomic", "markdown.format", "markdown.store"},
     # the host programs `setup` wires in (issue 30): they read the agent root's config
-    "hosts": {"files.config_file"},
+    # the bridge honours the LLM children's marker (CHILD_ENV) from its one definition
+    "hosts": {"files.config_file", "providers.command_llm"},
     "inmemory": set(),
     "markdown": {"files.config_file"},
     "postgres": {
