@@ -105,6 +105,7 @@ class BridgeClient {
 	private stderrTail = "";
 	private failedStarts = 0;
 	private lastFailure = "";
+	private closed = false;
 	private retryAt = 0;
 	/** sent again first after a restart, so the new process knows the session */
 	sessionStart: Json | undefined;
@@ -131,8 +132,19 @@ class BridgeClient {
 		return tail ? `${prefix}: ${tail}` : prefix;
 	}
 
+	/** a bridge with nothing to answer never keeps Pi running (print mode exits when done) */
+	private hold(on: boolean) {
+		const proc = this.proc;
+		if (!proc) return;
+		for (const handle of [proc, proc.stdin, proc.stdout, proc.stderr] as Json[]) {
+			if (on) handle?.ref?.();
+			else handle?.unref?.();
+		}
+	}
+
 	private start(): boolean {
 		if (this.proc) return false;
+		if (this.closed) throw new Unavailable("the Pi session has ended");
 		if (Date.now() < this.retryAt) throw new Unavailable(this.lastFailure);
 		if (this.command.length === 0) throw new Unavailable("no bridge command; run `pi-hermes-memory setup pi` again");
 		this.stderrTail = "";
@@ -168,6 +180,7 @@ class BridgeClient {
 			}
 			this.fail(this.lastFailure || "the memory bridge exited");
 		});
+		this.hold(false);
 		return true;
 	}
 
@@ -194,6 +207,7 @@ class BridgeClient {
 			if (!waiting) continue;
 			this.pending.delete(answer.id);
 			clearTimeout(waiting.timer);
+			if (this.pending.size === 0) this.hold(false);
 			if (answer.error) {
 				const error = answer.error;
 				waiting.reject(error.code === "unavailable" ? new Unavailable(error.message) : new Error(error.message));
@@ -212,10 +226,12 @@ class BridgeClient {
 		return new Promise((resolve, reject) => {
 			const timer = setTimeout(() => {
 				this.pending.delete(id);
+				if (this.pending.size === 0) this.hold(false);
 				reject(new Unavailable(`the memory bridge did not answer ${method} within ${timeoutMs / 1000} s`));
 			}, timeoutMs);
 			timer.unref?.();
 			this.pending.set(id, { resolve, reject, timer });
+			this.hold(true);
 			proc.stdin.write(`${JSON.stringify({ id, method, params })}\n`);
 		});
 	}
@@ -230,6 +246,7 @@ class BridgeClient {
 
 	/** end of the session: the bridge flushes on shutdown, then exits at end of input */
 	async close(): Promise<void> {
+		this.closed = true; // no restart after the session ended
 		const proc = this.proc;
 		if (!proc) return;
 		try {
@@ -259,9 +276,12 @@ export default function piHermesMemory(pi: Json) {
 		try {
 			await work();
 		} catch (error) {
-			if (!warned && error instanceof Unavailable && ctx?.hasUI) {
-				warned = true;
-				ctx.ui.notify(`memory unavailable: ${error.message}`, "warning");
+			if (warned || !(error instanceof Unavailable)) return;
+			warned = true;
+			try {
+				if (ctx?.hasUI) ctx.ui.notify(`memory unavailable: ${error.message}`, "warning");
+			} catch {
+				// a ctx that went stale (session replaced): nothing to tell
 			}
 		}
 	};
