@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import attrs
+from pi_hermes_memory.adapters.cli import bridge as cli_bridge
 from pi_hermes_memory.adapters.cli import consolidate as cli_consolidate
 from pi_hermes_memory.adapters.cli import context as cli_context
 from pi_hermes_memory.adapters.cli import doctor as cli_doctor
@@ -25,7 +26,6 @@ from pi_hermes_memory.adapters.cli import learn as cli_learn
 from pi_hermes_memory.adapters.cli import porting as cli_port
 from pi_hermes_memory.adapters.cli import review as cli_review
 from pi_hermes_memory.adapters.cli import server as cli_server
-from pi_hermes_memory.adapters.cli import bridge as cli_bridge
 from pi_hermes_memory.adapters.cli import setup as cli_setup
 from pi_hermes_memory.adapters.cli import skills as cli_skills
 from pi_hermes_memory.domain.status import Status

@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Any, Final
 
 import attrs
-
 from pi_hermes_memory.adapters.hosts.base import (
     Detection,
     FileChange,
@@ -130,9 +129,7 @@ class PiHost:
                     if config.get("llm") == PI_LLM:
                         del config["llm"]
                         changes.append(
-                            FileChange(
-                                config_path, raw, json_bytes(config), "setup's llm preset"
-                            )
+                            FileChange(config_path, raw, json_bytes(config), "setup's llm preset")
                         )
             return [c for c in changes if c.before is not None]
         raw, config = read_json_object(config_path)

@@ -60,7 +60,9 @@ class BridgeProcess:
 
     def request(self, method: str, **params: Any) -> dict[str, Any]:
         self.next_id += 1
-        answer = self.raw(json.dumps({"id": self.next_id, "method": method, "params": params}).encode())
+        answer = self.raw(
+            json.dumps({"id": self.next_id, "method": method, "params": params}).encode()
+        )
         assert answer["id"] == self.next_id
         return answer
 
@@ -91,7 +93,11 @@ def test_bridge_protocol_tools_calls_and_bad_lines(root: Path) -> None:
     added = bridge.result(
         "call",
         name="memory",
-        arguments={"action": "add", "target": "memory", "content": "The deploy command is make ship"},
+        arguments={
+            "action": "add",
+            "target": "memory",
+            "content": "The deploy command is make ship",
+        },
     )
     assert added["success"] is True and added["status"] == "added"
     found = bridge.result("call", name="memory_search", arguments={"query": "deploy command"})
@@ -107,7 +113,7 @@ def test_bridge_protocol_tools_calls_and_bad_lines(root: Path) -> None:
     unknown_tool = bridge.result("call", name="no_such_tool", arguments={})
     assert unknown_tool["success"] is False and unknown_tool["status"] == "unknown_tool"
     assert bridge.result("ping") == {}
-    code, rest, err = bridge.close()
+    code, rest, _err = bridge.close()
     assert code == 0 and rest == b""  # stdout carried nothing but the answers
 
 
@@ -118,7 +124,11 @@ def test_bridge_lifecycle_recall_capture_compact_shutdown(root: Path) -> None:
     bridge.result(
         "call",
         name="memory",
-        arguments={"action": "add", "target": "memory", "content": "The deploy command is make ship"},
+        arguments={
+            "action": "add",
+            "target": "memory",
+            "content": "The deploy command is make ship",
+        },
     )
     turn = bridge.result("before_agent_start", prompt="how do I run the deploy command?")
     assert "<memory-policy>" in turn["system_prompt"]
@@ -191,7 +201,10 @@ def test_setup_pi_installs_idempotently_and_uninstalls_only_ours(root: Path) -> 
     sidecar = json.loads((folder / "bridge.json").read_text())
     assert Path(sidecar["command"][0]).is_absolute()
     assert [t["name"] for t in sidecar["tools"]] == ["memory", "memory_search"]
-    assert json.loads(config.read_text()) == {"tools": {"sets": ["hermes"]}, "llm": {"provider": "pi"}}
+    assert json.loads(config.read_text()) == {
+        "tools": {"sets": ["hermes"]},
+        "llm": {"provider": "pi"},
+    }
     assert setup()["changes"] == []  # idempotent
     setup("--uninstall")
     assert not (folder / "index.ts").exists() and not (folder / "bridge.json").exists()

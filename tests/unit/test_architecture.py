@@ -187,6 +187,8 @@ ADAPTER_CROSS_IMPORTS: dict[str, set[str]] = {
         "files.lancedb_table",
         # `setup HOST` applies the plans of the host modules (issue 30)
         "hosts.base",
+        # `bridge` runs the Pi extension's JSON-lines protocol (ADR 0091)
+        "hosts.pi_bridge",
         "postgres.copy",
         "postgres.storage",
         "server.app",
