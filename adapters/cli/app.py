@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import attrs
+from pi_hermes_memory.adapters.cli import bridge as cli_bridge
 from pi_hermes_memory.adapters.cli import consolidate as cli_consolidate
 from pi_hermes_memory.adapters.cli import context as cli_context
 from pi_hermes_memory.adapters.cli import doctor as cli_doctor
@@ -504,6 +505,7 @@ _EXTRA = (
     cli_server,
     cli_knowledge,
     cli_setup,
+    cli_bridge,
 )
 #: commands that write (in a read-only store their refusal says why; no warning first)
 _WRITES = frozenset(

@@ -51,6 +51,7 @@ COMMANDS = {
     "switch-project",
     "serve",
     "setup",
+    "bridge",
     "mcp",
     "sync-markdown",
     "tool",

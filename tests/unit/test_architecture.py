@@ -187,6 +187,8 @@ ADAPTER_CROSS_IMPORTS: dict[str, set[str]] = {
         "files.lancedb_table",
         # `setup HOST` applies the plans of the host modules (issue 30)
         "hosts.base",
+        # `bridge` runs the Pi extension's JSON-lines protocol (ADR 0091)
+        "hosts.pi_bridge",
         "postgres.copy",
         "postgres.storage",
         "server.app",
@@ -196,7 +198,8 @@ ADAPTER_CROSS_IMPORTS: dict[str, set[str]] = {
     },
     "files": {"markdown.atomic", "markdown.format", "markdown.store"},
     # the host programs `setup` wires in (issue 30): they read the agent root's config
-    "hosts": {"files.config_file"},
+    # the bridge honours the LLM children's marker (CHILD_ENV) from its one definition
+    "hosts": {"files.config_file", "providers.command_llm"},
     "inmemory": set(),
     "markdown": {"files.config_file"},
     "postgres": {
