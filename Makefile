@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 FUZZ_SECONDS ?= 60
 DATA ?= ../shared/data/locomo-dev.json
 
-.PHONY: dev dev-postgres pg bench-postgres test check unit lint adr-index typecheck fuzz bench bench-sessions bench-retrieval bench-scanner bench-server bench-recall bench-false-recall bench-knowledge bench-keyword wheel-test clean
+.PHONY: hosts dev dev-postgres pg bench-postgres test check unit lint adr-index typecheck fuzz bench bench-sessions bench-retrieval bench-scanner bench-server bench-recall bench-false-recall bench-knowledge bench-keyword wheel-test clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -41,8 +41,14 @@ pg: dev-postgres
 	$(BIN)/python -m tests.support.postgres
 
 # everything: unit, integration, e2e (about 40 minutes on a loaded shared 2-core machine)
-test: dev
-	$(BIN)/python -m pytest -q
+# the real host programs the host tests run (issue 30): Pi, pinned, into build/pi (never global);
+# with them on PATH and PI_HERMES_MEMORY_REQUIRE_PI set, those tests cannot skip
+HOSTS_ENV := PATH="$(CURDIR)/build/pi/node_modules/.bin:$$PATH" PI_HERMES_MEMORY_REQUIRE_PI=1
+hosts:
+	bash .ci/install-pi
+
+test: dev hosts
+	$(HOSTS_ENV) $(BIN)/python -m pytest -q
 
 # the fast loop: lint, strict typecheck, then the unit and property tests (tests/unit)
 check: lint typecheck unit
@@ -95,13 +101,13 @@ bench-keyword: dev
 bench-postgres: dev-postgres
 	$(BIN)/python -m tests.bench.postgres $(PG_BENCH_ARGS)
 
-wheel-test: dev
+wheel-test: dev hosts
 	rm -rf dist build/wheel-venv
 	$(BIN)/python -m build --wheel --outdir dist . > /dev/null
 	$(PYTHON) -m venv build/wheel-venv
 	build/wheel-venv/bin/pip install -q "$$(ls dist/*.whl)[local,server,postgres,lancedb]" pytest hypothesis mypy openapi-spec-validator
 	cd build && wheel-venv/bin/python -c "import pi_hermes_memory, sys; assert 'build/wheel-venv' in pi_hermes_memory.__file__, pi_hermes_memory.__file__"
-	build/wheel-venv/bin/python -m pytest -q -p no:cacheprovider --import-mode=importlib -o pythonpath=. tests
+	$(HOSTS_ENV) build/wheel-venv/bin/python -m pytest -q -p no:cacheprovider --import-mode=importlib -o pythonpath=. tests
 
 clean:
 	rm -rf $(VENV) build dist .pytest_cache .mypy_cache .ruff_cache .hypothesis
