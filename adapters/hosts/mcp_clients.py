@@ -229,8 +229,13 @@ class TomlMcpClient:
         return _problems(self, options)
 
 
-def _scopes(client: Any) -> list[str]:
-    return ["user", "project"] if getattr(client, "project_file", None) is not None else ["user"]
+def _scopes(client: Any, options: SetupOptions) -> list[str]:
+    """The scopes whose files to look at: the project's file only when the client has one
+    and it is not the user's file (a project folder that is HOME)."""
+    if getattr(client, "project_file", None) is None:
+        return ["user"]
+    same = client.project_file(options) == client.user_file(options)
+    return ["user"] if same else ["user", "project"]
 
 
 def _detect(client: Any, options: SetupOptions) -> Detection:
@@ -243,7 +248,7 @@ def _detect(client: Any, options: SetupOptions) -> Detection:
     where: str | None = program or (str(marker) if marker else None)
     notes: list[str] = []
     configured = False
-    for scope in _scopes(client):
+    for scope in _scopes(client, options):
         scoped = attrs.evolve(options, scope=scope)
         try:
             path, entry = client.found(scoped)
@@ -268,7 +273,7 @@ def _detect(client: Any, options: SetupOptions) -> Detection:
 
 def _problems(client: Any, options: SetupOptions) -> list[str]:
     out = []
-    for scope in _scopes(client):
+    for scope in _scopes(client, options):
         try:
             path, entry = client.found(attrs.evolve(options, scope=scope))
         except ConfigError as exc:

@@ -187,6 +187,8 @@ ADAPTER_CROSS_IMPORTS: dict[str, set[str]] = {
         "files.lancedb_table",
         # `setup HOST` applies the plans of the host modules (issue 30)
         "hosts.base",
+        # the doctor's hosts section checks each wired host (issue 30, ADR 0092)
+        "hosts.wiring",
         "postgres.copy",
         "postgres.storage",
         "server.app",
