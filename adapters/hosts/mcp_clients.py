@@ -30,6 +30,7 @@ from typing import Any
 import attrs
 from pi_hermes_memory.adapters.hosts.base import (
     Detection,
+    Scope,
     FileChange,
     SetupOptions,
     json_bytes,
@@ -229,7 +230,7 @@ class TomlMcpClient:
         return _problems(self, options)
 
 
-def _scopes(client: Any, options: SetupOptions) -> list[str]:
+def _scopes(client: Any, options: SetupOptions) -> list[Scope]:
     """The scopes whose files to look at: the project's file only when the client has one
     and it is not the user's file (a project folder that is HOME)."""
     if getattr(client, "project_file", None) is None:
