@@ -5,4 +5,5 @@ import sys
 
 from pi_hermes_memory.adapters.cli.app import main
 
-sys.exit(main())
+if __name__ == "__main__":  # a test that imports every module must not run the CLI
+    sys.exit(main())
