@@ -30,8 +30,8 @@ from typing import Any
 import attrs
 from pi_hermes_memory.adapters.hosts.base import (
     Detection,
-    Scope,
     FileChange,
+    Scope,
     SetupOptions,
     json_bytes,
     read_json_object,
