@@ -1,7 +1,9 @@
 """CLI command for the read-only doctor (registered by `pi_hermes_memory.adapters.cli.app`).
 
     doctor [--json]   the store's health: paths and config, Markdown <-> SQLite, hand edits,
-                      embedding coverage, session index, skills, cross-scope near-duplicates
+                      embedding coverage, session index, skills, cross-scope near-duplicates,
+                      and the hosts `setup` wired in (their entry's command, last call, last
+                      review)
 
 It runs before (and instead of) opening the store: an open imports hand edits, renders files,
 migrates and creates the database, and the doctor must change nothing (ADR 0036). Exit status:
@@ -52,6 +54,7 @@ def run_unopened(args: argparse.Namespace) -> int:
 
     try:
         report = diagnose(cwd=args.cwd, project=args.project)
+        report = _with_hosts(report, args.cwd)
     except (HermesMemoryError, ConfigError, OSError) as exc:
         if args.json:
             json.dump({"success": False, "error": str(exc)}, sys.stdout, ensure_ascii=False)
@@ -59,6 +62,19 @@ def run_unopened(args: argparse.Namespace) -> int:
         print(f"pi-hermes-memory: the doctor could not run: {exc}", file=sys.stderr)
         return EXIT_CANNOT_RUN
     return _print(report, as_json=args.json)
+
+
+def _with_hosts(report: Any, cwd: str | None) -> Any:
+    """The report with its hosts section (issue 30): each host `setup` wired in, whether its
+    wiring still works (a problem when not), its last call, the last review."""
+    from pathlib import Path
+
+    import attrs
+    from pi_hermes_memory.adapters.cli.setup import hosts_report
+
+    hosts = hosts_report(cwd, Path(report.paths.memory_dir))
+    problems = [p for h in hosts.hosts for p in h.problems]
+    return attrs.evolve(report, hosts=hosts, problems=(*report.problems, *problems))
 
 
 def _print(report: Any, *, as_json: bool) -> int:

@@ -29,6 +29,11 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 #: host name -> (module under pi_hermes_memory.adapters.hosts, attribute holding its Host)
 HOSTS: dict[str, tuple[str, str]] = {
     "pi": ("pi", "HOST"),
+    "claude-desktop": ("mcp_clients", "CLAUDE_DESKTOP"),
+    "codex": ("mcp_clients", "CODEX"),
+    "cursor": ("mcp_clients", "CURSOR"),
+    "openclaw": ("mcp_clients", "OPENCLAW"),
+    "vscode": ("mcp_clients", "VSCODE"),
 }
 
 
@@ -74,20 +79,37 @@ def host(name: str) -> Any:
 
 
 def options(args: argparse.Namespace) -> Any:
+    return setup_options(args.cwd, scope=args.scope, uninstall=args.uninstall)
+
+
+def setup_options(cwd: str | None, *, scope: str = "user", uninstall: bool = False) -> Any:
+    """The `SetupOptions` of this process (its environment, HOME, agent root); also what the
+    doctor's hosts section checks with."""
     from pi_hermes_memory.adapters.files.config_file import resolve_agent_root
     from pi_hermes_memory.adapters.hosts.base import SetupOptions, command_path
 
     environ = dict(os.environ)
-    cwd = Path(args.cwd).resolve() if args.cwd else Path.cwd()
+    folder = Path(cwd).resolve() if cwd else Path.cwd()
     home = Path(environ.get("HOME") or Path.home())
     return SetupOptions(
-        scope=args.scope,
-        project_dir=cwd,
+        scope=scope,  # type: ignore[arg-type]
+        project_dir=folder,
         home=home,
-        agent_root=resolve_agent_root(environ, home=home, cwd=cwd),
+        agent_root=resolve_agent_root(environ, home=home, cwd=folder),
         command=command_path(environ),
         environ=environ,
-        uninstall=args.uninstall,
+        uninstall=uninstall,
+    )
+
+
+def hosts_report(cwd: str | None, memory_dir: Path) -> Any:
+    """The doctor's hosts section (`adapters.hosts.wiring`) over every host in HOSTS."""
+    from pi_hermes_memory.adapters.hosts.wiring import hosts_section
+
+    return hosts_section(
+        [(name, lambda name=name: host(name)) for name in sorted(HOSTS)],  # type: ignore[misc]
+        setup_options(cwd),
+        memory_dir,
     )
 
 

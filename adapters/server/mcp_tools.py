@@ -10,7 +10,9 @@ Over stdio, a call without a `project` argument, on a server started without `--
 takes its project from the client's declared roots (`roots/list`, asked once per connection
 and again after `notifications/roots/list_changed`): the name of the first `file://` root,
 as the library derives a project from a working directory. A client that declares no roots,
-or whose roots name no usable folder, falls back to the server's working directory. Stateless
+or whose roots name no usable folder, falls back to the server's working directory (or
+`--cwd`), and the first call that does says so in its result (`project_notice`: why, and which
+project that gives) and on stderr (ADR 0092). Stateless
 HTTP has no channel for the server to ask, so there the arguments and the server's own
 project decide (ADR 0044 amendment in docs/server.md).
 """
@@ -89,11 +91,14 @@ def root_project(uris: list[str]) -> str | None:
 
 class ClientRoots:
     """The project named by one connection's client roots, asked for once and again after
-    the client says its roots changed."""
+    the client says its roots changed. When the roots name no project, `fallback` says why,
+    and the first call that falls back says so in its result (`notice`, once per connection)."""
 
     def __init__(self) -> None:
         self._known = False
         self._project: str | None = None
+        self.fallback: str | None = None  # why the roots named no project
+        self.noticed = False
 
     def forget(self) -> None:
         self._known = False
@@ -109,14 +114,47 @@ class ClientRoots:
                 types.ClientCapabilities(roots=types.RootsCapability())
             )
             project = None
+            reason = "the client declares no MCP roots"
             if declared:
                 try:
                     listed = await ctx.session.list_roots()
-                    project = root_project([str(root.uri) for root in listed.roots])
+                    uris = [str(root.uri) for root in listed.roots]
+                    project = root_project(uris)
+                    reason = (
+                        "the client's MCP roots name no project folder"
+                        if uris
+                        else "the client lists no MCP roots"
+                    )
                 except Exception as exc:  # a client that fails to answer: fall back
                     log.warning(json.dumps({"event": "mcp.roots_failed", "error": str(exc)}))
+                    reason = "the client did not answer roots/list"
         self._project, self._known = project, True
+        self.fallback = None if project is not None else reason
         return project
+
+
+def fallback_notice(reason: str, project: str | None, cwd: str) -> str:
+    """What the first call of a connection without a roots project says about its project."""
+    where = f"project {project!r}" if project else "no project (project memory is refused)"
+    return (
+        f"{reason}: this connection uses {where}, from the server's working directory {cwd}. "
+        "Pass a `project` argument, or give the server --project NAME or --cwd DIR in the "
+        "client's entry (`pi-hermes-memory setup CLIENT --project` writes one for a project)."
+    )
+
+
+async def _fallback_notice(stores: StoreCache, agent: str | None, reason: str) -> str:
+    """The notice for a connection whose roots name no project, naming the project the
+    server's working directory gives (also logged, on stderr)."""
+    import os
+
+    cwd = stores.settings.cwd or os.getcwd()
+    try:
+        project = await stores.call(None, agent, lambda m: m.config.project)
+    except Exception:  # the call itself reports a store that cannot open
+        project = None
+    log.warning(json.dumps({"event": "mcp.roots_fallback", "reason": reason, "cwd": cwd}))
+    return fallback_notice(reason, project, cwd)
 
 
 def build_server(stores: StoreCache, *, roots: ClientRoots | None = None) -> Any:
@@ -155,8 +193,12 @@ def build_server(stores: StoreCache, *, roots: ClientRoots | None = None) -> Any
                 "message": hidden[0] if hidden else "project and agent must be strings",
             }
         else:
+            notice = None
             if project is None and roots is not None and stores.settings.project is None:
                 project = await roots.project(ctx)
+                if project is None and roots.fallback is not None and not roots.noticed:
+                    roots.noticed = True
+                    notice = await _fallback_notice(stores, agent, roots.fallback)
             try:
                 if params.name in READ_ONLY_TOOLS:  # in a reader process (ADR 0083)
                     answer = await stores.read(project, agent, "tool", params.name, arguments)
@@ -174,6 +216,8 @@ def build_server(stores: StoreCache, *, roots: ClientRoots | None = None) -> Any
                 result = {"success": False, "status": status, "message": str(exc)}
             except Exception as exc:  # opening the store failed: a result, not a crash
                 result = {"success": False, "status": "error", "message": str(exc)}
+            if notice is not None:
+                result["project_notice"] = notice
         text = json.dumps(result, ensure_ascii=False, default=str)
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=text)],

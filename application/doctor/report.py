@@ -20,6 +20,8 @@ __all__ = [
     "DoctorFailed",
     "DoctorReport",
     "EmbeddingState",
+    "HostState",
+    "HostsState",
     "ModelCoverage",
     "NearDuplicate",
     "NearDuplicates",
@@ -152,6 +154,30 @@ class NearDuplicates:
 
 
 @attrs.frozen(kw_only=True)
+class HostState:
+    """One host program `setup` wired in (issue 30, ADR 0092)."""
+
+    host: str
+    where: str | None  # the file that holds our entry (or the host's folder)
+    detail: str
+    problems: tuple[str, ...]  # what keeps the wiring from working (its command is gone, ...)
+    #: when the host last called us (a hook or the extension), ISO 8601; None: never recorded
+    last_call: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class HostsState:
+    """The hosts section: every host that is set up, and the store's last background review
+    (the hosts share it)."""
+
+    hosts: tuple[HostState, ...]
+    #: hosts found installed but not set up
+    not_set_up: tuple[str, ...] = ()
+    last_review: str | None = None  # ISO 8601 of the last review summary; None: never
+    last_review_result: str | None = None
+
+
+@attrs.frozen(kw_only=True)
 class DoctorReport:
     paths: PathsState
     targets: tuple[TargetState, ...]
@@ -164,6 +190,8 @@ class DoctorReport:
     problems: tuple[str, ...]
     notes: tuple[str, ...] = ()
     seconds: float = 0.0
+    #: the hosts section (`pi-hermes-memory doctor`); None where it was not checked
+    hosts: HostsState | None = None
 
     @property
     def healthy(self) -> bool:
@@ -321,9 +349,27 @@ def _lines(report: DoctorReport) -> list[str]:
             out.append(f"     suggestion: {d.suggestion}")
         if n.truncated:
             out.append(f"  output truncated: showing the first {len(n.shown)} of {n.total}")
+    out.extend(_host_lines(report.hosts))
     out += ["", "Problems" if report.problems else "No problems found"]
     out.extend(f"  - {problem}" for problem in report.problems)
     if report.notes:
         out += ["", "Notes"]
         out.extend(f"  - {note}" for note in report.notes)
+    return out
+
+
+def _host_lines(hosts: HostsState | None) -> list[str]:
+    if hosts is None:
+        return []
+    out = ["", f"Hosts ({len(hosts.hosts)} set up)"]
+    if not hosts.hosts:
+        out.append("  no host is set up: `pi-hermes-memory setup` lists them")
+    for h in hosts.hosts:
+        state = "ok" if not h.problems else "NOT WORKING (see Problems)"
+        out.append(f"  {h.host}: {h.where or '?'}: {state}")
+        out.append(f"    last call: {h.last_call or 'never recorded'}")
+    if hosts.not_set_up:
+        out.append(f"  installed, not set up: {', '.join(hosts.not_set_up)}")
+    result = f" ({hosts.last_review_result})" if hosts.last_review_result else ""
+    out.append(f"  last review: {hosts.last_review or 'never'}{result}")
     return out

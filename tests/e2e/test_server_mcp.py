@@ -144,6 +144,7 @@ def test_stdio_takes_the_project_from_the_client_roots(tmp_path: Path) -> None:
             "memory", {"action": "add", "target": "project", "content": text, **more}
         )
         assert not done.is_error, done.content
+        assert "project_notice" not in done.content[0].text  # type: ignore[union-attr]
 
     async def main() -> None:
         async with (
@@ -180,6 +181,51 @@ def test_stdio_without_client_roots_uses_the_working_directory(tmp_path: Path) -
 
     anyio.run(main)
     assert _project_entries(tmp_path / "agent", "work") == ["Work uses tox"]
+
+
+def test_stdio_without_client_roots_says_so_once(tmp_path: Path) -> None:
+    """The fallback is not silent (ADR 0092): the first call that falls back to the working
+    directory says why and which project that gives; the later calls do not repeat it. A
+    client whose roots name no project folder is told so too."""
+    from mcp import types
+
+    async def calls(session: ClientSession) -> list[dict[str, Any]]:
+        await session.initialize()
+        out = []
+        for text in ("Work uses tox", "Work uses ruff"):
+            done = await session.call_tool(
+                "memory", {"action": "add", "target": "project", "content": text}
+            )
+            assert not done.is_error, done.content
+            out.append(json.loads(done.content[0].text))  # type: ignore[union-attr]
+        return out
+
+    async def no_roots() -> list[dict[str, Any]]:
+        params = _stdio_server(tmp_path)
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            return await calls(session)
+
+    async def root_of_slash(context: Any) -> types.ListRootsResult:
+        return types.ListRootsResult(roots=[types.Root(uri="file:///")])  # type: ignore[arg-type]
+
+    async def useless_roots() -> list[dict[str, Any]]:
+        params = _stdio_server(tmp_path / "second")
+        async with (
+            stdio_client(params) as (read, write),
+            ClientSession(read, write, list_roots_callback=root_of_slash) as session,
+        ):
+            return await calls(session)
+
+    first, second = anyio.run(no_roots)
+    notice = first["project_notice"]
+    assert "declares no MCP roots" in notice and "project 'work'" in notice, notice
+    assert str(tmp_path / "work") in notice
+    assert "project_notice" not in second
+    (tmp_path / "second").mkdir()
+    first, second = anyio.run(useless_roots)
+    assert "roots name no project folder" in first["project_notice"]
+    assert "project_notice" not in second
+    assert _project_entries(tmp_path / "agent", "work") == ["Work uses tox", "Work uses ruff"]
 
 
 def test_stdio_reads_the_store_settings_of_the_environment_and_openclaw_json(

@@ -189,6 +189,8 @@ ADAPTER_CROSS_IMPORTS: dict[str, set[str]] = {
         "hosts.base",
         # `bridge` runs the Pi extension's JSON-lines protocol (ADR 0091)
         "hosts.pi_bridge",
+        # the doctor's hosts section checks each wired host (issue 30, ADR 0092)
+        "hosts.wiring",
         "postgres.copy",
         "postgres.storage",
         "server.app",
