@@ -14,7 +14,7 @@ import textwrap
 GROUPS: tuple[tuple[str, tuple[str, ...], str], ...] = (
     (
         "hosts",
-        ("setup",),
+        ("setup", "hook"),
         "pi-hermes-memory setup",
     ),
     (

@@ -27,7 +27,9 @@ NO_STORE: frozenset[str] = frozenset({"setup"})
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 #: host name -> (module under pi_hermes_memory.adapters.hosts, attribute holding its Host)
-HOSTS: dict[str, tuple[str, str]] = {}
+HOSTS: dict[str, tuple[str, str]] = {
+    "claude-code": ("claude_code", "HOST"),
+}
 
 
 def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:

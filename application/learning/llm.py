@@ -184,7 +184,8 @@ def _command_plan(config: Config, environ: Mapping[str, str], which: Which) -> L
         thinking = argv[argv.index("--thinking") + 1] if "--thinking" in argv else "default"
         what = f"pi -p ({model}, thinking {thinking})"
     elif provider is LlmProvider.CLAUDE:
-        what = f"claude -p ({config.llm_model_override or "claude's default model"}, no tools)"
+        model = config.llm_model_override or "claude's default model"
+        what = f"claude -p ({model}, no tools)"
     else:
         what = f"command {os.path.basename(program)!r} ({len(argv) - 1} argument(s))"
     status = LlmStatus(provider=provider, off_reason=None, message=f"{what}; {_limits(settings)}")

@@ -51,6 +51,7 @@ COMMANDS = {
     "switch-project",
     "serve",
     "setup",
+    "hook",
     "mcp",
     "sync-markdown",
     "tool",
