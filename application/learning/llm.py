@@ -120,15 +120,25 @@ def pi_command(model: str | None, thinking: ThinkingLevel | None) -> tuple[str, 
 
 
 def claude_command(model: str | None) -> tuple[str, ...]:
-    """The `claude` preset (issue 30, ADR 0090): `claude -p --output-format text --tools ""
-    --strict-mcp-config [--model M]`.
+    """The `claude` preset (issue 30, ADR 0090): `claude -p --output-format text
+    --no-session-persistence --strict-mcp-config --tools "" [--model M]` (flags of Claude
+    Code 2.1.332's `--help`; its transcripts folder gets nothing of ours).
 
     The prompt goes on stdin. `--tools ""` removes every built-in tool and
     `--strict-mcp-config` (with no `--mcp-config`) every MCP server, this library's own
     included: the child only writes text; the library applies what it asks for. The child
     carries PI_HERMES_MEMORY_CHILD=1, so the hooks `setup claude-code` installed do nothing
     in it (no recursion). llmThinkingOverride does not apply (print mode has no such flag)."""
-    argv = [CLAUDE_PROGRAM, "-p", "--output-format", "text", "--tools", "", "--strict-mcp-config"]
+    argv = [
+        CLAUDE_PROGRAM,
+        "-p",
+        "--output-format",
+        "text",
+        "--no-session-persistence",
+        "--strict-mcp-config",
+        "--tools",
+        "",
+    ]
     if model:
         argv += ["--model", model]
     return tuple(argv)
