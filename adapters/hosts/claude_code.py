@@ -72,9 +72,7 @@ def is_our_hook(hook: object) -> bool:
         words = shlex.split(command)
     except ValueError:
         return False
-    ours = any(os.path.basename(w) in _PROGRAMS for w in words) or any(
-        w in _MODULES for w in words
-    )
+    ours = any(os.path.basename(w) in _PROGRAMS for w in words) or any(w in _MODULES for w in words)
     return ours and "hook" in words
 
 
@@ -136,9 +134,7 @@ def _with_ours(hooks: dict[str, Any], options: SetupOptions) -> dict[str, Any]:
                     else:
                         inner[i] = None  # a duplicate of ours: removed below
             group["hooks"] = [h for h in inner if h is not None]
-        result[event] = [
-            g for g in groups if not (isinstance(g, dict) and g.get("hooks") == [])
-        ]
+        result[event] = [g for g in groups if not (isinstance(g, dict) and g.get("hooks") == [])]
         if not placed:
             group_new: dict[str, Any] = {"hooks": [ours]}
             if matcher is not None:
@@ -252,7 +248,7 @@ class ClaudeCode:
             if options.uninstall:
                 return None
             raise ConfigError(
-                f"{exc} (setup adds llm.provider \"claude\" to it when it has no llm section)"
+                f'{exc} (setup adds llm.provider "claude" to it when it has no llm section)'
             ) from exc
         if options.uninstall:
             other = "project" if options.scope == "user" else "user"

@@ -65,7 +65,14 @@ __all__ = [
 
 #: the variable every LLM child process carries (adapters/providers/command_llm.py)
 CHILD_ENV: Final = "PI_HERMES_MEMORY_CHILD"
-EVENTS: Final = ("SessionStart", "UserPromptSubmit", "PostToolUse", "PreCompact", "Stop", "SessionEnd")
+EVENTS: Final = (
+    "SessionStart",
+    "UserPromptSubmit",
+    "PostToolUse",
+    "PreCompact",
+    "Stop",
+    "SessionEnd",
+)
 #: under the store's memory directory
 HOST_DIR: Final = Path("hooks") / "claude-code"
 MAX_STDIN_BYTES: Final = 4 << 20
@@ -212,7 +219,6 @@ class _Hook:
 
     def __init__(self, event: str, payload: dict[str, Any], environ: Mapping[str, str]) -> None:
         from pi_hermes_memory.adapters.files.config_file import load_config
-        from pi_hermes_memory.lifecycle.session import LifecycleSettings
 
         self.event = event
         self.payload = payload
@@ -222,8 +228,30 @@ class _Hook:
         self.cwd = Path(cwd) if cwd and Path(cwd).is_absolute() else None
         self.config, _warnings = load_config(environ=environ, cwd=self.cwd)
         self.folder = hooks_dir(Path(self.config.memory_dir))
-        self.settings = LifecycleSettings.from_config(self.config)
         self._memory: Any = None
+        self._settings: Any = None
+
+    @property
+    def settings(self) -> Any:
+        """The lifecycle's settings (`LifecycleSettings`; imported only by the events that
+        need more than the counters' thresholds: PostToolUse stays light)."""
+        if self._settings is None:
+            from pi_hermes_memory.lifecycle.session import LifecycleSettings
+
+            self._settings = LifecycleSettings.from_config(self.config)
+        return self._settings
+
+    def nudges(self) -> tuple[bool, bool, int, int, int]:
+        """reviewEnabled, reviewSkillsEnabled, nudgeInterval, nudgeToolCalls and
+        skillReviewToolCalls (the fields LifecycleSettings copies)."""
+        c = self.config
+        return (
+            c.review_enabled,
+            c.review_skills_enabled,
+            c.nudge_interval,
+            c.nudge_tool_calls,
+            c.skill_review_tool_calls,
+        )
 
     def memory(self) -> Any:
         if self._memory is None:
@@ -325,21 +353,21 @@ class _Hook:
 
     def _review_due(self, state: SessionState) -> str | None:
         """The seed's nudges, on the persisted counters (AgentSession._maybe_review)."""
-        s = self.settings
-        if not s.review_enabled:
+        enabled, skills, every_turns, every_tools, every_skill_tools = self.nudges()
+        if not enabled:
             return None
-        if (s.nudge_interval > 0 and state.count("turns_since_review") >= s.nudge_interval) or (
-            s.nudge_tool_calls > 0 and state.count("tools_since_review") >= s.nudge_tool_calls
+        if (every_turns > 0 and state.count("turns_since_review") >= every_turns) or (
+            every_tools > 0 and state.count("tools_since_review") >= every_tools
         ):
             state["turns_since_review"] = state["tools_since_review"] = 0
-            if s.review_skills_enabled:
+            if skills:
                 state["tools_since_skill_review"] = 0
             state.bump("reviews_queued")
             return "review"
         if (
-            s.review_skills_enabled
-            and s.skill_review_tool_calls > 0
-            and state.count("tools_since_skill_review") >= s.skill_review_tool_calls
+            skills
+            and every_skill_tools > 0
+            and state.count("tools_since_skill_review") >= every_skill_tools
         ):
             state["tools_since_skill_review"] = 0
             state.bump("reviews_queued")
@@ -350,7 +378,7 @@ class _Hook:
         if not enabled:
             return
         with self.state() as state:
-            due = state.count("turns_since_flush") >= max(self.settings.flush_min_turns, 1)
+            due = state.count("turns_since_flush") >= max(self.config.flush_min_turns, 1)
             if due:
                 state["turns_since_flush"] = 0
         if due:
@@ -375,7 +403,7 @@ class _Hook:
         ).after_turn(prompt, success=True)
 
     def session_end(self) -> None:
-        self.flush(self.settings.flush_on_shutdown)
+        self.flush(self.config.flush_on_shutdown)
         prune_sessions(self.folder, now=time.time())
 
 
@@ -396,7 +424,7 @@ def run_hook(event: str, raw: bytes, environ: Mapping[str, str]) -> str | None:
             "SessionStart": hook.session_start,
             "UserPromptSubmit": hook.user_prompt,
             "PostToolUse": lambda: hook.post_tool() if hook else None,
-            "PreCompact": lambda: hook.flush(hook.settings.flush_on_compact) if hook else None,
+            "PreCompact": lambda: hook.flush(hook.config.flush_on_compact) if hook else None,
             "Stop": lambda: hook.stop() if hook else None,
             "SessionEnd": lambda: hook.session_end() if hook else None,
         }
@@ -426,7 +454,7 @@ def start_worker(folder: Path, environ: Mapping[str, str], *, cwd: Path | None) 
     if cwd is not None:
         argv += ["--cwd", str(cwd)]
     with open(folder / "worker.log", "ab") as log:
-        subprocess.Popen(  # noqa: S603 - our own interpreter, an argv list
+        subprocess.Popen(
             argv,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
@@ -529,7 +557,10 @@ def run_worker(folder: Path, environ: Mapping[str, str], *, log: Callable[[str],
             while (claimed := _claim(jobs)) is not None:
                 job = _read_json(claimed)
                 try:
-                    log(f"worker: {job.get('kind')} of {job.get('session_id')}: " + _run_job(job, environ))
+                    log(
+                        f"worker: {job.get('kind')} of {job.get('session_id')}: "
+                        + _run_job(job, environ)
+                    )
                 except Exception as exc:  # one job's failure never stops the others
                     log(f"worker: {job.get('kind')} failed: {type(exc).__name__}: {exc}")
                 finally:
@@ -565,7 +596,9 @@ def _run_job(job: Mapping[str, Any], environ: Mapping[str, str]) -> str:
             else settings.review_recent_messages
         )
         transcript = job.get("transcript_path")
-        messages = recent(read_transcript(transcript if isinstance(transcript, str) else None), keep)
+        messages = recent(
+            read_transcript(transcript if isinstance(transcript, str) else None), keep
+        )
         extra = job.get("extra")
         applied, skipped = job.get("applied"), job.get("skipped")
         request = ReviewRequest(

@@ -43,10 +43,10 @@ __all__ = [
     "LlmStatus",
     "OffCompleter",
     "checked_timeout",
+    "claude_command",
     "guarded_complete",
     "llm_plan",
     "llm_status",
-    "claude_command",
     "pi_command",
 ]
 

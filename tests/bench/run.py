@@ -1345,7 +1345,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(open_cli.render(opened))
     from tests.bench import hooks
 
-    print("… Claude Code hooks: latency per event, setup to first fact", file=sys.stderr, flush=True)
+    print(
+        "… Claude Code hooks: latency per event, setup to first fact", file=sys.stderr, flush=True
+    )
     hooked = hooks.run(1_000 if args.quick else 10_000, 5 if args.quick else 20)
     print(hooks.render(hooked["hooks"], hooked["first_fact"]))
     from tests.bench import server

@@ -266,7 +266,14 @@ def test_the_worker_runs_the_review_through_the_llm(world: dict[str, Path]) -> N
             "flushMinTurns": 100,
             "llm": {
                 "provider": "command",
-                "command": [sys.executable, FAKE_LLM, "--record", str(record), "--reply", REVIEW_REPLY],
+                "command": [
+                    sys.executable,
+                    FAKE_LLM,
+                    "--record",
+                    str(record),
+                    "--reply",
+                    REVIEW_REPLY,
+                ],
             },
         },
     )
@@ -321,3 +328,10 @@ def test_a_killed_workers_job_runs_again(world: dict[str, Path]) -> None:
     assert done.returncode == 0
     assert not list((folder / "jobs").iterdir())
     assert f"worker: review of {SESSION}" in (folder / "hook.log").read_text("utf-8")
+
+
+def test_the_child_marker_is_the_one_llm_children_get() -> None:
+    from pi_hermes_memory.adapters.hosts import claude_hooks
+    from pi_hermes_memory.adapters.providers import command_llm
+
+    assert claude_hooks.CHILD_ENV == command_llm.CHILD_ENV

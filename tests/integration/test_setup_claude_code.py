@@ -75,7 +75,9 @@ def test_user_install_is_idempotent_and_keeps_foreign_entries(where: dict[str, P
     assert ours["args"][-1] == "mcp" and Path(ours["command"]).is_absolute()
     assert ours["env"] == {"PI_CODING_AGENT_DIR": str(where["agent"])}
     settings = _json(settings_json)
-    assert settings["model"] == "opus" and settings["permissions"] == FOREIGN_SETTINGS["permissions"]
+    assert (
+        settings["model"] == "opus" and settings["permissions"] == FOREIGN_SETTINGS["permissions"]
+    )
     assert settings["hooks"]["PostToolUse"][0] == FOREIGN_SETTINGS["hooks"]["PostToolUse"][0]
     assert settings["hooks"]["Notification"] == FOREIGN_SETTINGS["hooks"]["Notification"]
     assert _ours(settings) == {**dict.fromkeys(EVENTS, 1), "Notification": 0}

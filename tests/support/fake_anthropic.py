@@ -38,11 +38,19 @@ def _events(reply: str, model: str) -> list[tuple[str, dict[str, Any]]]:
         ("message_start", {"type": "message_start", "message": start}),
         (
             "content_block_start",
-            {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+            {
+                "type": "content_block_start",
+                "index": 0,
+                "content_block": {"type": "text", "text": ""},
+            },
         ),
         (
             "content_block_delta",
-            {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": reply}},
+            {
+                "type": "content_block_delta",
+                "index": 0,
+                "delta": {"type": "text_delta", "text": reply},
+            },
         ),
         ("content_block_stop", {"type": "content_block_stop", "index": 0}),
         (

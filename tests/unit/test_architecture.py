@@ -187,6 +187,8 @@ ADAPTER_CROSS_IMPORTS: dict[str, set[str]] = {
         "files.lancedb_table",
         # `setup HOST` applies the plans of the host modules (issue 30)
         "hosts.base",
+        # `hook EVENT` is Claude Code's entry point; the work lives with the host (ADR 0090)
+        "hosts.claude_hooks",
         "postgres.copy",
         "postgres.storage",
         "server.app",
