@@ -41,11 +41,14 @@ pg: dev-postgres
 	$(BIN)/python -m tests.support.postgres
 
 # everything: unit, integration, e2e (about 40 minutes on a loaded shared 2-core machine)
-# the real host programs the host tests run (issue 30): Pi, pinned, into build/pi (never global);
-# with them on PATH and PI_HERMES_MEMORY_REQUIRE_PI set, those tests cannot skip
-HOSTS_ENV := PATH="$(CURDIR)/build/pi/node_modules/.bin:$$PATH" PI_HERMES_MEMORY_REQUIRE_PI=1
+# the real host programs the host tests run (issue 30): Pi and Claude Code, pinned, under build/
+# (never global); with them found and the REQUIRE flags set, those tests cannot skip
+HOSTS_ENV := PATH="$(CURDIR)/build/pi/node_modules/.bin:$$PATH" PI_HERMES_MEMORY_REQUIRE_PI=1 \
+	PI_HERMES_MEMORY_REQUIRE_CLAUDE=1 \
+	CLAUDE_CODE_BIN="$$(ls $(CURDIR)/build/hosts/claude-code/node_modules/@anthropic-ai/claude-code-*/claude 2>/dev/null | head -n 1)"
 hosts:
 	bash .ci/install-pi
+	bash .ci/install-claude-code
 
 test: dev hosts
 	$(HOSTS_ENV) $(BIN)/python -m pytest -q

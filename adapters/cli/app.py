@@ -21,6 +21,7 @@ from pi_hermes_memory.adapters.cli import consolidate as cli_consolidate
 from pi_hermes_memory.adapters.cli import context as cli_context
 from pi_hermes_memory.adapters.cli import doctor as cli_doctor
 from pi_hermes_memory.adapters.cli import governance as cli_governance
+from pi_hermes_memory.adapters.cli import hook as cli_hook
 from pi_hermes_memory.adapters.cli import knowledge as cli_knowledge
 from pi_hermes_memory.adapters.cli import learn as cli_learn
 from pi_hermes_memory.adapters.cli import porting as cli_port
@@ -506,6 +507,7 @@ _EXTRA = (
     cli_knowledge,
     cli_setup,
     cli_bridge,
+    cli_hook,
 )
 #: commands that write (in a read-only store their refusal says why; no warning first)
 _WRITES = frozenset(

@@ -14,7 +14,7 @@ import textwrap
 GROUPS: tuple[tuple[str, tuple[str, ...], str], ...] = (
     (
         "hosts",
-        ("setup", "bridge"),
+        ("setup", "hook", "bridge"),
         "pi-hermes-memory setup",
     ),
     (

@@ -34,6 +34,7 @@ HOSTS: dict[str, tuple[str, str]] = {
     "cursor": ("mcp_clients", "CURSOR"),
     "openclaw": ("mcp_clients", "OPENCLAW"),
     "vscode": ("mcp_clients", "VSCODE"),
+    "claude-code": ("claude_code", "HOST"),
 }
 
 

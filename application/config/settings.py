@@ -271,6 +271,8 @@ class LlmProvider(enum.StrEnum):
     COMMAND = "command"
     #: `pi -p` with llmModelOverride / llmThinkingOverride (the seed's child process)
     PI = "pi"
+    #: `claude -p` without tools (Claude Code's print mode; issue 30, ADR 0090)
+    CLAUDE = "claude"
     #: POST {baseUrl}/chat/completions
     OPENAI_COMPATIBLE = "openai-compatible"
     #: a host's own adapter named by import path (ADR 0057)

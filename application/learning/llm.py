@@ -35,6 +35,7 @@ from pi_hermes_memory.errors import CompletionFailed, CompletionFailure, Invalid
 from pi_hermes_memory.ports.llm import Completer
 
 __all__ = [
+    "CLAUDE_PROGRAM",
     "PI_PROGRAM",
     "Completer",
     "LlmOffReason",
@@ -42,6 +43,7 @@ __all__ = [
     "LlmStatus",
     "OffCompleter",
     "checked_timeout",
+    "claude_command",
     "guarded_complete",
     "llm_plan",
     "llm_status",
@@ -49,6 +51,7 @@ __all__ = [
 ]
 
 PI_PROGRAM: Final = "pi"
+CLAUDE_PROGRAM: Final = "claude"
 #: seconds no completion may exceed, whatever a caller asks
 MAX_TIMEOUT_S: Final = LLM_MAX_TIMEOUT_MS / 1000
 
@@ -116,6 +119,31 @@ def pi_command(model: str | None, thinking: ThinkingLevel | None) -> tuple[str, 
     return tuple(argv)
 
 
+def claude_command(model: str | None) -> tuple[str, ...]:
+    """The `claude` preset (issue 30, ADR 0090): `claude -p --output-format text
+    --no-session-persistence --strict-mcp-config --tools "" [--model M]` (flags of Claude
+    Code 2.1.332's `--help`; its transcripts folder gets nothing of ours).
+
+    The prompt goes on stdin. `--tools ""` removes every built-in tool and
+    `--strict-mcp-config` (with no `--mcp-config`) every MCP server, this library's own
+    included: the child only writes text; the library applies what it asks for. The child
+    carries PI_HERMES_MEMORY_CHILD=1, so the hooks `setup claude-code` installed do nothing
+    in it (no recursion). llmThinkingOverride does not apply (print mode has no such flag)."""
+    argv = [
+        CLAUDE_PROGRAM,
+        "-p",
+        "--output-format",
+        "text",
+        "--no-session-persistence",
+        "--strict-mcp-config",
+        "--tools",
+        "",
+    ]
+    if model:
+        argv += ["--model", model]
+    return tuple(argv)
+
+
 def checked_timeout(timeout: float) -> float:
     """`timeout` in seconds, capped at `MAX_TIMEOUT_S`; InvalidArgument unless positive."""
     if isinstance(timeout, bool) or not isinstance(timeout, int | float):
@@ -140,6 +168,8 @@ def _command_plan(config: Config, environ: Mapping[str, str], which: Which) -> L
     provider = settings.provider
     if provider is LlmProvider.PI:
         argv = pi_command(config.llm_model_override, config.llm_thinking_override)
+    elif provider is LlmProvider.CLAUDE:
+        argv = claude_command(config.llm_model_override)
     elif settings.command is None:
         return _off(
             provider,
@@ -163,6 +193,9 @@ def _command_plan(config: Config, environ: Mapping[str, str], which: Which) -> L
         model = config.llm_model_override or "pi's default model"
         thinking = argv[argv.index("--thinking") + 1] if "--thinking" in argv else "default"
         what = f"pi -p ({model}, thinking {thinking})"
+    elif provider is LlmProvider.CLAUDE:
+        model = config.llm_model_override or "claude's default model"
+        what = f"claude -p ({model}, no tools)"
     else:
         what = f"command {os.path.basename(program)!r} ({len(argv) - 1} argument(s))"
     status = LlmStatus(provider=provider, off_reason=None, message=f"{what}; {_limits(settings)}")
@@ -212,7 +245,7 @@ def llm_plan(config: Config, environ: Mapping[str, str], *, which: Which = shuti
         result = _off(
             provider,
             LlmOffReason.PROVIDER_OFF,
-            "llm.provider is off (set it to pi, command or openai-compatible)",
+            "llm.provider is off (set it to pi, claude, command or openai-compatible)",
         )
     elif provider is LlmProvider.OPENAI_COMPATIBLE:
         result = _http_plan(settings, environ)

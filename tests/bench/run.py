@@ -40,6 +40,8 @@ What is measured:
 - the caller-thread cost of lifecycle calls (`tests/bench/lifecycle.py`).
 - open, CLI `search` wall time, import times and resident size by history size
   (`tests/bench/open_cli.py`, ADR 0038).
+- Claude Code's hooks as child processes: latency per event on a 10k store, and the time from
+  `setup claude-code` to the first remembered fact (`tests/bench/hooks.py`, ADR 0090).
 
 No figure here is asserted by the test suite; `tests/bench/test_bench_smoke.py` only checks that
 the functions return well-formed results.
@@ -1341,6 +1343,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         start_sizes=open_cli.START_SIZES_QUICK if args.quick else open_cli.START_SIZES_FULL,
     )
     print(open_cli.render(opened))
+    from tests.bench import hooks
+
+    print(
+        "… Claude Code hooks: latency per event, setup to first fact", file=sys.stderr, flush=True
+    )
+    hooked = hooks.run(1_000 if args.quick else 10_000, 5 if args.quick else 20)
+    print(hooks.render(hooked["hooks"], hooked["first_fact"]))
     from tests.bench import server
 
     print("… REST search throughput, 1 vs many clients", file=sys.stderr, flush=True)
@@ -1365,6 +1374,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         data["lifecycle"] = attrs.asdict(life)
         data["doctor"] = doctored
         data["open_cli"] = opened
+        data["claude_code_hooks"] = hooked
         data["add_syscalls"] = traced
         data["server_reads"] = served
         data["first_write"] = first_writes

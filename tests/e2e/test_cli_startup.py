@@ -52,6 +52,7 @@ COMMANDS = {
     "serve",
     "setup",
     "bridge",
+    "hook",
     "mcp",
     "sync-markdown",
     "tool",

@@ -191,6 +191,8 @@ ADAPTER_CROSS_IMPORTS: dict[str, set[str]] = {
         "hosts.pi_bridge",
         # the doctor's hosts section checks each wired host (issue 30, ADR 0092)
         "hosts.wiring",
+        # `hook EVENT` is Claude Code's entry point; the work lives with the host (ADR 0090)
+        "hosts.claude_hooks",
         "postgres.copy",
         "postgres.storage",
         "server.app",

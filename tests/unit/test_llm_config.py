@@ -23,6 +23,7 @@ from pi_hermes_memory.learning.llm import (
     LlmOffReason,
     OffCompleter,
     checked_timeout,
+    claude_command,
     llm_plan,
     llm_status,
     pi_command,
@@ -74,6 +75,30 @@ def test_the_pi_preset_is_on_when_pi_is_found() -> None:
     assert "timeout 60 s" in status.message and "1 MiB" in status.message
     off = status_of(raw, which=missing)
     assert off.off_reason is LlmOffReason.PROGRAM_NOT_FOUND and "'pi'" in off.message
+
+
+def test_the_claude_preset_runs_print_mode_without_tools() -> None:
+    """issue 30, ADR 0090: no built-in tool, no MCP server, no saved session."""
+    raw = {"llm": {"provider": "claude"}, "llmModelOverride": "haiku"}
+    config, warnings = parse(raw)
+    assert warnings == () and config.llm.provider is LlmProvider.CLAUDE
+    plan = llm_plan(config, {}, which=found)
+    assert plan.status.enabled and "claude -p (haiku, no tools)" in plan.status.message
+    assert plan.argv == (
+        "/usr/bin/claude",
+        "-p",
+        "--output-format",
+        "text",
+        "--no-session-persistence",
+        "--strict-mcp-config",
+        "--tools",
+        "",
+        "--model",
+        "haiku",
+    )
+    assert claude_command(None)[-2:] == ("--tools", "")
+    off = status_of({"llm": {"provider": "claude"}}, which=missing)
+    assert off.off_reason is LlmOffReason.PROGRAM_NOT_FOUND and "'claude'" in off.message
 
 
 def test_pi_looks_for_the_program_on_the_given_path() -> None:
