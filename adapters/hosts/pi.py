@@ -95,7 +95,10 @@ class PiHost:
 
     def detect(self, options: SetupOptions) -> Detection:
         program = shutil.which("pi", path=options.environ.get("PATH"))
-        installed = program is not None or options.agent_root.is_dir()
+        # the agent root alone proves nothing (this library creates it for its own store);
+        # Pi's own files in it do
+        pi_files = ("settings.json", "auth.json", "models.json", "sessions")
+        installed = program is not None or any((options.agent_root / f).exists() for f in pi_files)
         places = [
             options.project_dir / ".pi" / "extensions" / FOLDER,
             options.agent_root / "extensions" / FOLDER,

@@ -33,6 +33,7 @@ offers no tools and every lifecycle method does nothing.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -118,6 +119,14 @@ class Bridge:
             self._session = self.memory().session(session_id or None)
         return self._session
 
+    def _note_call(self) -> None:
+        """Touch `<memory dir>/hooks/pi/last-call` once per turn: `doctor` shows when the
+        extension last reached this library (best effort; a read-only folder only hides it)."""
+        with contextlib.suppress(Exception):
+            folder = Path(self.memory().config.memory_dir) / "hooks" / "pi"
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / "last-call").touch()
+
     def close(self) -> None:
         """End of input: the session ends as `shutdown` would, then the store closes."""
         if self._session is not None:
@@ -173,6 +182,7 @@ class Bridge:
         if self.child:
             return {"system_prompt": "", "recall": None}
         session = self.session()
+        self._note_call()
         # the memory block is frozen for the session (the seed's snapshot): built once
         if self._system_prompt is None:
             self._system_prompt = session.system_prompt()

@@ -31,17 +31,21 @@ def _iso(seconds: float) -> str:
     return dt.datetime.fromtimestamp(seconds, dt.UTC).isoformat(timespec="seconds")
 
 
-def last_call(agent_root: Path, host: str) -> str | None:
-    """The time of the newest file a host's integration keeps under the agent root; None when
-    there is none (or the folder cannot be read)."""
-    base = agent_root / HOST_STATE_DIR
+def last_call(agent_root: Path, host: str, memory_dir: Path | None = None) -> str | None:
+    """The time of the newest file a host's integration keeps under the agent root
+    (`hosts/<host>`) or the memory directory (`hooks/<host>`: the Claude Code hooks' session
+    state, the Pi bridge's last call); None when there is none (or cannot be read)."""
+    bases = [agent_root / HOST_STATE_DIR]
+    if memory_dir is not None:
+        bases.append(memory_dir / "hooks")
     newest: float | None = None
     seen = 0
     candidates: list[Path] = []
-    try:
-        candidates = [p for p in base.iterdir() if p.name == host or p.stem == host]
-    except OSError:
-        return None
+    for base in bases:
+        try:
+            candidates += [p for p in base.iterdir() if p.name == host or p.stem == host]
+        except OSError:
+            continue
     for path in candidates:
         walked = os.walk(path) if path.is_dir() else [(str(path.parent), [], [path.name])]
         for folder, _dirs, files in walked:
@@ -91,7 +95,7 @@ def hosts_section(
                 where=found.where,
                 detail=found.detail,
                 problems=tuple(problems),
-                last_call=last_call(options.agent_root, name),
+                last_call=last_call(options.agent_root, name, memory_dir),
             )
         )
     summary = read_last_summary(memory_dir)

@@ -89,3 +89,56 @@ def test_the_doctor_checks_every_wired_host(tmp_path: Path) -> None:
     assert "last review: 2026-12-01T10:00:00Z (ok)" in text
     # read-only: no file under HOME changed
     assert {p: p.read_bytes() for p in home.rglob("*") if p.is_file()} == before
+
+
+def test_the_doctor_shows_the_last_call_of_the_pi_bridge_and_the_claude_code_hooks(
+    tmp_path: Path,
+) -> None:
+    """The hosts' own records: the Claude Code hooks' session state and the Pi bridge's
+    per-turn mark, both under the memory directory's `hooks/<host>/`."""
+    home = tmp_path / "home"
+    home.mkdir()
+    assert _run(home, "setup", "pi").returncode == 0
+    assert _run(home, "setup", "claude-code").returncode == 0
+    code, report = _doctor(home)
+    assert code == 0, report["problems"]
+    wired = {h["host"]: h for h in report["hosts"]["hosts"]}
+    assert wired["pi"]["last_call"] is None and wired["claude-code"]["last_call"] is None
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("XDG_", "CODEX_"))}
+    env.update(HOME=str(home), PI_CODING_AGENT_DIR=str(home / "agent"), PATH="/usr/bin:/bin")
+    payload = {
+        "session_id": "s-doctor",
+        "transcript_path": str(home / "t.jsonl"),
+        "cwd": str(home),
+        "hook_event_name": "SessionStart",
+        "source": "startup",
+    }
+    hook = [sys.executable, "-m", "pi_hermes_memory.adapters.cli", "hook", "SessionStart"]
+    ran = subprocess.run(
+        hook, input=json.dumps(payload), cwd=home, env=env, capture_output=True, text=True
+    )
+    assert ran.returncode == 0, ran.stderr
+    bridge = [sys.executable, "-m", "pi_hermes_memory.adapters.cli", "bridge"]
+    lines = [
+        {"id": 1, "method": "session_start", "params": {"cwd": str(home), "session_id": "p1"}},
+        {"id": 2, "method": "before_agent_start", "params": {"prompt": "hello"}},
+        {"id": 3, "method": "shutdown"},
+    ]
+    ran = subprocess.run(
+        bridge,
+        input="".join(json.dumps(line) + "\n" for line in lines),
+        cwd=home,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    answers = [json.loads(line) for line in ran.stdout.splitlines()]
+    assert [a.get("error") for a in answers] == [None, None, None], answers
+
+    code, report = _doctor(home)
+    assert code == 0, report["problems"]
+    wired = {h["host"]: h for h in report["hosts"]["hosts"]}
+    assert wired["pi"]["last_call"] is not None
+    assert wired["claude-code"]["last_call"] is not None
