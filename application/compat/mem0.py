@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from pi_hermes_memory.domain.learning.capture import capture_candidates
+from pi_hermes_memory.domain.memory.model import Target, namespace_problem
 from pi_hermes_memory.domain.status import SUCCESS, Status
 from pi_hermes_memory.errors import CompletionFailed, InvalidArgument, WriteRefused
 
@@ -55,12 +56,17 @@ def _scope(user_id: str | None, agent_id: str | None, run_id: str | None) -> tup
         if value is not None and (not isinstance(value, str) or not value.strip()):
             raise InvalidArgument(f"{name} must be a non-empty string")
     if user_id is not None:
-        return f"user:{user_id.strip()}", "user"
-    if agent_id is not None:
-        return f"agent:{agent_id.strip()}", "memory"
-    if run_id is not None:
-        return f"custom:run-{run_id.strip()}", "memory"
-    raise InvalidArgument("one of user_id, agent_id or run_id is required")
+        found = f"user:{user_id.strip()}", Target.USER
+    elif agent_id is not None:
+        found = f"agent:{agent_id.strip()}", Target.MEMORY
+    elif run_id is not None:
+        found = f"custom:run-{run_id.strip()}", Target.MEMORY
+    else:
+        raise InvalidArgument("one of user_id, agent_id or run_id is required")
+    problem = namespace_problem(*found)
+    if problem is not None:
+        raise InvalidArgument(problem)
+    return found[0], found[1].value
 
 
 def _identity(scope: str) -> dict[str, str]:
