@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final
@@ -58,13 +59,16 @@ DEFAULT_SCOPE: Final = "custom:langgraph"
 OPEN_CHAR_LIMIT: Final = 50_000_000
 _MARK: Final = "langgraph"
 _SEARCH_HITS: Final = 20
+_WORD = re.compile(r"\w{2,}")
 
 
 class _Row:
-    __slots__ = ("created_at", "entry_id", "key", "namespace", "updated_at", "value")
+    __slots__ = ("created_at", "entry_id", "key", "namespace", "text", "updated_at", "value")
 
-    def __init__(self, entry_id: str, payload: Mapping[str, Any]) -> None:
+    def __init__(self, entry_id: str, payload: Mapping[str, Any], text: str) -> None:
         self.entry_id = entry_id
+        #: the indexed text of the value (the `index` fields)
+        self.text = text
         self.namespace: tuple[str, ...] = tuple(payload["namespace"])
         self.key: str = payload["key"]
         self.value: dict[str, Any] = dict(payload["value"])
@@ -81,8 +85,8 @@ class _Row:
         )
 
 
-def _parse(text: str) -> Mapping[str, Any] | None:
-    """The item payload of an entry's text, or None for a row that is not one of ours."""
+def _parse(text: str) -> tuple[Mapping[str, Any], str] | None:
+    """The item payload and indexed text of an entry, or None for a row not one of ours."""
     if not text.startswith("{"):
         return None
     try:
@@ -94,7 +98,7 @@ def _parse(text: str) -> Mapping[str, Any] | None:
             and isinstance(payload["key"], str)
             and isinstance(payload["value"], dict)
         ):
-            return payload  # type: ignore[no-any-return]
+            return payload, str(doc.get("text", ""))
     except (ValueError, KeyError, TypeError):
         return None
     return None
@@ -196,9 +200,9 @@ class PiHermesStore(BaseStore):
         could have made stale)."""
         rows: dict[tuple[tuple[str, ...], str], _Row] = {}
         for view in self._memory.entries("memory", scope=self._scope):
-            payload = _parse(view.text)
-            if payload is not None:
-                row = _Row(view.id, payload)
+            parsed = _parse(view.text)
+            if parsed is not None:
+                row = _Row(view.id, *parsed)
                 rows[(row.namespace, row.key)] = row
         return rows
 
@@ -254,8 +258,9 @@ class PiHermesStore(BaseStore):
             "created_at": old.created_at.isoformat() if old else now,
             "updated_at": now,
         }
+        indexed = self._text(op.value, op.index)
         text = json.dumps(
-            {"text": self._text(op.value, op.index), _MARK: payload},
+            {"text": indexed, _MARK: payload},
             ensure_ascii=False,
             separators=(",", ":"),
         )
@@ -265,7 +270,7 @@ class PiHermesStore(BaseStore):
             result = self._check(
                 self._memory.add(text, target="memory", scope=self._scope, force=True), "put"
             )
-        rows[where] = _Row(result.entry_id or (old.entry_id if old else ""), payload)
+        rows[where] = _Row(result.entry_id or (old.entry_id if old else ""), payload, indexed)
 
     @staticmethod
     def _check(result: Any, what: str) -> Any:
@@ -292,11 +297,19 @@ class PiHermesStore(BaseStore):
             return [_search_item(r, None) for r in found[op.offset : op.offset + op.limit]]
         by_id = {r.entry_id: r for r in rows.values()}
         hits = self._memory.search(op.query, target="memory", limit=_SEARCH_HITS).hits
+        # keyword search sees the whole entry (the value is in it): without embeddings a hit
+        # counts only when a word of the query is in the item's indexed text
+        words = (
+            None if self._memory.embeddings is not None else set(_WORD.findall(op.query.lower()))
+        )
         scored: list[SearchItem] = []
         for hit in hits:
             row = by_id.get(hit.memory_id or hit.id)
-            if row is not None and hit.namespace == self._scope and wanted(row):
-                scored.append(_search_item(row, hit.score))
+            if row is None or hit.namespace != self._scope or not wanted(row):
+                continue
+            if words is not None and not words & set(_WORD.findall(row.text.lower())):
+                continue
+            scored.append(_search_item(row, hit.score))
         return scored[op.offset : op.offset + op.limit]
 
     @staticmethod
