@@ -217,13 +217,14 @@ class Memory:
         for fact in facts:
             result = store.add(
                 fact,
+                force=not infer,
                 target=target,
                 scope=scope,
                 importance=meta.get("importance"),
                 kind=meta.get("kind"),
             )
             results.append(self._event(fact, result))
-        return {"results": [r for r in results if r is not None]}
+        return {"results": results}
 
     def _facts(self, store: Store, turns: list[dict[str, str]]) -> list[str]:
         said = [m["content"] for m in turns if m["role"] == "user"]
@@ -240,9 +241,11 @@ class Memory:
                 _LOG.warning("mem0.add: fact extraction failed; capture rules used", exc_info=True)
         return [c.text for text in said for c in capture_candidates(text, limit=_CAPTURE_LIMIT)]
 
-    def _event(self, fact: str, result: WriteResult) -> dict[str, Any] | None:
-        if result.status in (Status.NOOP, Status.DUPLICATE):
-            return {"id": result.entry_id, "memory": fact, "event": "NONE"}
+    def _event(self, fact: str, result: WriteResult) -> dict[str, Any]:
+        if result.status in (Status.NOOP, Status.DUPLICATE, Status.NEAR_DUPLICATE):
+            # the memory the store already holds (an exact or a near duplicate of the fact)
+            held = result.entry_id or (result.candidates[0].entry_id if result.candidates else None)
+            return {"id": held, "memory": fact, "event": "NONE"}
         if result.status not in SUCCESS or result.entry_id is None:
             raise WriteRefused(f"mem0.add refused: {result.message}", status=result.status.value)
         return {"id": result.entry_id, "memory": fact, "event": "ADD"}

@@ -40,6 +40,8 @@ What is measured:
 - the caller-thread cost of lifecycle calls (`tests/bench/lifecycle.py`).
 - open, CLI `search` wall time, import times and resident size by history size
   (`tests/bench/open_cli.py`, ADR 0038).
+- the framework front ends' overhead over a direct library call, write and search
+  (`tests/bench/frameworks.py`, ADR 0095).
 
 No figure here is asserted by the test suite; `tests/bench/test_bench_smoke.py` only checks that
 the functions return well-formed results.
@@ -1353,6 +1355,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         repeats=1 if args.quick else 3,
     )
     print(first_write.render(first_writes))
+    from tests.bench import frameworks
+
+    framework_rows = frameworks.run(frameworks.QUICK if args.quick else frameworks.FULL)
+    print(frameworks.render(framework_rows))
     print(f"\n(total benchmark time {time.perf_counter() - started:.0f} s)", flush=True)
     if args.out is not None:
         data = to_json(context, adds, replay, searches)
@@ -1368,6 +1374,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         data["add_syscalls"] = traced
         data["server_reads"] = served
         data["first_write"] = first_writes
+        data["frameworks"] = framework_rows
         args.out.write_text(json.dumps(data, indent=2) + "\n")
     return 0
 

@@ -171,3 +171,20 @@ def test_bad_arguments_are_clear_errors(m: Memory) -> None:
         m.add(42, user_id="a")
     with pytest.raises(InvalidArgument, match="scope"):
         m.add("x", user_id="not valid!", infer=False)
+
+
+def test_a_near_duplicate_fact_is_none_and_a_raw_add_is_kept(tmp_path: Path) -> None:
+    near = "The deploy script lives in tools/deploy.sh now"
+    (tmp_path / "agent").mkdir()
+    (tmp_path / "agent" / "hermes-memory-config.json").write_text(
+        json.dumps({"llm": {"provider": "command", "command": [sys.executable, FAKE_LLM]}}),
+        encoding="utf-8",
+    )
+    environ = {"FAKE_LLM_REPLY": json.dumps({"facts": [near]})}
+    with Memory(agent_root=tmp_path / "agent", cwd=tmp_path, environ=environ) as m:
+        first = m.add("The deploy script lives in tools/deploy.sh", user_id="a", infer=False)
+        held = first["results"][0]["id"]
+        inferred = m.add("where is the deploy script?", user_id="a")["results"]
+        assert [(r["id"], r["event"]) for r in inferred] == [(held, "NONE")]
+        raw = m.add(near, user_id="a", infer=False)["results"][0]
+        assert raw["event"] == "ADD" and raw["id"] != held  # infer=False stores what it is given
