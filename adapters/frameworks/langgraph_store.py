@@ -22,7 +22,7 @@ import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from pi_hermes_memory.domain.status import SUCCESS, Status
 from pi_hermes_memory.errors import InvalidArgument, WriteRefused
@@ -208,19 +208,26 @@ class PiHermesStore(BaseStore):
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         ops = list(ops)
-        rows = self._rows()
+        loaded: dict[tuple[tuple[str, ...], str], _Row] | None = None
+
+        def rows() -> dict[tuple[tuple[str, ...], str], _Row]:
+            nonlocal loaded
+            if loaded is None:  # once per batch, and only when an operation needs every item
+                loaded = self._rows()
+            return loaded
+
         results: list[Result] = []
         for op in ops:
             if isinstance(op, GetOp):
-                row = rows.get((tuple(op.namespace), op.key))
+                row = rows().get((tuple(op.namespace), op.key))
                 results.append(row.item() if row else None)
             elif isinstance(op, PutOp):
-                self._put(rows, op)
+                self._put(rows(), op)
                 results.append(None)
             elif isinstance(op, SearchOp):
-                results.append(self._search(rows, op))
+                results.append(self._query(op) if op.query else self._list(rows(), op))
             elif isinstance(op, ListNamespacesOp):
-                results.append(self._namespaces(rows, op))
+                results.append(self._namespaces(rows(), op))
             else:
                 raise InvalidArgument(f"unknown LangGraph store operation {type(op).__name__}")
         return results
@@ -230,7 +237,7 @@ class PiHermesStore(BaseStore):
 
     # -- operations -------------------------------------------------------------------------
 
-    def _text(self, value: Mapping[str, Any], index: Sequence[str] | bool | None) -> str:
+    def _text(self, value: Mapping[str, Any], index: Sequence[str] | Literal[False] | None) -> str:
         if index is False:
             return ""
         fields = self._fields if index is None else [(f, tokenize_path(f)) for f in index]
@@ -280,22 +287,17 @@ class PiHermesStore(BaseStore):
             )
         return result
 
-    def _search(
+    def _list(
         self, rows: dict[tuple[tuple[str, ...], str], _Row], op: SearchOp
     ) -> list[SearchItem]:
-        prefix = tuple(op.namespace_prefix)
+        found = sorted(
+            (r for r in rows.values() if _wanted(r, op)), key=lambda r: r.updated_at, reverse=True
+        )
+        return [_search_item(r, None) for r in found[op.offset : op.offset + op.limit]]
 
-        def wanted(row: _Row) -> bool:
-            return row.namespace[: len(prefix)] == prefix and all(
-                _matches(row.value.get(k), v) for k, v in (op.filter or {}).items()
-            )
-
-        if not op.query:
-            found = sorted(
-                (r for r in rows.values() if wanted(r)), key=lambda r: r.updated_at, reverse=True
-            )
-            return [_search_item(r, None) for r in found[op.offset : op.offset + op.limit]]
-        by_id = {r.entry_id: r for r in rows.values()}
+    def _query(self, op: SearchOp) -> list[SearchItem]:
+        """Our search's best rows (each hit carries its entry's text: no read of every item)."""
+        assert op.query is not None
         hits = self._memory.search(op.query, target="memory", limit=_SEARCH_HITS).hits
         # keyword search sees the whole entry (the value is in it): without embeddings a hit
         # counts only when a word of the query is in the item's indexed text
@@ -304,8 +306,11 @@ class PiHermesStore(BaseStore):
         )
         scored: list[SearchItem] = []
         for hit in hits:
-            row = by_id.get(hit.memory_id or hit.id)
-            if row is None or hit.namespace != self._scope or not wanted(row):
+            parsed = _parse(hit.text) if hit.namespace == self._scope else None
+            if parsed is None:
+                continue
+            row = _Row(hit.memory_id or hit.id, *parsed)
+            if not _wanted(row, op):
                 continue
             if words is not None and not words & set(_WORD.findall(row.text.lower())):
                 continue
@@ -322,6 +327,13 @@ class PiHermesStore(BaseStore):
         if op.max_depth is not None:
             names = {n[: op.max_depth] for n in names}
         return sorted(names)[op.offset : op.offset + op.limit]
+
+
+def _wanted(row: _Row, op: SearchOp) -> bool:
+    prefix = tuple(op.namespace_prefix)
+    return row.namespace[: len(prefix)] == prefix and all(
+        _matches(row.value.get(k), v) for k, v in (op.filter or {}).items()
+    )
 
 
 def _search_item(row: _Row, score: float | None) -> SearchItem:

@@ -38,6 +38,8 @@ _LOG = logging.getLogger("pi_hermes_memory.compat.mem0")
 #: the agent id of the sessions that serve user and run scopes
 COMPAT_AGENT: Final = "mem0-compat"
 _IDENTITIES: Final = ("user_id", "agent_id", "run_id")
+#: userCharLimit / memoryCharLimit of the sessions this opens (unless `overrides` sets them)
+CHAR_LIMIT: Final = 10_000_000
 #: statements of a user message kept when no LLM extracts facts (auto-capture's own rule)
 _CAPTURE_LIMIT: Final = 20
 #: hits read per search (the store's maximum): rows of other scopes are dropped after it
@@ -116,11 +118,11 @@ def _history_event(view: EntryView, old: str | None, new: str | None) -> dict[st
 class Memory:
     """mem0's `Memory` over `pi_hermes_memory.open(**open_kwargs)` (see the module doc)."""
 
-    def __init__(self, **open_kwargs: Any) -> None:
-        for taken in ("agent_id", "overrides"):
-            if taken in open_kwargs and taken != "overrides":
-                raise InvalidArgument(f"{taken} is chosen per call (user_id=, agent_id=, run_id=)")
+    def __init__(self, *, char_limit: int = CHAR_LIMIT, **open_kwargs: Any) -> None:
+        if "agent_id" in open_kwargs:
+            raise InvalidArgument("agent_id is chosen per call (user_id=, agent_id=, run_id=)")
         self._open_kwargs = open_kwargs
+        self._char_limit = char_limit
         self._sessions: dict[str, Store] = {}
 
     # -- sessions -------------------------------------------------------------------------
@@ -132,6 +134,9 @@ class Memory:
 
             kwargs = dict(self._open_kwargs)
             overrides = dict(kwargs.pop("overrides", None) or {})
+            # mem0 keeps every fact of a user: room for many, not a prompt-sized profile
+            overrides.setdefault("userCharLimit", self._char_limit)
+            overrides.setdefault("memoryCharLimit", self._char_limit)
             if scope.startswith("agent:"):
                 agent = scope.removeprefix("agent:")
             else:
@@ -340,8 +345,8 @@ class Memory:
         for hit in found.hits:
             if hit.namespace != scope or (threshold is not None and hit.score < threshold):
                 continue
-            view = store.get(hit.memory_id or hit.id)
-            if view is not None and view.superseded_by is None:
+            view = store.active_entry(hit.memory_id or hit.id, target)  # O(1), not `get`
+            if view is not None:
                 results.append(self._item(view, score=hit.score))
             if len(results) == wanted:
                 break

@@ -32,10 +32,32 @@ import pi_hermes_memory
 
 QUICK = {"entries": 20, "calls": 5}
 FULL = {"entries": 300, "calls": 30}
-WORDS = (
-    "deploy release kettle walrus python tea coffee server cache index journal scope graph "
-    "thread vector search memory profile garden river mountain piano violin chess"
-).split()
+WORDS = [
+    "deploy",
+    "release",
+    "kettle",
+    "walrus",
+    "python",
+    "tea",
+    "coffee",
+    "server",
+    "cache",
+    "index",
+    "journal",
+    "scope",
+    "graph",
+    "thread",
+    "vector",
+    "search",
+    "memory",
+    "profile",
+    "garden",
+    "river",
+    "mountain",
+    "piano",
+    "violin",
+    "chess",
+]
 
 
 def _text(i: int) -> str:
@@ -51,6 +73,12 @@ def _timed(call: Callable[[], Any]) -> tuple[float, float]:
     wall, cpu = time.perf_counter(), time.process_time()
     call()
     return (time.perf_counter() - wall) * 1000, (time.process_time() - cpu) * 1000
+
+
+def _ok(result: Any) -> Any:
+    status = getattr(result, "status", None)
+    assert status is None or status.value in ("added", "ok", "no_results"), result
+    return result
 
 
 def _measure(
@@ -75,6 +103,7 @@ def _kwargs(root: Path) -> dict[str, Any]:
 
 
 def bench_mem0(n: int, calls: int) -> dict[str, Any]:
+    from pi_hermes_memory.compat.mem0 import CHAR_LIMIT
     from pi_hermes_memory.compat.mem0 import Memory as Mem0
 
     with tempfile.TemporaryDirectory() as a, tempfile.TemporaryDirectory() as b:
@@ -84,11 +113,15 @@ def bench_mem0(n: int, calls: int) -> dict[str, Any]:
                 lambda q: m.search(q, filters={"user_id": "u1"}),
                 n, calls,
             )  # fmt: skip
-        grant = {"scopes": {"agentAccess": {"bench": ["global", "user:u1"]}}}
+        grant = {
+            "scopes": {"agentAccess": {"bench": ["global", "user:u1"]}},
+            "userCharLimit": CHAR_LIMIT,
+            "memoryCharLimit": CHAR_LIMIT,
+        }
         with pi_hermes_memory.open(**_kwargs(Path(b)), agent_id="bench", overrides=grant) as d:
             direct = _measure(
-                lambda i: d.add(_text(i), target="user", scope="user:u1"),
-                lambda q: d.search(q, target="user"),
+                lambda i: _ok(d.add(_text(i), target="user", scope="user:u1", force=True)),
+                lambda q: _ok(d.search(q, target="user")),
                 n, calls,
             )  # fmt: skip
     return _row("mem0", n, calls, front, direct)
@@ -113,8 +146,10 @@ def bench_langgraph(n: int, calls: int) -> dict[str, Any]:
         }
         with pi_hermes_memory.open(**_kwargs(Path(b)), agent_id="bench", overrides=grant) as d:
             direct = _measure(
-                lambda i: d.add(_text(i), target="memory", scope="custom:langgraph", force=True),
-                lambda q: d.search(q, target="memory"),
+                lambda i: _ok(
+                    d.add(_text(i), target="memory", scope="custom:langgraph", force=True)
+                ),
+                lambda q: _ok(d.search(q, target="memory")),
                 n, calls,
             )  # fmt: skip
     return _row("langgraph", n, calls, front, direct)
@@ -150,7 +185,8 @@ def render(rows: Sequence[dict[str, Any]]) -> str:
             f"| {r['front_write_ms']:.2f} ({r['front_write_cpu_ms']:.2f}) "
             f"| {r['direct_write_ms']:.2f} ({r['direct_write_cpu_ms']:.2f}) | {r['write_ratio']} "
             f"| {r['front_search_ms']:.2f} ({r['front_search_cpu_ms']:.2f}) "
-            f"| {r['direct_search_ms']:.2f} ({r['direct_search_cpu_ms']:.2f}) | {r['search_ratio']} |"
+            f"| {r['direct_search_ms']:.2f} ({r['direct_search_cpu_ms']:.2f}) "
+            f"| {r['search_ratio']} |"
         )
     return "\n".join(lines)
 

@@ -21,7 +21,6 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.store.base import BaseStore, GetOp, ListNamespacesOp, PutOp, SearchOp
-
 from pi_hermes_memory.adapters.frameworks.langgraph_store import PiHermesStore
 from pi_hermes_memory.errors import WriteRefused
 

@@ -7,11 +7,11 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-
 import pi_hermes_memory
+import pytest
 from pi_hermes_memory.compat.mem0 import Memory
 from pi_hermes_memory.errors import InvalidArgument, WriteRefused
+
 from tests.support.fake_llm import FAKE_LLM
 
 SECRET = "use ghp_" + "A1b2" * 9 + " for CI"
