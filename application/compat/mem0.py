@@ -341,15 +341,20 @@ class Memory:
         store = self._session(scope)
         wanted = limit or top_k
         found = store.search(query, target=target, limit=_SEARCH_LIMIT)
+        hits = [
+            h
+            for h in found.hits
+            if h.namespace == scope and (threshold is None or h.score >= threshold)
+        ][:wanted]
+        if not hits:
+            return {"results": []}
+        # one read of the scope's entries for their fields (a read per hit re-checks the files)
+        views = {v.id: v for v in store.entries(target, scope=scope)}
         results = []
-        for hit in found.hits:
-            if hit.namespace != scope or (threshold is not None and hit.score < threshold):
-                continue
-            view = store.active_entry(hit.memory_id or hit.id, target)  # O(1), not `get`
+        for hit in hits:
+            view = views.get(hit.memory_id or hit.id)
             if view is not None:
                 results.append(self._item(view, score=hit.score))
-            if len(results) == wanted:
-                break
         return {"results": results}
 
     def history(self, memory_id: str, **ids: str | None) -> list[dict[str, Any]]:
