@@ -77,7 +77,9 @@ def _identity(scope: str) -> dict[str, str]:
         return {"user_id": name}
     if kind == "agent":
         return {"agent_id": name}
-    return {"run_id": name.removeprefix("run-")}
+    if kind == "custom" and name.startswith("run-"):
+        return {"run_id": name.removeprefix("run-")}
+    return {}  # a global or another custom scope's row: no mem0 identity
 
 
 def _hash(text: str) -> str:
