@@ -66,6 +66,7 @@ if TYPE_CHECKING:
         StoreVersionError,
         UnsafeBind,
         VersionConflict,
+        WriteRefused,
     )
     from pi_hermes_memory.memory.purging import PurgeResult
     from pi_hermes_memory.ports.search import SearchHit
@@ -129,6 +130,7 @@ __all__ = [
     "ToolDefinition",
     "UnsafeBind",
     "VersionConflict",
+    "WriteRefused",
     "WriteResult",
     "__version__",
     "open",
@@ -186,6 +188,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "StoreVersionError": ("pi_hermes_memory.errors", "StoreVersionError"),
     "UnsafeBind": ("pi_hermes_memory.errors", "UnsafeBind"),
     "VersionConflict": ("pi_hermes_memory.errors", "VersionConflict"),
+    "WriteRefused": ("pi_hermes_memory.errors", "WriteRefused"),
     "PurgeResult": ("pi_hermes_memory.memory.purging", "PurgeResult"),
     "BatchResult": ("pi_hermes_memory.results", "BatchResult"),
     "CandidateView": ("pi_hermes_memory.results", "CandidateView"),

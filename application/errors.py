@@ -74,6 +74,7 @@ __all__ = [
     "StoreVersionError",
     "UnsafeBind",
     "VersionConflict",
+    "WriteRefused",
 ]
 
 
@@ -298,3 +299,14 @@ class LocalEmbedderUnavailable(HermesMemoryError, ImportError):
 class ForeignDatabaseError(StoreVersionError, RuntimeError):
     """The file exists but belongs to another program or a newer version of this one; it was
     left untouched. (Also a RuntimeError, as before.)"""
+
+
+class WriteRefused(HermesMemoryError):
+    """A framework front end's write that the store refused (the content scanner blocked a
+    secret or an injection, the session may not use the scope, the entry does not fit): the
+    store's `status` and `message`, so a graph or an agent can catch one typed error
+    (issue 31, ADR 0095)."""
+
+    def __init__(self, message: str, *, status: str) -> None:
+        super().__init__(message)
+        self.status = status

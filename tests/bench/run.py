@@ -42,6 +42,8 @@ What is measured:
   (`tests/bench/open_cli.py`, ADR 0038).
 - Claude Code's hooks as child processes: latency per event on a 10k store, and the time from
   `setup claude-code` to the first remembered fact (`tests/bench/hooks.py`, ADR 0090).
+- the framework front ends' overhead over a direct library call, write and search
+  (`tests/bench/frameworks.py`, ADR 0095).
 
 No figure here is asserted by the test suite; `tests/bench/test_bench_smoke.py` only checks that
 the functions return well-formed results.
@@ -1362,6 +1364,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         repeats=1 if args.quick else 3,
     )
     print(first_write.render(first_writes))
+    from tests.bench import frameworks
+
+    framework_rows = frameworks.run(frameworks.QUICK if args.quick else frameworks.FULL)
+    print(frameworks.render(framework_rows))
     print(f"\n(total benchmark time {time.perf_counter() - started:.0f} s)", flush=True)
     if args.out is not None:
         data = to_json(context, adds, replay, searches)
@@ -1378,6 +1384,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         data["add_syscalls"] = traced
         data["server_reads"] = served
         data["first_write"] = first_writes
+        data["frameworks"] = framework_rows
         args.out.write_text(json.dumps(data, indent=2) + "\n")
     return 0
 

@@ -73,6 +73,9 @@ HEAVY = (
     "starlette",
     "uvicorn",
     "pi_hermes_memory.adapters.server.app",
+    # agent frameworks (issue 31, ADR 0095): only their front ends import them
+    "langgraph",
+    "langchain_core",
 )
 
 

@@ -77,7 +77,9 @@ def test_nothing_imports_the_bare_folder_names() -> None:
 def test_import_is_light_and_exports_are_declared() -> None:
     code = (
         "import sys, pi_hermes_memory as p; "
-        "heavy = [m for m in ('apsw', 'httpx', 'numpy') if m in sys.modules]; "
+        "import pi_hermes_memory.compat.mem0; "
+        "heavy = [m for m in ('apsw', 'httpx', 'numpy', 'langgraph', 'langchain_core') "
+        "if m in sys.modules]; "
         "print(heavy, p.__version__, sorted(p.__all__))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -138,6 +140,8 @@ APPLICATION_CONTEXTS: dict[str, set[str]] = {
         "skills.governance",
         "tools",
     },
+    # mem0's method shapes over the public API (issue 31, ADR 0095)
+    "compat": {ROOT_CONTEXT},
     "config": {ROOT_CONTEXT},
     "doctor": {ROOT_CONTEXT},
     "history": {ROOT_CONTEXT, "ports", "tools"},
@@ -201,6 +205,8 @@ ADAPTER_CROSS_IMPORTS: dict[str, set[str]] = {
         "sqlite.storage",
     },
     "files": {"markdown.atomic", "markdown.format", "markdown.store"},
+    # agent-framework front ends over the public API only (issue 31, ADR 0095)
+    "frameworks": set(),
     # the host programs `setup` wires in (issue 30): they read the agent root's config
     # the bridge honours the LLM children's marker (CHILD_ENV) from its one definition
     "hosts": {"files.config_file", "providers.command_llm"},

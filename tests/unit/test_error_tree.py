@@ -31,6 +31,8 @@ def _modules() -> list[str]:
     for info in pkgutil.walk_packages(pi_hermes_memory.__path__, prefix="pi_hermes_memory."):
         if ".testing" in info.name:  # the shipped contract suites import pytest
             continue
+        if info.name.endswith(".__main__"):  # `python -m` entry points run on import
+            continue
         names.append(info.name)
     return names
 

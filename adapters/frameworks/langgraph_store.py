@@ -1,0 +1,347 @@
+"""A LangGraph `BaseStore` over this store (issue 31 §1, ADR 0095). Needs the `langgraph` extra.
+
+    from pi_hermes_memory.adapters.frameworks.langgraph_store import PiHermesStore
+    store = PiHermesStore.open(agent_root="/tmp/agent")
+    graph = builder.compile(store=store)
+
+Mapping (one, documented in docs/frameworks.md): the whole LangGraph store is one scope of the
+memory layer, `custom:langgraph` by default; a namespace of any depth and the key are kept in
+the entry with the value, as one JSON line `{"text": …, "langgraph": {"namespace", "key",
+"value", "created_at", "updated_at"}}` whose `text` holds the value's indexed fields (the
+`index` config's `fields`, default the whole value), so our search (hybrid when embeddings are
+configured) finds items by their content. Every put is `Memory.add` / `Memory.update` (scanner,
+journal, supersede history: an overwritten value stays in `Memory.history`); a delete is
+`Memory.delete` (`restore` brings it back). A refused put raises
+`pi_hermes_memory.errors.WriteRefused`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, Final, Literal
+
+from pi_hermes_memory.domain.status import SUCCESS, Status
+from pi_hermes_memory.errors import InvalidArgument, WriteRefused
+
+try:
+    from langgraph.store.base import (
+        BaseStore,
+        GetOp,
+        IndexConfig,
+        Item,
+        ListNamespacesOp,
+        MatchCondition,
+        Op,
+        PutOp,
+        Result,
+        SearchItem,
+        SearchOp,
+        get_text_at_path,
+        tokenize_path,
+    )
+except ImportError as exc:  # pragma: no cover - exercised in a child without the extra
+    raise ImportError(
+        "pi_hermes_memory.adapters.frameworks.langgraph_store needs LangGraph: "
+        "pip install 'pi-hermes-memory[langgraph]'"
+    ) from exc
+
+if TYPE_CHECKING:
+    from pi_hermes_memory.api import Memory
+
+__all__ = ["DEFAULT_SCOPE", "PiHermesStore"]
+
+DEFAULT_SCOPE: Final = "custom:langgraph"
+#: the store session's memoryCharLimit when `open` opens it: a key-value store must not evict
+OPEN_CHAR_LIMIT: Final = 50_000_000
+_MARK: Final = "langgraph"
+_SEARCH_HITS: Final = 20
+_WORD = re.compile(r"\w{2,}")
+
+
+class _Row:
+    __slots__ = ("created_at", "entry_id", "key", "namespace", "text", "updated_at", "value")
+
+    def __init__(self, entry_id: str, payload: Mapping[str, Any], text: str) -> None:
+        self.entry_id = entry_id
+        #: the indexed text of the value (the `index` fields)
+        self.text = text
+        self.namespace: tuple[str, ...] = tuple(payload["namespace"])
+        self.key: str = payload["key"]
+        self.value: dict[str, Any] = dict(payload["value"])
+        self.created_at = datetime.fromisoformat(payload["created_at"])
+        self.updated_at = datetime.fromisoformat(payload["updated_at"])
+
+    def item(self) -> Item:
+        return Item(
+            value=self.value,
+            key=self.key,
+            namespace=self.namespace,
+            created_at=self.created_at,
+            updated_at=self.updated_at,
+        )
+
+
+def _parse(text: str) -> tuple[Mapping[str, Any], str] | None:
+    """The item payload and indexed text of an entry, or None for a row not one of ours."""
+    if not text.startswith("{"):
+        return None
+    try:
+        doc = json.loads(text)
+        payload = doc[_MARK]
+        if (
+            isinstance(payload["namespace"], list)
+            and all(isinstance(p, str) for p in payload["namespace"])
+            and isinstance(payload["key"], str)
+            and isinstance(payload["value"], dict)
+        ):
+            return payload, str(doc.get("text", ""))
+    except (ValueError, KeyError, TypeError):
+        return None
+    return None
+
+
+def _matches(value: Any, wanted: Any) -> bool:
+    """LangGraph's filter semantics (equality, nested dicts, $eq $ne $gt $gte $lt $lte)."""
+    if isinstance(wanted, Mapping):
+        if any(str(k).startswith("$") for k in wanted):
+            return all(_operator(value, op, arg) for op, arg in wanted.items())
+        return isinstance(value, Mapping) and all(
+            _matches(value.get(k), v) for k, v in wanted.items()
+        )
+    return bool(value == wanted)
+
+
+def _operator(value: Any, op: str, arg: Any) -> bool:
+    if op == "$eq":
+        return bool(value == arg)
+    if op == "$ne":
+        return bool(value != arg)
+    if value is None:
+        return False
+    if op == "$gt":
+        return float(value) > float(arg)
+    if op == "$gte":
+        return float(value) >= float(arg)
+    if op == "$lt":
+        return float(value) < float(arg)
+    if op == "$lte":
+        return float(value) <= float(arg)
+    raise InvalidArgument(f"unsupported filter operator {op!r}")
+
+
+def _namespace_matches(condition: MatchCondition, namespace: tuple[str, ...]) -> bool:
+    path = tuple(condition.path)
+    if len(namespace) < len(path):
+        return False
+    pairs = (
+        zip(namespace, path, strict=False)
+        if condition.match_type == "prefix"
+        else zip(reversed(namespace), reversed(path), strict=False)
+    )
+    return all(p == "*" or n == p for n, p in pairs)
+
+
+class PiHermesStore(BaseStore):
+    """LangGraph's `BaseStore` over one scope of a `pi_hermes_memory.Memory` session."""
+
+    supports_ttl = False
+
+    def __init__(
+        self,
+        memory: Memory,
+        *,
+        scope: str = DEFAULT_SCOPE,
+        index: IndexConfig | None = None,
+        owns_memory: bool = False,
+    ) -> None:
+        if not scope.startswith(("custom:", "agent:")):
+            raise InvalidArgument(f"scope must be custom:<name> or agent:<id>; got {scope!r}")
+        self._memory = memory
+        self._scope = scope
+        self._owns = owns_memory
+        fields = list((index or {}).get("fields") or ["$"])
+        self._fields = [(f, tokenize_path(f)) for f in fields]
+
+    @classmethod
+    def open(
+        cls,
+        *,
+        scope: str = DEFAULT_SCOPE,
+        index: IndexConfig | None = None,
+        **open_kwargs: Any,
+    ) -> PiHermesStore:
+        """Open a session of the store (`pi_hermes_memory.open(**open_kwargs)`) that may use
+        `scope` and has room for a key-value store (memoryCharLimit `OPEN_CHAR_LIMIT`)."""
+        import pi_hermes_memory
+
+        overrides = dict(open_kwargs.pop("overrides", None) or {})
+        agent = "langgraph-store"
+        overrides.setdefault("scopes", {"agentAccess": {agent: ["global", scope]}})
+        overrides.setdefault("memoryCharLimit", OPEN_CHAR_LIMIT)
+        memory = pi_hermes_memory.open(agent_id=agent, overrides=overrides, **open_kwargs)
+        return cls(memory, scope=scope, index=index, owns_memory=True)
+
+    @property
+    def memory(self) -> Memory:
+        return self._memory
+
+    def close(self) -> None:
+        if self._owns:
+            self._memory.close()
+
+    # -- batch ------------------------------------------------------------------------------
+
+    def _rows(self) -> dict[tuple[tuple[str, ...], str], _Row]:
+        """Every item of the scope, read from the store now (never a cache another process
+        could have made stale)."""
+        rows: dict[tuple[tuple[str, ...], str], _Row] = {}
+        for view in self._memory.entries("memory", scope=self._scope):
+            parsed = _parse(view.text)
+            if parsed is not None:
+                row = _Row(view.id, *parsed)
+                rows[(row.namespace, row.key)] = row
+        return rows
+
+    def batch(self, ops: Iterable[Op]) -> list[Result]:
+        ops = list(ops)
+        loaded: dict[tuple[tuple[str, ...], str], _Row] | None = None
+
+        def rows() -> dict[tuple[tuple[str, ...], str], _Row]:
+            nonlocal loaded
+            if loaded is None:  # once per batch, and only when an operation needs every item
+                loaded = self._rows()
+            return loaded
+
+        results: list[Result] = []
+        for op in ops:
+            if isinstance(op, GetOp):
+                row = rows().get((tuple(op.namespace), op.key))
+                results.append(row.item() if row else None)
+            elif isinstance(op, PutOp):
+                self._put(rows(), op)
+                results.append(None)
+            elif isinstance(op, SearchOp):
+                results.append(self._query(op) if op.query else self._list(rows(), op))
+            elif isinstance(op, ListNamespacesOp):
+                results.append(self._namespaces(rows(), op))
+            else:
+                raise InvalidArgument(f"unknown LangGraph store operation {type(op).__name__}")
+        return results
+
+    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        return await asyncio.to_thread(self.batch, list(ops))
+
+    # -- operations -------------------------------------------------------------------------
+
+    def _text(self, value: Mapping[str, Any], index: Sequence[str] | Literal[False] | None) -> str:
+        if index is False:
+            return ""
+        fields = self._fields if index is None else [(f, tokenize_path(f)) for f in index]
+        parts: list[str] = []
+        for path, tokens in fields:
+            if path == "$":
+                parts.append(json.dumps(value, ensure_ascii=False, sort_keys=True))
+            else:
+                parts.extend(get_text_at_path(value, tokens))
+        return " ".join(parts)
+
+    def _put(self, rows: dict[tuple[tuple[str, ...], str], _Row], op: PutOp) -> None:
+        where = (tuple(op.namespace), op.key)
+        old = rows.get(where)
+        if op.value is None:
+            if old is not None:
+                self._check(self._memory.delete(old.entry_id), "delete")
+                del rows[where]
+            return
+        now = datetime.now(UTC).isoformat()
+        payload = {
+            "namespace": list(op.namespace),
+            "key": op.key,
+            "value": dict(op.value),
+            "created_at": old.created_at.isoformat() if old else now,
+            "updated_at": now,
+        }
+        indexed = self._text(op.value, op.index)
+        text = json.dumps(
+            {"text": indexed, _MARK: payload},
+            ensure_ascii=False,
+            separators=(",", ":"),
+        )
+        if old is not None:
+            result = self._check(self._memory.update(old.entry_id, text), "put")
+        else:
+            result = self._check(
+                self._memory.add(text, target="memory", scope=self._scope, force=True), "put"
+            )
+        rows[where] = _Row(result.entry_id or (old.entry_id if old else ""), payload, indexed)
+
+    @staticmethod
+    def _check(result: Any, what: str) -> Any:
+        if result.status not in SUCCESS and result.status is not Status.NOOP:
+            raise WriteRefused(
+                f"LangGraph store {what} refused: {result.message}", status=result.status.value
+            )
+        return result
+
+    def _list(
+        self, rows: dict[tuple[tuple[str, ...], str], _Row], op: SearchOp
+    ) -> list[SearchItem]:
+        found = sorted(
+            (r for r in rows.values() if _wanted(r, op)), key=lambda r: r.updated_at, reverse=True
+        )
+        return [_search_item(r, None) for r in found[op.offset : op.offset + op.limit]]
+
+    def _query(self, op: SearchOp) -> list[SearchItem]:
+        """Our search's best rows (each hit carries its entry's text: no read of every item)."""
+        assert op.query is not None
+        hits = self._memory.search(op.query, target="memory", limit=_SEARCH_HITS).hits
+        # keyword search sees the whole entry (the value is in it): without embeddings a hit
+        # counts only when a word of the query is in the item's indexed text
+        words = (
+            None if self._memory.embeddings is not None else set(_WORD.findall(op.query.lower()))
+        )
+        scored: list[SearchItem] = []
+        for hit in hits:
+            parsed = _parse(hit.text) if hit.namespace == self._scope else None
+            if parsed is None:
+                continue
+            row = _Row(hit.memory_id or hit.id, *parsed)
+            if not _wanted(row, op):
+                continue
+            if words is not None and not words & set(_WORD.findall(row.text.lower())):
+                continue
+            scored.append(_search_item(row, hit.score))
+        return scored[op.offset : op.offset + op.limit]
+
+    @staticmethod
+    def _namespaces(
+        rows: dict[tuple[tuple[str, ...], str], _Row], op: ListNamespacesOp
+    ) -> list[tuple[str, ...]]:
+        names = {r.namespace for r in rows.values()}
+        if op.match_conditions:
+            names = {n for n in names if all(_namespace_matches(c, n) for c in op.match_conditions)}
+        if op.max_depth is not None:
+            names = {n[: op.max_depth] for n in names}
+        return sorted(names)[op.offset : op.offset + op.limit]
+
+
+def _wanted(row: _Row, op: SearchOp) -> bool:
+    prefix = tuple(op.namespace_prefix)
+    return row.namespace[: len(prefix)] == prefix and all(
+        _matches(row.value.get(k), v) for k, v in (op.filter or {}).items()
+    )
+
+
+def _search_item(row: _Row, score: float | None) -> SearchItem:
+    return SearchItem(
+        namespace=row.namespace,
+        key=row.key,
+        value=row.value,
+        created_at=row.created_at,
+        updated_at=row.updated_at,
+        score=score,
+    )

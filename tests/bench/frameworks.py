@@ -1,0 +1,203 @@
+"""Framework front ends' overhead over a direct library call (issue 31 §5, ADR 0095).
+
+    python -m tests.bench.frameworks [--quick]
+
+For each front end, two stores in fresh temporary agent roots are filled with the same N
+memories, one through the front end and one through `pi_hermes_memory.Memory` directly (the
+call a user would make without it, in the same scope); then K writes and K searches of the
+same texts and queries are timed on each, after one warm-up call. Reported: p50 wall and p50
+CPU (process time) per call, and the ratio front end / direct of the p50s (both sides in one
+run, on one machine, so the ratio is what to read).
+
+- mem0: `add(text, user_id=, infer=False)` vs `Memory.add(text, target="user",
+  scope="user:<id>")`; `search(query, filters={"user_id"})` vs `Memory.search(query,
+  target="user")`.
+- LangGraph: `store.put(ns, key, {"text": text})` vs `Memory.add(text, target="memory",
+  scope="custom:langgraph")`; `store.search(ns, query=query)` vs `Memory.search(query,
+  target="memory")`. A put first reads the scope's items (every batch reads the store, never a
+  cache), which the direct call does not do.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import pi_hermes_memory
+
+QUICK = {"entries": 20, "calls": 5}
+FULL = {"entries": 300, "calls": 30}
+WORDS = [
+    "deploy",
+    "release",
+    "kettle",
+    "walrus",
+    "python",
+    "tea",
+    "coffee",
+    "server",
+    "cache",
+    "index",
+    "journal",
+    "scope",
+    "graph",
+    "thread",
+    "vector",
+    "search",
+    "memory",
+    "profile",
+    "garden",
+    "river",
+    "mountain",
+    "piano",
+    "violin",
+    "chess",
+]
+
+
+def _text(i: int) -> str:
+    w = [WORDS[(i * k + k) % len(WORDS)] for k in (1, 3, 7, 11)]
+    return f"Fact {i}: the {w[0]} uses {w[1]} near the {w[2]} and {w[3]}"
+
+
+def _queries(calls: int) -> list[str]:
+    return [f"{WORDS[i % len(WORDS)]} {WORDS[(i * 5 + 2) % len(WORDS)]}" for i in range(calls)]
+
+
+def _timed(call: Callable[[], Any]) -> tuple[float, float]:
+    wall, cpu = time.perf_counter(), time.process_time()
+    call()
+    return (time.perf_counter() - wall) * 1000, (time.process_time() - cpu) * 1000
+
+
+def _ok(result: Any) -> Any:
+    status = getattr(result, "status", None)
+    assert status is None or status.value in ("added", "ok", "no_results"), result
+    return result
+
+
+def _measure(
+    write: Callable[[int], Any], search: Callable[[str], Any], n: int, calls: int
+) -> dict[str, float]:
+    for i in range(n):
+        write(i)
+    write(n)  # warm-up
+    search("warm up")
+    writes = [_timed(lambda i=i: write(n + 1 + i)) for i in range(calls)]
+    searches = [_timed(lambda q=q: search(q)) for q in _queries(calls)]
+    return {
+        "write_ms": statistics.median(w for w, _ in writes),
+        "write_cpu_ms": statistics.median(c for _, c in writes),
+        "search_ms": statistics.median(w for w, _ in searches),
+        "search_cpu_ms": statistics.median(c for _, c in searches),
+    }
+
+
+def _kwargs(root: Path) -> dict[str, Any]:
+    return {"agent_root": root / "agent", "cwd": root, "environ": {}}
+
+
+def bench_mem0(n: int, calls: int) -> dict[str, Any]:
+    from pi_hermes_memory.compat.mem0 import CHAR_LIMIT
+    from pi_hermes_memory.compat.mem0 import Memory as Mem0
+
+    with tempfile.TemporaryDirectory() as a, tempfile.TemporaryDirectory() as b:
+        with Mem0(**_kwargs(Path(a))) as m:
+            front = _measure(
+                lambda i: m.add(_text(i), user_id="u1", infer=False),
+                lambda q: m.search(q, filters={"user_id": "u1"}),
+                n, calls,
+            )  # fmt: skip
+        grant = {
+            "scopes": {"agentAccess": {"bench": ["global", "user:u1"]}},
+            "userCharLimit": CHAR_LIMIT,
+            "memoryCharLimit": CHAR_LIMIT,
+        }
+        with pi_hermes_memory.open(**_kwargs(Path(b)), agent_id="bench", overrides=grant) as d:
+            direct = _measure(
+                lambda i: _ok(d.add(_text(i), target="user", scope="user:u1", force=True)),
+                lambda q: _ok(d.search(q, target="user")),
+                n, calls,
+            )  # fmt: skip
+    return _row("mem0", n, calls, front, direct)
+
+
+def bench_langgraph(n: int, calls: int) -> dict[str, Any]:
+    from pi_hermes_memory.adapters.frameworks.langgraph_store import OPEN_CHAR_LIMIT, PiHermesStore
+
+    with tempfile.TemporaryDirectory() as a, tempfile.TemporaryDirectory() as b:
+        store = PiHermesStore.open(index={"fields": ["text"]}, **_kwargs(Path(a)))
+        try:
+            front = _measure(
+                lambda i: store.put(("bench", "u1"), f"k{i}", {"text": _text(i)}),
+                lambda q: store.search(("bench",), query=q),
+                n, calls,
+            )  # fmt: skip
+        finally:
+            store.close()
+        grant = {
+            "scopes": {"agentAccess": {"bench": ["global", "custom:langgraph"]}},
+            "memoryCharLimit": OPEN_CHAR_LIMIT,
+        }
+        with pi_hermes_memory.open(**_kwargs(Path(b)), agent_id="bench", overrides=grant) as d:
+            direct = _measure(
+                lambda i: _ok(
+                    d.add(_text(i), target="memory", scope="custom:langgraph", force=True)
+                ),
+                lambda q: _ok(d.search(q, target="memory")),
+                n, calls,
+            )  # fmt: skip
+    return _row("langgraph", n, calls, front, direct)
+
+
+def _row(
+    name: str, n: int, calls: int, front: dict[str, float], direct: dict[str, float]
+) -> dict[str, Any]:
+    row: dict[str, Any] = {"framework": name, "entries": n, "calls": calls}
+    for key, value in front.items():
+        row[f"front_{key}"] = round(value, 3)
+        row[f"direct_{key}"] = round(direct[key], 3)
+    row["write_ratio"] = round(front["write_ms"] / direct["write_ms"], 2)
+    row["search_ratio"] = round(front["search_ms"] / direct["search_ms"], 2)
+    return row
+
+
+def run(sizes: dict[str, int]) -> list[dict[str, Any]]:
+    n, calls = sizes["entries"], sizes["calls"]
+    return [bench_mem0(n, calls), bench_langgraph(n, calls)]
+
+
+def render(rows: Sequence[dict[str, Any]]) -> str:
+    lines = [
+        "\n### Framework front ends: overhead over a direct library call (p50 per call)\n",
+        "| framework | entries | write ms (cpu) | direct write ms (cpu) | write ratio "
+        "| search ms (cpu) | direct search ms (cpu) | search ratio |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['framework']} | {r['entries']} "
+            f"| {r['front_write_ms']:.2f} ({r['front_write_cpu_ms']:.2f}) "
+            f"| {r['direct_write_ms']:.2f} ({r['direct_write_cpu_ms']:.2f}) | {r['write_ratio']} "
+            f"| {r['front_search_ms']:.2f} ({r['front_search_cpu_ms']:.2f}) "
+            f"| {r['direct_search_ms']:.2f} ({r['direct_search_cpu_ms']:.2f}) "
+            f"| {r['search_ratio']} |"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tests.bench.frameworks", description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="small sizes (smoke run)")
+    args = parser.parse_args(argv)
+    print(render(run(QUICK if args.quick else FULL)))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
