@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from pi_hermes_memory.errors import (
         AnchorRequestError,
         ArgumentError,
+        BridgeError,
         CompletionFailed,
         CompletionFailure,
         ConfigError,
@@ -79,6 +80,7 @@ __all__ = [
     "AnchorRequestError",
     "ArgumentError",
     "BatchResult",
+    "BridgeError",
     "CandidateView",
     "CompletionFailed",
     "CompletionFailure",
@@ -148,6 +150,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "Status": ("pi_hermes_memory.domain.status", "Status"),
     "AnchorRequestError": ("pi_hermes_memory.errors", "AnchorRequestError"),
     "ArgumentError": ("pi_hermes_memory.errors", "ArgumentError"),
+    "BridgeError": ("pi_hermes_memory.errors", "BridgeError"),
     "CompletionFailed": ("pi_hermes_memory.errors", "CompletionFailed"),
     "CompletionFailure": ("pi_hermes_memory.errors", "CompletionFailure"),
     "ConfigError": ("pi_hermes_memory.errors", "ConfigError"),

@@ -34,6 +34,7 @@ from pi_hermes_memory.domain.errors import (
 __all__ = [
     "AnchorRequestError",
     "ArgumentError",
+    "BridgeError",
     "CompletionFailed",
     "CompletionFailure",
     "ConfigError",
@@ -310,3 +311,13 @@ class WriteRefused(HermesMemoryError):
     def __init__(self, message: str, *, status: str) -> None:
         super().__init__(message)
         self.status = status
+
+
+class BridgeError(HermesMemoryError):
+    """An error answer of the host bridge (`pi-hermes-memory bridge`, ADR 0091): `code` is one
+    of parse_error, invalid_request, unknown_method, invalid_params, unavailable, internal."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message

@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import IO, Any, Final
 
 from pi_hermes_memory.adapters.providers.command_llm import CHILD_ENV
+from pi_hermes_memory.errors import BridgeError
 
 __all__ = ["PROTOCOL_VERSION", "Bridge", "BridgeError", "serve"]
 
@@ -50,16 +51,6 @@ PROTOCOL_VERSION: Final = 1
 MAX_LINE_BYTES: Final = 4 * 1024 * 1024
 #: seconds `shutdown` waits for background work unless the request says otherwise
 SHUTDOWN_WAIT_S: Final = 10.0
-
-
-class BridgeError(Exception):
-    """An error answer: `code` is one of parse_error, invalid_request, unknown_method,
-    invalid_params, unavailable, internal."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
 
 
 def _text(params: Mapping[str, Any], key: str, *, required: bool = True) -> str:
