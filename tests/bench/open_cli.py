@@ -453,11 +453,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         "run interleaved, as --compare does with a checkout",
     )
     parser.add_argument("--start-only", action="store_true", help="only the per-process table")
+    parser.add_argument(
+        "--start-sizes", help="comma-separated entry counts of the per-process table"
+    )
     args = parser.parse_args(argv)
     sizes = QUICK_SIZES if args.quick else FULL_SIZES
     if args.sizes:
         sizes = tuple(int(s) for s in args.sizes.split(","))
     start_sizes = START_SIZES_QUICK if args.quick else START_SIZES_FULL
+    if args.start_sizes:
+        start_sizes = tuple(int(s) for s in args.start_sizes.split(","))
     compare = None
     if args.compare is not None:
         compare = link_tree(args.compare, Path(tempfile.mkdtemp(prefix="hermes-compare-")))

@@ -233,8 +233,6 @@ def test_a_file_changed_within_the_racy_window_is_never_recorded(tmp_path: Path)
 def test_the_cache_folder_comes_from_the_environment() -> None:
     assert cache_dir({"PI_HERMES_MEMORY_CACHE_DIR": "/c", "HOME": "/h"}) == Path("/c")
     assert cache_dir({"XDG_CACHE_HOME": "/x", "HOME": "/h"}) == Path("/x/pi-hermes-memory")
-    assert cache_dir({"XDG_CACHE_HOME": "rel", "HOME": "/h"}) == Path(
-        "/h/.cache/pi-hermes-memory"
-    )
+    assert cache_dir({"XDG_CACHE_HOME": "rel", "HOME": "/h"}) == Path("/h/.cache/pi-hermes-memory")
     assert cache_dir({"HOME": "/h"}) == Path("/h/.cache/pi-hermes-memory")
     assert cache_dir({}) is None
