@@ -2542,6 +2542,10 @@ FACTORS: dict[str, tuple[str, ...]] = {
         "wss://",
     ),
     "(?i:sharedaccesskey)=(?P<value>[A-Za-z0-9+/]{40,90}+={0,2})": ("sharedaccesskey=",),
+    "-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----": (
+        "private key block-----",
+        "private key-----",
+    ),
     ".*\\.(?:pem|key|pub|json|ya?ml|toml|txt|env|cfg|ini|conf|crt|cer|p12|pfx|gpg|asc|md)": (
         ".asc",
         ".cer",

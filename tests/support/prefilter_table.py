@@ -5,17 +5,22 @@
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 import subprocess
 import sys
 from pathlib import Path
 
+from pi_hermes_memory.domain import scanning
 from pi_hermes_memory.domain.scanning import lazy_re, prefilter
-from pi_hermes_memory.domain.scanning import scanner as _scanner  # noqa: F401  (loads every table)
 
 TABLE = Path(__file__).resolve().parents[2] / "domain" / "scanning" / "prefilter_table.py"
 
 
 def patterns() -> list[tuple[str, int]]:
+    """Every pattern of every module of `domain/scanning` (each module is loaded first)."""
+    for module in pkgutil.iter_modules(scanning.__path__):
+        importlib.import_module(f"{scanning.__name__}.{module.name}")
     return [(p.pattern, p._flags) for p in lazy_re._ALL]
 
 
