@@ -53,6 +53,7 @@ from pi_hermes_memory.ports.store import (
 
 if TYPE_CHECKING:
     from pi_hermes_memory.adapters.files.legacy_layout import MigrationReport
+    from pi_hermes_memory.adapters.markdown.proofs import MarkdownProofs
     from pi_hermes_memory.history.features import SessionHistory
     from pi_hermes_memory.journal.pipeline import RenderLag
     from pi_hermes_memory.knowledge.service import KnowledgeBase
@@ -325,6 +326,8 @@ def open_memory(
         consolidation_available=False,
     )
 
+    proofs = _replica_proofs(markdown, env)  # before make_service: it may get other files
+
     def make_service(
         storage: Storage, markdown: MarkdownStore, embeddings: EmbeddingService | None
     ) -> MemoryService:
@@ -338,6 +341,8 @@ def open_memory(
             logger=logger,
             embeddings=embeddings,
             render_lag=render_lag,
+            # only for our own files: a replacement (read-only, custom) reads as before
+            proofs=proofs if proofs is not None and proofs.files is markdown else None,
         )
 
     service = make_service(storage, markdown, embeddings)
@@ -841,6 +846,19 @@ def hybrid_settings(config: Config) -> HybridSettings:
         rerank_top_n=retrieval.rerank.top_n,
         depth=retrieval.candidate_pool_size or default.depth,
     )
+
+
+def _replica_proofs(markdown: MarkdownStore, env: Mapping[str, str]) -> MarkdownProofs | None:
+    """Proofs that our Markdown replicas are unchanged, in the cache folder the environment
+    names (ADR 0089); None for any other Markdown store or without a cache folder."""
+    from pi_hermes_memory.adapters.markdown.store import MarkdownFiles
+
+    if not isinstance(markdown, MarkdownFiles):
+        return None
+    from pi_hermes_memory.adapters.markdown.proofs import MarkdownProofs, cache_dir
+
+    folder = cache_dir(env)
+    return None if folder is None else MarkdownProofs(markdown, folder)
 
 
 def _reranker(

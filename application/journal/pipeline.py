@@ -33,7 +33,7 @@ import attrs
 from pi_hermes_memory.domain.errors import VersionConflict
 from pi_hermes_memory.domain.memory.events import UNSTAMPED, Event, stamp
 from pi_hermes_memory.errors import CorruptSnapshot, MarkdownChanged, MarkdownUnreadable
-from pi_hermes_memory.ports.store import UNCHECKED, Replicas, Storage, UnitOfWork
+from pi_hermes_memory.ports.store import UNCHECKED, ReplicaProofs, Replicas, Storage, UnitOfWork
 
 __all__ = [
     "DEFER_RENDER_BYTES",
@@ -198,10 +198,14 @@ class Pipeline(Generic[S]):
         logger: Any,
         lock_timeout: float = 30.0,
         lag: RenderLag | None = None,
+        proofs: ReplicaProofs | None = None,
     ) -> None:
         self._storage = storage
         self._kind = kind
         self._files = kind.replicas
+        #: proofs outside the store that a replica is unchanged (ADR 0089): a replica with a
+        #: recorded digest for its exact stamp is compared without being read
+        self._proofs = proofs
         self._lock = lock
         self._log = logger
         self._lock_timeout = lock_timeout
@@ -330,8 +334,18 @@ class Pipeline(Generic[S]):
         """Whether the replica of `stream` holds what the ledger recorded for `version`: no
         hand edit to import, no render to finish. False also when the file is missing or
         cannot be read (the write path reports it)."""
+        proofs = self._proofs
+        token: object | None = None
         try:
             before = self._files.stamp(stream)
+            if proofs is not None:
+                proven = proofs.proven(stream)
+                if proven is not None and self._files.stamp(stream) == before:
+                    rendered = uow.ledger.rendered(stream, self._files.replica(stream))
+                    if rendered == (version, proven):
+                        self._verified[stream] = (before, proven)
+                        return True
+                token = proofs.token(stream)  # anything else: read it, as without a proof
             data = self._files.read(stream)
         except (MarkdownUnreadable, OSError):
             return False
@@ -341,6 +355,8 @@ class Pipeline(Generic[S]):
         digest = self._digest(stream, data)
         if rendered is not None and rendered[1] == digest:
             self._verified[stream] = (before, digest)
+        if proofs is not None and token is not None:
+            proofs.prove(stream, token, digest)
         return rendered == (version, digest)
 
     # -- the indexed write path (ADR 0084) ----------------------------------------------------

@@ -57,6 +57,7 @@ from pi_hermes_memory.ports.store import (
     DocumentFormat,
     IdFactory,
     MarkdownStore,
+    ReplicaProofs,
     Storage,
     UnitOfWork,
     WriteIndex,
@@ -101,6 +102,7 @@ class MemoryService:
         lock_timeout: float = 30.0,
         embeddings: EmbeddingService | None = None,
         render_lag: RenderLag | None = None,
+        proofs: ReplicaProofs | None = None,
     ) -> None:
         self._storage = storage
         self._markdown = markdown
@@ -119,6 +121,7 @@ class MemoryService:
             logger=self._log,
             lock_timeout=lock_timeout,
             lag=render_lag,
+            proofs=proofs,
         )
         # stream -> the active rows (only) as the last indexed render had them, and the events
         # appended since (ADR 0084): the next render folds those in instead of reading every

@@ -55,6 +55,7 @@ __all__ = [
     "MarkdownStore",
     "Projection",
     "RenderLedger",
+    "ReplicaProofs",
     "Replicas",
     "SearchIndex",
     "SessionIndex",
@@ -511,6 +512,25 @@ class KnowledgeIndex(Protocol):
     def last_run(self) -> dict[str, Any] | None: ...
 
     def close(self) -> None: ...
+
+
+class ReplicaProofs(Protocol):
+    """Proofs, kept outside the store, that a replica is unchanged since it was last read and
+    hashed (ADR 0089): the digest recorded for the replica's exact current stamp saves reading
+    and hashing it again. A hint only: None always means "read it"."""
+
+    def token(self, stream: str) -> object | None:
+        """The replica's full change stamp, taken before a read; None when it has none."""
+        ...
+
+    def proven(self, stream: str) -> str | None:
+        """The sha256 recorded for the replica's current stamp, or None."""
+        ...
+
+    def prove(self, stream: str, token: object, digest: str) -> None:
+        """Record that the replica read as `digest` while it had `token` (when it still has it
+        and is old enough to trust its stamp); failures are silent."""
+        ...
 
 
 class Replicas(Protocol):

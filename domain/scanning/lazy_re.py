@@ -11,6 +11,13 @@ The stand-in is typed as `re.Pattern[str]` because it is one in behaviour: code 
 methods and read `pattern`, `flags`, `groups`, `groupindex`; it must not pass it to `re.sub(...)`
 and friends or test `isinstance(p, re.Pattern)` (nothing in `domain/scanning` does).
 
+Before it compiles, a stand-in also answers `search`, `match`, `fullmatch`, `finditer` and
+`findall` for a text that cannot hold a match without compiling at all (ADR 0089): every match
+contains one of the pattern's literal factors (`prefilter.required_factors`, stored in the
+generated `prefilter_table.py`), so a text whose case-folded form holds none of them has no
+match. Ten injection rules have no keyword gate; their large multilingual patterns are what a
+plain text (a search query's echo check, an ordinary new fact) used to compile.
+
 `compile_all()` and `forget_compiled()` exist for the property test that compares a scanner
 whose patterns are all compiled up front (the old, eager behaviour) with a cold one.
 Pure: standard library only.
@@ -19,9 +26,19 @@ Pure: standard library only.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import Any, cast
 
-__all__ = ["compile_all", "compiled_count", "forget_compiled", "lazy_compile", "pattern_count"]
+from pi_hermes_memory.domain.scanning.prefilter import fold, forget_folded
+
+__all__ = [
+    "compile_all",
+    "compiled_count",
+    "forget_compiled",
+    "forget_texts",
+    "lazy_compile",
+    "pattern_count",
+]
 
 #: the attributes a compiled pattern answers for; copied onto the stand-in when it compiles
 _DELEGATED = (
@@ -40,6 +57,23 @@ _DELEGATED = (
 )
 
 _ALL: list[_LazyPattern] = []
+_UNSET: Any = object()
+_TABLE: dict[str, tuple[str, ...]] | None = None
+#: the last text found to hold none of some stand-ins' factors, and those stand-ins: a finder
+#: that calls one pattern per anchor over a 64 KiB text must not re-read the text each time
+_ABSENT_TEXT: str | None = None
+_ABSENT: set[int] = set()
+
+
+def _factors_of(source: str, flags: int) -> tuple[str, ...] | None:
+    global _TABLE
+    if flags & re.VERBOSE:
+        return None
+    if _TABLE is None:
+        from pi_hermes_memory.domain.scanning.prefilter_table import FACTORS
+
+        _TABLE = FACTORS
+    return _TABLE.get(source)
 
 
 class _LazyPattern:
@@ -49,7 +83,54 @@ class _LazyPattern:
     def __init__(self, pattern: str, flags: int) -> None:
         self.pattern = pattern
         self._flags = flags
+        self._factors: tuple[str, ...] | None = _UNSET
         _ALL.append(self)
+
+    def _cannot_match(self, string: object) -> bool:
+        """True when no part of `string` can match: it holds none of the literal factors."""
+        factors = self._factors
+        if factors is _UNSET:
+            factors = self._factors = _factors_of(self.pattern, self._flags)
+        if factors is None or not isinstance(string, str):
+            return False
+        global _ABSENT_TEXT
+        if string is _ABSENT_TEXT and id(self) in _ABSENT:
+            return True
+        folded = fold(string)
+        if any(f in folded for f in factors):
+            return False
+        if string is not _ABSENT_TEXT:
+            _ABSENT_TEXT = string
+            _ABSENT.clear()
+        _ABSENT.add(id(self))
+        return True
+
+    # Reached only before the pattern compiles (then the instance dict holds the compiled
+    # pattern's own methods); a `pos`/`endpos` window of a text without a factor has none either.
+    def search(self, string: str, *args: Any, **kwargs: Any) -> re.Match[str] | None:
+        if self._cannot_match(string):
+            return None
+        return self._compile().search(string, *args, **kwargs)
+
+    def match(self, string: str, *args: Any, **kwargs: Any) -> re.Match[str] | None:
+        if self._cannot_match(string):
+            return None
+        return self._compile().match(string, *args, **kwargs)
+
+    def fullmatch(self, string: str, *args: Any, **kwargs: Any) -> re.Match[str] | None:
+        if self._cannot_match(string):
+            return None
+        return self._compile().fullmatch(string, *args, **kwargs)
+
+    def finditer(self, string: str, *args: Any, **kwargs: Any) -> Iterator[re.Match[str]]:
+        if self._cannot_match(string):
+            return iter(())
+        return self._compile().finditer(string, *args, **kwargs)
+
+    def findall(self, string: str, *args: Any, **kwargs: Any) -> list[Any]:
+        if self._cannot_match(string):
+            return []
+        return self._compile().findall(string, *args, **kwargs)
 
     def __getattr__(self, name: str) -> Any:
         # reached only for a name not (yet) in the instance dict
@@ -78,6 +159,15 @@ class _LazyPattern:
 def lazy_compile(pattern: str, flags: int = 0) -> re.Pattern[str]:
     """`re.compile(pattern, flags)`, deferred to the pattern's first use."""
     return cast("re.Pattern[str]", _LazyPattern(pattern, int(flags)))
+
+
+def forget_texts() -> None:
+    """Drop the references the prefilter keeps to the last text it read (the scanner calls
+    this when a scan ends, so a refused secret is not kept alive by a cache)."""
+    global _ABSENT_TEXT
+    _ABSENT_TEXT = None
+    _ABSENT.clear()
+    forget_folded()
 
 
 def pattern_count() -> int:

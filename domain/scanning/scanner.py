@@ -34,7 +34,7 @@ from collections.abc import Callable, Iterable, Iterator
 
 import attrs
 from pi_hermes_memory.domain.scanning import injection_i18n as scan_injection_i18n
-from pi_hermes_memory.domain.scanning import injection_structures, unicode_policy
+from pi_hermes_memory.domain.scanning import injection_structures, lazy_re, unicode_policy
 from pi_hermes_memory.domain.scanning import rules as scan_rules
 from pi_hermes_memory.domain.scanning.rules import shannon_entropy
 from pi_hermes_memory.domain.scanning.secret_rules_extra import (
@@ -397,6 +397,7 @@ def scan(text: str, *, allow: Iterable[str] = ()) -> ScanResult:
         out.findings,
         key=lambda f: (f.severity is not Severity.BLOCK, f.offset if f.offset is not None else -1),
     )
+    lazy_re.forget_texts()
     # A refused oversize text is never stored; its `text` is only NFC-normalised.
     cleaned = unicodedata.normalize("NFC", text) if oversize else policy.text
     return ScanResult(text=cleaned, findings=tuple(findings), stripped=policy.stripped)

@@ -239,6 +239,21 @@ def link_tree(checkout: Path, dest: Path) -> Path:
     return dest
 
 
+def exported(ref: str, into: Path) -> Path:
+    """`ref`'s library laid out as the installed package (as tests/bench/add_growth.py does):
+    a directory to put on PYTHONPATH."""
+    tree = into / "tree"
+    tree.mkdir()
+    archive = subprocess.run(
+        ["git", "archive", ref, "application", "domain", "adapters"],
+        cwd=Path(__file__).resolve().parents[2],
+        check=True,
+        capture_output=True,
+    ).stdout
+    subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True)
+    return link_tree(tree, into / "pkg")
+
+
 def run_start(
     sizes: Sequence[int], *, repeats: int = 5, compare: Path | None = None
 ) -> list[dict[str, Any]]:
@@ -432,15 +447,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         type=Path,
         help="a source checkout of another revision: its per-process figures run interleaved",
     )
+    parser.add_argument(
+        "--compare-rev",
+        help="a git revision of this repository (e.g. main): exported with `git archive` and "
+        "run interleaved, as --compare does with a checkout",
+    )
     parser.add_argument("--start-only", action="store_true", help="only the per-process table")
+    parser.add_argument(
+        "--start-sizes", help="comma-separated entry counts of the per-process table"
+    )
     args = parser.parse_args(argv)
     sizes = QUICK_SIZES if args.quick else FULL_SIZES
     if args.sizes:
         sizes = tuple(int(s) for s in args.sizes.split(","))
     start_sizes = START_SIZES_QUICK if args.quick else START_SIZES_FULL
+    if args.start_sizes:
+        start_sizes = tuple(int(s) for s in args.start_sizes.split(","))
     compare = None
     if args.compare is not None:
         compare = link_tree(args.compare, Path(tempfile.mkdtemp(prefix="hermes-compare-")))
+    elif args.compare_rev is not None:
+        compare = exported(args.compare_rev, Path(tempfile.mkdtemp(prefix="hermes-compare-")))
     if args.start_only:
         rows = run_start(start_sizes, repeats=max(args.repeats, 5), compare=compare)
         print(render_start(rows))

@@ -175,6 +175,8 @@ ADAPTER_CROSS_IMPORTS: dict[str, set[str]] = {
         "files.session_files",
         "files.skill_folders",
         "markdown.codec",
+        # bootstrap builds the replica proofs in the cache folder (ADR 0089)
+        "markdown.proofs",
         "markdown.store",
         "providers.local_embedder",
         "sqlite.doctor_reader",
