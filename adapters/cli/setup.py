@@ -159,6 +159,8 @@ def run_unopened(args: argparse.Namespace) -> int:
                     print(f"{args.host}: nothing to change")
             return EXIT_OK
         done = apply(plan)
+    except BrokenPipeError:
+        raise  # the reader went away (`setup | head`): `main` ends quietly
     except (HermesMemoryError, OSError) as exc:
         print(f"pi-hermes-memory: setup: {exc}", file=sys.stderr)
         return EXIT_FAILED
