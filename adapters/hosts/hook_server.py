@@ -12,8 +12,8 @@ One per agent root (the socket and lock named in `hook_client.Place`). It:
   when the configuration it was opened with changed; requests for one store run one at a time;
 - answers `restart` and leaves when a client's build id (version + the package's files)
   differs from its own: the client answers in-process and a new server starts;
-- leaves after `idle` seconds without a request (default 600, `$PI_HERMES_MEMORY_HOOK_IDLE_S`)
-  or when its socket file is gone or replaced.
+- leaves after `idle` seconds without a request (default 600, `$PI_HERMES_MEMORY_HOOK_IDLE_S`),
+  when its socket file is gone or replaced, or when its agent root is gone.
 
 Other processes' writes are visible to the next request: the store's caches are checked
 against `PRAGMA data_version` on every read (adapters/sqlite/search.py).
@@ -248,6 +248,8 @@ class Server:
                     self.stop(f"idle for {self.idle_s:g} s")
                 elif not self._socket_is_mine():
                     self.stop("its socket file is gone or replaced")
+                elif not os.path.isdir(self.place.agent_root):
+                    self.stop("its agent root is gone")
                 continue
             with self.guard:
                 self.active += 1
