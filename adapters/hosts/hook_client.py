@@ -268,8 +268,10 @@ def main(argv: list[str] | None = None) -> int:
         if isinstance(reply, dict) and reply.get("ok") is True:
             _write(reply.get("answer"))
             return EXIT_OK
-        # no server, or one of other code that is leaving: start ours unless one is starting
-        start_server = _server_free(place)
+        # one of other code is leaving (ours waits for its lock), or none answers: start
+        # ours unless one holds the lock (it is starting)
+        restart = isinstance(reply, dict) and reply.get("restart") is True
+        start_server = restart or _server_free(place)
     return _in_process(event, raw, environ, place if start_server else None, build, refusal)
 
 
