@@ -111,7 +111,7 @@ def socket_place(environ: dict[str, str] | os._Environ[str]) -> tuple[Place | No
         st = os.lstat(folder)
     except OSError as exc:
         return None, f"cannot read the socket folder {folder}: {exc}"
-    if not (st.st_mode & 0o170000) == 0o040000:
+    if (st.st_mode & 0o170000) != 0o040000:  # S_ISDIR of lstat: a symlink is not
         return None, f"socket folder {folder} is not a folder (a symlink?); refused"
     if st.st_uid != os.getuid():
         return None, f"socket folder {folder} is owned by uid {st.st_uid}, not us; refused"

@@ -7,8 +7,9 @@ A store of N memory entries (`tests.bench.open_cli.build_store`, the `run.py` pr
 the real CLI as Claude Code started it before ADR 0096: `pi-hermes-memory hook EVENT` as a
 child process (in-process: cold), the documented payload on stdin; then the same calls as
 `setup claude-code` now wires them: the thin `hook_client` against the warm hook server
-(CPU: the client's plus what the server spent on the call, from /proc). Per event (UserPromptSubmit with a prompt that recalls,
-UserPromptSubmit with a greeting that adaptive retrieval skips, PostToolUse, SessionStart):
+(CPU: the client's plus what the server spent on the call, from /proc). Per event
+(UserPromptSubmit with a prompt that recalls, UserPromptSubmit with a greeting that adaptive
+retrieval skips, PostToolUse, SessionStart):
 p50 / p95 of the wall time and the child's CPU time (one untimed warm-up run each). In the
 same run, as references: the interpreter floor (`python -c "import apsw, attrs"`) and CLI
 `search` (the cheapest command that opens the store). Then, on an empty HOME: the time from
@@ -106,9 +107,7 @@ def _server_cpu_ms(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
 
 
-def _warm_series(
-    event: str, env: dict[str, str], stdin: bytes, repeats: int
-) -> dict[str, Any]:
+def _warm_series(event: str, env: dict[str, str], stdin: bytes, repeats: int) -> dict[str, Any]:
     """The thin client against the warm server (started by an untimed first call): wall of
     the client, CPU of the client plus what the server spent on the call."""
     argv = [*_CLIENT, event]

@@ -159,7 +159,11 @@ def test_an_unreadable_file_is_refused_and_nothing_changes(
 
 def test_dry_run_prints_the_diff_and_writes_nothing(where: dict[str, Path]) -> None:
     done = setup(where, "--dry-run")
-    assert done.returncode == 0 and "+++ " in done.stdout and "hook_client UserPromptSubmit" in done.stdout
+    assert (
+        done.returncode == 0
+        and "+++ " in done.stdout
+        and "hook_client UserPromptSubmit" in done.stdout
+    )
     assert not list(where["home"].iterdir()) and not list(where["agent"].iterdir())
 
 
