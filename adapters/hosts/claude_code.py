@@ -11,7 +11,8 @@ Our MCP server is the entry named `pi-hermes-memory`; our hooks are the command 
 command runs this library's hook client module (ADR 0096) or its CLI with `hook EVENT`
 (recognised by the program, never by position), so a second setup replaces them in place
 and never duplicates them, and `--uninstall` removes only them: every other server, hook,
-matcher group and key is kept as it was (the JSON is re-serialised, its values unchanged). A file we cannot parse is refused.
+matcher group and key is kept as it was (the JSON is re-serialised, its values unchanged).
+A file we cannot parse is refused.
 
 The agent root is pinned in both (`PI_CODING_AGENT_DIR`), so Claude Code reaches the store
 `setup` was run for whatever its own environment says. When the configuration file has no
