@@ -8,10 +8,11 @@ Where Claude Code reads them:
 | --project | `<project>/.mcp.json`        | `<project>/.claude/settings.json` |
 
 Our MCP server is the entry named `pi-hermes-memory`; our hooks are the command hooks whose
-command runs this library's CLI with `hook EVENT` (recognised by the program, never by
-position), so a second setup replaces them in place and never duplicates them, and
-`--uninstall` removes only them: every other server, hook, matcher group and key is kept as
-it was (the JSON is re-serialised, its values unchanged). A file we cannot parse is refused.
+command runs this library's hook client module (ADR 0096) or its CLI with `hook EVENT`
+(recognised by the program, never by position), so a second setup replaces them in place
+and never duplicates them, and `--uninstall` removes only them: every other server, hook,
+matcher group and key is kept as it was (the JSON is re-serialised, its values unchanged).
+A file we cannot parse is refused.
 
 The agent root is pinned in both (`PI_CODING_AGENT_DIR`), so Claude Code reaches the store
 `setup` was run for whatever its own environment says. When the configuration file has no
@@ -25,6 +26,7 @@ import copy
 import os
 import shlex
 import shutil
+import sys
 from pathlib import Path
 from typing import Any, Final
 
@@ -53,12 +55,15 @@ CONFIG_FILE: Final = "hermes-memory-config.json"
 LLM_SECTION: Final = {"provider": "claude"}
 _PROGRAMS: Final = ("pi-hermes-memory", "pi-hermes-memory.exe")
 _MODULES: Final = ("pi_hermes_memory.adapters.cli", "pi_hermes_memory.adapters.cli.app")
+#: the thin hook (ADR 0096): stdlib imports only, answered by the warm hook server
+CLIENT_MODULE: Final = "pi_hermes_memory.adapters.hosts.hook_client"
 
 
 def hook_command(options: SetupOptions, event: str) -> str:
-    """The shell line Claude Code runs for `event` (its hooks run through a shell)."""
+    """The shell line Claude Code runs for `event` (its hooks run through a shell): this
+    interpreter running the thin hook client, which asks the warm hook server (ADR 0096)."""
     root = shlex.quote(str(options.agent_root))
-    return f"PI_CODING_AGENT_DIR={root} {shlex.join([*options.command, 'hook', event])}"
+    return f"PI_CODING_AGENT_DIR={root} {shlex.join([sys.executable, '-m', CLIENT_MODULE, event])}"
 
 
 def is_our_hook(hook: object) -> bool:
@@ -72,8 +77,10 @@ def is_our_hook(hook: object) -> bool:
         words = shlex.split(command)
     except ValueError:
         return False
+    if CLIENT_MODULE in words:
+        return True
     ours = any(os.path.basename(w) in _PROGRAMS for w in words) or any(w in _MODULES for w in words)
-    return ours and "hook" in words
+    return ours and "hook" in words  # the CLI's `hook EVENT` (setups before ADR 0096)
 
 
 def _paths(options: SetupOptions, scope: str) -> tuple[Path, Path]:

@@ -217,7 +217,13 @@ def _answer(event: str, context: str | None) -> str | None:
 class _Hook:
     """One hook call: the payload, the configuration, the store when an event needs it."""
 
-    def __init__(self, event: str, payload: dict[str, Any], environ: Mapping[str, str]) -> None:
+    def __init__(
+        self,
+        event: str,
+        payload: dict[str, Any],
+        environ: Mapping[str, str],
+        memory_for: MemoryFor | None = None,
+    ) -> None:
         from pi_hermes_memory.adapters.files.config_file import load_config
 
         self.event = event
@@ -230,6 +236,7 @@ class _Hook:
         self.folder = hooks_dir(Path(self.config.memory_dir))
         self._memory: Any = None
         self._settings: Any = None
+        self._memory_for = memory_for
 
     @property
     def settings(self) -> Any:
@@ -254,6 +261,9 @@ class _Hook:
         )
 
     def memory(self) -> Any:
+        if self._memory is None and self._memory_for is not None:
+            # the hook server's (ADR 0096): open across calls, owned (and closed) by it
+            return self._memory_for(self.cwd, self.environ, self.config)
         if self._memory is None:
             from pi_hermes_memory.bootstrap import open_memory
 
@@ -407,8 +417,23 @@ class _Hook:
         prune_sessions(self.folder, now=time.time())
 
 
-def run_hook(event: str, raw: bytes, environ: Mapping[str, str]) -> str | None:
-    """What the hook prints (None: nothing). Never raises; a failure is one log line."""
+#: the hook server's Memory for (cwd, environ, config): kept open across calls (ADR 0096)
+MemoryFor = Callable[[Path | None, Mapping[str, str], Any], Any]
+
+
+def run_hook(
+    event: str,
+    raw: bytes,
+    environ: Mapping[str, str],
+    *,
+    note: str | None = None,
+    memory_for: MemoryFor | None = None,
+) -> str | None:
+    """What the hook prints (None: nothing). Never raises; a failure is one log line.
+
+    `note`: a line for hook.log once its folder is known (why the hook server was not used).
+    `memory_for`: where the store comes from (the hook server's open ones); by default each
+    call opens the store and closes it."""
     if environ.get(CHILD_ENV):
         return None
     payload = _payload(raw)
@@ -419,7 +444,9 @@ def run_hook(event: str, raw: bytes, environ: Mapping[str, str]) -> str | None:
         return None  # a hook wired to the wrong event: do nothing rather than the wrong thing
     hook: _Hook | None = None
     try:
-        hook = _Hook(event, payload, environ)
+        hook = _Hook(event, payload, environ, memory_for)
+        if note:
+            log_line(hook.folder, note)
         handlers: dict[str, Callable[[], str | None]] = {
             "SessionStart": hook.session_start,
             "UserPromptSubmit": hook.user_prompt,

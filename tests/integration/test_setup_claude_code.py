@@ -159,5 +159,46 @@ def test_an_unreadable_file_is_refused_and_nothing_changes(
 
 def test_dry_run_prints_the_diff_and_writes_nothing(where: dict[str, Path]) -> None:
     done = setup(where, "--dry-run")
-    assert done.returncode == 0 and "+++ " in done.stdout and "hook UserPromptSubmit" in done.stdout
+    assert (
+        done.returncode == 0
+        and "+++ " in done.stdout
+        and "hook_client UserPromptSubmit" in done.stdout
+    )
     assert not list(where["home"].iterdir()) and not list(where["agent"].iterdir())
+
+
+def test_the_hooks_run_the_thin_client_and_it_answers(where: dict[str, Path]) -> None:
+    """Setup writes the stdlib-only hook client (ADR 0096), and the line runs as Claude Code
+    runs it (through a shell): the first call answers in-process."""
+    assert setup(where).returncode == 0
+    settings = _json(where["home"] / ".claude" / "settings.json")
+    (start,) = [h for g in settings["hooks"]["SessionStart"] for h in g["hooks"]]
+    words = start["command"].split()
+    assert words[0] == f"PI_CODING_AGENT_DIR={where['agent']}"
+    assert words[1:] == [
+        sys.executable,
+        "-m",
+        "pi_hermes_memory.adapters.hosts.hook_client",
+        "SessionStart",
+    ]
+    runtime = where["home"] / "run"
+    runtime.mkdir(mode=0o700)
+    payload = {"session_id": "s", "cwd": str(where["project"]), "hook_event_name": "SessionStart"}
+    env = {
+        **os.environ,
+        "HOME": str(where["home"]),
+        "XDG_RUNTIME_DIR": str(runtime),
+        "PI_HERMES_MEMORY_HOOK_IDLE_S": "1",  # the server it starts leaves soon
+    }
+    env.pop("PI_CODING_AGENT_DIR", None)
+    done = subprocess.run(
+        ["/bin/sh", "-c", start["command"]],
+        input=json.dumps(payload),
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    answer = json.loads(done.stdout)["hookSpecificOutput"]
+    assert answer["hookEventName"] == "SessionStart" and "memory" in answer["additionalContext"]
