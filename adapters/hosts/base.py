@@ -31,6 +31,7 @@ __all__ = [
     "command_path",
     "json_bytes",
     "read_json_object",
+    "write_atomic",
 ]
 
 BACKUP_SUFFIX = ".pi-hermes-memory.bak"
@@ -178,16 +179,18 @@ def apply(changes: list[FileChange]) -> list[FileChange]:
             raise ConfigError(f"{change.path} changed while setup ran; nothing more was changed")
         if change.before is not None:
             backup = change.path.with_name(change.path.name + BACKUP_SUFFIX)
-            _write_atomic(backup, change.before, mode=None)
+            write_atomic(backup, change.before)
         if change.after is None:
             change.path.unlink()
         else:
-            _write_atomic(change.path, change.after, mode=None)
+            write_atomic(change.path, change.after)
         done.append(change)
     return done
 
 
-def _write_atomic(path: Path, data: bytes, *, mode: int | None) -> None:
+def write_atomic(path: Path, data: bytes, *, new_mode: int = 0o644) -> None:
+    """Replace `path` with `data`: a temporary file in the same folder, fsync, rename. The
+    file keeps its permissions; a new one gets `new_mode`."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
@@ -196,9 +199,9 @@ def _write_atomic(path: Path, data: bytes, *, mode: int | None) -> None:
             handle.flush()
             os.fsync(handle.fileno())
         try:
-            os.chmod(tmp, mode if mode is not None else path.stat().st_mode & 0o7777)
+            os.chmod(tmp, path.stat().st_mode & 0o7777)
         except FileNotFoundError:
-            os.chmod(tmp, 0o644)
+            os.chmod(tmp, new_mode)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

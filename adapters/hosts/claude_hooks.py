@@ -41,12 +41,13 @@ import os
 import re
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
+
+from pi_hermes_memory.adapters.hosts.base import write_atomic
 
 __all__ = [
     "CHILD_ENV",
@@ -104,18 +105,7 @@ def _session_file_name(session_id: str) -> str:
 
 
 def _write_json_atomic(path: Path, data: Mapping[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            json.dump(data, out, ensure_ascii=False)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    write_atomic(path, json.dumps(data, ensure_ascii=False).encode("utf-8"), new_mode=0o600)
 
 
 def _read_json(path: Path) -> dict[str, Any]:
