@@ -38,6 +38,9 @@ class PiSessionFiles:
         root = os.path.realpath(self.root)
         yield from self._scan(root, depth=0)
 
+    #: the folder depths (0: the root) whose `*.jsonl` files are sessions
+    FILE_DEPTHS: frozenset[int] = frozenset({0, 1})
+
     def _scan(self, folder: str, depth: int) -> Iterator[SessionFile]:
         try:
             entries = list(os.scandir(folder))
@@ -45,7 +48,11 @@ class PiSessionFiles:
             return
         for entry in sorted(entries, key=lambda e: e.name):
             try:
-                if entry.name.endswith(SUFFIX) and entry.is_file(follow_symlinks=False):
+                if (
+                    depth in self.FILE_DEPTHS
+                    and entry.name.endswith(SUFFIX)
+                    and entry.is_file(follow_symlinks=False)
+                ):
                     yield _entry(entry.path, entry.stat(follow_symlinks=False))
                 elif depth == 0 and entry.is_dir(follow_symlinks=False):
                     yield from self._scan(entry.path, depth + 1)
@@ -72,23 +79,7 @@ class ClaudeCodeSessionFiles(PiSessionFiles):
     """`<claude dir>/projects/*/*.jsonl`: Claude Code's transcripts (their lines are read by
     the same parser: `parse_line` knows both formats)."""
 
-    def _scan(self, folder: str, depth: int) -> Iterator[SessionFile]:
-        try:
-            entries = list(os.scandir(folder))
-        except (FileNotFoundError, NotADirectoryError, PermissionError):
-            return
-        for entry in sorted(entries, key=lambda e: e.name):
-            try:
-                if depth == 0 and entry.is_dir(follow_symlinks=False):
-                    yield from self._scan(entry.path, depth + 1)
-                elif (
-                    depth == 1
-                    and entry.name.endswith(SUFFIX)
-                    and entry.is_file(follow_symlinks=False)
-                ):
-                    yield _entry(entry.path, entry.stat(follow_symlinks=False))
-            except FileNotFoundError:  # removed while listing
-                continue
+    FILE_DEPTHS = frozenset({1})
 
 
 class SessionSources:
