@@ -47,7 +47,17 @@ from pi_hermes_memory.adapters.markdown.format import (
 from pi_hermes_memory.domain.memory.markdown_doc import ParsedEntry, VersionLine
 from pi_hermes_memory.domain.memory.model import Target
 
-__all__ = ["SIDECAR_HEADER", "join", "join_edit", "read_render", "sidecar_name", "split"]
+__all__ = [
+    "SIDECAR_HEADER",
+    "Extension",
+    "extend",
+    "join",
+    "join_edit",
+    "read_render",
+    "sidecar_header",
+    "sidecar_name",
+    "split",
+]
 
 SIDECAR_HEADER = "pi-hermes-memory sidecar v1"
 _HEADER = re.compile(
@@ -141,9 +151,85 @@ class _History:
 
 
 def _sidecar(shared: bytes, full: bytes, history: _History | None) -> bytes:
-    digest = hashlib.sha256(shared).hexdigest()
     listing = "{}" if history is None else history.to_json()
-    return f"{SIDECAR_HEADER} sha256={digest}\n{listing}\n".encode() + full
+    return sidecar_header(hashlib.sha256(shared).hexdigest(), listing) + full
+
+
+def sidecar_header(digest: str, listing: str) -> bytes:
+    """The sidecar's first two lines: the Markdown file's sha256, the render history."""
+    return f"{SIDECAR_HEADER} sha256={digest}\n{listing}\n".encode()
+
+
+@attrs.frozen
+class Extension:
+    """What `split` would write for a render that only appends entries to the one the sidecar
+    holds (ADR 0088), in pieces around the old bytes, which the caller copies (and hashes)
+    without holding them: the Markdown file is `old file + shared_tail`; the sidecar is
+    `sidecar_header(sha256 of the new file, listing) + line + old render after its version
+    line + full_tail`."""
+
+    #: the sha256 of the Markdown file the old sidecar goes with
+    old_sha: str
+    #: the new render history (the header's second line)
+    listing: str
+    #: the new version line, with its newline
+    line: bytes
+    #: appended to the old render's body: the separator and the new entries, in our format
+    full_tail: bytes
+    #: appended to the Markdown file: the separator and the new entries, in the shared spelling
+    shared_tail: bytes
+
+
+def extend(
+    header: bytes,
+    old_line: bytes,
+    tail: bytes,
+    target: Target,
+    edit: tuple[int, list[str]] | None = None,
+) -> Extension | None:
+    """`split`'s output for a render equal to the old one (`old_line`, the version line of the
+    render in the sidecar whose first two lines are `header`) with `tail`'s entries appended,
+    `tail` being our render of those entries alone under the new version line. None when that
+    does not hold or is not checkable from these lines (no history, another document, not a
+    later version, no entry to add): render in full. The caller checks the old bytes (the
+    file's sha256 is `old_sha`; the old render's is the ledger's) while copying them, and that
+    the old render holds an entry (`split` joins the tail to it with the separator)."""
+    match = _HEADER.fullmatch(header.decode("utf-8", errors="replace"))
+    if match is None or not old_line.endswith(b"\n"):
+        return None
+    before = _History.from_json(match["versions"])
+    old = parse_document(old_line.decode("utf-8", errors="replace")[:-1], target=target)
+    read = read_render(tail, target)
+    if before is None or old.version_line is None or read is None:
+        return None
+    line, entries = read
+    was_line = old.version_line
+    if (
+        line is None
+        or not entries
+        or (was_line.store, was_line.target) != (line.store, line.target)
+    ):
+        return None
+    if not before.version == was_line.version < line.version:
+        return None
+    keys = [*before.keys, *(_key(e) for e in entries)]
+    # `split`'s step, computed the same way (the order of `elements()` included)
+    new, was = Counter(keys), Counter(before.keys)
+    step = (before.version, list((new - was).elements()), list((was - new).elements()))
+    history = _History(version=line.version, keys=keys, back=[step, *before.back][:KEPT_VERSIONS])
+    history.edits = before.edits
+    if edit is not None:
+        history.edits = [*history.edits, edit][-KEPT_EDITS:]
+    first = tail.index(b"\n") + 1
+    separator = ENTRY_JOINER[1:].encode("utf-8")
+    shared_body = ENTRY_JOINER.join(_shared_block(entry) for entry in entries)
+    return Extension(
+        old_sha=match["sha"],
+        listing=history.to_json(),
+        line=tail[:first],
+        full_tail=separator + tail[first:],
+        shared_tail=separator + (shared_body + "\n").encode("utf-8"),
+    )
 
 
 def _read_sidecar(sidecar: bytes | None) -> tuple[str, _History | None, bytes] | None:
