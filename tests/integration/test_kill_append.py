@@ -27,7 +27,7 @@ from tests.bench.run import TextGenerator, _open, prefill
 from tests.integration.test_kill_writer import Child, check_not_torn
 from tests.support.consistency import check_store, markdown_path, temp_files
 
-KILLS = int(os.environ.get("PHM_APPEND_KILLS", "16"))
+KILLS = int(os.environ.get("PHM_APPEND_KILLS", "20"))
 SEED = int(os.environ.get("PHM_KILL_SEED", "0")) or random.SystemRandom().randrange(1, 2**31)
 
 CHILD = r"""
@@ -95,11 +95,12 @@ def test_kill9_during_appending_renders(tmp_path: Path) -> None:
             }
             child.wait_for(b"loaded")
             child.go()
-            if rng.random() < 0.5:
+            if rng.random() < 0.3:
                 child.wait_for(b"ready")
                 time.sleep(rng.uniform(0, 0.15))
-            else:
-                child.wait_for(b"ok", rng.randint(1, 8))
+            else:  # inside an add: its decision, commit or render
+                child.wait_for(b"try", rng.randint(1, 6))
+                time.sleep(rng.uniform(0, 0.05))
             code, err = child.kill()
             assert code == -signal.SIGKILL, (run, code, err.decode(errors="replace"))
             assert not child.reported(b"bad"), child.lines[-3:]
@@ -122,5 +123,6 @@ def test_kill9_during_appending_renders(tmp_path: Path) -> None:
         if spare.proc.poll() is None:
             spare.dismiss()
     print(f"append kill test: {KILLS} kills, {len(confirmed)} adds ok; file states {dict(windows)}")
+    print(f"append kill test: MEMORY.md {path.stat().st_size:,} bytes")
     print(f"append kill test: leftover temp files {len(temp_files(agent, missing_ok=True))}")
     assert torn == [], torn[:5]
