@@ -197,10 +197,9 @@ def extend(
     match = _HEADER.fullmatch(header.decode("utf-8", errors="replace"))
     if match is None or not old_line.endswith(b"\n"):
         return None
-    before = _History.from_json(match["versions"])
     old = parse_document(old_line.decode("utf-8", errors="replace")[:-1], target=target)
     read = read_render(tail, target)
-    if before is None or old.version_line is None or read is None:
+    if old.version_line is None or read is None:
         return None
     line, entries = read
     was_line = old.version_line
@@ -210,22 +209,31 @@ def extend(
         or (was_line.store, was_line.target) != (line.store, line.target)
     ):
         return None
-    if not before.version == was_line.version < line.version:
+    if not was_line.version < line.version:
         return None
-    keys = [*before.keys, *(_key(e) for e in entries)]
-    # `split`'s step, computed the same way (the order of `elements()` included)
-    new, was = Counter(keys), Counter(before.keys)
-    step = (before.version, list((new - was).elements()), list((was - new).elements()))
-    history = _History(version=line.version, keys=keys, back=[step, *before.back][:KEPT_VERSIONS])
-    history.edits = before.edits
-    if edit is not None:
-        history.edits = [*history.edits, edit][-KEPT_EDITS:]
+    added = [_key(e) for e in entries]
+    listing = None
+    if edit is None:
+        listing = _extend_listing(match["versions"], was_line.version, line.version, added)
+    if listing is None:
+        before = _History.from_json(match["versions"])
+        if before is None or before.version != was_line.version:
+            return None
+        step = (before.version, _appended_keys(before.keys, added), [])
+        keys = [*before.keys, *added]
+        history = _History(
+            version=line.version, keys=keys, back=[step, *before.back][:KEPT_VERSIONS]
+        )
+        history.edits = before.edits
+        if edit is not None:
+            history.edits = [*history.edits, edit][-KEPT_EDITS:]
+        listing = history.to_json()
     first = tail.index(b"\n") + 1
     separator = ENTRY_JOINER[1:].encode("utf-8")
     shared_body = ENTRY_JOINER.join(_shared_block(entry) for entry in entries)
     return Extension(
         old_sha=match["sha"],
-        listing=history.to_json(),
+        listing=listing,
         line=tail[:first],
         full_tail=separator + tail[first:],
         shared_tail=separator + (shared_body + "\n").encode("utf-8"),
@@ -241,6 +249,65 @@ def _read_sidecar(sidecar: bytes | None) -> tuple[str, _History | None, bytes] |
         return None
     # the header is ASCII: its length in characters is its length in bytes
     return header["sha"], _History.from_json(header["versions"]), sidecar[len(header.group(0)) :]
+
+
+# `_History.to_json`'s spelling, which `_extend_listing` extends as text: keys are 16 hex
+# digits, and a step of `back` is the only place `[<version>,[` occurs
+_LISTING = re.compile(
+    r'\{"v":(?P<v>0|[1-9][0-9]*),"keys":\[(?P<keys>[^\]]*)\],'
+    r'"back":\[(?P<back>.*)\],"edits":(?P<edits>\[.*\])\}',
+    re.DOTALL,
+)
+_STEP = re.compile(r"\[(?:0|[1-9][0-9]*),\[")
+_HEX_KEY = re.compile(r"[0-9a-f]{16}")
+
+
+def _extend_listing(listing: str, old: int, new: int, added: list[str]) -> str | None:
+    """`_History.to_json()` of the history `split` makes when version `new` appends the
+    entries of keys `added` to version `old`, spliced into `listing` (that history's JSON at
+    `old`) as text: the keys of every entry and a bulk step are megabytes at 100,000 entries,
+    and decoding and encoding them cost more than the rest of an appending render. None when
+    `listing` is not in `to_json`'s spelling at `old`, or an added key is already listed (its
+    place in the step then depends on the old keys): `split`'s way."""
+    found = _LISTING.fullmatch(listing)
+    if found is None or int(found["v"]) != old:
+        return None
+    keys, back = found["keys"], found["back"]
+    if keys and not (keys.startswith('"') and keys.endswith('"')):
+        return None
+    counts = Counter(added)
+    if len(counts) > 64 or any(not _HEX_KEY.fullmatch(key) or f'"{key}"' in keys for key in counts):
+        return None
+    if back and not back.startswith("["):
+        return None
+    steps = [m.start() for m in _STEP.finditer(back)]
+    if back and (not steps or steps[0] != 0):
+        return None
+    if len(steps) >= KEPT_VERSIONS:  # the oldest steps fall off, as `[:KEPT_VERSIONS]` does
+        back = back[: steps[KEPT_VERSIONS - 1] - 1]
+    step = json.dumps([old, list(counts.elements()), []], separators=(",", ":"))
+    more = ",".join(f'"{key}"' for key in added)
+    return (
+        f'{{"v":{new},"keys":[{keys + "," if keys else ""}{more}],'
+        f'"back":[{step}{"," + back if back else ""}],"edits":{found["edits"]}}}'
+    )
+
+
+def _appended_keys(before: list[str], added: list[str]) -> list[str]:
+    """`split`'s "keys the next version added" for keys `before + added`: the elements of
+    `Counter(before + added) - Counter(before)` in the order `Counter` yields them (each key
+    as often as `added` holds it, keys by their first place in `before + added`), without
+    counting `before` (100,000 keys at 100k entries); nothing was removed."""
+    counts = Counter(added)
+    if not set(counts).isdisjoint(before):
+        first: dict[str, int] = {}
+        for place, key in enumerate(before):
+            if key in counts:
+                first.setdefault(key, place)
+        ahead = len(before)
+        order = sorted(counts, key=lambda k: first.get(k, ahead))  # stable: then `added`'s
+        counts = Counter({key: counts[key] for key in order})
+    return list(counts.elements())
 
 
 def read_render(full: bytes, target: Target) -> tuple[VersionLine | None, list[ParsedEntry]] | None:
