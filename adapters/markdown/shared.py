@@ -219,7 +219,11 @@ def extend(
         before = _History.from_json(match["versions"])
         if before is None or before.version != was_line.version:
             return None
-        step = (before.version, _appended_keys(before.keys, added), [])
+        step: tuple[int, list[str], list[str]] = (
+            before.version,
+            _appended_keys(before.keys, added),
+            [],
+        )
         keys = [*before.keys, *added]
         history = _History(
             version=line.version, keys=keys, back=[step, *before.back][:KEPT_VERSIONS]
