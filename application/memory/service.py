@@ -288,14 +288,17 @@ class MemoryService:
         0088), else (no tail, or the files are not what the append was planned on) in full
         from the write index's rows."""
         if tail is not None:
-            target, (entries, rendered) = target_of(stream), tail
+            target, (new_blocks, rendered) = target_of(stream), tail
 
             def append(expected: object) -> tuple[str, int] | None:
                 assert isinstance(self._markdown, AppendingMarkdown)
-                return self._markdown.append(target, entries, rendered, expected=expected)
+                return self._markdown.append(target, new_blocks, rendered, expected=expected)
 
             done = self._pipe.publish_appended(stream, version, append, seen[0])
             if done is not None:
+                # rows kept from an earlier full render would only grow by these events: a
+                # full render reads them again (appending never needs them)
+                self._rows.pop(stream, None)
                 return done
         with self._storage.snapshot() as uow:
             index = write_index_of(uow)
