@@ -64,10 +64,6 @@ _GLOBAL_FILES = {
 _COPY_CHUNK = 1 << 20
 
 
-class _NotAppendable(Exception):
-    """The old bytes are not what the append was planned on: render in full instead."""
-
-
 def _copy_hashing(source: BinaryIO, fd: int, *hashes: hashlib._Hash) -> tuple[int, bytes]:
     """Copy the rest of `source` to the descriptor `fd`, feeding `hashes`: (bytes, last byte)."""
     size, last = 0, b""
@@ -397,11 +393,14 @@ class MarkdownFiles:
                 if plan is None:
                     return None
                 shared_hash = hashlib.sha256()
+                # the old bytes are not what the append was planned on: render in full
+                refused: list[str] = []
 
                 def fill_shared(fd: int) -> None:
                     size, last = _copy_hashing(shared_in, fd, shared_hash)
                     if not size or last != b"\n" or shared_hash.hexdigest() != plan.old_sha:
-                        raise _NotAppendable
+                        refused.append("file")
+                        return
                     write_all(fd, plan.shared_tail)
                     shared_hash.update(plan.shared_tail)
 
@@ -416,22 +415,25 @@ class MarkdownFiles:
                     # an old render without entries is its version line alone: the tail
                     # then starts the body, with no separator (render it in full)
                     if not size or last != b"\n" or old_hash.hexdigest() != rendered:
-                        raise _NotAppendable
+                        refused.append("sidecar")
+                        return
                     write_all(fd, plan.full_tail)
                     new_hash.update(plan.full_tail)
                     new_size = len(plan.line) + size + len(plan.full_tail)
 
-                try:
-                    tmp = write_temp(real, fill_shared)
-                except _NotAppendable:
+                tmp = write_temp(real, fill_shared)
+                if refused:
+                    discard_temp(tmp)
                     return None
                 try:
                     tmp_side = write_temp(real_side, fill_side)
-                except BaseException as exc:
+                except BaseException:
                     discard_temp(tmp)
-                    if isinstance(exc, _NotAppendable):
-                        return None
                     raise
+                if refused:
+                    discard_temp(tmp)
+                    discard_temp(tmp_side)
+                    return None
             self._edits.pop(target, None)  # recorded in the sidecar, as `write` does
             try:
                 replace_temp(

@@ -108,6 +108,7 @@ if TYPE_CHECKING:
     )
     from pi_hermes_memory.ports.store import (
         UNCHECKED,
+        AppendingMarkdown,
         Clock,
         DocumentFormat,
         Embedder,
@@ -228,6 +229,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
     ),
     "pi_hermes_memory.ports.store": (
         "UNCHECKED",
+        "AppendingMarkdown",
         "Clock",
         "DocumentFormat",
         "Embedder",
@@ -287,6 +289,7 @@ __all__ = [
     "WINDOW_TURNS",
     "AnchorLine",
     "AnchorQuery",
+    "AppendingMarkdown",
     "Classification",
     "CleanupReport",
     "Clock",
