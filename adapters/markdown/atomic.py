@@ -26,8 +26,12 @@ __all__ = [
     "FileLock",
     "LockTimeout",
     "atomic_write",
+    "discard_temp",
+    "replace_temp",
     "stale_temp_files",
     "try_file_lock",
+    "write_all",
+    "write_temp",
 ]
 
 # pip's numbers: antivirus and indexers hold files open on Windows for well under a second.
@@ -72,7 +76,31 @@ def atomic_write(
     """
     target = real if real is not None else Path(os.path.realpath(path))
     _make_parent(target)
-    tmp = _write_temp(target, data)
+    replace_temp(
+        write_temp(target, data),
+        target,
+        before_replace=before_replace,
+        sync_directory=sync_directory,
+    )
+
+
+def write_temp(target: Path, data: bytes | Callable[[int], None]) -> Path:
+    """`atomic_write`'s first half: a synced temp file next to `target` (its symlinks already
+    resolved) holding `data`, or what `data(fd)` wrote to the descriptor (a copy streamed from
+    another file, ADR 0088). Anything raised removes the temp file and propagates (an OSError
+    as StorageFailed). Hand the path to `replace_temp`, or `discard_temp` it."""
+    return _write_temp(target, data)
+
+
+def replace_temp(
+    tmp: Path,
+    target: Path,
+    *,
+    before_replace: Callable[[], None] | None = None,
+    sync_directory: bool = True,
+) -> None:
+    """`atomic_write`'s second half: rename `tmp` (from `write_temp`) over `target`, after
+    `before_replace` (if it raises, `tmp` is removed and nothing replaced)."""
     try:
         if before_replace is not None:
             before_replace()
@@ -86,6 +114,11 @@ def atomic_write(
         _fsync_directory(target.parent)
 
 
+def discard_temp(tmp: Path) -> None:
+    """Remove a temp file `write_temp` made that will not be renamed (best effort)."""
+    _discard(tmp)
+
+
 def _make_parent(target: Path) -> None:
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -93,7 +126,7 @@ def _make_parent(target: Path) -> None:
         raise StorageFailed.from_os_error("create the directory of", target, exc) from exc
 
 
-def _write_temp(target: Path, data: bytes) -> Path:
+def _write_temp(target: Path, data: bytes | Callable[[int], None]) -> Path:
     """A synced temp file next to `target` holding `data`; removed again if anything fails."""
     try:
         fd, name = tempfile.mkstemp(dir=target.parent, prefix=_temp_prefix(target), suffix=".tmp")
@@ -103,7 +136,10 @@ def _write_temp(target: Path, data: bytes) -> Path:
     try:
         try:
             _copy_mode(target, fd)
-            _write_all(fd, data)
+            if isinstance(data, bytes):
+                _write_all(fd, data)
+            else:
+                data(fd)
             _fsync_file(fd)
         finally:
             os.close(fd)
@@ -136,6 +172,11 @@ def _copy_mode(target: Path, fd: int) -> None:
     except FileNotFoundError:
         return
     os.fchmod(fd, mode)
+
+
+def write_all(fd: int, data: bytes) -> None:
+    """Write every byte of `data` to the raw descriptor `fd`."""
+    _write_all(fd, data)
 
 
 def _write_all(fd: int, data: bytes) -> None:

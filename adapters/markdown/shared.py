@@ -47,7 +47,17 @@ from pi_hermes_memory.adapters.markdown.format import (
 from pi_hermes_memory.domain.memory.markdown_doc import ParsedEntry, VersionLine
 from pi_hermes_memory.domain.memory.model import Target
 
-__all__ = ["SIDECAR_HEADER", "join", "join_edit", "read_render", "sidecar_name", "split"]
+__all__ = [
+    "SIDECAR_HEADER",
+    "Extension",
+    "extend",
+    "join",
+    "join_edit",
+    "read_render",
+    "sidecar_header",
+    "sidecar_name",
+    "split",
+]
 
 SIDECAR_HEADER = "pi-hermes-memory sidecar v1"
 _HEADER = re.compile(
@@ -141,9 +151,97 @@ class _History:
 
 
 def _sidecar(shared: bytes, full: bytes, history: _History | None) -> bytes:
-    digest = hashlib.sha256(shared).hexdigest()
     listing = "{}" if history is None else history.to_json()
-    return f"{SIDECAR_HEADER} sha256={digest}\n{listing}\n".encode() + full
+    return sidecar_header(hashlib.sha256(shared).hexdigest(), listing) + full
+
+
+def sidecar_header(digest: str, listing: str) -> bytes:
+    """The sidecar's first two lines: the Markdown file's sha256, the render history."""
+    return f"{SIDECAR_HEADER} sha256={digest}\n{listing}\n".encode()
+
+
+@attrs.frozen
+class Extension:
+    """What `split` would write for a render that only appends entries to the one the sidecar
+    holds (ADR 0088), in pieces around the old bytes, which the caller copies (and hashes)
+    without holding them: the Markdown file is `old file + shared_tail`; the sidecar is
+    `sidecar_header(sha256 of the new file, listing) + line + old render after its version
+    line + full_tail`."""
+
+    #: the sha256 of the Markdown file the old sidecar goes with
+    old_sha: str
+    #: the new render history (the header's second line)
+    listing: str
+    #: the new version line, with its newline
+    line: bytes
+    #: appended to the old render's body: the separator and the new entries, in our format
+    full_tail: bytes
+    #: appended to the Markdown file: the separator and the new entries, in the shared spelling
+    shared_tail: bytes
+
+
+def extend(
+    header: bytes,
+    old_line: bytes,
+    tail: bytes,
+    target: Target,
+    edit: tuple[int, list[str]] | None = None,
+) -> Extension | None:
+    """`split`'s output for a render equal to the old one (`old_line`, the version line of the
+    render in the sidecar whose first two lines are `header`) with `tail`'s entries appended,
+    `tail` being our render of those entries alone under the new version line. None when that
+    does not hold or is not checkable from these lines (no history, another document, not a
+    later version, no entry to add): render in full. The caller checks the old bytes (the
+    file's sha256 is `old_sha`; the old render's is the ledger's) while copying them, and that
+    the old render holds an entry (`split` joins the tail to it with the separator)."""
+    match = _HEADER.fullmatch(header.decode("utf-8", errors="replace"))
+    if match is None or not old_line.endswith(b"\n"):
+        return None
+    old = parse_document(old_line.decode("utf-8", errors="replace")[:-1], target=target)
+    read = read_render(tail, target)
+    if old.version_line is None or read is None:
+        return None
+    line, entries = read
+    was_line = old.version_line
+    if (
+        line is None
+        or not entries
+        or (was_line.store, was_line.target) != (line.store, line.target)
+    ):
+        return None
+    if not was_line.version < line.version:
+        return None
+    added = [_key(e) for e in entries]
+    listing = None
+    if edit is None:
+        listing = _extend_listing(match["versions"], was_line.version, line.version, added)
+    if listing is None:
+        before = _History.from_json(match["versions"])
+        if before is None or before.version != was_line.version:
+            return None
+        step: tuple[int, list[str], list[str]] = (
+            before.version,
+            _appended_keys(before.keys, added),
+            [],
+        )
+        keys = [*before.keys, *added]
+        history = _History(
+            version=line.version, keys=keys, back=[step, *before.back][:KEPT_VERSIONS]
+        )
+        history.edits = before.edits
+        if edit is not None:
+            history.edits = [*history.edits, edit][-KEPT_EDITS:]
+        listing = history.to_json()
+    first = tail.index(b"\n") + 1
+    separator = ENTRY_JOINER[1:].encode("utf-8")
+    shared_body = ENTRY_JOINER.join(_shared_block(entry) for entry in entries)
+    return Extension(
+        old_sha=match["sha"],
+        listing=listing,
+        line=tail[:first],
+        full_tail=separator + tail[first:],
+        shared_tail=separator + (shared_body + "\n").encode("utf-8"),
+    )
 
 
 def _read_sidecar(sidecar: bytes | None) -> tuple[str, _History | None, bytes] | None:
@@ -155,6 +253,65 @@ def _read_sidecar(sidecar: bytes | None) -> tuple[str, _History | None, bytes] |
         return None
     # the header is ASCII: its length in characters is its length in bytes
     return header["sha"], _History.from_json(header["versions"]), sidecar[len(header.group(0)) :]
+
+
+# `_History.to_json`'s spelling, which `_extend_listing` extends as text: keys are 16 hex
+# digits, and a step of `back` is the only place `[<version>,[` occurs
+_LISTING = re.compile(
+    r'\{"v":(?P<v>0|[1-9][0-9]*),"keys":\[(?P<keys>[^\]]*)\],'
+    r'"back":\[(?P<back>.*)\],"edits":(?P<edits>\[.*\])\}',
+    re.DOTALL,
+)
+_STEP = re.compile(r"\[(?:0|[1-9][0-9]*),\[")
+_HEX_KEY = re.compile(r"[0-9a-f]{16}")
+
+
+def _extend_listing(listing: str, old: int, new: int, added: list[str]) -> str | None:
+    """`_History.to_json()` of the history `split` makes when version `new` appends the
+    entries of keys `added` to version `old`, spliced into `listing` (that history's JSON at
+    `old`) as text: the keys of every entry and a bulk step are megabytes at 100,000 entries,
+    and decoding and encoding them cost more than the rest of an appending render. None when
+    `listing` is not in `to_json`'s spelling at `old`, or an added key is already listed (its
+    place in the step then depends on the old keys): `split`'s way."""
+    found = _LISTING.fullmatch(listing)
+    if found is None or int(found["v"]) != old:
+        return None
+    keys, back = found["keys"], found["back"]
+    if keys and not (keys.startswith('"') and keys.endswith('"')):
+        return None
+    counts = Counter(added)
+    if len(counts) > 64 or any(not _HEX_KEY.fullmatch(key) or f'"{key}"' in keys for key in counts):
+        return None
+    if back and not back.startswith("["):
+        return None
+    steps = [m.start() for m in _STEP.finditer(back)]
+    if back and (not steps or steps[0] != 0):
+        return None
+    if len(steps) >= KEPT_VERSIONS:  # the oldest steps fall off, as `[:KEPT_VERSIONS]` does
+        back = back[: steps[KEPT_VERSIONS - 1] - 1]
+    step = json.dumps([old, list(counts.elements()), []], separators=(",", ":"))
+    more = ",".join(f'"{key}"' for key in added)
+    return (
+        f'{{"v":{new},"keys":[{keys + "," if keys else ""}{more}],'
+        f'"back":[{step}{"," + back if back else ""}],"edits":{found["edits"]}}}'
+    )
+
+
+def _appended_keys(before: list[str], added: list[str]) -> list[str]:
+    """`split`'s "keys the next version added" for keys `before + added`: the elements of
+    `Counter(before + added) - Counter(before)` in the order `Counter` yields them (each key
+    as often as `added` holds it, keys by their first place in `before + added`), without
+    counting `before` (100,000 keys at 100k entries); nothing was removed."""
+    counts = Counter(added)
+    if not set(counts).isdisjoint(before):
+        first: dict[str, int] = {}
+        for place, key in enumerate(before):
+            if key in counts:
+                first.setdefault(key, place)
+        ahead = len(before)
+        order = sorted(counts, key=lambda k: first.get(k, ahead))  # stable: then `added`'s
+        counts = Counter({key: counts[key] for key in order})
+    return list(counts.elements())
 
 
 def read_render(full: bytes, target: Target) -> tuple[VersionLine | None, list[ParsedEntry]] | None:

@@ -8,14 +8,30 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import hashlib
 import os
 import stat
 import time
 from pathlib import Path
+from typing import BinaryIO
 
 import attrs
-from pi_hermes_memory.adapters.markdown.atomic import FileLock, atomic_write, stale_temp_files
-from pi_hermes_memory.adapters.markdown.shared import join_edit, sidecar_name, split
+from pi_hermes_memory.adapters.markdown.atomic import (
+    FileLock,
+    atomic_write,
+    discard_temp,
+    replace_temp,
+    stale_temp_files,
+    write_all,
+    write_temp,
+)
+from pi_hermes_memory.adapters.markdown.shared import (
+    extend,
+    join_edit,
+    sidecar_header,
+    sidecar_name,
+    split,
+)
 from pi_hermes_memory.domain.memory.model import Target
 from pi_hermes_memory.errors import (
     MarkdownChanged,
@@ -42,6 +58,21 @@ _GLOBAL_FILES = {
     Target.USER: "USER.md",
     Target.FAILURE: "failures.md",
 }
+
+
+#: bytes copied per read when a render appends (ADR 0088): the old bytes are streamed, never held
+_COPY_CHUNK = 1 << 20
+
+
+def _copy_hashing(source: BinaryIO, fd: int, *hashes: hashlib._Hash) -> tuple[int, bytes]:
+    """Copy the rest of `source` to the descriptor `fd`, feeding `hashes`: (bytes, last byte)."""
+    size, last = 0, b""
+    while chunk := source.read(_COPY_CHUNK):
+        for digest in hashes:
+            digest.update(chunk)
+        write_all(fd, chunk)
+        size, last = size + len(chunk), chunk[-1:]
+    return size, last
 
 
 def read_only_file(path: Path) -> bool:
@@ -316,6 +347,111 @@ class MarkdownFiles:
         # after the file: a crash between the two leaves an older sidecar, and the file then
         # reads as an edit of that older version whose changes the journal already holds
         atomic_write(side, sidecar, real=real_side)
+
+    def append(
+        self, target: Target, tail: bytes, rendered: str, *, expected: object = UNCHECKED
+    ) -> tuple[str, int] | None:
+        """Write the render that appends `tail`'s entries to the one on disk (ADR 0088), the
+        same bytes `write` writes for it, without rendering or holding the old entries: the
+        file and the sidecar are each copied into a temp file with the new blocks after them,
+        then replaced atomically as `write` does (the file, then the sidecar; `expected`, the
+        late-save rescue). `tail` is our render of the added entries alone under the new
+        version line; `rendered` the sha256 of the render on disk (the ledger's).
+
+        Returns (the sha256 of the new render, its size), or None, with nothing written, when
+        the files are not the render `rendered` with its sidecar history and a version line,
+        or the tail does not follow it (then `write` the full render). Raises as `write`."""
+        path = self.path_for(target)
+        problem = self.link_problem(target)
+        if problem is not None:
+            raise StorageFailed(problem, path=path, errno=errno.ELOOP)
+        if read_only_file(path):
+            raise StorageFailed(
+                f"{path} is read-only; it was left as it is", path=path, errno=errno.EACCES
+            )
+        side = self.sidecar_for(target)
+        self._remove_stale_temps(path, side)
+        real, real_side = self._physical(path), self._physical(side)
+
+        def unchanged() -> None:
+            if expected is not UNCHECKED and self.stamp(target) != expected:
+                raise MarkdownChanged(f"{path} changed while it was being rendered")
+
+        old = _open_for_rescue(path) if expected is not UNCHECKED else None
+        try:
+            with contextlib.ExitStack() as files:
+                try:
+                    shared_in = files.enter_context(real.open("rb"))
+                    side_in = files.enter_context(real_side.open("rb"))
+                except FileNotFoundError:
+                    return None
+                except OSError as exc:
+                    raise StorageFailed.from_os_error("read", path, exc) from exc
+                header = side_in.readline() + side_in.readline()
+                old_line = side_in.readline()
+                plan = extend(header, old_line, tail, target, self._edits.get(target))
+                if plan is None:
+                    return None
+                shared_hash = hashlib.sha256()
+                # the old bytes are not what the append was planned on: render in full
+                refused: list[str] = []
+
+                def fill_shared(fd: int) -> None:
+                    size, last = _copy_hashing(shared_in, fd, shared_hash)
+                    if not size or last != b"\n" or shared_hash.hexdigest() != plan.old_sha:
+                        refused.append("file")
+                        return
+                    write_all(fd, plan.shared_tail)
+                    shared_hash.update(plan.shared_tail)
+
+                old_hash, new_hash = hashlib.sha256(old_line), hashlib.sha256(plan.line)
+                new_size = 0
+
+                def fill_side(fd: int) -> None:
+                    nonlocal new_size
+                    write_all(fd, sidecar_header(shared_hash.hexdigest(), plan.listing))
+                    write_all(fd, plan.line)
+                    size, last = _copy_hashing(side_in, fd, old_hash, new_hash)
+                    # an old render without entries is its version line alone: the tail
+                    # then starts the body, with no separator (render it in full)
+                    if not size or last != b"\n" or old_hash.hexdigest() != rendered:
+                        refused.append("sidecar")
+                        return
+                    write_all(fd, plan.full_tail)
+                    new_hash.update(plan.full_tail)
+                    new_size = len(plan.line) + size + len(plan.full_tail)
+
+                tmp = write_temp(real, fill_shared)
+                if refused:
+                    discard_temp(tmp)
+                    return None
+                try:
+                    tmp_side = write_temp(real_side, fill_side)
+                except BaseException:
+                    discard_temp(tmp)
+                    raise
+                if refused:
+                    discard_temp(tmp)
+                    discard_temp(tmp_side)
+                    return None
+            self._edits.pop(target, None)  # recorded in the sidecar, as `write` does
+            try:
+                replace_temp(
+                    tmp,
+                    real,
+                    before_replace=unchanged,
+                    sync_directory=real.parent != real_side.parent,
+                )
+                if old is not None:
+                    self._rescue_late_save(target, path, old, expected)
+            except BaseException:
+                discard_temp(tmp_side)
+                raise
+        finally:
+            if old is not None:
+                os.close(old)
+        replace_temp(tmp_side, real_side)
+        return new_hash.hexdigest(), new_size
 
     def _rescue_late_save(self, target: Target, path: Path, old: int, expected: object) -> None:
         """A person's in-place save that landed in the replaced inode after the last check

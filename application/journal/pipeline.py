@@ -216,6 +216,9 @@ class Pipeline(Generic[S]):
         # stream -> the bytes this pipeline last wrote to its replica and their sha256: a file
         # read back equal to them has that digest without hashing it again (ADR 0039)
         self._written: dict[str, tuple[bytes, str]] = {}
+        # stream -> the size of the render this pipeline last wrote to its replica, in full or
+        # by appending (ADR 0088): what `RenderLag.min_bytes` is compared with
+        self._sizes: dict[str, int] = {}
         self._store: str | None = None  # the journal's identity, read once
         self._lag = lag if lag is not None else RenderLag()
         # streams whose replica lags the journal by this pipeline's writes, and when this
@@ -419,6 +422,49 @@ class Pipeline(Generic[S]):
         self._remember_stamps([state.stream])
         return warnings
 
+    def recorded(self, uow: UnitOfWork, stream: str) -> tuple[int, str] | None:
+        """The ledger's (version, sha256) of the last render of `stream`'s replica."""
+        return uow.ledger.rendered(stream, self._files.replica(stream))
+
+    def publish_appended(
+        self,
+        stream: str,
+        version: int,
+        append: Callable[[object], tuple[str, int] | None],
+        seen: object,
+    ) -> list[str] | None:
+        """After COMMIT, under the lock: bring `stream`'s replica, found to be the last
+        render when its stamp was `seen`, to `version` by `append(seen)` (ADR 0088: the
+        render at `version` only appends entries to it), and record it as `_publish` does.
+        `append` answers (the sha256 of the render written, its size), or None when the
+        replica is not what the append was planned on: nothing was written and None is
+        returned (render it in full). Warnings as `publish_unread`'s."""
+        self._rendered_at.pop(stream, None)
+        warnings: list[str] = []
+        try:
+            done = append(seen)
+        except MarkdownChanged:
+            # a person saved the file after we read it: imported by the next operation
+            self._log.info("markdown.changed_meanwhile", stream=stream)
+        except OSError as exc:
+            self._log.error("markdown.write_failed", stream=stream, error=str(exc))
+            warnings.append(
+                f"Saved in the journal, but {self._files.describe(stream)} could not "
+                f"be rewritten ({exc}); it will be rewritten by the next operation."
+            )
+        else:
+            if done is None:
+                return None
+            digest, size = done
+            self._log.debug("markdown.appended", stream=stream, version=version, size=size)
+            self._written.pop(stream, None)  # not held: the next read hashes the file
+            self._sizes[stream] = size
+            self._rendered_at[stream] = self._lag.clock()
+            self._pending.discard(stream)
+            warnings.extend(self._record([(stream, version, digest)]))
+        self._remember_stamps([stream])
+        return warnings
+
     def _digest(self, stream: str, data: bytes) -> str:
         """sha256 of `data`, the replica of `stream` as read: equal bytes, equal digest, so a
         file that still holds what this pipeline last wrote is compared (memcmp), not hashed."""
@@ -523,7 +569,7 @@ class Pipeline(Generic[S]):
         Runs after COMMIT: the change is already durable in the journal. A replica that cannot
         be written keeps its old bytes and is rewritten by the next operation, so the failure
         is a warning on a successful result, not an error (ADR 0011)."""
-        written: list[tuple[S, str]] = []
+        written: list[tuple[str, int, str]] = []
         warnings: list[str] = []
         for state, data, digest in stale:
             stream = state.stream
@@ -543,28 +589,30 @@ class Pipeline(Generic[S]):
                     f"be rewritten ({exc}); it will be rewritten by the next operation."
                 )
             else:
-                written.append((state, digest))
+                written.append((state.stream, state.version, digest))
                 self._written[stream] = (data, digest)
+                self._sizes[stream] = len(data)
                 self._rendered_at[stream] = self._lag.clock()
                 self._pending.discard(stream)
-        if written:
-            # not durable-critical (ADR 0085): a crash before this record reaches the disk
-            # leaves files that render(state) recognises ("written, then crashed before the
-            # ledger"), so a storage may commit it without a sync
-            begin = getattr(self._storage, "bookkeeping", self._storage.transaction)
-            try:
-                with begin() as uow:
-                    for state, digest in written:
-                        uow.ledger.record(
-                            state.stream,
-                            self._files.replica(state.stream),
-                            state.version,
-                            digest,
-                        )
-            except OSError as exc:  # the next operation recognises the files as rendered
-                self._log.error("markdown.ledger_failed", error=str(exc))
-                warnings.append(f"Saved; recording the Markdown render failed ({exc}).")
+        warnings.extend(self._record(written))
         return warnings
+
+    def _record(self, written: Sequence[tuple[str, int, str]]) -> list[str]:
+        """Record the renders written, (stream, version, sha256) each, in the ledger."""
+        if not written:
+            return []
+        # not durable-critical (ADR 0085): a crash before this record reaches the disk leaves
+        # files that render(state) recognises ("written, then crashed before the ledger"), so
+        # a storage may commit it without a sync
+        begin = getattr(self._storage, "bookkeeping", self._storage.transaction)
+        try:
+            with begin() as uow:
+                for stream, version, digest in written:
+                    uow.ledger.record(stream, self._files.replica(stream), version, digest)
+        except OSError as exc:  # the next operation recognises the files as rendered
+            self._log.error("markdown.ledger_failed", error=str(exc))
+            return [f"Saved; recording the Markdown render failed ({exc})."]
+        return []
 
     # -- the write path --------------------------------------------------------------------
 
@@ -626,9 +674,9 @@ class Pipeline(Generic[S]):
         """Whether a write may leave `stream`'s replica as it is (ADR 0042): this pipeline
         rendered it, at least `min_bytes` long, less than `interval_s` ago, and nothing it
         wrote since failed."""
-        written = self._written.get(stream)
+        size = self._sizes.get(stream)
         rendered_at = self._rendered_at.get(stream)
-        if written is None or rendered_at is None or len(written[0]) < self._lag.min_bytes:
+        if size is None or rendered_at is None or size < self._lag.min_bytes:
             return False
         return self._lag.clock() - rendered_at < self._lag.interval_s
 
@@ -664,5 +712,6 @@ class Pipeline(Generic[S]):
         self._states.pop(stream, None)
         self._verified.pop(stream, None)
         self._written.pop(stream, None)
+        self._sizes.pop(stream, None)
         self._stamps.pop(stream, None)
         self._rendered_at.pop(stream, None)

@@ -17,11 +17,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pi_hermes_memory.domain.memory.document import target_of
+from pi_hermes_memory.domain.memory.document import entry_of, target_of
+from pi_hermes_memory.domain.memory.events import MemoryAdded
 from pi_hermes_memory.domain.memory.model import MemoryEntry, Target
 from pi_hermes_memory.ports.store import UnitOfWork, WriteIndex
 
-__all__ = ["IndexedDocument", "write_index_of"]
+__all__ = ["IndexedDocument", "appended_entries", "write_index_of"]
+
+#: a render lagging by more adds than this is written in full (ADR 0088): the events are read
+#: and held to append them, and past this many the whole render is no longer the larger cost
+MAX_APPENDED = 10_000
 
 
 def write_index_of(uow: UnitOfWork) -> WriteIndex | None:
@@ -29,6 +34,26 @@ def write_index_of(uow: UnitOfWork) -> WriteIndex | None:
     does: `write_index`); None for the others, which decide on the folded document."""
     index: WriteIndex | None = getattr(uow, "write_index", None)
     return index
+
+
+def appended_entries(
+    uow: UnitOfWork, stream: str, rendered: int, version: int
+) -> list[MemoryEntry] | None:
+    """The entries the render of `stream` at `version` adds after its render at `rendered`,
+    when every event between is a `MemoryAdded` (the fold puts each new row at the end of the
+    document, so those renders differ by these entries appended, ADR 0088); None otherwise
+    (then render in full)."""
+    if not 0 < version - rendered <= MAX_APPENDED:
+        return None
+    events = uow.journal.read(stream, after=rendered)
+    if len(events) != version - rendered:
+        return None
+    entries = []
+    for event in events:
+        if not isinstance(event, MemoryAdded):
+            return None
+        entries.append(entry_of(event, namespace=event.namespace))
+    return entries
 
 
 class IndexedDocument:

@@ -49,10 +49,11 @@ from pi_hermes_memory.errors import ArgumentError, MarkdownUnreadable
 from pi_hermes_memory.journal.pipeline import Pipeline, RenderLag
 from pi_hermes_memory.log import library_logger
 from pi_hermes_memory.memory.documents import MemoryDocuments
-from pi_hermes_memory.memory.indexed import IndexedDocument, write_index_of
+from pi_hermes_memory.memory.indexed import IndexedDocument, appended_entries, write_index_of
 from pi_hermes_memory.memory.purging import PurgeResult
 from pi_hermes_memory.ports.search import ScopeClause
 from pi_hermes_memory.ports.store import (
+    AppendingMarkdown,
     Clock,
     DocumentFormat,
     IdFactory,
@@ -234,6 +235,7 @@ class MemoryService:
                     decision = decide(doc, command, self.settings.policy(target))
                     entry = None
                     render: bytes | None = None
+                    tail: tuple[bytes, str] | None = None
                     if decision.events:
                         uow.journal.append(stream, version, decision.events)
                         uow.projection.apply(decision.events)
@@ -243,8 +245,10 @@ class MemoryService:
                         self._tail(stream, version, decision.events)
                         size = 0 if seen is None else _size(seen[0])
                         if seen is not None and not self._pipe.may_lag_unread(stream, size):
-                            state = self._indexed_rows(index, stream, head)
-                            render = self._pipe.render(uow, state)
+                            tail = self._append_tail(uow, stream, head)
+                            if tail is None:
+                                state = self._indexed_rows(index, stream, head)
+                                render = self._pipe.render(uow, state)
                     if decision.entry_id is not None:
                         entry = index.entry(stream, decision.entry_id)
             except NotImplementedError:
@@ -254,11 +258,59 @@ class MemoryService:
                 self._rows.pop(stream, None)  # a failed commit: never render its events
                 raise
             if decision.events:
-                if render is None or seen is None:
+                if tail is not None and seen is not None:
+                    warnings.extend(self._publish_indexed(stream, head, seen, tail))
+                elif render is None or seen is None:
                     self._pipe.lagging(stream)
                 else:
                     warnings.extend(self._pipe.publish_unread(state, render, seen[0]))
         return decision, entry, warnings
+
+    def _append_tail(self, uow: UnitOfWork, stream: str, version: int) -> tuple[bytes, str] | None:
+        """In the transaction, the replica of `stream` found to be the last render: when the
+        render at `version` only appends entries to it, our render of those entries alone
+        under the version line of `version`, and the sha256 of the render on disk (the
+        ledger's): `MarkdownFiles.append` writes from them what a full render writes (ADR
+        0088). None: render in full."""
+        recorded = self._pipe.recorded(uow, stream)
+        if not isinstance(self._markdown, AppendingMarkdown) or recorded is None:
+            return None
+        added = appended_entries(uow, stream, recorded[0], version)
+        if added is None:
+            return None
+        tail = MemoryDocument(
+            stream=stream, target=target_of(stream), version=version, active=tuple(added)
+        )
+        return self._pipe.render(uow, tail), recorded[1]
+
+    def _publish_indexed(
+        self, stream: str, version: int, seen: tuple[object, str], tail: tuple[bytes, str] | None
+    ) -> list[str]:
+        """After COMMIT, under the lock: write the render of `stream` at `version` over its
+        replica, found to be the last render (`seen`), by appending `tail`'s entries (ADR
+        0088), else (no tail, or the files are not what the append was planned on) in full
+        from the write index's rows."""
+        if tail is not None:
+            target, (new_blocks, rendered) = target_of(stream), tail
+
+            def append(expected: object) -> tuple[str, int] | None:
+                assert isinstance(self._markdown, AppendingMarkdown)
+                return self._markdown.append(target, new_blocks, rendered, expected=expected)
+
+            done = self._pipe.publish_appended(stream, version, append, seen[0])
+            if done is not None:
+                # rows kept from an earlier full render would only grow by these events: a
+                # full render reads them again (appending never needs them)
+                self._rows.pop(stream, None)
+                return done
+        with self._storage.snapshot() as uow:
+            index = write_index_of(uow)
+            if index is None or index.version(stream) != version:
+                self._pipe.lagging(stream)  # rendered by the next write or open
+                return []
+            state = self._indexed_rows(index, stream, version)
+            data = self._pipe.render(uow, state)
+        return self._pipe.publish_unread(state, data, seen[0])
 
     def _tail(self, stream: str, before: int, events: Sequence[Event]) -> None:
         """Remember `events` (appended at version `before`) after the rows kept for `stream`'s
@@ -322,9 +374,8 @@ class MemoryService:
                     seen = self._pipe.unedited(uow, stream)
                     if seen is None:
                         continue
-                    state = self._indexed_rows(index, stream, version)
-                    data = self._pipe.render(uow, state)
-                self._note(self._pipe.publish_unread(state, data, seen[0]))
+                    tail = self._append_tail(uow, stream, version)
+                self._note(self._publish_indexed(stream, version, seen, tail))
 
     def _prepare_embeddings(self, items: Sequence[object]) -> PreparedWrites | None:
         """Before the write, outside the lock: vectors and cosines for the adds' near-duplicate

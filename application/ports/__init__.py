@@ -108,6 +108,7 @@ if TYPE_CHECKING:
     )
     from pi_hermes_memory.ports.store import (
         UNCHECKED,
+        AppendingMarkdown,
         Clock,
         DocumentFormat,
         Embedder,
@@ -229,6 +230,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
     ),
     "pi_hermes_memory.ports.store": (
         "UNCHECKED",
+        "AppendingMarkdown",
         "Clock",
         "DocumentFormat",
         "Embedder",
@@ -289,6 +291,7 @@ __all__ = [
     "WINDOW_TURNS",
     "AnchorLine",
     "AnchorQuery",
+    "AppendingMarkdown",
     "Classification",
     "CleanupReport",
     "Clock",

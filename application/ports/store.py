@@ -6,7 +6,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 # Signatures only: numpy loads only where vectors are used (bootstrap with embeddings on), and
 # the value types with the modules that use them, so importing this port does not load every
@@ -45,6 +45,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "UNCHECKED",
+    "AppendingMarkdown",
     "Clock",
     "DocumentFormat",
     "Embedder",
@@ -216,6 +217,21 @@ class Storage(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+@runtime_checkable
+class AppendingMarkdown(Protocol):
+    """A `MarkdownStore` that can write a render appending entries to the one on disk
+    without rewriting it from the rows (ADR 0088; `MarkdownFiles`)."""
+
+    def append(
+        self, target: Target, tail: bytes, rendered: str, *, expected: object = UNCHECKED
+    ) -> tuple[str, int] | None:
+        """Write the render that is the one on disk (whose sha256 is `rendered`) with the
+        entries of `tail` (our render of them alone under the new version line) appended,
+        byte for byte what `write` writes for it; (its sha256, its size), or None with
+        nothing written when the files on disk are not that render (render it in full)."""
+        ...
 
 
 class MarkdownStore(Protocol):

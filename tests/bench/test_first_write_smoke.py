@@ -1,4 +1,4 @@
-"""Smoke test of the first-write benchmark (issue 29, ADR 0084): a tiny size, both modes."""
+"""Smoke test of the first-write benchmark (issue 29, ADRs 0084, 0088): a tiny size, every mode."""
 
 from __future__ import annotations
 
@@ -13,4 +13,5 @@ def test_first_write_benchmark_returns_figures() -> None:
         assert row[f"{mode}_rss_after_adds_mib"] > 0
         assert row[f"{mode}_statuses"] == [["added", "added"]]
     text = first_write.render([row])
-    assert "folded/indexed first add" in text and "indexed" in text
+    assert "folded/indexed first add" in text and "rewrite/indexed close" in text
+    assert row["ratio_close"] > 0

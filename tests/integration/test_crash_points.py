@@ -74,9 +74,10 @@ class Fault:
 
 
 def fault_markdown_write(monkeypatch: pytest.MonkeyPatch) -> Fault:
-    """(a) after COMMIT, before the Markdown file is replaced."""
+    """(a) after COMMIT, before the Markdown file is replaced: by a full render (`write`) or
+    by one that appends the new entries (`append`, ADR 0088)."""
     fault = Fault()
-    real = MarkdownFiles.write
+    real, real_append = MarkdownFiles.write, MarkdownFiles.append
 
     def write(self: MarkdownFiles, target: Target, data: bytes, **kw: object) -> None:
         fault.calls += 1
@@ -85,18 +86,29 @@ def fault_markdown_write(monkeypatch: pytest.MonkeyPatch) -> Fault:
             raise StorageFailed("injected: could not write", path=self.path_for(target))
         real(self, target, data, **kw)
 
+    def append(
+        self: MarkdownFiles, target: Target, tail: bytes, rendered: str, **kw: object
+    ) -> tuple[str, int] | None:
+        fault.calls += 1
+        if not fault.fired:
+            fault.fired += 1
+            raise StorageFailed("injected: could not write", path=self.path_for(target))
+        return real_append(self, target, tail, rendered, **kw)
+
     monkeypatch.setattr(MarkdownFiles, "write", write)
+    monkeypatch.setattr(MarkdownFiles, "append", append)
     return fault
 
 
 def fault_ledger_after_render(monkeypatch: pytest.MonkeyPatch) -> Fault:
-    """(b) the file was replaced; the ledger update (the second transaction of _publish) fails."""
+    """(b) the file was replaced; the ledger update (the second transaction of the render,
+    `Pipeline._record`) fails."""
     fault = Fault()
     real = SqliteLedger.record
 
     def record(self: SqliteLedger, stream: str, replica: str, version: int, sha256: str) -> None:
         fault.calls += 1
-        if not fault.fired and sys._getframe(1).f_code.co_name == "_publish":
+        if not fault.fired and sys._getframe(1).f_code.co_name == "_record":
             fault.fired += 1
             raise Injected(errno.EIO, "injected: ledger update failed")
         real(self, stream, replica, version, sha256)
@@ -152,8 +164,10 @@ def fault_fsync_file(monkeypatch: pytest.MonkeyPatch) -> Fault:
 
 
 def fault_fsync_directory(monkeypatch: pytest.MonkeyPatch) -> Fault:
-    """(d2) EIO from fsync of the directory: after the rename, so the new bytes are visible."""
-    return _fault_fsync(monkeypatch, 2)
+    """(d2) EIO from fsync of the directory: after the renames, so the new bytes are visible.
+    The third: the file's and the sidecar's temp files are synced first (ADR 0085: one sync of
+    the folder, after the sidecar's rename)."""
+    return _fault_fsync(monkeypatch, 3)
 
 
 Injector = Callable[[pytest.MonkeyPatch], Fault]
