@@ -956,9 +956,13 @@ def _session_history(
         )
 
         source = PiSessionFiles(config.agent_root / "sessions")
-        if settings.claude_code_dir is not None:  # Claude Code's transcripts (issue 30)
-            claude = ClaudeCodeSessionFiles(settings.claude_code_dir / "projects")
-            source = SessionSources(source, claude)
+        folder = settings.claude_code_dir  # Claude Code's transcripts (issue 30, ADR 0094)
+        try:
+            folder = None if folder is None else folder.expanduser()  # default `~/.claude`
+        except RuntimeError:  # no home directory to expand `~` against: none to read
+            folder = None
+        if folder is not None:
+            source = SessionSources(source, ClaudeCodeSessionFiles(folder / "projects"))
     return SessionHistory(
         indexer=SessionIndexer(
             source=source,

@@ -319,6 +319,10 @@ class LlmConfig:
         return f"{parts.scheme}://{parts.hostname}"
 
 
+#: sessionSearch.claudeCodeDir's default (`~` is expanded when the store opens)
+DEFAULT_CLAUDE_CODE_DIR: Final = Path("~/.claude")
+
+
 @attrs.frozen(kw_only=True)
 class SessionSearchConfig:
     variant: SessionSearchVariant = SessionSearchVariant.LEGACY
@@ -327,8 +331,9 @@ class SessionSearchConfig:
     #: last path segment (ADR 0020)
     project_map: Mapping[str, str] = attrs.field(factory=dict)
     #: sessionSearch.claudeCodeDir: Claude Code's folder, whose `projects/*/*.jsonl`
-    #: transcripts are indexed beside Pi's (default `~/.claude`; `false`: not indexed)
-    claude_code_dir: Path | None = None
+    #: transcripts are indexed beside Pi's (`false`: None, not indexed). The default stays
+    #: `~/.claude`, expanded when the store opens, so the defaults do not depend on a home
+    claude_code_dir: Path | None = DEFAULT_CLAUDE_CODE_DIR
 
 
 @attrs.frozen(kw_only=True)
@@ -993,9 +998,9 @@ def _session_search(top: _Section, *, home: Path | None) -> SessionSearchConfig:
 
 def _claude_code_dir(section: _Section, *, home: Path | None) -> Path | None:
     """sessionSearch.claudeCodeDir: an absolute path or `~/...`, or false (off); default
-    `~/.claude` (nothing is indexed while it does not exist)."""
+    `~/.claude`, left unexpanded (nothing is indexed while it does not exist)."""
     raw = section.get("claudeCodeDir")
-    default = None if home is None else home / ".claude"
+    default = DEFAULT_CLAUDE_CODE_DIR
     if raw is None or raw is True:
         return default
     if raw is False:
