@@ -51,7 +51,12 @@ __all__ = ["SESSIONS_DIR", "MemoryRunHooks", "MemorySession", "memory_tools"]
 #: the folder under the store's `memory_dir` that holds the sessions' item files
 SESSIONS_DIR: Final = "openai-agents-sessions"
 _SAFE_ID = re.compile(r"[A-Za-z0-9._-]{1,80}")
-_ROLES: Final = {"user": "user", "assistant": "assistant", "system": "system", "developer": "system"}
+_ROLES: Final = {
+    "user": "user",
+    "assistant": "assistant",
+    "system": "system",
+    "developer": "system",
+}
 
 
 # -- tools ----------------------------------------------------------------------------------
@@ -212,7 +217,9 @@ class MemorySession:
         for item in items:
             said = item_text(item)
             if said is not None:
-                self._memory.record_message(self.session_id, said[0], said[1], project=self._project)
+                self._memory.record_message(
+                    self.session_id, said[0], said[1], project=self._project
+                )
 
     def _pop(self) -> Any | None:
         with self._lock:

@@ -14,11 +14,10 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+import pi_hermes_memory
 import pytest
 from agents import Agent, Runner
 from agents.testing import ScriptedModel, assistant_message, function_call
-
-import pi_hermes_memory
 from pi_hermes_memory.adapters.frameworks.openai_agents import (
     MemoryRunHooks,
     MemorySession,
@@ -103,7 +102,9 @@ def test_a_run_writes_through_the_tool_and_recalls_in_the_next_run(tmp_path: Pat
             agent = Agent(name="helper", instructions=hooks.instructions("You help."), model=model)
             session = MemorySession(memory, "chat-1")
             await Runner.run(
-                agent, "How does the kestrel deploy work with releases?", session=session,
+                agent,
+                "How does the kestrel deploy work with releases?",
+                session=session,
                 hooks=hooks,
             )
             hooks.shutdown()
@@ -115,8 +116,12 @@ def test_a_run_writes_through_the_tool_and_recalls_in_the_next_run(tmp_path: Pat
     assert system is not None and system.startswith("You help.")
     assert "<relevant-memories>" in system and "blue-green releases" in system
     # the session's earlier items were sent back to the model
-    assert any(isinstance(i, dict) and i.get("role") == "user" and
-               i.get("content") == "Remember how kestrel deploys." for i in sent)
+    assert any(
+        isinstance(i, dict)
+        and i.get("role") == "user"
+        and i.get("content") == "Remember how kestrel deploys."
+        for i in sent
+    )
 
 
 def test_hooks_capture_after_the_run(tmp_path: Path) -> None:
