@@ -16,6 +16,9 @@ run, on one machine, so the ratio is what to read).
   scope="custom:langgraph")`; `store.search(ns, query=query)` vs `Memory.search(query,
   target="memory")`. A put first reads the scope's items (every batch reads the store, never a
   cache), which the direct call does not do.
+- OpenAI Agents SDK (ADR 0098): the `memory` function tool's `on_invoke_tool` (JSON arguments
+  in, `Memory.call_tool` in a worker thread, JSON out) vs `Memory.add(text, target="memory")`;
+  the `memory_search` tool vs `Memory.search(query)`. One event loop runs every tool call.
 """
 
 from __future__ import annotations
@@ -155,6 +158,44 @@ def bench_langgraph(n: int, calls: int) -> dict[str, Any]:
     return _row("langgraph", n, calls, front, direct)
 
 
+def bench_openai_agents(n: int, calls: int) -> dict[str, Any]:
+    import asyncio
+    import json
+
+    from pi_hermes_memory.adapters.frameworks.openai_agents import memory_tools
+
+    def args(tool: Any, **given: Any) -> str:
+        return json.dumps({**dict.fromkeys(tool.params_json_schema["properties"]), **given})
+
+    big = {"memoryCharLimit": 50_000_000}  # the same limit on both sides: no eviction
+    loop = asyncio.new_event_loop()
+    try:
+        with tempfile.TemporaryDirectory() as a, tempfile.TemporaryDirectory() as b:
+            with pi_hermes_memory.open(**_kwargs(Path(a)), overrides=big) as m:
+                tools = {t.name: t for t in memory_tools(m)}
+                add, search = tools["memory"], tools["memory_search"]
+
+                def write(i: int) -> None:
+                    call = args(add, action="add", target="memory", content=_text(i), force=True)
+                    out = json.loads(loop.run_until_complete(add.on_invoke_tool(None, call)))  # type: ignore[arg-type]
+                    assert out["success"], out
+
+                def find(q: str) -> None:
+                    call = args(search, query=q)
+                    loop.run_until_complete(search.on_invoke_tool(None, call))  # type: ignore[arg-type]
+
+                front = _measure(write, find, n, calls)
+            with pi_hermes_memory.open(**_kwargs(Path(b)), overrides=big) as d:
+                direct = _measure(
+                    lambda i: _ok(d.add(_text(i), target="memory", force=True)),
+                    lambda q: _ok(d.search(q)),
+                    n, calls,
+                )  # fmt: skip
+    finally:
+        loop.close()
+    return _row("openai-agents", n, calls, front, direct)
+
+
 def _row(
     name: str, n: int, calls: int, front: dict[str, float], direct: dict[str, float]
 ) -> dict[str, Any]:
@@ -169,7 +210,7 @@ def _row(
 
 def run(sizes: dict[str, int]) -> list[dict[str, Any]]:
     n, calls = sizes["entries"], sizes["calls"]
-    return [bench_mem0(n, calls), bench_langgraph(n, calls)]
+    return [bench_mem0(n, calls), bench_langgraph(n, calls), bench_openai_agents(n, calls)]
 
 
 def render(rows: Sequence[dict[str, Any]]) -> str:
