@@ -76,6 +76,7 @@ HEAVY = (
     # agent frameworks (issue 31, ADR 0095): only their front ends import them
     "langgraph",
     "langchain_core",
+    "anthropic",  # the memory tool backend (ADR 0097)
 )
 
 

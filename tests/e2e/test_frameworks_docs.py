@@ -34,9 +34,10 @@ SECTIONS = _sections()
 
 
 def test_the_doc_has_one_runnable_section_per_framework() -> None:
-    assert set(SECTIONS) == {"mem0's API", "LangGraph store"}
+    assert set(SECTIONS) == {"mem0's API", "LangGraph store", "Claude's memory tool"}
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert "docs/frameworks.md" in readme and "LangGraph" in readme and "mem0" in readme
+    assert "PiHermesMemoryTool" in readme
 
 
 @pytest.mark.parametrize("title", sorted(SECTIONS))
