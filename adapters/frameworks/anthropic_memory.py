@@ -27,6 +27,7 @@ import unicodedata
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
+from pi_hermes_memory.domain.scanning.scanner import MAX_SCAN_CHARS
 from pi_hermes_memory.domain.status import SUCCESS, Status
 
 try:
@@ -60,8 +61,10 @@ __all__ = [
 
 DEFAULT_SCOPE: Final = "custom:claude-memory"
 ROOT: Final = "/memories"
-#: a file's largest size in characters (the tool refuses a write that would pass it)
-MAX_FILE_CHARS: Final = 100_000
+#: a file's largest size in characters (the tool refuses a write that would pass it); its
+#: entry (the JSON line, escapes and line quoting included) must also fit the scanner's
+#: MAX_SCAN_CHARS (65,536), past which the store refuses any write (`too_long_to_scan`)
+MAX_FILE_CHARS: Final = 50_000
 #: the most files under /memories
 MAX_FILES: Final = 1_000
 #: the longest path, and the deepest
@@ -241,6 +244,12 @@ class PiHermesMemoryTool(BetaAbstractMemoryTool):
             raise ToolError(
                 f"File {path} would hold {len(text)} characters; the limit is "
                 f"{self.max_file_chars}. Keep memory files short: split or summarise."
+            )
+        stored = len(_encode(path, text))
+        if stored > MAX_SCAN_CHARS:
+            raise ToolError(
+                f"File {path} would be stored as {stored} characters (its lines quoted and "
+                f"escaped); the store scans at most {MAX_SCAN_CHARS}. Split or summarise it."
             )
 
     def _write(self, file: _File, new_path: str, text: str, what: str) -> None:

@@ -258,6 +258,17 @@ def test_size_limits(tmp_path: Path) -> None:
             small, {"command": "create", "path": "/memories/c.md", "file_text": "c"}
         )
         assert tool.read("/memories/a.md") == "a" * 20
+        # the default limit, and the store's scan cap on the stored JSON line
+        assert "the limit is 50000" in _refused(
+            tool, {"command": "create", "path": "/memories/huge.md", "file_text": "x" * 50_001}
+        )
+        wide = PiHermesMemoryTool(tool.memory, max_file_chars=200_000)
+        assert "the store scans at most 65536" in _refused(
+            wide, {"command": "create", "path": "/memories/huge.md", "file_text": "\n" * 30_000}
+        )
+        full = "".join(f"line {i} of a long note\n" for i in range(2_000))[:50_000]
+        _call(tool, {"command": "create", "path": "/memories/full.md", "file_text": full})
+        assert tool.read("/memories/full.md") == full
     finally:
         tool.close()
 
