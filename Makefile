@@ -25,7 +25,7 @@ $(FILE_LIST): FORCE | $(BIN)/python
 	@if cmp -s $@.new $@; then rm -f $@.new; else mv $@.new $@; fi
 
 $(STAMP): pyproject.toml $(FILE_LIST) $(BIN)/python $(if $(wildcard build/__editable__.*),,FORCE)
-	$(BIN)/pip install -q -e '.[dev,local,server,postgres,lancedb,langgraph,openai-agents]' --config-settings editable_mode=strict
+	$(BIN)/pip install -q -e '.[dev,local,server,postgres,lancedb,langgraph,openai-agents,anthropic]' --config-settings editable_mode=strict
 	touch $@
 
 dev: $(STAMP)
@@ -108,7 +108,7 @@ wheel-test: dev hosts
 	rm -rf dist build/wheel-venv
 	$(BIN)/python -m build --wheel --outdir dist . > /dev/null
 	$(PYTHON) -m venv build/wheel-venv
-	build/wheel-venv/bin/pip install -q "$$(ls dist/*.whl)[local,server,postgres,lancedb,langgraph,openai-agents]" pytest hypothesis mypy openapi-spec-validator
+	build/wheel-venv/bin/pip install -q "$$(ls dist/*.whl)[local,server,postgres,lancedb,langgraph,openai-agents,anthropic]" pytest hypothesis mypy openapi-spec-validator
 	cd build && wheel-venv/bin/python -c "import pi_hermes_memory, sys; assert 'build/wheel-venv' in pi_hermes_memory.__file__, pi_hermes_memory.__file__"
 	$(HOSTS_ENV) build/wheel-venv/bin/python -m pytest -q -p no:cacheprovider --import-mode=importlib -o pythonpath=. tests
 

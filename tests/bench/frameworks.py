@@ -1,4 +1,4 @@
-"""Framework front ends' overhead over a direct library call (issue 31 §5, ADR 0095).
+"""Framework front ends' overhead over a direct library call (issue 31 §5, ADR 0095, 0097).
 
     python -m tests.bench.frameworks [--quick]
 
@@ -19,6 +19,11 @@ run, on one machine, so the ratio is what to read).
 - OpenAI Agents SDK (ADR 0098): the `memory` function tool's `on_invoke_tool` (JSON arguments
   in, `Memory.call_tool` in a worker thread, JSON out) vs `Memory.add(text, target="memory")`;
   the `memory_search` tool vs `Memory.search(query)`. One event loop runs every tool call.
+- Claude's memory tool (ADR 0097): `tool.call({"command": "create", "path": "/memories/f<i>.md",
+  "file_text": text})` vs `Memory.add(text, target="memory", scope="custom:claude-memory")`;
+  the tool has no search command (its files are found through `memory_search`), so its search
+  is `Memory.search(query, target="memory")` over the tool's store (entries are JSON lines) vs
+  the same over the direct store. A create first reads the scope's files (a path must be new).
 """
 
 from __future__ import annotations
@@ -194,6 +199,37 @@ def bench_openai_agents(n: int, calls: int) -> dict[str, Any]:
     finally:
         loop.close()
     return _row("openai-agents", n, calls, front, direct)
+def bench_anthropic(n: int, calls: int) -> dict[str, Any]:
+    from pi_hermes_memory.adapters.frameworks.anthropic_memory import (
+        OPEN_CHAR_LIMIT,
+        PiHermesMemoryTool,
+    )
+
+    with tempfile.TemporaryDirectory() as a, tempfile.TemporaryDirectory() as b:
+        tool = PiHermesMemoryTool.open(**_kwargs(Path(a)))
+        try:
+            front = _measure(
+                lambda i: tool.call(
+                    {"command": "create", "path": f"/memories/f{i}.md", "file_text": _text(i)}
+                ),
+                lambda q: _ok(tool.memory.search(q, target="memory")),
+                n, calls,
+            )  # fmt: skip
+        finally:
+            tool.close()
+        grant = {
+            "scopes": {"agentAccess": {"bench": ["global", "custom:claude-memory"]}},
+            "memoryCharLimit": OPEN_CHAR_LIMIT,
+        }
+        with pi_hermes_memory.open(**_kwargs(Path(b)), agent_id="bench", overrides=grant) as d:
+            direct = _measure(
+                lambda i: _ok(
+                    d.add(_text(i), target="memory", scope="custom:claude-memory", force=True)
+                ),
+                lambda q: _ok(d.search(q, target="memory")),
+                n, calls,
+            )  # fmt: skip
+    return _row("anthropic memory tool", n, calls, front, direct)
 
 
 def _row(
@@ -210,7 +246,12 @@ def _row(
 
 def run(sizes: dict[str, int]) -> list[dict[str, Any]]:
     n, calls = sizes["entries"], sizes["calls"]
-    return [bench_mem0(n, calls), bench_langgraph(n, calls), bench_openai_agents(n, calls)]
+    return [
+        bench_mem0(n, calls),
+        bench_langgraph(n, calls),
+        bench_openai_agents(n, calls),
+        bench_anthropic(n, calls),
+    ]
 
 
 def render(rows: Sequence[dict[str, Any]]) -> str:

@@ -77,6 +77,7 @@ HEAVY = (
     "langgraph",
     "langchain_core",
     "agents",  # the OpenAI Agents SDK (ADR 0098)
+    "anthropic",  # the memory tool backend (ADR 0097)
 )
 
 

@@ -34,10 +34,16 @@ SECTIONS = _sections()
 
 
 def test_the_doc_has_one_runnable_section_per_framework() -> None:
-    assert set(SECTIONS) == {"mem0's API", "LangGraph store", "OpenAI Agents SDK"}
+    assert set(SECTIONS) == {
+        "mem0's API",
+        "LangGraph store",
+        "OpenAI Agents SDK",
+        "Claude's memory tool",
+    }
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert "docs/frameworks.md" in readme and "LangGraph" in readme and "mem0" in readme
     assert "OpenAI Agents" in readme
+    assert "PiHermesMemoryTool" in readme
 
 
 @pytest.mark.parametrize("title", sorted(SECTIONS))

@@ -79,7 +79,7 @@ def test_import_is_light_and_exports_are_declared() -> None:
         "import sys, pi_hermes_memory as p; "
         "import pi_hermes_memory.compat.mem0; "
         "heavy = [m for m in ('apsw', 'httpx', 'numpy', 'langgraph', 'langchain_core', "
-        "'agents', 'openai') "
+        "'agents', 'openai', 'anthropic') "
         "if m in sys.modules]; "
         "print(heavy, p.__version__, sorted(p.__all__))"
     )
