@@ -199,6 +199,8 @@ def bench_openai_agents(n: int, calls: int) -> dict[str, Any]:
     finally:
         loop.close()
     return _row("openai-agents", n, calls, front, direct)
+
+
 def bench_anthropic(n: int, calls: int) -> dict[str, Any]:
     from pi_hermes_memory.adapters.frameworks.anthropic_memory import (
         OPEN_CHAR_LIMIT,
