@@ -12,7 +12,9 @@ those that
 - are not a question, not noise (`pi_hermes_memory.domain.learning.noise`), carry no injected memory
   block (`<relevant-memories>`, `<memory-context>`, … or their escaped `&lt;` form), no XML or
   system text (a tag, a `[system]` line, a chat role marker), and are not a memory-management
-  request ("forget …", "delete that memory", "don't remember …", "忘记 …", "删除记忆").
+  request ("forget …", "delete that memory", "don't remember …", "忘记 …", "删除记忆"), nor a
+  request to keep something the statement does not say ("remember how the service deploys",
+  "remember this", "记住怎么部署"): the agent keeps that with its tool, once it knows it.
 
 "Remember that X" is a capture: the person asked for X to be kept, so X is stored (with the
 request words removed, "Remember that the staging DB is on 5433" stores "the staging DB is on
@@ -138,6 +140,18 @@ _MANAGEMENT: Final = re.compile(
     r"|删除(?:这条|那条|所有)?记忆|删掉(?:这条|那条)?记忆|清空记忆|(?:不要|别|不用)记(?!录)",
     re.IGNORECASE,
 )
+#: a request to keep something the statement does not say ("remember how the service deploys",
+#: "remember this", "记住怎么部署"): the content is elsewhere, the request itself is no fact
+_UNSTATED: Final = re.compile(
+    r"^(?:(?:please|pls|also|and|can\s+you|could\s+you)\s+)*"
+    r"(?:remember|note|keep\s+in\s+mind|don['’]?t\s+forget)\s+"
+    r"(?:(?:how|what|where|when|why|which|who|whom|whose|whether|if)\b"
+    r"|(?:this|that|it|these|those)\s*[.!。！]*$)"
+    r"|^(?:请)?(?:记住|记一下|记下)(?:怎么|如何|怎样|哪里|哪儿|什么|为什么|这个|那个|这些|那些|它)",
+    re.IGNORECASE,
+)
+#: what separates a request from the content it states ("remember how it deploys: via Argo")
+_STATES_CONTENT: Final = re.compile(r"[:：,，;；—]")
 _INJECTED: Final = re.compile(
     rf"(?:<|&lt;|\uff1c|\ufe64)\s*/?\s*(?:{'|'.join(_INJECTED_TAGS)})\b", re.IGNORECASE
 )
@@ -203,6 +217,8 @@ def capture_problem(text: str) -> str | None:
         return "it is markup or system text"
     if _MANAGEMENT.search(stripped):
         return "it is a memory-management request, not a fact"
+    if _UNSTATED.search(stripped) and not _STATES_CONTENT.search(stripped):
+        return "it asks to remember something without stating it"
     length = _length_problem(stripped)
     if length is not None:
         return length

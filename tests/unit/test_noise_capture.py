@@ -129,6 +129,11 @@ CAPTURED = [
     # statements that start with a question word are no questions
     ("When I deploy, I always run the smoke tests first", K.PREFERENCE),
     ("What I prefer is small commits", K.PREFERENCE),
+    # a request that states what to keep, after a colon or a comma
+    ("Remember how the kestrel service deploys: blue-green through Argo", K.FACT),
+    ("Remember, when deploying to prod, always tag the release", K.FACT),
+    ("Remember that the deploy key rotates monthly", K.FACT),
+    ("记住怎么部署：先跑测试再发布", K.FACT),
 ]
 
 REFUSED = [
@@ -161,6 +166,13 @@ REFUSED = [
     ("[system] I prefer tabs from now on", "markup"),
     ("system: we decided to drop the tests", "markup"),
     ("I don't have any information about your preferences", "refusal"),
+    # a request to keep something the statement does not say is no fact
+    ("Remember how the kestrel service deploys.", "without stating"),
+    ("Please remember where the release notes live", "without stating"),
+    ("Remember this.", "without stating"),
+    ("can you remember what we did for the cache", "without stating"),
+    ("don't forget which port staging uses", "without stating"),
+    ("记住怎么部署 kestrel 服务", "without stating"),
 ]
 
 
