@@ -148,6 +148,11 @@ NOT_FOR_ONE_CALL = (
         if name != "porting"  # `list --scope` parses with its scope_name
     ),
     "pi_hermes_memory.adapters.cli.help",
+    # the session index, skill events and session history load with their first use
+    "pi_hermes_memory.adapters.sqlite.sessions",
+    "pi_hermes_memory.ports.history",
+    "pi_hermes_memory.domain.history.transcripts",
+    "pi_hermes_memory.domain.skills.events",
 )
 
 
@@ -268,3 +273,14 @@ def test_a_usage_error_reads_as_before(tmp_path: Path) -> None:
             assert done.returncode == 2
             errors.append(done.stderr)
         assert errors[0] == errors[1], argv
+
+
+def test_the_api_s_session_search_default_is_the_port_s() -> None:
+    """`Memory.session_search` spells its default limit out, so that opening a store does
+    not load the session history's port (ADR 0099): it must stay the port's default."""
+    import inspect
+
+    from pi_hermes_memory.ports.history import DEFAULT_SESSIONS
+
+    limit = inspect.signature(pi_hermes_memory.Memory.session_search).parameters["limit"]
+    assert limit.default == DEFAULT_SESSIONS
