@@ -38,7 +38,6 @@ from pi_hermes_memory.log import library_logger
 from pi_hermes_memory.memory import by_id
 from pi_hermes_memory.memory.purging import PurgeResult
 from pi_hermes_memory.memory.service import MemoryService, entry_view
-from pi_hermes_memory.ports.history import DEFAULT_SESSIONS
 from pi_hermes_memory.ports.search import DEFAULT_LIMIT
 from pi_hermes_memory.ports.store import Clock, IdFactory, SearchIndex, Storage
 from pi_hermes_memory.ports.vectors import REEMBED_BATCH, ReembedProgress, ReembedReport
@@ -812,7 +811,7 @@ class Memory:
         *,
         project: str | None = None,
         role: str | None = None,
-        limit: int = DEFAULT_SESSIONS,
+        limit: int = 5,  # ports.history.DEFAULT_SESSIONS (a test checks), not imported here
     ) -> SessionSearchResult:
         """The legacy session_search: sessions with turns matching `query`, the current
         project's first (`project`: only that one, '*': all alike)."""

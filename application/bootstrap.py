@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import attrs
 from pi_hermes_memory.api import Memory
@@ -235,10 +235,8 @@ def open_memory(
         if skill_telemetry is None:  # PgSkillTables, built by the first skill call
             skill_tables_of = storage
         if session_index is None:  # the session history stays local to each host (ADR 0050)
-            from pi_hermes_memory.adapters.sqlite.sessions import SqliteSessionIndex
-
-            local_sessions = SqliteSessionIndex(config.db_path)  # connects on first use
-            session_index, close_sessions = local_sessions, local_sessions.close
+            local_sessions = _LazySessions(config.db_path)  # connects on first use
+            session_index, close_sessions = local_sessions.as_port(), local_sessions.close
     if storage is None:
         from pi_hermes_memory.adapters.sqlite.search import SqliteSearchIndex
         from pi_hermes_memory.adapters.sqlite.storage import SqliteStorage
@@ -253,10 +251,8 @@ def open_memory(
             if search_index is None:
                 search_index = SqliteSearchIndex(sqlite)
             if session_index is None:
-                from pi_hermes_memory.adapters.sqlite.sessions import SqliteSessionIndex
-
-                sqlite_sessions = SqliteSessionIndex(config.db_path)  # connects on first use
-                session_index, close_sessions = sqlite_sessions, sqlite_sessions.close
+                sqlite_sessions = _LazySessions(config.db_path)  # connects on first use
+                session_index, close_sessions = sqlite_sessions.as_port(), sqlite_sessions.close
             if vectors is None:
                 vectors = _LazyVectors(sqlite, "sqlite")
             if skill_telemetry is None:  # SqliteSkillTables, built by the first skill call
@@ -975,6 +971,37 @@ def _session_history(
         variant=settings.variant.value,
         on_close=on_close,
     )
+
+
+class _LazySessions:
+    """Stands for the SQLite session index until a session call uses it: its module and the
+    session history's classes load then, not in every process that opens the store (issue
+    29, ADR 0099). Every attribute is the index's own once built."""
+
+    def __init__(self, path: Path) -> None:
+        self._path = path
+        self._index: Any = None
+        self._closed = False
+
+    def _built(self) -> Any:
+        if self._index is None:
+            from pi_hermes_memory.adapters.sqlite.sessions import SqliteSessionIndex
+
+            self._index = SqliteSessionIndex(self._path)
+            if self._closed:  # used after close: it answers as a closed index does
+                self._index.close()
+        return self._index
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._built(), name)
+
+    def as_port(self) -> SessionIndex:
+        return cast("SessionIndex", self)
+
+    def close(self) -> None:
+        self._closed = True
+        if self._index is not None:
+            self._index.close()
 
 
 class _LazyVectors:

@@ -8,27 +8,17 @@ from __future__ import annotations
 
 import argparse
 import gc
+import importlib
 import json
 import logging
 import os
 import sys
 from collections.abc import Sequence
+from types import ModuleType
 from typing import Any
 
 import attrs
-from pi_hermes_memory.adapters.cli import bridge as cli_bridge
-from pi_hermes_memory.adapters.cli import consolidate as cli_consolidate
-from pi_hermes_memory.adapters.cli import context as cli_context
-from pi_hermes_memory.adapters.cli import doctor as cli_doctor
-from pi_hermes_memory.adapters.cli import governance as cli_governance
-from pi_hermes_memory.adapters.cli import hook as cli_hook
-from pi_hermes_memory.adapters.cli import knowledge as cli_knowledge
-from pi_hermes_memory.adapters.cli import learn as cli_learn
 from pi_hermes_memory.adapters.cli import porting as cli_port
-from pi_hermes_memory.adapters.cli import review as cli_review
-from pi_hermes_memory.adapters.cli import server as cli_server
-from pi_hermes_memory.adapters.cli import setup as cli_setup
-from pi_hermes_memory.adapters.cli import skills as cli_skills
 from pi_hermes_memory.domain.status import Status
 from pi_hermes_memory.log import LOGGER_NAME
 
@@ -101,7 +91,58 @@ def _common(*, suppress: bool) -> _Parser:
     return common
 
 
-def _parser() -> argparse.ArgumentParser:
+class _Skipped:
+    """Stands in for a subcommand's parser that this call does not build: every method call
+    (add_argument, add_mutually_exclusive_group, set_defaults, …) does nothing."""
+
+    def __getattr__(self, name: str) -> Any:
+        return self._nothing
+
+    def _nothing(self, *args: Any, **kwargs: Any) -> _Skipped:
+        return self
+
+
+class _OnlyOne:
+    """The subparsers action, building only the parser of `only` (issue 29, ADR 0099): the
+    parser of a command is the same whichever other commands exist, so its help, usage and
+    errors are unchanged; building all ~40 costs ~15 ms of argparse per call."""
+
+    def __init__(self, sub: Any, only: str) -> None:
+        self._sub = sub
+        self._only = only
+
+    def add_parser(self, name: str, **kwargs: Any) -> Any:
+        if name != self._only:
+            return _Skipped()
+        return self._sub.add_parser(name, **kwargs)
+
+
+#: the categories `add --category` and `update --category` accept
+_ADD_CATEGORIES = ["failure", "correction", "insight", "preference", "convention", "tool-quirk"]
+#: the top-level options that take a value (`--project P COMMAND …`)
+_VALUED_OPTIONS = ("--project", "--cwd", "--agent")
+
+
+def _command_of(argv: Sequence[str]) -> str | None:
+    """The command `argv` names, when it can be told for sure without argparse: only exact
+    top-level options before it (no abbreviation, no --help/--version, no `--`). None means
+    build every command's parser (the help, an unknown command, anything unusual)."""
+    tokens = iter(argv)
+    for token in tokens:
+        if token == "--json" or token.startswith(tuple(f"{o}=" for o in _VALUED_OPTIONS)):
+            continue
+        if token in _VALUED_OPTIONS:
+            next(tokens, None)
+            continue
+        if token.startswith("-"):
+            return None
+        return token if token in _BUILTIN_COMMANDS or token in _EXTRA_OF else None
+    return None
+
+
+def _parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The command line's parser; with `only` (a command name), the subcommand parser of
+    that command alone."""
     common = _common(suppress=True)
     parser = _TopParser(
         prog="pi-hermes-memory",
@@ -113,7 +154,9 @@ def _parser() -> argparse.ArgumentParser:
 
     parser.add_argument("--version", action="version", version=f"pi-hermes-memory {__version__}")
     # not required: no command prints the help and exits 0 (`_main`)
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub: Any = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    if only is not None:
+        sub = _OnlyOne(sub, only)
     tool = sub.add_parser("tool", parents=[common], help="call a tool with JSON arguments")
     tool.add_argument("name", help="tool name, e.g. memory")
     tool.add_argument("arguments", help="JSON object of arguments, or - to read stdin")
@@ -126,10 +169,7 @@ def _parser() -> argparse.ArgumentParser:
         help="memory: facts for every project (default); user: about the person; "
         "project: the current project only; failure: what went wrong and the fix",
     )
-    add_category = add.add_argument(
-        "--category",
-        choices=["failure", "correction", "insight", "preference", "convention", "tool-quirk"],
-    )
+    add.add_argument("--category", choices=_ADD_CATEGORIES)
     add.add_argument("--force", action="store_true", help="save despite similar entries")
     add.add_argument("--scope", help="memory/user: global, agent:<id>, custom:<name>, user:<id>")
     lst = sub.add_parser("list", parents=[common], help="list entries")
@@ -203,7 +243,7 @@ def _parser() -> argparse.ArgumentParser:
             by_id.add_argument("text", help="the new text")
             by_id.add_argument(
                 "--category",
-                choices=add_category.choices,
+                choices=_ADD_CATEGORIES,
                 help="failure entries: the new category",
             )
     sub.add_parser(
@@ -267,8 +307,9 @@ def _parser() -> argparse.ArgumentParser:
         "--request",
         help="an anchors Markdown request (JSONL source ranges); - reads it from stdin",
     )
-    for module in _EXTRA:
-        module.add_parsers(sub, common)
+    for name in _EXTRA_COMMANDS if only is None else (_EXTRA_OF.get(only),):
+        if name is not None:
+            _extra_module(name).add_parsers(sub, common)
     return parser
 
 
@@ -493,22 +534,69 @@ def _recover(*, as_json: bool) -> int:
     return EXIT_OK
 
 
-#: modules that add their own commands (each: COMMANDS, WRITES, add_parsers, run)
-_EXTRA = (
-    cli_skills,
-    cli_governance,
-    cli_learn,
-    cli_consolidate,
-    cli_review,
-    cli_context,
-    cli_doctor,
-    cli_port,
-    cli_server,
-    cli_knowledge,
-    cli_setup,
-    cli_bridge,
-    cli_hook,
+#: modules that add their own commands (each: COMMANDS, WRITES, add_parsers, run), by the
+#: commands they add: a call imports only its command's module (issue 29, ADR 0099);
+#: tests/e2e/test_cli_startup.py checks this table against each module's COMMANDS
+_EXTRA_COMMANDS: dict[str, tuple[str, ...]] = {
+    "skills": ("skills", "skill-visibility", "skill-stats"),
+    "governance": ("skill-governance",),
+    "learn": ("interview", "learn-skill"),
+    "consolidate": ("consolidate",),
+    "review": ("review-status",),
+    "context": ("preview-context", "learn"),
+    "doctor": ("doctor",),
+    "porting": ("stats", "delete-bulk", "export", "import", "migrate"),
+    "server": ("serve", "mcp"),
+    "knowledge": ("knowledge",),
+    "setup": ("setup",),
+    "bridge": ("bridge",),
+    "hook": ("hook",),
+}
+_EXTRA_OF: dict[str, str] = {c: m for m, commands in _EXTRA_COMMANDS.items() for c in commands}
+#: the commands `_parser` adds itself (the same check)
+_BUILTIN_COMMANDS = frozenset(
+    {
+        "tool",
+        "add",
+        "list",
+        "restore",
+        "purge",
+        "promote",
+        "demote",
+        "tools",
+        "get",
+        "history",
+        "delete",
+        "update",
+        "search",
+        "sync-markdown",
+        "recover",
+        "reembed",
+        "index-sessions",
+        "switch-project",
+        "insights",
+        "session-search",
+    }
 )
+
+
+def _extra_module(name: str) -> ModuleType:
+    return importlib.import_module(f"pi_hermes_memory.adapters.cli.{name}")
+
+
+def _extra_of(command: str | None) -> ModuleType | None:
+    """The module that adds and runs `command`, imported now; None for a built-in one."""
+    name = _EXTRA_OF.get(command or "")
+    return None if name is None else _extra_module(name)
+
+
+def __getattr__(name: str) -> Any:
+    """`_EXTRA`: every command module, imported (for tests and tools that list them all)."""
+    if name == "_EXTRA":
+        return tuple(_extra_module(m) for m in _EXTRA_COMMANDS)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 #: commands that write (in a read-only store their refusal says why; no warning first)
 _WRITES = frozenset(
     {
@@ -771,7 +859,7 @@ def _guarded(argv: Sequence[str] | None) -> int:
 
 
 def _main(argv: Sequence[str] | None) -> int:
-    parser = _parser()
+    parser = _parser(_command_of(sys.argv[1:] if argv is None else argv))
     args = parser.parse_args(argv)
     if args.command is None:  # no command: the help, which is not a usage error
         parser.print_help()
@@ -806,10 +894,11 @@ def _main(argv: Sequence[str] | None) -> int:
     if args.command == "recover":
         return _recover(as_json=args.json)
 
-    for module in _EXTRA:  # commands that must not open the store (the read-only doctor)
-        unopened = getattr(module, "unopened", None)
-        if args.command in getattr(module, "NO_STORE", ()) or (unopened and unopened(args)):
-            return int(module.run_unopened(args))
+    extra = _extra_of(args.command)
+    if extra is not None:  # commands that must not open the store (the read-only doctor)
+        unopened = getattr(extra, "unopened", None)
+        if args.command in getattr(extra, "NO_STORE", ()) or (unopened and unopened(args)):
+            return int(extra.run_unopened(args))
 
     # Opening imports a few hundred modules and builds their classes: none of that is cyclic
     # garbage, so the collector's passes over it are wasted (~5 % of a one-shot command, issue
@@ -831,7 +920,7 @@ def _main(argv: Sequence[str] | None) -> int:
     with memory:
         writes = (
             args.command in _WRITES
-            or any(args.command in m.WRITES for m in _EXTRA)
+            or (extra is not None and args.command in extra.WRITES)
             or (args.command == "tool" and isinstance(arguments, dict) and args.name == "memory")
         )
         shown = 1 if memory.read_only and writes else 0
@@ -861,9 +950,9 @@ def _main(argv: Sequence[str] | None) -> int:
 
 def _run(memory: Any, args: argparse.Namespace, arguments: Any, request: str | None) -> int:
     """Run the parsed command on an open store."""
-    for module in _EXTRA:
-        if args.command in module.COMMANDS:
-            return int(module.run(memory, args))
+    extra = _extra_of(args.command)
+    if extra is not None:
+        return int(extra.run(memory, args))
     if args.command == "tool":
         result = memory.call_tool(args.name, arguments)
         _print_json(result)

@@ -13,7 +13,6 @@ import os
 import re
 import stat
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -129,6 +128,8 @@ def _make_parent(target: Path) -> None:
 def _write_temp(target: Path, data: bytes | Callable[[int], None]) -> Path:
     """A synced temp file next to `target` holding `data`; removed again if anything fails."""
     try:
+        import tempfile  # with the first write: a read never needs it (ADR 0099)
+
         fd, name = tempfile.mkstemp(dir=target.parent, prefix=_temp_prefix(target), suffix=".tmp")
     except OSError as exc:
         raise StorageFailed.from_os_error("create a temporary file for", target, exc) from exc

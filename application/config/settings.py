@@ -26,7 +26,6 @@ from urllib.parse import urlsplit
 import attrs
 from pi_hermes_memory.config.adapters import IMPORT_PATH, AdaptersConfig, parse_adapters
 from pi_hermes_memory.config.storage import StorageConfig, parse_storage
-from pi_hermes_memory.domain.history.transcripts import normalize_cwd
 from pi_hermes_memory.domain.knowledge.chunks import (
     DEFAULT_CHUNK_CHARS,
     DEFAULT_FILE_BYTES,
@@ -1038,6 +1037,8 @@ def _project_map(section: _Section, *, home: Path | None) -> dict[str, str]:
                 "entry with another value was ignored",
             )
             continue
+        from pi_hermes_memory.domain.history.transcripts import normalize_cwd
+
         mapping[normalize_cwd(expanded)] = name.strip()
     return mapping
 

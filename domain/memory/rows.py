@@ -17,6 +17,7 @@ from typing import Literal, TypeAlias, assert_never
 import attrs
 from pi_hermes_memory.domain.memory.document import target_of
 from pi_hermes_memory.domain.memory.events import (
+    MEMORY_EVENT_TYPES,
     Event,
     MemoryAdded,
     MemoryEvent,
@@ -33,7 +34,6 @@ from pi_hermes_memory.domain.memory.events import (
     as_memory_event,
 )
 from pi_hermes_memory.domain.memory.model import FailureCategory, Target
-from pi_hermes_memory.domain.skills.events import SKILL_EVENT_TYPES
 
 #: the columns an `UpsertRow` may set on an existing row (never the text: a new text is a new
 #: row, so a row's vector always belongs to its text)
@@ -132,8 +132,12 @@ _RETAGGED: tuple[Column, ...] = ("project", "namespace", "category", "created", 
 def projected(event: Event) -> tuple[RowChange, ...]:
     """The row changes of any journal event: a skill event changes no memory row (skills are
     read from their own streams, ADR 0030); an event of neither kind raises."""
-    if isinstance(event, SKILL_EVENT_TYPES):
-        return ()
+    if not isinstance(event, MEMORY_EVENT_TYPES):
+        # a skill event's class is loaded only when one exists (issue 29, ADR 0099)
+        from pi_hermes_memory.domain.skills.events import SKILL_EVENT_TYPES
+
+        if isinstance(event, SKILL_EVENT_TYPES):
+            return ()
     return row_changes(as_memory_event(event))
 
 

@@ -42,10 +42,24 @@ _CJK_RANGES: tuple[tuple[int, int], ...] = (
 
 _TOKEN_RE = re.compile(r"\w+", re.UNICODE)
 _CJK_CLASS = "[" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in _CJK_RANGES) + "]"
-#: Any one CJK character (the `_CJK_RANGES`): a cheap test for "is there any CJK at all".
-CJK_CHAR = re.compile(_CJK_CLASS)
-#: A maximal run of CJK characters.
-CJK_RUN = re.compile(_CJK_CLASS + "+")
+
+
+@functools.cache
+def cjk_patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """`(CJK_CHAR, CJK_RUN)`, compiled on first use: their large character classes cost
+    ~5 ms to compile, which a process that meets only ASCII text never needs (issue 29,
+    ADR 0099). No `_CJK_RANGES` code point is ASCII."""
+    return re.compile(_CJK_CLASS), re.compile(_CJK_CLASS + "+")
+
+
+def __getattr__(name: str) -> re.Pattern[str]:
+    """`CJK_CHAR`: any one CJK character (the `_CJK_RANGES`), a cheap test for "is there any
+    CJK at all"; `CJK_RUN`: a maximal run of CJK characters (both from `cjk_patterns`)."""
+    if name == "CJK_CHAR":
+        return cjk_patterns()[0]
+    if name == "CJK_RUN":
+        return cjk_patterns()[1]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def is_cjk(ch: str) -> bool:
@@ -72,7 +86,8 @@ def token_set(text: str) -> frozenset[str]:
     Python strings index by code point, so supplementary-plane Han counts as one character.
     """
     folded = unicodedata.normalize("NFKC", text).casefold()
-    if CJK_CHAR.search(folded) is None:  # no CJK run to split: every word is a token
+    # no CJK run to split (an ASCII text has none): every word is a token
+    if folded.isascii() or cjk_patterns()[0].search(folded) is None:
         return frozenset(_TOKEN_RE.findall(folded))
     tokens: set[str] = set()
     for match in _TOKEN_RE.finditer(folded):

@@ -30,7 +30,7 @@ import re
 import unicodedata
 
 import attrs
-from pi_hermes_memory.domain.search.similarity import CJK_CHAR, CJK_RUN, is_cjk
+from pi_hermes_memory.domain.search.similarity import cjk_patterns, is_cjk
 
 #: At most this many distinct terms of a query are used (the rest are ignored).
 MAX_QUERY_TERMS = 32
@@ -241,10 +241,13 @@ def index_grams(text: str) -> list[str]:
     Only the characters next to CJK runs are looked at one by one (regular expressions find
     the runs), so a long text with a little CJK costs little; the result equals walking
     `split_pieces(text)` (a test checks that)."""
-    if text.isascii() or CJK_CHAR.search(text) is None:  # no CJK, nothing glued to CJK
+    if text.isascii():  # no CJK, nothing glued to CJK
+        return []
+    cjk_char, cjk_run = cjk_patterns()
+    if cjk_char.search(text) is None:
         return []
     keys: list[str] = []
-    runs = [m.span() for m in CJK_RUN.finditer(text)]
+    runs = [m.span() for m in cjk_run.finditer(text)]
     emitted = -1  # where the last glued word that was emitted ends
     for i, (start, end) in enumerate(runs):
         floor = runs[i - 1][1] if i else 0

@@ -25,8 +25,10 @@ def test_per_process_start_benchmark_returns_figures(tmp_path: Path) -> None:
     empty = open_cli.bench_start(0, repeats=1, compare=tree)
     assert empty["cli_search_ms"] > 0 and empty["cli_add_cpu_ms"] > 0
     assert empty["api_search_ms"] > 0 and empty["floor_cpu_ms"] > 0
+    assert empty["pass_cpu_ms"] > 0 and empty["pass_old_cpu_ms"] > 0
     assert empty["cli_search_old_cpu_ms"] > 0
     small = open_cli.bench_start(40, repeats=1)
     assert "cli_search_ms" in small and "cli_search_old_ms" not in small
     text = open_cli.render_start([empty, small])
     assert "CLI add ms (target 150)" in text and "new/old CPU" in text
+    assert "floor: python -c pass" in text

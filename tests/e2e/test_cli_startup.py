@@ -141,6 +141,18 @@ NOT_FOR_ONE_CALL = (
     "pi_hermes_memory.history.search",
     "pi_hermes_memory.memory.sync",
     "pi_hermes_memory.memory.insights",
+    # the other commands' modules (ADR 0099): a call imports only its command's module
+    *(
+        f"pi_hermes_memory.adapters.cli.{name}"
+        for name in cli._EXTRA_COMMANDS
+        if name != "porting"  # `list --scope` parses with its scope_name
+    ),
+    "pi_hermes_memory.adapters.cli.help",
+    # the session index, skill events and session history load with their first use
+    "pi_hermes_memory.adapters.sqlite.sessions",
+    "pi_hermes_memory.ports.history",
+    "pi_hermes_memory.domain.history.transcripts",
+    "pi_hermes_memory.domain.skills.events",
 )
 
 
@@ -181,3 +193,94 @@ def test_a_search_and_an_add_load_only_what_they_use(tmp_path: Path) -> None:
     code, heavy, compiled, patterns = _one_call(tmp_path, "search", "deploy window")
     assert (code, heavy) == (0, [])
     assert 0 < compiled < patterns // 5
+
+
+def _subparser(parser: argparse.ArgumentParser, command: str) -> argparse.ArgumentParser:
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    found: argparse.ArgumentParser = sub.choices[command]
+    return found
+
+
+def test_the_command_table_names_each_module_s_commands() -> None:
+    """The static command → module table (ADR 0099) is what each module declares."""
+    for name, commands in cli._EXTRA_COMMANDS.items():
+        assert set(commands) == cli._extra_module(name).COMMANDS, name
+    assert cli._BUILTIN_COMMANDS | set(cli._EXTRA_OF) == COMMANDS
+    assert not cli._BUILTIN_COMMANDS & set(cli._EXTRA_OF)
+
+
+def test_one_command_s_parser_is_the_full_parser_s() -> None:
+    """Building only the invoked command's parser changes no help, usage or parse: each
+    command's help is byte-equal to the full parser's, the top usage too, and sample command
+    lines parse to equal namespaces."""
+    full = cli._parser()
+    for command in sorted(COMMANDS):
+        alone = cli._parser(command)
+        assert alone.format_usage() == full.format_usage()
+        assert (
+            _subparser(alone, command).format_help() == _subparser(full, command).format_help()
+        ), command
+    samples = [
+        ["search", "deploy window", "--limit", "3", "--target", "memory"],
+        ["--project", "p", "--json", "add", "x", "--category", "insight", "--force"],
+        ["--cwd=/tmp", "update", "01ABC", "new text", "--category", "failure"],
+        ["list", "--scope", "project:p", "--limit", "2"],
+        ["--agent", "a1", "stats", "--json"],
+        ["doctor"],
+    ]
+    for argv in samples:
+        assert cli._command_of(argv) == next(t for t in argv if t in COMMANDS)
+        assert cli._parser(cli._command_of(argv)).parse_args(argv) == full.parse_args(argv)
+
+
+def test_an_unusual_command_line_builds_every_parser() -> None:
+    """Anything the pre-dispatch cannot tell for sure goes to the full parser: the help, the
+    version, an abbreviated option, `--`, an unknown command, a missing value."""
+    for argv in (
+        [],
+        ["--help"],
+        ["--version"],
+        ["--proj", "p", "search", "x"],
+        ["--", "search"],
+        ["serach", "x"],
+        ["--project"],
+        ["-h", "search"],
+    ):
+        assert cli._command_of(argv) is None, argv
+    assert cli._command_of(["--project", "search", "add", "x"]) == "add"
+    assert cli._command_of(["--project=p", "--json", "search", "x"]) == "search"
+
+
+def test_a_usage_error_reads_as_before(tmp_path: Path) -> None:
+    """A usage error inside one command (built alone) prints the same usage and message as
+    the full parser does."""
+    for argv in (["search"], ["add", "x", "--target", "nope"], ["list", "--limit", "-1"]):
+        errors = []
+        for only in (None, argv[0]):
+            done = subprocess.run(
+                [
+                    sys.executable,
+                    "-c",
+                    "import sys\n"
+                    "from pi_hermes_memory.adapters.cli import app\n"
+                    f"app._parser({only!r}).parse_args({argv!r})",
+                ],
+                capture_output=True,
+                text=True,
+                timeout=120,
+                cwd=tmp_path,
+            )
+            assert done.returncode == 2
+            errors.append(done.stderr)
+        assert errors[0] == errors[1], argv
+
+
+def test_the_api_s_session_search_default_is_the_port_s() -> None:
+    """`Memory.session_search` spells its default limit out, so that opening a store does
+    not load the session history's port (ADR 0099): it must stay the port's default."""
+    import inspect
+
+    from pi_hermes_memory.ports.history import DEFAULT_SESSIONS
+
+    limit = inspect.signature(pi_hermes_memory.Memory.session_search).parameters["limit"]
+    assert limit.default == DEFAULT_SESSIONS
