@@ -30,6 +30,8 @@ from typing import TYPE_CHECKING, Any, Final
 from pi_hermes_memory.domain.scanning.scanner import MAX_SCAN_CHARS
 from pi_hermes_memory.domain.status import SUCCESS, Status
 
+from pi_hermes_memory.adapters.frameworks._extra import missing_extra
+
 try:
     from anthropic.lib.tools import ToolError
     from anthropic.tools import BetaAbstractMemoryTool, BetaAsyncAbstractMemoryTool
@@ -42,10 +44,7 @@ try:
         BetaMemoryTool20250818ViewCommand,
     )
 except ImportError as exc:  # pragma: no cover - exercised in a child without the extra
-    raise ImportError(
-        "pi_hermes_memory.adapters.frameworks.anthropic_memory needs the anthropic SDK: "
-        "pip install 'pi-hermes-memory[anthropic]'"
-    ) from exc
+    raise missing_extra(__name__, "the anthropic SDK", "anthropic") from exc
 
 if TYPE_CHECKING:
     from pi_hermes_memory.api import Memory

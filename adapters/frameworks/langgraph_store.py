@@ -18,7 +18,9 @@ journal, supersede history: an overwritten value stays in `Memory.history`); a d
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
+import threading
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
@@ -26,6 +28,8 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 
 from pi_hermes_memory.domain.status import SUCCESS, Status
 from pi_hermes_memory.errors import InvalidArgument, WriteRefused
+
+from pi_hermes_memory.adapters.frameworks._extra import missing_extra
 
 try:
     from langgraph.store.base import (
@@ -44,10 +48,7 @@ try:
         tokenize_path,
     )
 except ImportError as exc:  # pragma: no cover - exercised in a child without the extra
-    raise ImportError(
-        "pi_hermes_memory.adapters.frameworks.langgraph_store needs LangGraph: "
-        "pip install 'pi-hermes-memory[langgraph]'"
-    ) from exc
+    raise missing_extra(__name__, "LangGraph", "langgraph") from exc
 
 if TYPE_CHECKING:
     from pi_hermes_memory.api import Memory
@@ -77,7 +78,7 @@ class _Row:
 
     def item(self) -> Item:
         return Item(
-            value=self.value,
+            value=copy.deepcopy(self.value),  # the caller's copy: the index keeps its own
             key=self.key,
             namespace=self.namespace,
             created_at=self.created_at,
@@ -163,6 +164,9 @@ class PiHermesStore(BaseStore):
         self._memory = memory
         self._scope = scope
         self._owns = owns_memory
+        self._index: dict[tuple[tuple[str, ...], str], _Row] | None = None
+        self._revision = -1
+        self._lock = threading.RLock()
         fields = list((index or {}).get("fields") or ["$"])
         self._fields = [(f, tokenize_path(f)) for f in fields]
 
@@ -196,23 +200,41 @@ class PiHermesStore(BaseStore):
     # -- batch ------------------------------------------------------------------------------
 
     def _rows(self) -> dict[tuple[tuple[str, ...], str], _Row]:
-        """Every item of the scope, read from the store now (never a cache another process
-        could have made stale)."""
-        rows: dict[tuple[tuple[str, ...], str], _Row] = {}
-        for view in self._memory.entries("memory", scope=self._scope):
-            parsed = _parse(view.text)
-            if parsed is not None:
-                row = _Row(view.id, *parsed)
-                rows[(row.namespace, row.key)] = row
-        return rows
+        """Every item of the scope by (namespace, key): the index this object keeps, trusted
+        only while the memory document's revision is the one it was built or last written at
+        (any other process's write changes it: then the scope is read again, ADR 0103)."""
+        revision = self._memory.revision("memory")
+        if self._index is None or revision != self._revision:
+            rows: dict[tuple[tuple[str, ...], str], _Row] = {}
+            for view in self._memory.entries("memory", scope=self._scope):
+                parsed = _parse(view.text)
+                if parsed is not None:
+                    row = _Row(view.id, *parsed)
+                    rows[(row.namespace, row.key)] = row
+            # the revision read before the scan: a write in between only forces another scan
+            self._index, self._revision = rows, revision
+        return self._index
+
+    def _wrote(self, before: int) -> None:
+        """After one write of ours at revision `before`: keep trusting the index only when
+        the document moved by that write alone."""
+        after = self._memory.revision("memory")
+        if after == before + 1:
+            self._revision = after
+        else:  # another process wrote too (or our write took several events): read again
+            self._index = None
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         ops = list(ops)
+        with self._lock:
+            return self._batch(ops)
+
+    def _batch(self, ops: list[Op]) -> list[Result]:
         loaded: dict[tuple[tuple[str, ...], str], _Row] | None = None
 
         def rows() -> dict[tuple[tuple[str, ...], str], _Row]:
             nonlocal loaded
-            if loaded is None:  # once per batch, and only when an operation needs every item
+            if loaded is None:  # once per batch, and only when an operation needs the items
                 loaded = self._rows()
             return loaded
 
@@ -252,16 +274,18 @@ class PiHermesStore(BaseStore):
     def _put(self, rows: dict[tuple[tuple[str, ...], str], _Row], op: PutOp) -> None:
         where = (tuple(op.namespace), op.key)
         old = rows.get(where)
+        before = self._revision
         if op.value is None:
             if old is not None:
                 self._check(self._memory.delete(old.entry_id), "delete")
                 del rows[where]
+                self._wrote(before)
             return
         now = datetime.now(UTC).isoformat()
         payload = {
             "namespace": list(op.namespace),
             "key": op.key,
-            "value": dict(op.value),
+            "value": copy.deepcopy(dict(op.value)),
             "created_at": old.created_at.isoformat() if old else now,
             "updated_at": now,
         }
@@ -278,6 +302,10 @@ class PiHermesStore(BaseStore):
                 self._memory.add(text, target="memory", scope=self._scope, force=True), "put"
             )
         rows[where] = _Row(result.entry_id or (old.entry_id if old else ""), payload, indexed)
+        if result.status is Status.NOOP:
+            self._index = None  # nothing written: the index may not hold what the store does
+        else:
+            self._wrote(before)
 
     @staticmethod
     def _check(result: Any, what: str) -> Any:

@@ -33,14 +33,13 @@ from typing import TYPE_CHECKING, Any, Final
 
 from pi_hermes_memory.errors import CorruptData, InvalidArgument
 
+from pi_hermes_memory.adapters.frameworks._extra import missing_extra
+
 try:
     from agents import Agent, FunctionTool, RunContextWrapper, RunHooks, Tool
     from agents.tool_context import ToolContext
 except ImportError as exc:  # pragma: no cover - exercised in a child without the extra
-    raise ImportError(
-        "pi_hermes_memory.adapters.frameworks.openai_agents needs the OpenAI Agents SDK: "
-        "pip install 'pi-hermes-memory[openai-agents]'"
-    ) from exc
+    raise missing_extra(__name__, "the OpenAI Agents SDK", "openai-agents") from exc
 
 if TYPE_CHECKING:
     from pi_hermes_memory.api import Memory

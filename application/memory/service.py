@@ -781,6 +781,16 @@ class MemoryService:
         self._note(warnings)
         return doc
 
+    def revision(self, target: Target) -> int:
+        """The journal version of one document: one read of the journal's head, after
+        importing a hand edit of its file if one is waiting (a stat per file otherwise); no
+        fold and no render (ADR 0103)."""
+        stream = stream_for(target)
+        if self._pipe.changed([stream]):
+            self.current(target)
+        with self._storage.snapshot() as uow:
+            return uow.journal.version(stream)
+
     def document(self, target: Target) -> MemoryDocument:
         """The current state of one document (after catching up and importing hand edits)."""
         self.entries(target)
