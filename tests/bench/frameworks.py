@@ -38,8 +38,8 @@ from typing import Any
 
 import pi_hermes_memory
 
-QUICK = {"entries": 20, "calls": 5}
-FULL = {"entries": 300, "calls": 30}
+QUICK = {"entries": 20, "calls": 5, "put_sizes": (10, 200)}
+FULL = {"entries": 300, "calls": 30, "put_sizes": (10, 10_000)}
 WORDS = [
     "deploy",
     "release",
@@ -234,6 +234,61 @@ def bench_anthropic(n: int, calls: int) -> dict[str, Any]:
     return _row("anthropic memory tool", n, calls, front, direct)
 
 
+def bench_langgraph_put(items: int, calls: int) -> dict[str, Any]:
+    """LangGraph put p50 with `items` items in one namespace: the key found in the store's
+    index (ADR 0103) vs by reading the scope's every item first (what every put did before,
+    forced here by dropping the index before each put)."""
+    import json
+
+    from pi_hermes_memory.adapters.frameworks.langgraph_store import PiHermesStore
+
+    out: dict[str, Any] = {"items": items, "calls": calls}
+    with tempfile.TemporaryDirectory() as a:
+        store = PiHermesStore.open(index={"fields": ["text"]}, **_kwargs(Path(a)))
+        try:
+            stamp = "2026-01-01T00:00:00+00:00"
+            ops = [
+                {
+                    "action": "add",
+                    "target": "memory",
+                    "scope": "custom:langgraph",
+                    "force": True,
+                    "content": json.dumps(
+                        {
+                            "text": _text(i),
+                            "langgraph": {
+                                "namespace": ["bench"],
+                                "key": f"f{i}",
+                                "value": {"text": _text(i)},
+                                "created_at": stamp,
+                                "updated_at": stamp,
+                            },
+                        }
+                    ),
+                }
+                for i in range(items)
+            ]
+            for start in range(0, len(ops), 2000):  # filled in batches: the fill is not timed
+                assert store.memory.batch(ops[start : start + 2000]).success
+            store.put(("bench",), "warm", {"text": "warm up"})
+            for mode in ("scan", "indexed"):
+                timed = []
+                for i in range(calls):
+                    if mode == "scan":
+                        store._index = None  # the old put: read every item to find the key
+                    timed.append(
+                        _timed(lambda i=i: store.put(("bench",), f"{mode}{i}", {"text": _text(i)}))
+                    )
+                out[f"{mode}_ms"] = round(statistics.median(w for w, _ in timed), 3)
+                out[f"{mode}_cpu_ms"] = round(statistics.median(c for _, c in timed), 3)
+            item = store.get(("bench",), "f1")
+            assert item is not None and item.value == {"text": _text(1)}
+        finally:
+            store.close()
+    out["ratio"] = round(out["scan_ms"] / out["indexed_ms"], 2)
+    return out
+
+
 def _row(
     name: str, n: int, calls: int, front: dict[str, float], direct: dict[str, float]
 ) -> dict[str, Any]:
@@ -246,7 +301,7 @@ def _row(
     return row
 
 
-def run(sizes: dict[str, int]) -> list[dict[str, Any]]:
+def run(sizes: dict[str, Any]) -> list[dict[str, Any]]:
     n, calls = sizes["entries"], sizes["calls"]
     return [
         bench_mem0(n, calls),
@@ -254,6 +309,24 @@ def run(sizes: dict[str, int]) -> list[dict[str, Any]]:
         bench_openai_agents(n, calls),
         bench_anthropic(n, calls),
     ]
+
+
+def run_puts(sizes: dict[str, Any]) -> list[dict[str, Any]]:
+    return [bench_langgraph_put(items, sizes["calls"]) for items in sizes.get("put_sizes", ())]
+
+
+def render_puts(rows: Sequence[dict[str, Any]]) -> str:
+    lines = [
+        "\n### LangGraph put: key by index vs by reading every item (p50 per put)\n",
+        "| items in the namespace | read every item ms (cpu) | indexed ms (cpu) | ratio |",
+        "|---|---|---|---|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['items']} | {r['scan_ms']:.2f} ({r['scan_cpu_ms']:.2f}) "
+            f"| {r['indexed_ms']:.2f} ({r['indexed_cpu_ms']:.2f}) | {r['ratio']} |"
+        )
+    return "\n".join(lines)
 
 
 def render(rows: Sequence[dict[str, Any]]) -> str:
@@ -279,7 +352,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.bench.frameworks", description=__doc__)
     parser.add_argument("--quick", action="store_true", help="small sizes (smoke run)")
     args = parser.parse_args(argv)
-    print(render(run(QUICK if args.quick else FULL)))
+    sizes = QUICK if args.quick else FULL
+    print(render(run(sizes)))
+    print(render_puts(run_puts(sizes)))
     return 0
 
 

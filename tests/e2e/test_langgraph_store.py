@@ -169,6 +169,40 @@ def test_another_process_sees_every_acknowledged_put(store: PiHermesStore, tmp_p
     assert item is not None and item.value == {"text": "from the child"}
 
 
+def test_the_key_index_is_dropped_when_another_writer_changed_the_store(
+    store: PiHermesStore, tmp_path: Path
+) -> None:
+    """ADR 0103: a put finds its key in an index kept between batches, trusted only while the
+    journal revision is the one of our own last write."""
+    store.put(("p",), "a", {"text": "one"})
+    store.put(("p",), "b", {"text": "two"})
+    other = _open(tmp_path)  # a second writer on the same store
+    try:
+        other.put(("p",), "a", {"text": "changed elsewhere"})
+        other.delete(("p",), "b")
+        other.put(("p",), "c", {"text": "new elsewhere"})
+    finally:
+        other.close()
+    item = store.get(("p",), "a")
+    assert item is not None and item.value == {"text": "changed elsewhere"}
+    assert store.get(("p",), "b") is None
+    store.put(("p",), "c", {"text": "overwritten here"})  # an update of their entry, not a 2nd
+    rows = [v for v in store.memory.entries("memory", scope="custom:langgraph")]
+    assert len(rows) == 2
+    assert len(store.memory.history(rows[-1].id)) == 2
+    item = store.get(("p",), "c")
+    assert item is not None and item.value == {"text": "overwritten here"}
+
+
+def test_a_returned_value_is_the_callers_copy(store: PiHermesStore) -> None:
+    store.put(("p",), "a", {"text": "one", "tags": ["x"]})
+    item = store.get(("p",), "a")
+    assert item is not None
+    item.value["tags"].append("mutated")
+    again = store.get(("p",), "a")
+    assert again is not None and again.value == {"text": "one", "tags": ["x"]}
+
+
 def test_a_missing_extra_is_one_clear_line(tmp_path: Path) -> None:
     child = textwrap.dedent(
         """
