@@ -20,16 +20,15 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
-import threading
 import re
+import threading
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final, Literal
 
+from pi_hermes_memory.adapters.frameworks._extra import missing_extra
 from pi_hermes_memory.domain.status import SUCCESS, Status
 from pi_hermes_memory.errors import InvalidArgument, WriteRefused
-
-from pi_hermes_memory.adapters.frameworks._extra import missing_extra
 
 try:
     from langgraph.store.base import (

@@ -31,9 +31,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from pi_hermes_memory.errors import CorruptData, InvalidArgument
-
 from pi_hermes_memory.adapters.frameworks._extra import missing_extra
+from pi_hermes_memory.errors import CorruptData, InvalidArgument
 
 try:
     from agents import Agent, FunctionTool, RunContextWrapper, RunHooks, Tool

@@ -351,7 +351,8 @@ class Memory:
         if not hits:
             return {"results": []}
         # the hits' own rows in one pass (ADR 0103): no read of the scope's every entry
-        views = {v.version_id or v.id: v for v in store.active_entries([h.id for h in hits], target)}
+        fetched = store.active_entries([h.id for h in hits], target)
+        views = {v.version_id or v.id: v for v in fetched}
         results = []
         for hit in hits:
             view = views.get(hit.id)

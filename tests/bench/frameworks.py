@@ -276,9 +276,8 @@ def bench_langgraph_put(items: int, calls: int) -> dict[str, Any]:
                 for i in range(calls):
                     if mode == "scan":
                         store._index = None  # the old put: read every item to find the key
-                    timed.append(
-                        _timed(lambda i=i: store.put(("bench",), f"{mode}{i}", {"text": _text(i)}))
-                    )
+                    key, value = f"{mode}{i}", {"text": _text(i)}
+                    timed.append(_timed(lambda k=key, v=value: store.put(("bench",), k, v)))
                 out[f"{mode}_ms"] = round(statistics.median(w for w, _ in timed), 3)
                 out[f"{mode}_cpu_ms"] = round(statistics.median(c for _, c in timed), 3)
             item = store.get(("bench",), "f1")
