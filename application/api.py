@@ -835,6 +835,14 @@ class Memory:
             session_id, role, text, at=at, cwd=cwd, project=project
         )
 
+    def forget_recorded(self, session_id: str, *, keep: int = 0) -> int:
+        """Take the turns of a session recorded with `record_message` past its first `keep`
+        out of the session index (all of them, and the session, with 0): `session_search`
+        no longer finds them. Returns how many were dropped (ADR 0103: a framework session's
+        popped or cleared items)."""
+        need_text("session_id", session_id)
+        return self._history().indexer.unrecord(session_id, keep=keep)
+
     def session_search(
         self,
         query: str,

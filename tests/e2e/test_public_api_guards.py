@@ -29,6 +29,7 @@ CALLS: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {
     "active_entry": (("01J000000000000000000000000", "memory"), {}),
     "active_entries": ((["01J000000000000000000000000"], "memory"), {}),
     "revision": (("memory",), {}),
+    "forget_recorded": (("chat-1",), {"keep": 0}),
     "history": (("01J000000000000000000000000",), {}),
     "update": (("01J000000000000000000000000", "new text"), {}),
     "delete": (("01J000000000000000000000000",), {}),
