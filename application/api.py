@@ -570,11 +570,12 @@ class Memory:
 
     def active_entries(self, entry_ids: Sequence[str], target: Target | str) -> list[EntryView]:
         """The active entries of `target` named by these row (version) ids or stable ids, in
-        the order asked, skipping unknown, inactive or invisible ones: one catch-up read of the
-        document for them all, O(1) per row id (ADR 0103: a search's hits, fetched in one
+        the order asked, skipping unknown, inactive or invisible ones: one catch-up of the
+        document for them all (none when this session's copy is the journal's head and the
+        file is unchanged), O(1) per row id (ADR 0103: a search's hits, fetched in one
         pass; `active_entry` reads the document again per call)."""
         need_sequence("entry_ids", entry_ids)
-        doc = self._service.current(_target(target))
+        doc = self._service.current_cached(_target(target))
         visible = self._service.settings.scope.visible
         by_stable: dict[str, MemoryEntry] | None = None
         out: list[EntryView] = []
