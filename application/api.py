@@ -28,6 +28,7 @@ from pi_hermes_memory.domain.memory.commands import (
 from pi_hermes_memory.domain.memory.model import (
     GLOBAL_NAMESPACE,
     FailureCategory,
+    MemoryEntry,
     MemoryKind,
     Target,
     importance_problem,
@@ -566,6 +567,35 @@ class Memory:
             return None
         return entry_view(entry)
 
+    def active_entries(self, entry_ids: Sequence[str], target: Target | str) -> list[EntryView]:
+        """The active entries of `target` named by these row (version) ids or stable ids, in
+        the order asked, skipping unknown, inactive or invisible ones: one catch-up of the
+        document for them all (none when this session's copy is the journal's head and the
+        file is unchanged), O(1) per row id (ADR 0103: a search's hits, fetched in one
+        pass; `active_entry` reads the document again per call)."""
+        need_sequence("entry_ids", entry_ids)
+        doc = self._service.current_cached(_target(target))
+        visible = self._service.settings.scope.visible
+        by_stable: dict[str, MemoryEntry] | None = None
+        out: list[EntryView] = []
+        for entry_id in entry_ids:
+            need_text("entry_ids[]", entry_id)
+            entry = doc.index.entry(entry_id)
+            if entry is None:
+                if by_stable is None:  # only when a stable id is asked: one pass for them all
+                    by_stable = {e.stable_id: e for e in doc.active}
+                entry = by_stable.get(entry_id)
+            if entry is not None and entry.superseded_by is None and visible(entry):
+                out.append(entry_view(entry))
+        return out
+
+    def revision(self, target: Target | str) -> int:
+        """The journal version of `target`'s document (every process's writes, a waiting hand
+        edit imported first): it changes whenever the document does, so a front end may keep
+        an index over the entries and trust it while the revision is the one it last saw; one
+        read of the journal's head, no fold or render (ADR 0103)."""
+        return self._service.revision(_target(target))
+
     def history(self, entry_id: str) -> list[EntryView]:
         """The supersede chain `entry_id` belongs to, oldest first, the current version last
         (absent when it was removed), from the id of any version; [] for an unknown id."""
@@ -804,6 +834,14 @@ class Memory:
         return self._history().indexer.record(
             session_id, role, text, at=at, cwd=cwd, project=project
         )
+
+    def forget_recorded(self, session_id: str, *, keep: int = 0) -> int:
+        """Take the turns of a session recorded with `record_message` past its first `keep`
+        out of the session index (all of them, and the session, with 0): `session_search`
+        no longer finds them. Returns how many were dropped (ADR 0103: a framework session's
+        popped or cleared items)."""
+        need_text("session_id", session_id)
+        return self._history().indexer.unrecord(session_id, keep=keep)
 
     def session_search(
         self,

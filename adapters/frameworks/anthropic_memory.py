@@ -22,11 +22,14 @@ lead out of `/memories`.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import unicodedata
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Final
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
+from pi_hermes_memory.adapters.frameworks._extra import missing_extra
+from pi_hermes_memory.adapters.frameworks._lock import ScopeLock
 from pi_hermes_memory.domain.scanning.scanner import MAX_SCAN_CHARS
 from pi_hermes_memory.domain.status import SUCCESS, Status
 
@@ -42,10 +45,7 @@ try:
         BetaMemoryTool20250818ViewCommand,
     )
 except ImportError as exc:  # pragma: no cover - exercised in a child without the extra
-    raise ImportError(
-        "pi_hermes_memory.adapters.frameworks.anthropic_memory needs the anthropic SDK: "
-        "pip install 'pi-hermes-memory[anthropic]'"
-    ) from exc
+    raise missing_extra(__name__, "the anthropic SDK", "anthropic") from exc
 
 if TYPE_CHECKING:
     from pi_hermes_memory.api import Memory
@@ -143,6 +143,21 @@ def _numbered(lines: list[str], start: int) -> str:
     return "\n".join(f"{str(i + start).rjust(_WIDTH)}\t{line}" for i, line in enumerate(lines))
 
 
+_R = TypeVar("_R")
+
+
+def _locked(method: Callable[..., _R]) -> Callable[..., _R]:
+    """Run a command holding the scope's lock: its checks and its write see no other
+    writer in between (ADR 0103: two processes creating one path, one of them fails)."""
+
+    @functools.wraps(method)
+    def run(self: PiHermesMemoryTool, *args: Any, **kwargs: Any) -> _R:
+        with self._lock.held():
+            return method(self, *args, **kwargs)
+
+    return run
+
+
 class PiHermesMemoryTool(BetaAbstractMemoryTool):
     """Claude's memory tool, each file under /memories a journaled entry of one scope."""
 
@@ -165,6 +180,7 @@ class PiHermesMemoryTool(BetaAbstractMemoryTool):
         self._owns = owns_memory
         self.max_file_chars = max_file_chars
         self.max_files = max_files
+        self._lock = ScopeLock(memory, "claude-memory", scope)
 
     @classmethod
     def open(cls, *, scope: str = DEFAULT_SCOPE, **open_kwargs: Any) -> PiHermesMemoryTool:
@@ -220,6 +236,7 @@ class PiHermesMemoryTool(BetaAbstractMemoryTool):
                 out.append(decoded[1])
         return out
 
+    @_locked
     def restore(self, path: str) -> str:
         """Bring back the deleted file at `path` (the newest deletion), with its history."""
         wanted = check_path(path, root_ok=False)
@@ -303,6 +320,7 @@ class PiHermesMemoryTool(BetaAbstractMemoryTool):
         ]
         return header + "\n" + "\n".join(rows)
 
+    @_locked
     def create(self, command: BetaMemoryTool20250818CreateCommand) -> str:
         path = check_path(command.path, root_ok=False)
         files = self.files()
@@ -324,6 +342,7 @@ class PiHermesMemoryTool(BetaAbstractMemoryTool):
         )
         return f"File created successfully at: {path}"
 
+    @_locked
     def str_replace(self, command: BetaMemoryTool20250818StrReplaceCommand) -> str:
         path = check_path(command.path, root_ok=False)
         file = self._existing(self.files(), path)
@@ -354,6 +373,7 @@ class PiHermesMemoryTool(BetaAbstractMemoryTool):
             "(with line numbers):\n" + snippet
         )
 
+    @_locked
     def insert(self, command: BetaMemoryTool20250818InsertCommand) -> str:
         path = check_path(command.path, root_ok=False)
         file = self._existing(self.files(), path)
@@ -369,6 +389,7 @@ class PiHermesMemoryTool(BetaAbstractMemoryTool):
         self._write(file, path, "\n".join(lines) + "\n", "insert")
         return f"The file {path} has been edited."
 
+    @_locked
     def delete(self, command: BetaMemoryTool20250818DeleteCommand) -> str:
         path = check_path(command.path)
         if path == ROOT:
@@ -377,10 +398,10 @@ class PiHermesMemoryTool(BetaAbstractMemoryTool):
         doomed = [f for p, f in files.items() if p == path or p.startswith(path + "/")]
         if not doomed:
             raise ToolError(f"The path {path} does not exist")
-        for file in doomed:
-            self._check(self._memory.delete(file.entry_id), "delete", file.path)
+        self._remove_all(doomed, path)
         return f"Successfully deleted {path}"
 
+    @_locked
     def rename(self, command: BetaMemoryTool20250818RenameCommand) -> str:
         old = check_path(command.old_path)
         new = check_path(command.new_path)
@@ -400,14 +421,55 @@ class PiHermesMemoryTool(BetaAbstractMemoryTool):
             if any(target.startswith(p + "/") for p in files if p not in dict(moving)):
                 raise ToolError(f"A parent of {target} is a file")
         for (_, file), target in zip(moving, targets, strict=True):
-            self._write(file, target, file.text, "rename")
+            self._limit(target, file.text)
+        # every file's new version in one journal transaction: a crash leaves all or none
+        ops = [
+            {
+                "action": "replace",
+                "target": "memory",
+                "id": f.entry_id,
+                "content": _encode(t, f.text),
+            }
+            for (_, f), t in zip(moving, targets, strict=True)
+        ]
+        result = self._memory.batch(ops)
+        if not result.success:
+            done = [
+                {
+                    "action": "replace",
+                    "target": "memory",
+                    "id": f.entry_id,
+                    "content": _encode(p, f.text),
+                }
+                for (p, f), r in zip(moving, result.results, strict=True)
+                if r.success
+            ]
+            if done:  # a refused file: move the others back, so the rename is all or nothing
+                self._memory.batch(done)
+            refused = next(r for r in result.results if not r.success)
+            raise ToolError(
+                f"Error: rename of {old} refused ({refused.status.value}): {refused.message}"
+            )
         return f"Successfully renamed {old} to {new}"
 
+    @_locked
     def clear_all_memory(self) -> str:
         """Delete every file (each restorable, as `delete`)."""
-        for file in self.files().values():
-            self._check(self._memory.delete(file.entry_id), "delete", file.path)
+        files = list(self.files().values())
+        if files:
+            self._remove_all(files, ROOT)
         return "All memory cleared"
+
+    def _remove_all(self, doomed: list[_File], path: str) -> None:
+        """Remove files in one journal transaction (each restorable, as `delete`)."""
+        result = self._memory.batch(
+            [{"action": "remove", "target": "memory", "id": f.entry_id} for f in doomed]
+        )
+        if not result.success:
+            refused = next(r for r in result.results if not r.success)
+            raise ToolError(
+                f"Error: delete of {path} refused ({refused.status.value}): {refused.message}"
+            )
 
 
 class PiHermesAsyncMemoryTool(BetaAsyncAbstractMemoryTool):

@@ -18,12 +18,15 @@ journal, supersede history: an overwritten value stays in `Memory.history`); a d
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
-from datetime import UTC, datetime
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Final, Literal
 
+from pi_hermes_memory.adapters.frameworks._extra import missing_extra
 from pi_hermes_memory.domain.status import SUCCESS, Status
 from pi_hermes_memory.errors import InvalidArgument, WriteRefused
 
@@ -40,14 +43,12 @@ try:
         Result,
         SearchItem,
         SearchOp,
+        TTLConfig,
         get_text_at_path,
         tokenize_path,
     )
 except ImportError as exc:  # pragma: no cover - exercised in a child without the extra
-    raise ImportError(
-        "pi_hermes_memory.adapters.frameworks.langgraph_store needs LangGraph: "
-        "pip install 'pi-hermes-memory[langgraph]'"
-    ) from exc
+    raise missing_extra(__name__, "LangGraph", "langgraph") from exc
 
 if TYPE_CHECKING:
     from pi_hermes_memory.api import Memory
@@ -59,14 +60,27 @@ DEFAULT_SCOPE: Final = "custom:langgraph"
 OPEN_CHAR_LIMIT: Final = 50_000_000
 _MARK: Final = "langgraph"
 _SEARCH_HITS: Final = 20
+_SWEEP_BATCH: Final = 5_000
 _WORD = re.compile(r"\w{2,}")
 
 
 class _Row:
-    __slots__ = ("created_at", "entry_id", "key", "namespace", "text", "updated_at", "value")
+    __slots__ = (
+        "created_at",
+        "entry_id",
+        "expires_at",
+        "key",
+        "namespace",
+        "payload",
+        "text",
+        "ttl",
+        "updated_at",
+        "value",
+    )
 
     def __init__(self, entry_id: str, payload: Mapping[str, Any], text: str) -> None:
         self.entry_id = entry_id
+        self.payload = payload
         #: the indexed text of the value (the `index` fields)
         self.text = text
         self.namespace: tuple[str, ...] = tuple(payload["namespace"])
@@ -74,10 +88,17 @@ class _Row:
         self.value: dict[str, Any] = dict(payload["value"])
         self.created_at = datetime.fromisoformat(payload["created_at"])
         self.updated_at = datetime.fromisoformat(payload["updated_at"])
+        #: TTL in minutes and the expiry it sets (ADR 0103); None: the item never expires
+        ttl, expires = payload.get("ttl"), payload.get("expires_at")
+        self.ttl: float | None = float(ttl) if isinstance(ttl, int | float) else None
+        self.expires_at = datetime.fromisoformat(expires) if isinstance(expires, str) else None
+
+    def expired(self, now: datetime) -> bool:
+        return self.expires_at is not None and self.expires_at <= now
 
     def item(self) -> Item:
         return Item(
-            value=self.value,
+            value=copy.deepcopy(self.value),  # the caller's copy: the index keeps its own
             key=self.key,
             namespace=self.namespace,
             created_at=self.created_at,
@@ -148,7 +169,7 @@ def _namespace_matches(condition: MatchCondition, namespace: tuple[str, ...]) ->
 class PiHermesStore(BaseStore):
     """LangGraph's `BaseStore` over one scope of a `pi_hermes_memory.Memory` session."""
 
-    supports_ttl = False
+    supports_ttl = True
 
     def __init__(
         self,
@@ -156,13 +177,21 @@ class PiHermesStore(BaseStore):
         *,
         scope: str = DEFAULT_SCOPE,
         index: IndexConfig | None = None,
+        ttl: TTLConfig | None = None,
         owns_memory: bool = False,
+        clock: Callable[[], datetime] | None = None,
     ) -> None:
         if not scope.startswith(("custom:", "agent:")):
             raise InvalidArgument(f"scope must be custom:<name> or agent:<id>; got {scope!r}")
         self._memory = memory
         self._scope = scope
         self._owns = owns_memory
+        self._index: dict[tuple[tuple[str, ...], str], _Row] | None = None
+        self._revision = -1
+        self._lock = threading.RLock()
+        self.ttl_config = ttl
+        self._now = clock or (lambda: datetime.now(UTC))
+        self._sweeper: tuple[threading.Thread, threading.Event] | None = None
         fields = list((index or {}).get("fields") or ["$"])
         self._fields = [(f, tokenize_path(f)) for f in fields]
 
@@ -172,6 +201,7 @@ class PiHermesStore(BaseStore):
         *,
         scope: str = DEFAULT_SCOPE,
         index: IndexConfig | None = None,
+        ttl: TTLConfig | None = None,
         **open_kwargs: Any,
     ) -> PiHermesStore:
         """Open a session of the store (`pi_hermes_memory.open(**open_kwargs)`) that may use
@@ -183,51 +213,133 @@ class PiHermesStore(BaseStore):
         overrides.setdefault("scopes", {"agentAccess": {agent: ["global", scope]}})
         overrides.setdefault("memoryCharLimit", OPEN_CHAR_LIMIT)
         memory = pi_hermes_memory.open(agent_id=agent, overrides=overrides, **open_kwargs)
-        return cls(memory, scope=scope, index=index, owns_memory=True)
+        return cls(memory, scope=scope, index=index, ttl=ttl, owns_memory=True)
 
     @property
     def memory(self) -> Memory:
         return self._memory
 
     def close(self) -> None:
+        self.stop_ttl_sweeper()
         if self._owns:
             self._memory.close()
+
+    # -- TTL (ADR 0103) ---------------------------------------------------------------------
+
+    def sweep_ttl(self) -> int:
+        """Remove every expired item through the journal (`Memory.batch` of removals: each
+        restorable, as a delete); returns how many. Expired items are invisible before."""
+        with self._lock:
+            now = self._now()
+            doomed = [r for r in self._rows().values() if r.expired(now)]
+            for start in range(0, len(doomed), _SWEEP_BATCH):
+                part = doomed[start : start + _SWEEP_BATCH]
+                result = self._memory.batch(
+                    [{"action": "remove", "target": "memory", "id": r.entry_id} for r in part]
+                )
+                self._index = None  # read again: the sweep wrote several events
+                if not result.success:
+                    refused = next(r for r in result.results if not r.success)
+                    raise WriteRefused(
+                        f"LangGraph store TTL sweep refused: {refused.message}",
+                        status=refused.status.value,
+                    )
+            return len(doomed)
+
+    def start_ttl_sweeper(self, sweep_interval_minutes: float | None = None) -> None:
+        """Sweep in a daemon thread every `sweep_interval_minutes` (default the `ttl`
+        config's `sweep_interval_minutes`) until `stop_ttl_sweeper` or `close`."""
+        minutes = (
+            sweep_interval_minutes
+            if sweep_interval_minutes is not None
+            else (self.ttl_config or {}).get("sweep_interval_minutes")
+        )
+        if not minutes or minutes <= 0:
+            raise InvalidArgument("start_ttl_sweeper needs a positive sweep_interval_minutes")
+        if self._sweeper is not None:
+            return
+        stop = threading.Event()
+
+        def loop() -> None:
+            while not stop.wait(float(minutes) * 60):
+                self.sweep_ttl()
+
+        thread = threading.Thread(target=loop, name="langgraph-ttl-sweeper", daemon=True)
+        self._sweeper = (thread, stop)
+        thread.start()
+
+    def stop_ttl_sweeper(self, timeout: float | None = None) -> bool:
+        """Stop the sweeper thread; True when it has stopped (or none ran)."""
+        if self._sweeper is None:
+            return True
+        thread, stop = self._sweeper
+        stop.set()
+        thread.join(timeout)
+        self._sweeper = None
+        return not thread.is_alive()
 
     # -- batch ------------------------------------------------------------------------------
 
     def _rows(self) -> dict[tuple[tuple[str, ...], str], _Row]:
-        """Every item of the scope, read from the store now (never a cache another process
-        could have made stale)."""
-        rows: dict[tuple[tuple[str, ...], str], _Row] = {}
-        for view in self._memory.entries("memory", scope=self._scope):
-            parsed = _parse(view.text)
-            if parsed is not None:
-                row = _Row(view.id, *parsed)
-                rows[(row.namespace, row.key)] = row
-        return rows
+        """Every item of the scope by (namespace, key): the index this object keeps, trusted
+        only while the memory document's revision is the one it was built or last written at
+        (any other process's write changes it: then the scope is read again, ADR 0103)."""
+        revision = self._memory.revision("memory")
+        if self._index is None or revision != self._revision:
+            rows: dict[tuple[tuple[str, ...], str], _Row] = {}
+            for view in self._memory.entries("memory", scope=self._scope):
+                parsed = _parse(view.text)
+                if parsed is not None:
+                    row = _Row(view.id, *parsed)
+                    rows[(row.namespace, row.key)] = row
+            # the revision read before the scan: a write in between only forces another scan
+            self._index, self._revision = rows, revision
+        return self._index
+
+    def _wrote(self, before: int) -> None:
+        """After one write of ours at revision `before`: keep trusting the index only when
+        the document moved by that write alone."""
+        after = self._memory.revision("memory")
+        if after == before + 1:
+            self._revision = after
+        else:  # another process wrote too (or our write took several events): read again
+            self._index = None
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         ops = list(ops)
+        with self._lock:
+            return self._batch(ops)
+
+    def _batch(self, ops: list[Op]) -> list[Result]:
         loaded: dict[tuple[tuple[str, ...], str], _Row] | None = None
 
         def rows() -> dict[tuple[tuple[str, ...], str], _Row]:
             nonlocal loaded
-            if loaded is None:  # once per batch, and only when an operation needs every item
+            if loaded is None:  # once per batch, and only when an operation needs the items
                 loaded = self._rows()
             return loaded
 
+        now = self._now()
         results: list[Result] = []
         for op in ops:
             if isinstance(op, GetOp):
                 row = rows().get((tuple(op.namespace), op.key))
-                results.append(row.item() if row else None)
+                if row is None or row.expired(now):  # an expired item is invisible
+                    results.append(None)
+                    continue
+                if op.refresh_ttl and row.ttl is not None:
+                    row = self._refresh(rows(), row, now)
+                results.append(row.item())
             elif isinstance(op, PutOp):
-                self._put(rows(), op)
+                self._put(rows(), op, now)
                 results.append(None)
             elif isinstance(op, SearchOp):
-                results.append(self._query(op) if op.query else self._list(rows(), op))
+                found = self._query(op, now) if op.query else self._list(rows(), op, now)
+                if op.refresh_ttl:
+                    found = [self._refreshed(rows(), item, now) for item in found]
+                results.append(found)
             elif isinstance(op, ListNamespacesOp):
-                results.append(self._namespaces(rows(), op))
+                results.append(self._namespaces(rows(), op, now))
             else:
                 raise InvalidArgument(f"unknown LangGraph store operation {type(op).__name__}")
         return results
@@ -249,23 +361,61 @@ class PiHermesStore(BaseStore):
                 parts.extend(get_text_at_path(value, tokens))
         return " ".join(parts)
 
-    def _put(self, rows: dict[tuple[tuple[str, ...], str], _Row], op: PutOp) -> None:
+    def _put(self, rows: dict[tuple[tuple[str, ...], str], _Row], op: PutOp, now: datetime) -> None:
         where = (tuple(op.namespace), op.key)
         old = rows.get(where)
         if op.value is None:
             if old is not None:
+                before = self._revision
                 self._check(self._memory.delete(old.entry_id), "delete")
                 del rows[where]
+                self._wrote(before)
             return
-        now = datetime.now(UTC).isoformat()
-        payload = {
+        stamp = now.isoformat()
+        live = old is not None and not old.expired(now)  # an expired key's put is a new item
+        payload: dict[str, Any] = {
             "namespace": list(op.namespace),
             "key": op.key,
-            "value": dict(op.value),
-            "created_at": old.created_at.isoformat() if old else now,
-            "updated_at": now,
+            "value": copy.deepcopy(dict(op.value)),
+            "created_at": old.created_at.isoformat() if old is not None and live else stamp,
+            "updated_at": stamp,
         }
-        indexed = self._text(op.value, op.index)
+        if op.ttl is not None:
+            if op.ttl <= 0:
+                raise InvalidArgument(f"ttl must be a positive number of minutes; got {op.ttl}")
+            payload["ttl"] = op.ttl
+            payload["expires_at"] = (now + timedelta(minutes=op.ttl)).isoformat()
+        self._store(rows, where, old, payload, self._text(op.value, op.index))
+
+    def _refresh(
+        self, rows: dict[tuple[tuple[str, ...], str], _Row], row: _Row, now: datetime
+    ) -> _Row:
+        """Move a TTL item's expiry to `now + ttl` (a new version through the journal, as
+        any write; its value and dates are unchanged)."""
+        assert row.ttl is not None
+        payload = dict(row.payload)
+        payload["expires_at"] = (now + timedelta(minutes=row.ttl)).isoformat()
+        where = (row.namespace, row.key)
+        return self._store(rows, where, rows.get(where, row), payload, row.text)
+
+    def _refreshed(
+        self, rows: dict[tuple[tuple[str, ...], str], _Row], item: SearchItem, now: datetime
+    ) -> SearchItem:
+        row = rows.get((item.namespace, item.key))
+        if row is None or row.ttl is None or row.expired(now):
+            return item
+        self._refresh(rows, row, now)
+        return item
+
+    def _store(
+        self,
+        rows: dict[tuple[tuple[str, ...], str], _Row],
+        where: tuple[tuple[str, ...], str],
+        old: _Row | None,
+        payload: Mapping[str, Any],
+        indexed: str,
+    ) -> _Row:
+        before = self._revision
         text = json.dumps(
             {"text": indexed, _MARK: payload},
             ensure_ascii=False,
@@ -277,7 +427,12 @@ class PiHermesStore(BaseStore):
             result = self._check(
                 self._memory.add(text, target="memory", scope=self._scope, force=True), "put"
             )
-        rows[where] = _Row(result.entry_id or (old.entry_id if old else ""), payload, indexed)
+        row = rows[where] = _Row(result.entry_id or (old.entry_id if old else ""), payload, indexed)
+        if result.status is Status.NOOP:
+            self._index = None  # nothing written: the index may not hold what the store does
+        else:
+            self._wrote(before)
+        return row
 
     @staticmethod
     def _check(result: Any, what: str) -> Any:
@@ -288,14 +443,16 @@ class PiHermesStore(BaseStore):
         return result
 
     def _list(
-        self, rows: dict[tuple[tuple[str, ...], str], _Row], op: SearchOp
+        self, rows: dict[tuple[tuple[str, ...], str], _Row], op: SearchOp, now: datetime
     ) -> list[SearchItem]:
         found = sorted(
-            (r for r in rows.values() if _wanted(r, op)), key=lambda r: r.updated_at, reverse=True
+            (r for r in rows.values() if _wanted(r, op) and not r.expired(now)),
+            key=lambda r: r.updated_at,
+            reverse=True,
         )
         return [_search_item(r, None) for r in found[op.offset : op.offset + op.limit]]
 
-    def _query(self, op: SearchOp) -> list[SearchItem]:
+    def _query(self, op: SearchOp, now: datetime) -> list[SearchItem]:
         """Our search's best rows (each hit carries its entry's text: no read of every item)."""
         assert op.query is not None
         hits = self._memory.search(op.query, target="memory", limit=_SEARCH_HITS).hits
@@ -310,7 +467,7 @@ class PiHermesStore(BaseStore):
             if parsed is None:
                 continue
             row = _Row(hit.memory_id or hit.id, *parsed)
-            if not _wanted(row, op):
+            if not _wanted(row, op) or row.expired(now):
                 continue
             if words is not None and not words & set(_WORD.findall(row.text.lower())):
                 continue
@@ -319,9 +476,9 @@ class PiHermesStore(BaseStore):
 
     @staticmethod
     def _namespaces(
-        rows: dict[tuple[tuple[str, ...], str], _Row], op: ListNamespacesOp
+        rows: dict[tuple[tuple[str, ...], str], _Row], op: ListNamespacesOp, now: datetime
     ) -> list[tuple[str, ...]]:
-        names = {r.namespace for r in rows.values()}
+        names = {r.namespace for r in rows.values() if not r.expired(now)}
         if op.match_conditions:
             names = {n for n in names if all(_namespace_matches(c, n) for c in op.match_conditions)}
         if op.max_depth is not None:

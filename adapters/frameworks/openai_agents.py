@@ -31,16 +31,14 @@ from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from pi_hermes_memory.adapters.frameworks._extra import missing_extra
 from pi_hermes_memory.errors import CorruptData, InvalidArgument
 
 try:
     from agents import Agent, FunctionTool, RunContextWrapper, RunHooks, Tool
     from agents.tool_context import ToolContext
 except ImportError as exc:  # pragma: no cover - exercised in a child without the extra
-    raise ImportError(
-        "pi_hermes_memory.adapters.frameworks.openai_agents needs the OpenAI Agents SDK: "
-        "pip install 'pi-hermes-memory[openai-agents]'"
-    ) from exc
+    raise missing_extra(__name__, "the OpenAI Agents SDK", "openai-agents") from exc
 
 if TYPE_CHECKING:
     from pi_hermes_memory.api import Memory
@@ -127,8 +125,9 @@ class MemorySession:
     `clear_session` rewrite it atomically). A torn last line (a crash during an append, never
     acknowledged) is ignored and cut at the next write; any other unreadable line raises
     `CorruptData` naming the file and line, and the file is left as it is. Message texts also
-    go to the session history index for `session_search`; `pop_item`/`clear_session` do not
-    remove them from that index (it is append-only; see ADR 0098).
+    go to the session history index for `session_search`; `pop_item`/`clear_session` take
+    the popped or cleared ones out of it after rewriting the file (ADR 0103): a crash in
+    between leaves them searchable until the next pop or clear, never loses a kept item.
     """
 
     session_settings: Any = None
@@ -227,12 +226,21 @@ class MemorySession:
             if not items:
                 return None
             self._rewrite(items[:-1])
+            self._unrecord(items[:-1])
             return items[-1]
+
+    def _unrecord(self, kept: list[Any]) -> None:
+        """Take the turns of the items no longer in the file out of the session history
+        index (ADR 0103): the index holds one recorded turn per message item, in order, so
+        it keeps as many as the file's remaining message items."""
+        keep = sum(item_text(item) is not None for item in kept)
+        self._memory.forget_recorded(self.session_id, keep=keep)
 
     def _rewrite_locked(self, items: list[Any]) -> None:
         with self._lock:
             self._read()  # refuse (CorruptData) rather than drop lines we could not read
             self._rewrite(items)
+            self._unrecord(items)
 
     def _rewrite(self, items: list[Any]) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)

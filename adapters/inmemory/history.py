@@ -181,6 +181,19 @@ class InMemorySessionIndex:
         session.rows.append(_Row(turn=turn, line=turn, message=message))
         return turn
 
+    def unrecord(self, *, session_id: str, keep: int) -> int:
+        session = next(
+            (s for s in self._sessions.values() if s.file is None and s.session_id == session_id),
+            None,
+        )
+        if session is None:
+            return 0
+        dropped = max(0, len(session.rows) - keep)
+        del session.rows[keep:]
+        if keep == 0:
+            del self._sessions[session.key]
+        return dropped
+
     def reproject(self, project_of: Callable[[str | None], str | None]) -> int:
         changed = 0
         for session in self._sessions.values():

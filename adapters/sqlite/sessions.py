@@ -393,6 +393,22 @@ class SqliteSessionIndex:
             c.execute(_INDEX_NEW, (last,))
             return int(turn)
 
+    def unrecord(self, *, session_id: str, keep: int) -> int:
+        with self._write() as c:
+            session = c.execute(
+                "SELECT id FROM sessions WHERE file IS NULL AND session_id = ?", (session_id,)
+            ).get
+            if session is None:
+                return 0
+            # the AFTER DELETE trigger takes each turn out of the FTS index too
+            c.execute(
+                "DELETE FROM session_messages WHERE session = ? AND turn > ?", (session, keep)
+            )
+            dropped = c.changes()
+            if keep == 0:
+                c.execute("DELETE FROM sessions WHERE id = ?", (session,))
+            return int(dropped)
+
     def reproject(self, project_of: Callable[[str | None], str | None]) -> int:
         with self._read() as c:
             pairs = list(

@@ -350,11 +350,12 @@ class Memory:
         ][:wanted]
         if not hits:
             return {"results": []}
-        # one read of the scope's entries for their fields (a read per hit re-checks the files)
-        views = {v.id: v for v in store.entries(target, scope=scope)}
+        # the hits' own rows in one pass (ADR 0103): no read of the scope's every entry
+        fetched = store.active_entries([h.id for h in hits], target)
+        views = {v.version_id or v.id: v for v in fetched}
         results = []
         for hit in hits:
-            view = views.get(hit.memory_id or hit.id)
+            view = views.get(hit.id)
             if view is not None:
                 results.append(self._item(view, score=hit.score))
         return {"results": results}

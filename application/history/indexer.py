@@ -336,6 +336,14 @@ class SessionIndexer:
         )
         return RecordResult(session_id=session_id.strip(), project=name, turn=turn)
 
+    def unrecord(self, session_id: str, *, keep: int = 0) -> int:
+        """Drop the turns of a recorded session past its first `keep` (ADR 0103)."""
+        if not isinstance(session_id, str) or not session_id.strip():
+            raise InvalidArgument("session_id must be a non-empty string")
+        if isinstance(keep, bool) or not isinstance(keep, int) or keep < 0:
+            raise InvalidArgument(f"keep must be a non-negative integer; got {shown(keep)}")
+        return self._index.unrecord(session_id=session_id.strip(), keep=keep)
+
     # -- reading ------------------------------------------------------------------------------
 
     def _index_file(

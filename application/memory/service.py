@@ -781,6 +781,28 @@ class MemoryService:
         self._note(warnings)
         return doc
 
+    def current_cached(self, target: Target) -> MemoryDocument:
+        """`current`, answered from this pipeline's cached state when it is the journal's
+        head and the file is as this pipeline last saw it (a stat and one read of the
+        journal's head, no file read); else `current` (ADR 0103: a per-search lookup)."""
+        stream = stream_for(target)
+        cached = self._pipe.cached(stream)
+        if cached is not None and not self._pipe.changed([stream]):
+            with self._storage.snapshot() as uow:
+                if uow.journal.version(stream) == cached.version:
+                    return cached
+        return self.current(target)
+
+    def revision(self, target: Target) -> int:
+        """The journal version of one document: one read of the journal's head, after
+        importing a hand edit of its file if one is waiting (a stat per file otherwise); no
+        fold and no render (ADR 0103)."""
+        stream = stream_for(target)
+        if self._pipe.changed([stream]):
+            self.current(target)
+        with self._storage.snapshot() as uow:
+            return uow.journal.version(stream)
+
     def document(self, target: Target) -> MemoryDocument:
         """The current state of one document (after catching up and importing hand edits)."""
         self.entries(target)

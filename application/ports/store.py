@@ -440,6 +440,12 @@ class SessionIndex(Protocol):
         `cwd`/`project` when new; returns the turn's ordinal (also its line)."""
         ...
 
+    def unrecord(self, *, session_id: str, keep: int) -> int:
+        """Drop the turns of the recorded (file-less) session `session_id` past its first
+        `keep` (with 0, the session too): they leave search. Returns how many were dropped;
+        0 for an unknown session."""
+        ...
+
     def reproject(self, project_of: Callable[[str | None], str | None]) -> int:
         """Set the project of every file session to `project_of(cwd)`; returns how many
         changed. Recorded sessions keep theirs."""

@@ -219,6 +219,29 @@ class SessionIndexContract:
         ]
         assert session_index.counts().sessions == 2
 
+    def test_unrecord_drops_a_recorded_sessions_last_turns(self, session_index: Any) -> None:
+        for i, word in enumerate(("alpha", "beta", "gamma"), start=1):
+            session_index.record(
+                session_id="r", cwd=None, project=None, message=message(f"{word} note", minutes=i)
+            )
+        Sessions(session_index).add("/s/r.jsonl", ["gamma in a file"], session_id="r")
+        assert session_index.unrecord(session_id="r", keep=1) == 2
+        assert [h.session.path for h in session_index.search(SessionQuery(text="gamma"))] == [
+            "/s/r.jsonl"  # the file session of the same id is not a recorded one
+        ]
+        assert session_index.search(SessionQuery(text="beta")) == []
+        assert len(session_index.search(SessionQuery(text="alpha"))) == 1
+        assert (
+            session_index.record(
+                session_id="r", cwd=None, project=None, message=message("delta note", minutes=4)
+            )
+            == 2
+        )  # the next turn follows the kept ones
+        assert session_index.unrecord(session_id="r", keep=0) == 2
+        assert session_index.search(SessionQuery(text="alpha delta")) == []
+        assert session_index.counts().sessions == 1
+        assert session_index.unrecord(session_id="unknown", keep=0) == 0
+
     def test_reproject_changes_file_sessions_only(self, session_index: Any) -> None:
         Sessions(session_index).add("/s/a.jsonl", ["helm chart"], cwd="/home/me/web")
         session_index.record(

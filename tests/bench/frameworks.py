@@ -1,4 +1,5 @@
-"""Framework front ends' overhead over a direct library call (issue 31 §5, ADR 0095, 0097).
+"""Framework front ends' overhead over a direct library call (issue 31 §5, ADR 0095, 0097,
+0103).
 
     python -m tests.bench.frameworks [--quick]
 
@@ -14,8 +15,9 @@ run, on one machine, so the ratio is what to read).
   target="user")`.
 - LangGraph: `store.put(ns, key, {"text": text})` vs `Memory.add(text, target="memory",
   scope="custom:langgraph")`; `store.search(ns, query=query)` vs `Memory.search(query,
-  target="memory")`. A put first reads the scope's items (every batch reads the store, never a
-  cache), which the direct call does not do.
+  target="memory")`. A put finds its key in the store's index, trusted while the journal's
+  revision is its own (ADR 0103); `bench_langgraph_put` times a put with 10 and 10,000 items
+  in one namespace both ways: by that index, and by reading every item first (the old put).
 - OpenAI Agents SDK (ADR 0098): the `memory` function tool's `on_invoke_tool` (JSON arguments
   in, `Memory.call_tool` in a worker thread, JSON out) vs `Memory.add(text, target="memory")`;
   the `memory_search` tool vs `Memory.search(query)`. One event loop runs every tool call.
@@ -23,7 +25,10 @@ run, on one machine, so the ratio is what to read).
   "file_text": text})` vs `Memory.add(text, target="memory", scope="custom:claude-memory")`;
   the tool has no search command (its files are found through `memory_search`), so its search
   is `Memory.search(query, target="memory")` over the tool's store (entries are JSON lines) vs
-  the same over the direct store. A create first reads the scope's files (a path must be new).
+  the same over the direct store. A create first reads the scope's files (a path must be new),
+  under the scope's flock (ADR 0103).
+
+Every front end goes through one skeleton, `_versus` (front end vs direct, same run).
 """
 
 from __future__ import annotations
@@ -32,14 +37,15 @@ import argparse
 import statistics
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
 import pi_hermes_memory
 
-QUICK = {"entries": 20, "calls": 5}
-FULL = {"entries": 300, "calls": 30}
+QUICK = {"entries": 20, "calls": 5, "put_sizes": (10, 200)}
+FULL = {"entries": 300, "calls": 30, "put_sizes": (10, 10_000)}
 WORDS = [
     "deploy",
     "release",
@@ -110,57 +116,76 @@ def _kwargs(root: Path) -> dict[str, Any]:
     return {"agent_root": root / "agent", "cwd": root, "environ": {}}
 
 
+Write = Callable[[int], Any]
+Search = Callable[[str], Any]
+FrontEnd = Callable[[Path], AbstractContextManager[tuple[Write, Search]]]
+
+
+def _versus(
+    name: str,
+    n: int,
+    calls: int,
+    front_end: FrontEnd,
+    *,
+    target: str,
+    scope: str | None,
+    limits: dict[str, int],
+) -> dict[str, Any]:
+    """The one skeleton of every front end's figures: `front_end(root)` yields its write and
+    search over a fresh store; the direct side is `Memory.add(text, target, scope, force)`
+    and `Memory.search(query, target)` over another fresh store with the same limits and
+    grant, in the same run."""
+    with tempfile.TemporaryDirectory() as a, tempfile.TemporaryDirectory() as b:
+        with front_end(Path(a)) as (write, search):
+            front = _measure(write, search, n, calls)
+        overrides: dict[str, Any] = dict(limits)
+        opened: dict[str, Any] = {}
+        if scope is not None:
+            overrides["scopes"] = {"agentAccess": {"bench": ["global", scope]}}
+            opened["agent_id"] = "bench"
+        with pi_hermes_memory.open(**_kwargs(Path(b)), overrides=overrides, **opened) as d:
+            direct = _measure(
+                lambda i: _ok(d.add(_text(i), target=target, scope=scope, force=True)),
+                lambda q: _ok(d.search(q, target=target)),
+                n, calls,
+            )  # fmt: skip
+    return _row(name, n, calls, front, direct)
+
+
 def bench_mem0(n: int, calls: int) -> dict[str, Any]:
     from pi_hermes_memory.compat.mem0 import CHAR_LIMIT
     from pi_hermes_memory.compat.mem0 import Memory as Mem0
 
-    with tempfile.TemporaryDirectory() as a, tempfile.TemporaryDirectory() as b:
-        with Mem0(**_kwargs(Path(a))) as m:
-            front = _measure(
+    @contextmanager
+    def front_end(root: Path) -> Iterator[tuple[Write, Search]]:
+        with Mem0(**_kwargs(root)) as m:
+            yield (
                 lambda i: m.add(_text(i), user_id="u1", infer=False),
                 lambda q: m.search(q, filters={"user_id": "u1"}),
-                n, calls,
-            )  # fmt: skip
-        grant = {
-            "scopes": {"agentAccess": {"bench": ["global", "user:u1"]}},
-            "userCharLimit": CHAR_LIMIT,
-            "memoryCharLimit": CHAR_LIMIT,
-        }
-        with pi_hermes_memory.open(**_kwargs(Path(b)), agent_id="bench", overrides=grant) as d:
-            direct = _measure(
-                lambda i: _ok(d.add(_text(i), target="user", scope="user:u1", force=True)),
-                lambda q: _ok(d.search(q, target="user")),
-                n, calls,
-            )  # fmt: skip
-    return _row("mem0", n, calls, front, direct)
+            )
+
+    limits = {"userCharLimit": CHAR_LIMIT, "memoryCharLimit": CHAR_LIMIT}
+    return _versus("mem0", n, calls, front_end, target="user", scope="user:u1", limits=limits)
 
 
 def bench_langgraph(n: int, calls: int) -> dict[str, Any]:
     from pi_hermes_memory.adapters.frameworks.langgraph_store import OPEN_CHAR_LIMIT, PiHermesStore
 
-    with tempfile.TemporaryDirectory() as a, tempfile.TemporaryDirectory() as b:
-        store = PiHermesStore.open(index={"fields": ["text"]}, **_kwargs(Path(a)))
+    @contextmanager
+    def front_end(root: Path) -> Iterator[tuple[Write, Search]]:
+        store = PiHermesStore.open(index={"fields": ["text"]}, **_kwargs(root))
         try:
-            front = _measure(
+            yield (
                 lambda i: store.put(("bench", "u1"), f"k{i}", {"text": _text(i)}),
                 lambda q: store.search(("bench",), query=q),
-                n, calls,
-            )  # fmt: skip
+            )
         finally:
             store.close()
-        grant = {
-            "scopes": {"agentAccess": {"bench": ["global", "custom:langgraph"]}},
-            "memoryCharLimit": OPEN_CHAR_LIMIT,
-        }
-        with pi_hermes_memory.open(**_kwargs(Path(b)), agent_id="bench", overrides=grant) as d:
-            direct = _measure(
-                lambda i: _ok(
-                    d.add(_text(i), target="memory", scope="custom:langgraph", force=True)
-                ),
-                lambda q: _ok(d.search(q, target="memory")),
-                n, calls,
-            )  # fmt: skip
-    return _row("langgraph", n, calls, front, direct)
+
+    return _versus(
+        "langgraph", n, calls, front_end, target="memory", scope="custom:langgraph",
+        limits={"memoryCharLimit": OPEN_CHAR_LIMIT},
+    )  # fmt: skip
 
 
 def bench_openai_agents(n: int, calls: int) -> dict[str, Any]:
@@ -172,11 +197,11 @@ def bench_openai_agents(n: int, calls: int) -> dict[str, Any]:
     def args(tool: Any, **given: Any) -> str:
         return json.dumps({**dict.fromkeys(tool.params_json_schema["properties"]), **given})
 
-    big = {"memoryCharLimit": 50_000_000}  # the same limit on both sides: no eviction
-    loop = asyncio.new_event_loop()
-    try:
-        with tempfile.TemporaryDirectory() as a, tempfile.TemporaryDirectory() as b:
-            with pi_hermes_memory.open(**_kwargs(Path(a)), overrides=big) as m:
+    @contextmanager
+    def front_end(root: Path) -> Iterator[tuple[Write, Search]]:
+        loop = asyncio.new_event_loop()  # one event loop runs every tool call
+        try:
+            with pi_hermes_memory.open(**_kwargs(root), overrides=big) as m:
                 tools = {t.name: t for t in memory_tools(m)}
                 add, search = tools["memory"], tools["memory_search"]
 
@@ -189,16 +214,12 @@ def bench_openai_agents(n: int, calls: int) -> dict[str, Any]:
                     call = args(search, query=q)
                     loop.run_until_complete(search.on_invoke_tool(None, call))  # type: ignore[arg-type]
 
-                front = _measure(write, find, n, calls)
-            with pi_hermes_memory.open(**_kwargs(Path(b)), overrides=big) as d:
-                direct = _measure(
-                    lambda i: _ok(d.add(_text(i), target="memory", force=True)),
-                    lambda q: _ok(d.search(q)),
-                    n, calls,
-                )  # fmt: skip
-    finally:
-        loop.close()
-    return _row("openai-agents", n, calls, front, direct)
+                yield write, find
+        finally:
+            loop.close()
+
+    big = {"memoryCharLimit": 50_000_000}  # the same limit on both sides: no eviction
+    return _versus("openai-agents", n, calls, front_end, target="memory", scope=None, limits=big)
 
 
 def bench_anthropic(n: int, calls: int) -> dict[str, Any]:
@@ -207,31 +228,77 @@ def bench_anthropic(n: int, calls: int) -> dict[str, Any]:
         PiHermesMemoryTool,
     )
 
-    with tempfile.TemporaryDirectory() as a, tempfile.TemporaryDirectory() as b:
-        tool = PiHermesMemoryTool.open(**_kwargs(Path(a)))
+    @contextmanager
+    def front_end(root: Path) -> Iterator[tuple[Write, Search]]:
+        tool = PiHermesMemoryTool.open(**_kwargs(root))
         try:
-            front = _measure(
+            yield (
                 lambda i: tool.call(
                     {"command": "create", "path": f"/memories/f{i}.md", "file_text": _text(i)}
                 ),
                 lambda q: _ok(tool.memory.search(q, target="memory")),
-                n, calls,
-            )  # fmt: skip
+            )
         finally:
             tool.close()
-        grant = {
-            "scopes": {"agentAccess": {"bench": ["global", "custom:claude-memory"]}},
-            "memoryCharLimit": OPEN_CHAR_LIMIT,
-        }
-        with pi_hermes_memory.open(**_kwargs(Path(b)), agent_id="bench", overrides=grant) as d:
-            direct = _measure(
-                lambda i: _ok(
-                    d.add(_text(i), target="memory", scope="custom:claude-memory", force=True)
-                ),
-                lambda q: _ok(d.search(q, target="memory")),
-                n, calls,
-            )  # fmt: skip
-    return _row("anthropic memory tool", n, calls, front, direct)
+
+    return _versus(
+        "anthropic memory tool", n, calls, front_end, target="memory",
+        scope="custom:claude-memory", limits={"memoryCharLimit": OPEN_CHAR_LIMIT},
+    )  # fmt: skip
+
+
+def bench_langgraph_put(items: int, calls: int) -> dict[str, Any]:
+    """LangGraph put p50 with `items` items in one namespace: the key found in the store's
+    index (ADR 0103) vs by reading the scope's every item first (what every put did before,
+    forced here by dropping the index before each put)."""
+    import json
+
+    from pi_hermes_memory.adapters.frameworks.langgraph_store import PiHermesStore
+
+    out: dict[str, Any] = {"items": items, "calls": calls}
+    with tempfile.TemporaryDirectory() as a:
+        store = PiHermesStore.open(index={"fields": ["text"]}, **_kwargs(Path(a)))
+        try:
+            stamp = "2026-01-01T00:00:00+00:00"
+            ops = [
+                {
+                    "action": "add",
+                    "target": "memory",
+                    "scope": "custom:langgraph",
+                    "force": True,
+                    "content": json.dumps(
+                        {
+                            "text": _text(i),
+                            "langgraph": {
+                                "namespace": ["bench"],
+                                "key": f"f{i}",
+                                "value": {"text": _text(i)},
+                                "created_at": stamp,
+                                "updated_at": stamp,
+                            },
+                        }
+                    ),
+                }
+                for i in range(items)
+            ]
+            for start in range(0, len(ops), 2000):  # filled in batches: the fill is not timed
+                assert store.memory.batch(ops[start : start + 2000]).success
+            store.put(("bench",), "warm", {"text": "warm up"})
+            for mode in ("scan", "indexed"):
+                timed = []
+                for i in range(calls):
+                    if mode == "scan":
+                        store._index = None  # the old put: read every item to find the key
+                    key, value = f"{mode}{i}", {"text": _text(i)}
+                    timed.append(_timed(lambda k=key, v=value: store.put(("bench",), k, v)))
+                out[f"{mode}_ms"] = round(statistics.median(w for w, _ in timed), 3)
+                out[f"{mode}_cpu_ms"] = round(statistics.median(c for _, c in timed), 3)
+            item = store.get(("bench",), "f1")
+            assert item is not None and item.value == {"text": _text(1)}
+        finally:
+            store.close()
+    out["ratio"] = round(out["scan_ms"] / out["indexed_ms"], 2)
+    return out
 
 
 def _row(
@@ -246,7 +313,7 @@ def _row(
     return row
 
 
-def run(sizes: dict[str, int]) -> list[dict[str, Any]]:
+def run(sizes: dict[str, Any]) -> list[dict[str, Any]]:
     n, calls = sizes["entries"], sizes["calls"]
     return [
         bench_mem0(n, calls),
@@ -254,6 +321,24 @@ def run(sizes: dict[str, int]) -> list[dict[str, Any]]:
         bench_openai_agents(n, calls),
         bench_anthropic(n, calls),
     ]
+
+
+def run_puts(sizes: dict[str, Any]) -> list[dict[str, Any]]:
+    return [bench_langgraph_put(items, sizes["calls"]) for items in sizes.get("put_sizes", ())]
+
+
+def render_puts(rows: Sequence[dict[str, Any]]) -> str:
+    lines = [
+        "\n### LangGraph put: key by index vs by reading every item (p50 per put)\n",
+        "| items in the namespace | read every item ms (cpu) | indexed ms (cpu) | ratio |",
+        "|---|---|---|---|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['items']} | {r['scan_ms']:.2f} ({r['scan_cpu_ms']:.2f}) "
+            f"| {r['indexed_ms']:.2f} ({r['indexed_cpu_ms']:.2f}) | {r['ratio']} |"
+        )
+    return "\n".join(lines)
 
 
 def render(rows: Sequence[dict[str, Any]]) -> str:
@@ -279,7 +364,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.bench.frameworks", description=__doc__)
     parser.add_argument("--quick", action="store_true", help="small sizes (smoke run)")
     args = parser.parse_args(argv)
-    print(render(run(QUICK if args.quick else FULL)))
+    sizes = QUICK if args.quick else FULL
+    print(render(run(sizes)))
+    print(render_puts(run_puts(sizes)))
     return 0
 
 

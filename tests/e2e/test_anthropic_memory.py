@@ -479,3 +479,102 @@ def test_without_the_extra_the_import_names_it(tmp_path: Path) -> None:
     )
     assert done.returncode != 0
     assert "pip install 'pi-hermes-memory[anthropic]'" in done.stderr.splitlines()[-1]
+
+
+# -- concurrency and crashes (ADR 0103) -----------------------------------------------------
+
+_CHILD_CREATE = """
+import sys, time
+from pathlib import Path
+from anthropic.lib.tools import ToolError
+from pi_hermes_memory.adapters.frameworks.anthropic_memory import PiHermesMemoryTool
+root, name, go = Path(sys.argv[1]), sys.argv[2], Path(sys.argv[3])
+tool = PiHermesMemoryTool.open(agent_root=root / "agent", cwd=root, environ={})
+tool.files()  # opened and warm before the start
+print("ready", flush=True)
+while not go.exists():
+    time.sleep(0.001)
+won = 0
+for i in range(12):
+    try:
+        tool.call({"command": "create", "path": f"/memories/p{i}.md", "file_text": name})
+        won += 1
+    except ToolError as exc:
+        assert "already exists" in str(exc), exc
+tool.close()
+print(won, flush=True)
+"""
+
+
+def test_two_processes_creating_the_same_paths_one_wins_each(tmp_path: Path) -> None:
+    """Create is exclusive across processes: the path check and the write run under the
+    scope's lock, so of two creates of one path exactly one succeeds."""
+    _open(tmp_path).close()  # the store exists before the children race
+    go = tmp_path / "go"
+    children = [
+        subprocess.Popen(
+            [sys.executable, "-c", _CHILD_CREATE, str(tmp_path), name, str(go)],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for name in ("first", "second")
+    ]
+    for child in children:
+        assert child.stdout is not None and child.stdout.readline().strip() == "ready"
+    go.touch()
+    won = []
+    for child in children:
+        out, _ = child.communicate(timeout=120)
+        assert child.returncode == 0
+        won.append(int(out.strip()))
+    assert sum(won) == 12
+    tool = _open(tmp_path)
+    try:
+        views = tool.memory.entries("memory", scope=tool.scope)
+        paths = [json.loads(v.text)["claude_memory"]["path"] for v in views]
+        assert sorted(paths) == sorted(f"/memories/p{i}.md" for i in range(12))
+    finally:
+        tool.close()
+
+
+_CHILD_RENAME = """
+import sys
+from pathlib import Path
+from pi_hermes_memory.adapters.frameworks.anthropic_memory import PiHermesMemoryTool
+root = Path(sys.argv[1])
+tool = PiHermesMemoryTool.open(agent_root=root / "agent", cwd=root, environ={})
+a, b = "/memories/a", "/memories/b"
+if not any(p.startswith(a + "/") for p in tool.files()):
+    a, b = b, a
+while True:
+    tool.call({"command": "rename", "old_path": a, "new_path": b})
+    print("renamed", flush=True)
+    a, b = b, a
+"""
+
+
+def test_a_directory_rename_killed_at_any_point_is_all_or_nothing(tmp_path: Path) -> None:
+    """A directory rename is one journal transaction (`Memory.batch`): SIGKILLed while it
+    runs, the directory is wholly at its old or its new path, every file intact."""
+    tool = _open(tmp_path)
+    for i in range(6):
+        _call(tool, {"command": "create", "path": f"/memories/a/f{i}.md", "file_text": f"n{i}"})
+    tool.close()
+    for renames in (1, 3, 8):
+        child = subprocess.Popen(
+            [sys.executable, "-c", _CHILD_RENAME, str(tmp_path)], stdout=subprocess.PIPE, text=True
+        )
+        assert child.stdout is not None
+        for _ in range(renames):
+            assert child.stdout.readline().strip() == "renamed"
+        child.kill()  # SIGKILL, most likely inside the next rename
+        child.wait(timeout=60)
+        tool = _open(tmp_path)
+        try:
+            files = {p: f.text for p, f in tool.files().items()}
+        finally:
+            tool.close()
+        folders = {p.rsplit("/", 1)[0] for p in files}
+        assert len(folders) == 1, files  # never split between /memories/a and /memories/b
+        folder = folders.pop()
+        assert files == {f"{folder}/f{i}.md": f"n{i}" for i in range(6)}

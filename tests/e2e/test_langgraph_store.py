@@ -14,6 +14,7 @@ import subprocess
 import sys
 import textwrap
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, TypedDict
 
@@ -22,7 +23,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.store.base import BaseStore, GetOp, ListNamespacesOp, PutOp, SearchOp
 from pi_hermes_memory.adapters.frameworks.langgraph_store import PiHermesStore
-from pi_hermes_memory.errors import WriteRefused
+from pi_hermes_memory.errors import InvalidArgument, WriteRefused
 
 SECRET = "use ghp_" + "A1b2" * 9 + " for CI"
 
@@ -167,6 +168,133 @@ def test_another_process_sees_every_acknowledged_put(store: PiHermesStore, tmp_p
     subprocess.run([sys.executable, "-c", child], check=True, timeout=120)
     item = store.get(("p",), "theirs")  # read from the store, never from a stale cache
     assert item is not None and item.value == {"text": "from the child"}
+
+
+def test_the_key_index_is_dropped_when_another_writer_changed_the_store(
+    store: PiHermesStore, tmp_path: Path
+) -> None:
+    """ADR 0103: a put finds its key in an index kept between batches, trusted only while the
+    journal revision is the one of our own last write."""
+    store.put(("p",), "a", {"text": "one"})
+    store.put(("p",), "b", {"text": "two"})
+    other = _open(tmp_path)  # a second writer on the same store
+    try:
+        other.put(("p",), "a", {"text": "changed elsewhere"})
+        other.delete(("p",), "b")
+        other.put(("p",), "c", {"text": "new elsewhere"})
+    finally:
+        other.close()
+    item = store.get(("p",), "a")
+    assert item is not None and item.value == {"text": "changed elsewhere"}
+    assert store.get(("p",), "b") is None
+    store.put(("p",), "c", {"text": "overwritten here"})  # an update of their entry, not a 2nd
+    rows = [v for v in store.memory.entries("memory", scope="custom:langgraph")]
+    assert len(rows) == 2
+    assert len(store.memory.history(rows[-1].id)) == 2
+    item = store.get(("p",), "c")
+    assert item is not None and item.value == {"text": "overwritten here"}
+
+
+def test_a_returned_value_is_the_callers_copy(store: PiHermesStore) -> None:
+    store.put(("p",), "a", {"text": "one", "tags": ["x"]})
+    item = store.get(("p",), "a")
+    assert item is not None
+    item.value["tags"].append("mutated")
+    again = store.get(("p",), "a")
+    assert again is not None and again.value == {"text": "one", "tags": ["x"]}
+
+
+class _Clock:
+    """The store's injected clock (time is an input of the TTL rules, not what is tested)."""
+
+    def __init__(self) -> None:
+        self.at = datetime(2026, 1, 1, tzinfo=UTC)
+
+    def __call__(self) -> datetime:
+        return self.at
+
+    def advance(self, seconds: float) -> None:
+        self.at += timedelta(seconds=seconds)
+
+
+def _ttl_store(tmp_path: Path, clock: _Clock, **ttl: Any) -> PiHermesStore:
+    opened = _open(tmp_path, index={"fields": ["text"]}, ttl=ttl or None)
+    return PiHermesStore(
+        opened.memory, index={"fields": ["text"]}, ttl=ttl or None, owns_memory=True, clock=clock
+    )
+
+
+def test_an_expired_item_is_invisible_and_swept_through_the_journal(tmp_path: Path) -> None:
+    clock = _Clock()
+    store = _ttl_store(tmp_path, clock)
+    try:
+        assert store.supports_ttl
+        store.put(("t",), "short", {"text": "kettle short lived"}, ttl=1)
+        store.put(("t",), "long", {"text": "kettle long lived"}, ttl=10)
+        store.put(("u",), "forever", {"text": "kettle forever"})
+        clock.advance(30)
+        assert store.get(("t",), "short", refresh_ttl=False) is not None
+        clock.advance(31)  # 61 s: "short" expired, nothing swept yet
+        assert store.get(("t",), "short") is None
+        assert [i.key for i in store.search(("t",))] == ["long"]
+        assert [i.key for i in store.search(("t",), query="kettle")] == ["long"]
+        store.put(("v",), "gone", {"text": "x"}, ttl=1)
+        clock.advance(61)
+        assert store.list_namespaces() == [("t",), ("u",)]
+        assert store.sweep_ttl() == 2  # "short" and "gone"; "long" and "forever" stay
+        assert store.sweep_ttl() == 0
+        texts = [v.text for v in store.memory.entries("memory", scope="custom:langgraph")]
+        assert len(texts) == 2 and all('"key":"short"' not in t for t in texts)
+        removed = [v for v in store.memory.removed("memory") if '"key":"short"' in v.text]
+        assert len(removed) == 1  # a removal like any delete: restorable
+        assert store.memory.restore(removed[0].id, target="memory").success
+        assert store.get(("t",), "short") is None  # restored, but still past its expiry
+        store.put(("t",), "short", {"text": "again"})  # a put on an expired key: a new item
+        again = store.get(("t",), "short")
+        assert again is not None and again.created_at == clock.at
+    finally:
+        store.close()
+
+
+def test_a_read_refreshes_the_ttl_unless_told_not_to(tmp_path: Path) -> None:
+    clock = _Clock()
+    store = _ttl_store(tmp_path, clock, default_ttl=1, refresh_on_read=True)
+    try:
+        store.put(("t",), "k", {"text": "walrus"})  # default_ttl: 1 minute
+        clock.advance(50)
+        assert store.get(("t",), "k") is not None  # refreshed: expires at 110 s
+        clock.advance(50)
+        assert [i.key for i in store.search(("t",), query="walrus")] == ["k"]  # to 160 s
+        clock.advance(50)
+        assert store.get(("t",), "k", refresh_ttl=False) is not None  # 150 s: no refresh
+        clock.advance(11)
+        assert store.get(("t",), "k") is None  # 161 s
+        assert store.sweep_ttl() == 1
+    finally:
+        store.close()
+    clock.advance(-1000)
+    reopened = _ttl_store(tmp_path, clock)  # the expiry lives in the entry, not in the object
+    try:
+        reopened.put(("t",), "p", {"text": "persisted"}, ttl=1)
+    finally:
+        reopened.close()
+    clock.advance(61)
+    third = _ttl_store(tmp_path, clock)
+    try:
+        assert third.get(("t",), "p") is None and third.sweep_ttl() == 1
+    finally:
+        third.close()
+
+
+def test_the_ttl_sweeper_thread_starts_and_stops(tmp_path: Path) -> None:
+    store = _ttl_store(tmp_path, _Clock(), sweep_interval_minutes=60)
+    try:
+        with pytest.raises(InvalidArgument):
+            store.start_ttl_sweeper(0)
+        store.start_ttl_sweeper()
+        assert store.stop_ttl_sweeper(timeout=10)
+    finally:
+        store.close()
 
 
 def test_a_missing_extra_is_one_clear_line(tmp_path: Path) -> None:

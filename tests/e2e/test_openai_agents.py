@@ -167,6 +167,42 @@ def test_session_protocol_and_torn_tail(tmp_path: Path) -> None:
     asyncio.run(run())
 
 
+def test_popped_and_cleared_items_leave_session_search(tmp_path: Path) -> None:
+    """ADR 0103: the session history index keeps exactly the file's message items."""
+
+    def found(memory: Any, word: str) -> list[str]:
+        hits = memory.session_search(word, project="*").hits
+        return [t.text for h in hits if h.session.session_id == "chat" for t in h.matches]
+
+    async def run() -> None:
+        with _open(tmp_path / "agent") as memory:
+            session = MemorySession(memory, "chat")
+            call = {"type": "function_call", "call_id": "c1", "name": "f", "arguments": "{}"}
+            await session.add_items(
+                [
+                    {"role": "user", "content": "alpha walrus"},
+                    call,
+                    {"role": "assistant", "content": "beta kettle"},
+                    {"role": "user", "content": "gamma piano"},
+                ]
+            )
+            assert found(memory, "piano") == ["gamma piano"]
+            await session.pop_item()
+            assert found(memory, "piano") == [] and found(memory, "kettle") == ["beta kettle"]
+            await session.pop_item()
+            assert found(memory, "kettle") == []
+            assert await session.pop_item() == call  # not a message: the index keeps its turn
+            assert found(memory, "walrus") == ["alpha walrus"]
+            await session.add_items([{"role": "user", "content": "delta violin"}])
+            assert found(memory, "violin") == ["delta violin"]
+            await session.clear_session()
+            assert found(memory, "walrus") == [] and found(memory, "violin") == []
+            await session.add_items([{"role": "user", "content": "epsilon chess"}])
+            assert found(memory, "chess") == ["epsilon chess"]
+
+    asyncio.run(run())
+
+
 def test_a_corrupt_line_is_a_clear_error_and_nothing_is_dropped(tmp_path: Path) -> None:
     async def run() -> None:
         with _open(tmp_path / "agent") as memory:
