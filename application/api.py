@@ -17,14 +17,6 @@ from pi_hermes_memory.api_guard import (
     need_text,
 )
 from pi_hermes_memory.domain.echo import shown
-from pi_hermes_memory.domain.memory.commands import (
-    AddMemory,
-    MemoryCommand,
-    MoveDirection,
-    MoveMemory,
-    RemoveMemory,
-    ReplaceMemory,
-)
 from pi_hermes_memory.domain.memory.model import (
     GLOBAL_NAMESPACE,
     FailureCategory,
@@ -36,12 +28,10 @@ from pi_hermes_memory.domain.memory.model import (
 from pi_hermes_memory.domain.status import Status
 from pi_hermes_memory.errors import ArgumentError, HermesMemoryError, InvalidArgument, StorageFailed
 from pi_hermes_memory.log import library_logger
-from pi_hermes_memory.memory import by_id
-from pi_hermes_memory.memory.purging import PurgeResult
 from pi_hermes_memory.memory.service import MemoryService, entry_view
 from pi_hermes_memory.ports.search import DEFAULT_LIMIT
 from pi_hermes_memory.ports.store import Clock, IdFactory, SearchIndex, Storage
-from pi_hermes_memory.ports.vectors import REEMBED_BATCH, ReembedProgress, ReembedReport
+from pi_hermes_memory.ports.vectors import REEMBED_BATCH
 from pi_hermes_memory.results import BatchResult, EntryView, ToolOutcome, WriteResult
 from pi_hermes_memory.search.memory_search import (
     MEMORY_SEARCH_TOOL,
@@ -63,7 +53,16 @@ from pi_hermes_memory.tools.registry import (
 # numpy loads only when embeddings are on; session search, insights and sync when a command
 # uses them (issue 29, ADR 0080)
 if TYPE_CHECKING:
+    # the write side's commands, look-ups by id, purge and re-embedding: imported by the
+    # method that uses them, so that open() and a search do not load them (issue 29, ADR 0099)
     from pi_hermes_memory.doctor.report import DoctorReport
+    from pi_hermes_memory.domain.memory.commands import (
+        AddMemory,
+        MemoryCommand,
+        MoveDirection,
+        RemoveMemory,
+        ReplaceMemory,
+    )
     from pi_hermes_memory.history.features import SessionHistory
     from pi_hermes_memory.history.indexer import IndexProgress, IndexReport, RecordResult
     from pi_hermes_memory.history.search import AnchorResult, SessionSearchResult
@@ -73,8 +72,10 @@ if TYPE_CHECKING:
     from pi_hermes_memory.lifecycle.prompt_context import ContextPreview
     from pi_hermes_memory.lifecycle.session import AgentSession
     from pi_hermes_memory.memory.insights import Insights, ProjectOverview
+    from pi_hermes_memory.memory.purging import PurgeResult
     from pi_hermes_memory.memory.sync import SyncReport
     from pi_hermes_memory.ports.llm import Completer
+    from pi_hermes_memory.ports.vectors import ReembedProgress, ReembedReport
     from pi_hermes_memory.search.embedding import EmbeddingService
     from pi_hermes_memory.search.hybrid import HybridSettings
     from pi_hermes_memory.search.retrieval import Reranker
@@ -552,6 +553,8 @@ class Memory:
         """The entry with this id (active, or an old version with `superseded_by` set) if this
         session may see it; None otherwise (also for a removed entry: see `removed`)."""
         need_text("entry_id", entry_id)
+        from pi_hermes_memory.memory import by_id
+
         return by_id.get(self._service, entry_id)
 
     def active_entry(self, entry_id: str, target: Target | str) -> EntryView | None:
@@ -600,6 +603,8 @@ class Memory:
         """The supersede chain `entry_id` belongs to, oldest first, the current version last
         (absent when it was removed), from the id of any version; [] for an unknown id."""
         need_text("entry_id", entry_id)
+        from pi_hermes_memory.memory import by_id
+
         return by_id.history(self._service, entry_id)
 
     def update(
@@ -622,6 +627,8 @@ class Memory:
         _category(category)
         _importance(importance)
         _kind(kind)
+        from pi_hermes_memory.memory import by_id
+
         found = by_id.locate(self._service, entry_id)
         if found is None:
             return by_id.unknown_id("replace")
@@ -639,6 +646,8 @@ class Memory:
     def delete(self, entry_id: str) -> WriteResult:
         """Remove the entry with this id (`restore` brings it back); statuses as `update`."""
         need_text("entry_id", entry_id)
+        from pi_hermes_memory.memory import by_id
+
         found = by_id.locate(self._service, entry_id)
         if found is None:
             return by_id.unknown_id("remove")
@@ -652,10 +661,14 @@ class Memory:
 
     def promote(self, old_text: str, *, force: bool = False) -> WriteResult:
         """Move one current-project entry (located by `old_text`) to global memory."""
+        from pi_hermes_memory.domain.memory.commands import MoveDirection
+
         return self._move(MoveDirection.PROMOTE, old_text, force)
 
     def demote(self, old_text: str, *, force: bool = False) -> WriteResult:
         """Move one global memory entry (located by `old_text`) into the current project."""
+        from pi_hermes_memory.domain.memory.commands import MoveDirection
+
         return self._move(MoveDirection.DEMOTE, old_text, force)
 
     def _move(
@@ -663,6 +676,8 @@ class Memory:
     ) -> WriteResult:
         need_text("old_text", old_text)
         need_flag("force", force)
+        from pi_hermes_memory.domain.memory.commands import MoveMemory
+
         self._writable(Target.PROJECT, Target.MEMORY)
         return self._service.move(
             MoveMemory(
@@ -1007,6 +1022,8 @@ class Memory:
                 parsed.old_id or parsed.old_text or "", target=parsed.target
             ).to_json()
         if parsed.action in ("promote", "demote"):
+            from pi_hermes_memory.domain.memory.commands import MoveDirection
+
             return write_result_json(
                 self._move(
                     MoveDirection(parsed.action), parsed.old_text or "", parsed.force, parsed.old_id
@@ -1059,6 +1076,8 @@ class Memory:
         force: bool,
         scope: str | None = None,
     ) -> AddMemory:
+        from pi_hermes_memory.domain.memory.commands import AddMemory
+
         return AddMemory(
             target=_target(target),
             text=content,
@@ -1077,6 +1096,8 @@ class Memory:
         category: FailureCategory | str | None,
         scope: str | None = None,
     ) -> ReplaceMemory:
+        from pi_hermes_memory.domain.memory.commands import ReplaceMemory
+
         return ReplaceMemory(
             target=_target(target),
             old_text=old_text,
@@ -1088,6 +1109,8 @@ class Memory:
         )
 
     def _remove(self, old_text: str, target: Target | str, scope: str | None) -> RemoveMemory:
+        from pi_hermes_memory.domain.memory.commands import RemoveMemory
+
         return RemoveMemory(
             target=_target(target),
             old_text=old_text,

@@ -16,14 +16,6 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import attrs
 from pi_hermes_memory.domain.errors import InvariantViolation, VersionConflict
 from pi_hermes_memory.domain.memory.capacity import OverflowStrategy
-from pi_hermes_memory.domain.memory.commands import (
-    AddMemory,
-    MemoryCommand,
-    MoveMemory,
-    RemoveMemory,
-    ReplaceMemory,
-)
-from pi_hermes_memory.domain.memory.decide import Decision, WritePolicy, decide
 from pi_hermes_memory.domain.memory.document import (
     MemoryDocument,
     WorkingDocument,
@@ -33,16 +25,6 @@ from pi_hermes_memory.domain.memory.document import (
 )
 from pi_hermes_memory.domain.memory.events import Event
 from pi_hermes_memory.domain.memory.model import GLOBAL_NAMESPACE, MemoryEntry, Target
-from pi_hermes_memory.domain.memory.move import MoveDecision, decide_move, move_subject
-from pi_hermes_memory.domain.memory.purge import PurgeIndex, PurgePlan, newest_version, plan_purge
-from pi_hermes_memory.domain.memory.purge import index as purge_index
-from pi_hermes_memory.domain.memory.purge import select as select_purge
-from pi_hermes_memory.domain.memory.restore import (
-    RemovedEntry,
-    decide_restore,
-    restorable,
-    select_restorable,
-)
 from pi_hermes_memory.domain.memory.scope import SessionScope
 from pi_hermes_memory.domain.status import Status
 from pi_hermes_memory.errors import ArgumentError, MarkdownUnreadable
@@ -50,7 +32,6 @@ from pi_hermes_memory.journal.pipeline import Pipeline, RenderLag
 from pi_hermes_memory.log import library_logger
 from pi_hermes_memory.memory.documents import MemoryDocuments
 from pi_hermes_memory.memory.indexed import IndexedDocument, appended_entries, write_index_of
-from pi_hermes_memory.memory.purging import PurgeResult
 from pi_hermes_memory.ports.search import ScopeClause
 from pi_hermes_memory.ports.store import (
     AppendingMarkdown,
@@ -63,11 +44,24 @@ from pi_hermes_memory.ports.store import (
     UnitOfWork,
     WriteIndex,
 )
-from pi_hermes_memory.ports.vectors import VectorScope
 from pi_hermes_memory.results import CandidateView, EntryView, WriteResult
-from pi_hermes_memory.tools.registry import MAX_BATCH_OPERATIONS
 
-if TYPE_CHECKING:  # imports numpy: loaded by bootstrap only when embeddings are on
+if TYPE_CHECKING:
+    # the write side (commands, decide, move, purge, restore): imported by the method that
+    # writes, so that opening a store and searching do not load it (issue 29, ADR 0099)
+    from pi_hermes_memory.domain.memory.commands import (
+        AddMemory,
+        MemoryCommand,
+        MoveMemory,
+        ReplaceMemory,
+    )
+    from pi_hermes_memory.domain.memory.decide import Decision, WritePolicy
+    from pi_hermes_memory.domain.memory.move import MoveDecision
+    from pi_hermes_memory.domain.memory.purge import PurgeIndex, PurgePlan
+    from pi_hermes_memory.domain.memory.restore import RemovedEntry
+    from pi_hermes_memory.memory.purging import PurgeResult
+
+    # imports numpy: loaded by bootstrap only when embeddings are on
     from pi_hermes_memory.search.embedding import EmbeddingService, PreparedWrites
 
 _R = TypeVar("_R")
@@ -81,6 +75,8 @@ class MemorySettings:
     consolidation_available: bool = False
 
     def policy(self, target: Target) -> WritePolicy:
+        from pi_hermes_memory.domain.memory.decide import WritePolicy
+
         return WritePolicy(
             scope=self.scope,
             char_limit=self.limits[target],
@@ -168,6 +164,9 @@ class MemoryService:
     # -- commands -------------------------------------------------------------------------
 
     def execute(self, command: MemoryCommand) -> WriteResult:
+        from pi_hermes_memory.domain.memory.commands import AddMemory, ReplaceMemory
+        from pi_hermes_memory.domain.memory.decide import decide
+
         target = command.target
         notes: tuple[str, ...] = ()
         if isinstance(command, AddMemory | ReplaceMemory):
@@ -213,6 +212,8 @@ class MemoryService:
         folded state of its document (a new process: folding it is the cost this avoids), the
         index is at the journal's version and the file is the last render. None: take the
         write path on the folded document (same answers)."""
+        from pi_hermes_memory.domain.memory.decide import decide
+
         target = command.target
         stream = stream_for(target)
         if self._pipe.cached(stream) is not None:
@@ -395,6 +396,9 @@ class MemoryService:
         """`command` with the cosines of the moved entry's stored vector to the destination
         rows (ADR 0019): read from the vector store only, never from the provider; none
         without embeddings, with force, or when the entry has no current vector."""
+        from pi_hermes_memory.domain.memory.move import move_subject
+        from pi_hermes_memory.ports.vectors import VectorScope
+
         if self.embeddings is None or command.force:
             return command
         entry = move_subject(source, command, self.settings.scope)
@@ -410,6 +414,9 @@ class MemoryService:
 
     def move(self, command: MoveMemory) -> WriteResult:
         """promote / demote one entry (domain/memory/move.py); both documents in one transaction."""
+        from pi_hermes_memory.domain.memory.decide import Decision
+        from pi_hermes_memory.domain.memory.move import decide_move
+
         if not self._markdown.distinct_roots():
             return WriteResult(
                 success=False,
@@ -456,6 +463,8 @@ class MemoryService:
         """The removed entries of `target` this session may see (`every_scope`: all of them,
         for export) and `restore` can bring back, most recently removed first (read from the
         journal)."""
+        from pi_hermes_memory.domain.memory.restore import restorable
+
         doc = self.document(target)
         with self._storage.transaction() as uow:
             events = uow.journal.read(doc.stream, upto=doc.version)
@@ -464,6 +473,11 @@ class MemoryService:
 
     def restore(self, target: Target, query: str) -> WriteResult:
         """Bring back a removed entry (by id, or a unique part of its text) with its old id."""
+        from pi_hermes_memory.domain.memory.restore import (
+            decide_restore,
+            restorable,
+            select_restorable,
+        )
 
         removed: list[RemovedEntry] = []
 
@@ -489,6 +503,12 @@ class MemoryService:
         the earlier events in place, append `MemoryPurged` to every stream holding a version,
         drop the rows, replace the snapshots, render the files, then let the storage scrub
         its older copies. `dry_run`: only say what would be purged."""
+        from pi_hermes_memory.domain.memory.decide import Decision
+        from pi_hermes_memory.domain.memory.purge import index as purge_index
+        from pi_hermes_memory.domain.memory.purge import plan_purge
+        from pi_hermes_memory.domain.memory.purge import select as select_purge
+        from pi_hermes_memory.memory.purging import PurgeResult
+
         warnings: list[str] = []
         outcome: PurgePlan | Decision
         leftovers: tuple[str, ...] = ()
@@ -595,6 +615,10 @@ class MemoryService:
         the others proceed. All events commit in one transaction. At most
         MAX_BATCH_OPERATIONS items (ArgumentError above: nothing is applied).
         """
+        from pi_hermes_memory.domain.memory.commands import AddMemory, ReplaceMemory
+        from pi_hermes_memory.domain.memory.decide import decide
+        from pi_hermes_memory.tools.registry import MAX_BATCH_OPERATIONS
+
         if len(items) > MAX_BATCH_OPERATIONS:
             raise ArgumentError(
                 f"a batch may hold at most {MAX_BATCH_OPERATIONS:,} operations, not "
@@ -827,12 +851,16 @@ def _by_target(states: dict[str, MemoryDocument]) -> dict[Target, MemoryDocument
 
 def _preview(idx: PurgeIndex, chain: frozenset[str]) -> PurgePlan:
     """A dry run's plan: the chain and its newest version, nothing to write."""
+    from pi_hermes_memory.domain.memory.purge import PurgePlan, newest_version
+
     return PurgePlan(
         ids=chain, redacted=(), purges={}, newest=newest_version(idx, chain).entry, texts=()
     )
 
 
 def _action(command: MemoryCommand) -> str:
+    from pi_hermes_memory.domain.memory.commands import AddMemory, RemoveMemory, ReplaceMemory
+
     return {AddMemory: "add", ReplaceMemory: "replace", RemoveMemory: "remove"}[type(command)]
 
 

@@ -156,7 +156,24 @@ NOT_FOR_ONE_CALL = (
 )
 
 
-def _one_call(tmp_path: Path, *argv: str) -> tuple[int, list[str], int, int]:
+#: the write side (ADR 0099, round two): a write imports it, `open()` and a search do not
+NOT_FOR_A_SEARCH = (
+    *NOT_FOR_ONE_CALL,
+    "pi_hermes_memory.domain.memory.commands",
+    "pi_hermes_memory.domain.memory.decide",
+    "pi_hermes_memory.domain.memory.move",
+    "pi_hermes_memory.domain.memory.purge",
+    "pi_hermes_memory.domain.memory.restore",
+    "pi_hermes_memory.domain.memory.chain",
+    "pi_hermes_memory.domain.memory.identity",
+    "pi_hermes_memory.memory.by_id",
+    "pi_hermes_memory.memory.purging",
+)
+
+
+def _one_call(
+    tmp_path: Path, *argv: str, watch: tuple[str, ...] = NOT_FOR_ONE_CALL
+) -> tuple[int, list[str], int, int]:
     """Run one CLI command in a child on the store under `tmp_path`: its exit status, the
     heavy modules it loaded, and how many of the scanner's patterns it compiled (of all)."""
     code = (
@@ -164,7 +181,7 @@ def _one_call(tmp_path: Path, *argv: str) -> tuple[int, list[str], int, int]:
         "from pi_hermes_memory.adapters.cli.app import main\n"
         f"code = main({list(argv)!r})\n"
         "from pi_hermes_memory.domain.scanning import lazy_re\n"
-        f"heavy = [m for m in {NOT_FOR_ONE_CALL!r} if m in sys.modules]\n"
+        f"heavy = [m for m in {watch!r} if m in sys.modules]\n"
         "print(json.dumps([code, heavy, lazy_re.compiled_count(), lazy_re.pattern_count()]))\n"
     )
     env = {**os.environ, "HOME": str(tmp_path), "PI_CODING_AGENT_DIR": str(tmp_path / "agent")}
@@ -186,13 +203,55 @@ def test_a_search_and_an_add_load_only_what_they_use(tmp_path: Path) -> None:
     numpy, cattrs or apsw.ext, no hybrid ranking without embeddings, and the scanner (which
     checks the query before echoing it, and the text of an add) compiles only the patterns
     whose keywords occur, not its whole table. No clock: the gain is frozen by what loads."""
-    assert _one_call(tmp_path, "search", "hello")[:2] == (0, [])  # an empty store
+    assert _one_call(tmp_path, "search", "hello", watch=NOT_FOR_A_SEARCH)[:2] == (0, [])
     code, heavy, compiled, patterns = _one_call(tmp_path, "add", "the deploy window is friday")
     assert (code, heavy) == (0, [])
     assert 0 < compiled < patterns // 5
-    code, heavy, compiled, patterns = _one_call(tmp_path, "search", "deploy window")
+    code, heavy, compiled, patterns = _one_call(
+        tmp_path, "search", "deploy window", watch=NOT_FOR_A_SEARCH
+    )
     assert (code, heavy) == (0, [])
     assert 0 < compiled < patterns // 5
+
+
+def test_an_add_loads_the_write_side_it_needs(tmp_path: Path) -> None:
+    """The write side a search leaves out is what an add uses: the list above names modules
+    that load, not misspelt ones."""
+    _, loaded, _, _ = _one_call(
+        tmp_path, "add", "the deploy window is friday", watch=NOT_FOR_A_SEARCH
+    )
+    assert "pi_hermes_memory.domain.memory.commands" in loaded
+    assert "pi_hermes_memory.domain.memory.decide" in loaded
+
+
+def test_a_search_in_a_new_process_imports_a_hand_edit(tmp_path: Path) -> None:
+    """Opening for a search does not load the write side, yet a Markdown file edited by hand
+    since the last render is still imported (through the pipeline) before the search answers;
+    the next process finds it in the journal."""
+    assert _one_call(tmp_path, "add", "the deploy window is friday")[0] == 0
+    memory_md = tmp_path / "agent" / "pi-hermes-memory" / "MEMORY.md"
+    text = memory_md.read_text(encoding="utf-8")
+    memory_md.write_text(text.rstrip("\n") + "\n§\nthe canary runs on tuesdays\n", "utf-8")
+    env = {**os.environ, "HOME": str(tmp_path), "PI_CODING_AGENT_DIR": str(tmp_path / "agent")}
+    for _ in range(2):  # the importing process, then one that reads the journal only
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pi_hermes_memory.adapters.cli.app",
+                "--json",
+                "search",
+                "canary",
+            ],
+            env=env,
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stderr
+        assert "the canary runs on tuesdays" in done.stdout
+    assert "the canary runs on tuesdays" in memory_md.read_text(encoding="utf-8")
 
 
 def _subparser(parser: argparse.ArgumentParser, command: str) -> argparse.ArgumentParser:
