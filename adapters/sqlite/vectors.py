@@ -110,20 +110,25 @@ def _changes_since(
     """The rowids of `memories` rows changed after log entry `position`, and the newest
     entry; None when the log no longer reaches back to `position` (trimmed, or a log that
     starts again below it), holds more than `entries` entries since, or names more than
-    `rows` rows (reading the scope afresh is cheaper then)."""
+    `rows` rows (reading the scope afresh is cheaper then).
+
+    One query on the log's primary key (ADR 0101): the entries from `position` on. The trim
+    deletes the oldest entries only, so every entry after `position` is still there exactly
+    when the first entry found is at most `position + 1`; and `position` itself, the newest
+    entry when it was read, is only trimmed after 4,096 newer ones."""
     found = conn.execute(
-        "SELECT seq, memory_rowid FROM memories_changes WHERE seq > ? ORDER BY seq LIMIT ?",
-        (position, entries + 1),
+        "SELECT seq, memory_rowid FROM memories_changes WHERE seq >= ? ORDER BY seq LIMIT ?",
+        (position, entries + 2),
     ).fetchall()
+    if found and int(found[0][0]) == position:
+        found = found[1:]
+    elif not found:
+        # nothing at or after `position`: the log this reader followed was empty then too,
+        # or this is another log (one that starts again below it)
+        return (position, []) if position == 0 else None
     if not found:
-        if _log_position(conn) < position:  # not the log this reader followed
-            return None
         return position, []
-    if len(found) > entries:
-        return None
-    # the trim deletes the oldest entries only, so every entry after `position` is still
-    # there exactly when the oldest one left is at most the next one
-    if int(conn.execute("SELECT min(seq) FROM memories_changes").get) > position + 1:
+    if len(found) > entries or int(found[0][0]) > position + 1:
         return None
     changed = sorted({int(rowid) for _, rowid in found})
     return None if len(changed) > rows else (int(found[-1][0]), changed)
