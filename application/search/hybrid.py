@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from datetime import date
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, overload
 
 import attrs
 from pi_hermes_memory.domain.search.background import (
@@ -312,7 +312,30 @@ def dense_ranking(
     relevance = dense_relevance(
         values[passing], calibration, explicit_floor, None if hubs is None else hubs[passing]
     )
-    return top_scores([ids[int(at)] for at in passing], relevance, limit, MIN_PASSED)
+    return top_scores(_Picked(ids, passing), relevance, limit, MIN_PASSED)
+
+
+class _Picked(Sequence[str]):
+    """The ids at `rows` (a numpy index array) of `ids`, looked up only when read
+    (`top_scores` reads `limit` of them)."""
+
+    __slots__ = ("_ids", "_rows")
+
+    def __init__(self, ids: Sequence[str], rows: Any) -> None:
+        self._ids = ids
+        self._rows = rows
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    @overload
+    def __getitem__(self, at: int) -> str: ...
+    @overload
+    def __getitem__(self, at: slice) -> Sequence[str]: ...
+    def __getitem__(self, at: int | slice) -> str | Sequence[str]:
+        if isinstance(at, slice):
+            return [self._ids[int(row)] for row in self._rows[at]]
+        return self._ids[int(self._rows[at])]
 
 
 def fused_score(
