@@ -109,7 +109,9 @@ def branch_point_store_class() -> type[Any] | None:
     module = types.ModuleType("tests.bench._vectors_branch_point")
     module.__file__ = f"<git {BRANCH_POINT}:adapters/sqlite/vectors.py>"
     sys.modules[module.__name__] = module  # attrs resolves the module's annotations by name
-    exec(compile(source, module.__file__, "exec"), module.__dict__)  # noqa: S102 - our own file
+    exec(
+        compile(source, module.__file__, "exec"), module.__dict__
+    )  # our own file, at the branch point
     found = getattr(module, "SqliteVectorStore", None)
     return found if isinstance(found, type) else None
 
@@ -186,7 +188,9 @@ def bench_hybrid(
             paths = [("now", embeddings), ("before", port_only)]
             branch_point = branch_point_store_class()
             if branch_point is not None:
-                paths.insert(1, ("main", EmbeddingService(embedder=embedder, store=branch_point(storage))))
+                paths.insert(
+                    1, ("main", EmbeddingService(embedder=embedder, store=branch_point(storage)))
+                )
             timed: dict[str, dict[str, list[tuple[float, float]]]] = {n: {} for n, _ in paths}
 
             def one(service: EmbeddingService, text: str) -> tuple[float, float]:
@@ -379,8 +383,10 @@ def render_hybrid(results: Sequence[HybridLatency]) -> list[str]:
                 f"| {r.rows:,} | {label} | {wall:.2f} | {cpu:.2f} | {pair(r.main, state, cpu)} "
                 f"| {pair(r.before, state, cpu)} | {target} |"
             )
-    missing = "" if all(r.main for r in results) else (
-        f" The 'main' columns are empty where {BRANCH_POINT} could not be read from git."
+    missing = (
+        ""
+        if all(r.main for r in results)
+        else (f" The 'main' columns are empty where {BRANCH_POINT} could not be read from git.")
     )
     out += [
         "",

@@ -200,6 +200,7 @@ def test_a_held_matrix_is_not_written_and_the_change_is_copied(tmp_path: Path) -
     storage, store, ids = _seeded(path, 12)
     try:
         before_ids, held = _candidates(store)
+        assert ids[5] in before_ids
         kept = held.copy()
         other = SqliteStorage(path)
         try:
@@ -260,7 +261,10 @@ storage.close()
 
 
 def _child(path: Path, op: str, arg: str) -> None:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+    }
     done = subprocess.run(
         [sys.executable, "-c", CHILD, str(path), op, arg],
         cwd=ROOT,
@@ -300,10 +304,11 @@ def test_another_process_writing_between_two_searches_is_seen(tmp_path: Path) ->
             if op in ("rewrite", "burst"):
                 fresh_storage = SqliteStorage(path)
                 try:
-                    want = SqliteVectorStore(fresh_storage).vectors([arg], MODEL, dimension=DIMENSION)
+                    want = SqliteVectorStore(fresh_storage).vectors(
+                        [arg], MODEL, dimension=DIMENSION
+                    )
                 finally:
                     fresh_storage.close()
                 np.testing.assert_array_equal(matrix[after.index(arg)], want[arg])
     finally:
         storage.close()
-
