@@ -110,20 +110,25 @@ def _changes_since(
     """The rowids of `memories` rows changed after log entry `position`, and the newest
     entry; None when the log no longer reaches back to `position` (trimmed, or a log that
     starts again below it), holds more than `entries` entries since, or names more than
-    `rows` rows (reading the scope afresh is cheaper then)."""
+    `rows` rows (reading the scope afresh is cheaper then).
+
+    One query on the log's primary key (ADR 0101): the entries from `position` on. The trim
+    deletes the oldest entries only, so every entry after `position` is still there exactly
+    when the first entry found is at most `position + 1`; and `position` itself, the newest
+    entry when it was read, is only trimmed after 4,096 newer ones."""
     found = conn.execute(
-        "SELECT seq, memory_rowid FROM memories_changes WHERE seq > ? ORDER BY seq LIMIT ?",
-        (position, entries + 1),
+        "SELECT seq, memory_rowid FROM memories_changes WHERE seq >= ? ORDER BY seq LIMIT ?",
+        (position, entries + 2),
     ).fetchall()
+    if found and int(found[0][0]) == position:
+        found = found[1:]
+    elif not found:
+        # nothing at or after `position`: the log this reader followed was empty then too,
+        # or this is another log (one that starts again below it)
+        return (position, []) if position == 0 else None
     if not found:
-        if _log_position(conn) < position:  # not the log this reader followed
-            return None
         return position, []
-    if len(found) > entries:
-        return None
-    # the trim deletes the oldest entries only, so every entry after `position` is still
-    # there exactly when the oldest one left is at most the next one
-    if int(conn.execute("SELECT min(seq) FROM memories_changes").get) > position + 1:
+    if len(found) > entries or int(found[0][0]) > position + 1:
         return None
     changed = sorted({int(rowid) for _, rowid in found})
     return None if len(changed) > rows else (int(found[-1][0]), changed)
@@ -353,6 +358,9 @@ class SqliteVectorStore:
                 return cached.ids, cached.matrix
             fresh = None
             if cached is not None:
+                # the patch may write its buffer and id list in place: the entry is taken
+                # out first, so a failure half-way leaves nothing cached (read afresh)
+                del self._cache[key]
                 # the log names every row changed since, or the matrix is read afresh: a
                 # listing of the scope could not see a vector rewritten in place (ADR 0082)
                 changed = _changes_since(
@@ -450,6 +458,9 @@ class _Cached:
     #: order): columns a caller asked for (`candidate_product`), carried along the matrix's
     #: changes; never written after they were handed out
     products: dict[bytes, NDArray[np.float32]] = attrs.Factory(dict)
+    #: `ids` as a list that only this cache holds (never handed out): a change writes the
+    #: ids that came into it in place and makes one tuple of it (ADR 0101)
+    id_list: list[str] = attrs.Factory(lambda self: list(self.ids), takes_self=True)
     matrix: NDArray[np.float32] = attrs.field(init=False)
 
     def __attrs_post_init__(self) -> None:
@@ -471,6 +482,7 @@ class _Cached:
             rowids=self.rowids,
             positions=self.positions,
             products=self.products,
+            id_list=self.id_list,
         )
         kept.matrix = self.matrix  # the same object: callers may test identity
         return kept
@@ -509,24 +521,51 @@ def _unshared(cached: _Cached) -> bool:
     return sys.getrefcount(cached.matrix) == 2 and sys.getrefcount(cached.buffer) == 3
 
 
-def _moved_in(
-    cached: _Cached, gone: Sequence[int]
-) -> tuple[tuple[str, ...], NDArray[np.float32], NDArray[np.int64], NDArray[np.int64]]:
-    """`cached` less the rows at positions `gone` (sorted), in place: each gone row is
-    overwritten by the last row (no copy of the others). Only for an unshared buffer. The
-    last array: the position in `cached` each kept row came from (rows moved only to the
-    positions in `gone`)."""
-    buffer, ids, rowids = cached.buffer, list(cached.ids), cached.rowids.copy()
-    count = len(ids)
+def _in_place(
+    cached: _Cached,
+    gone: Sequence[int],
+    new_rowids: NDArray[np.int64],
+    new_ids: tuple[str, ...],
+    new_matrix: NDArray[np.float32],
+) -> tuple[_Cached, NDArray[np.int64]]:
+    """`cached` less the rows at positions `gone` (sorted) plus the new rows, written into
+    its own buffer and id list (ADR 0101). Only for an unshared buffer with room for every
+    row; `cached` is not used afterwards (its buffer and list now hold the result's rows).
+    Each gone row is overwritten by a new row while there are new rows (a replace writes
+    one row and moves none), the other gone rows by the last row; the other new rows are
+    appended. Also returns, for each row of the result, its position in `cached` (>= 0)
+    or `-1 - k` for the k-th new row."""
+    buffer, id_list, rowids = cached.buffer, cached.id_list, cached.rowids.copy()
+    count = len(id_list)
     source = np.arange(count, dtype=np.int64)
-    for at in reversed(gone):  # every position after `at` is already settled
+    fill = min(len(gone), len(new_ids))
+    for k, at in enumerate(gone[:fill]):
+        buffer[at] = new_matrix[k]
+        id_list[at] = new_ids[k]
+        rowids[at] = new_rowids[k]
+        source[at] = -1 - k
+    for at in reversed(gone[fill:]):  # every position after `at` is already settled
         count -= 1
         if at != count:
             buffer[at] = buffer[count]
-            ids[at] = ids[count]
+            id_list[at] = id_list[count]
             rowids[at] = rowids[count]
             source[at] = source[count]
-    return tuple(ids[:count]), buffer, rowids[:count], source[:count]
+    del id_list[count:]
+    more = len(new_ids) - fill
+    if more:
+        buffer[count : count + more] = new_matrix[fill:]
+        id_list.extend(new_ids[fill:])
+    fresh = _Cached(
+        token=cached.token,
+        position=cached.position,
+        ids=tuple(id_list),
+        buffer=buffer,
+        rowids=np.concatenate([rowids[:count], new_rowids[fill:]]),
+        id_list=id_list,
+    )
+    added = -1 - np.arange(fill, len(new_ids), dtype=np.int64)
+    return fresh, np.concatenate([source[:count], added])
 
 
 def _assembled(
@@ -536,7 +575,9 @@ def _assembled(
     position: int,
 ) -> _Cached | None:
     """`cached` less the rows at positions `gone` (sorted), plus the `added` rows (rowid,
-    id, BLOB) at the end; None when an added row has another width (rebuild)."""
+    id, BLOB); None when an added row has another width (rebuild). In `cached`'s own buffer
+    when no caller holds it and it has room (`_in_place`), else appended after the rows
+    handed out (an add) or copied once into a new buffer."""
     width = cached.matrix.shape[1] if cached.ids else None
     if not gone and not added:
         return cached.same(position)
@@ -544,37 +585,43 @@ def _assembled(
     if len(new_ids) != len(added):
         return None  # another dimension appeared: rebuild from scratch
     count = len(cached.ids) - len(gone)
-    #: the position in `cached` of each kept row; None: the first `count` rows, unmoved
+    room = count + len(new_ids) <= len(cached.buffer)
+    #: for each row of the result, its position in `cached` (>= 0) or -1 - k for the k-th
+    #: added row; None: `cached`'s rows unmoved, then the added rows in order
     source: NDArray[np.int64] | None = None
-    moved: Sequence[int] | None = ()  # the kept positions whose row changed (None: many)
-    if gone and count + len(new_ids) <= len(cached.buffer) and _unshared(cached):
-        kept_ids, buffer, rowids, source = _moved_in(cached, gone)
-        moved = [at for at in gone if at < count]
-    elif gone:
-        kept_ids, buffer, rowids = _without(cached, gone, len(new_ids))
-        source = np.delete(np.arange(len(cached.ids), dtype=np.int64), gone)
-        moved = None
-    elif width is not None and count + len(new_ids) <= len(cached.buffer):
-        # appended after every row handed out so far: the rows before are not copied
-        kept_ids, buffer, rowids = cached.ids, cached.buffer, cached.rowids
+    id_list: list[str] | None = None
+    if gone and room and width is not None and _unshared(cached):
+        fresh, source = _in_place(cached, gone, new_rowids, new_ids, new_matrix)
+        fresh.position = position
     else:
-        buffer = _spare(count + len(new_ids), new_matrix.shape[1])
-        if count:
-            buffer[:count] = cached.matrix
-        kept_ids, rowids = cached.ids, cached.rowids
-    buffer[count : count + len(new_ids)] = new_matrix
-    fresh = _Cached(
-        token=cached.token,
-        position=position,
-        ids=kept_ids + new_ids,
-        buffer=buffer,
-        rowids=np.concatenate([rowids, new_rowids]),
-    )
-    _carry(cached, fresh, source, count, new_matrix, gone, moved)
+        if gone:
+            kept_ids, buffer, rowids = _without(cached, gone, len(new_ids))
+            kept = np.delete(np.arange(len(cached.ids), dtype=np.int64), gone)
+            source = np.concatenate([kept, -1 - np.arange(len(new_ids), dtype=np.int64)])
+        elif width is not None and room:
+            # appended after every row handed out so far: the rows before are not copied
+            kept_ids, buffer, rowids = cached.ids, cached.buffer, cached.rowids
+            id_list = cached.id_list  # only the cache holds it
+            id_list.extend(new_ids)
+        else:
+            buffer = _spare(count + len(new_ids), new_matrix.shape[1])
+            if count:
+                buffer[:count] = cached.matrix
+            kept_ids, rowids = cached.ids, cached.rowids
+        buffer[count : count + len(new_ids)] = new_matrix
+        fresh = _Cached(
+            token=cached.token,
+            position=position,
+            ids=kept_ids + new_ids,
+            buffer=buffer,
+            rowids=np.concatenate([rowids, new_rowids]),
+            id_list=id_list if id_list is not None else list(kept_ids + new_ids),
+        )
+    _carry(cached, fresh, source, new_matrix, gone)
     return fresh
 
 
-#: The most kept rows whose position changed for which `_carry` patches the id -> position
+#: The most rows whose position changed for which `_carry` patches the id -> position
 #: map (more: it is built again when asked for).
 _PATCHED_POSITIONS: Final = 256
 #: Product columns kept per matrix (`candidate_product`).
@@ -585,34 +632,40 @@ def _carry(
     old: _Cached,
     new: _Cached,
     source: NDArray[np.int64] | None,
-    kept: int,
     added: NDArray[np.float32],
     gone: Sequence[int],
-    moved: Sequence[int] | None,
 ) -> None:
-    """Carry `old`'s id -> position map and product columns over to `new`, whose first
-    `kept` rows are `old`'s rows at `source` (None: its first `kept`, unmoved) less the
-    rows at `gone`, and whose other rows are `added`; `moved`: the kept positions whose row
-    changed (None: too many to patch). A column keeps its values for the kept rows and
+    """Carry `old`'s id -> position map and product columns over to `new`, whose rows are
+    `old`'s rows at `source` (>= 0) and the `added` rows (-1 - k); `source` None: `old`'s
+    rows unmoved, then the added rows. A column keeps its values for the kept rows and
     multiplies only the added rows (no pass over the kept rows' vectors); the map is
     patched by the rows that left, moved or came (ADR 0082). Both are new objects: the old
     ones may be held by a caller."""
+    kept = len(old.ids) - len(gone)
     for key, column in old.products.items():
-        carried = column[:kept] if source is None else column[source]
+        vector = np.frombuffer(key, dtype=np.float32)
+        extra = np.zeros(0, dtype=np.float32)
         if len(added):
-            vector = np.frombuffer(key, dtype=np.float32)
             if added.ndim != 2 or added.shape[1] != vector.shape[0]:
                 continue  # another width: asked for again
             extra = np.asarray(added @ vector, dtype=np.float32)
-            carried = np.concatenate([carried, extra])
-        elif source is None:
-            carried = carried.copy()
+        if source is None:
+            carried = np.concatenate([column[:kept], extra])
+        else:
+            came = source < 0
+            carried = column[np.where(came, 0, source)]  # a new array
+            carried[came] = extra[-1 - source[came]]
         carried.setflags(write=False)
         new.products[key] = carried
-    if old.positions is None or moved is None or len(moved) > _PATCHED_POSITIONS:
-        return  # built again from the ids when asked for
+    if old.positions is None:
+        return  # built from the ids when asked for
+    if source is None:
+        moved: Iterable[int] = range(kept, len(new.ids))
+    else:
+        moved = np.flatnonzero(source != np.arange(len(source), dtype=np.int64)).tolist()
+        if len(moved) > _PATCHED_POSITIONS:
+            return  # many rows moved (a copy): built again when asked for
     placed = [(new.ids[at], at) for at in moved]
-    placed += [(new.ids[at], at) for at in range(kept, len(new.ids))]
     new.positions = old.positions.patched([old.ids[at] for at in gone], placed, length=len(new.ids))
 
 

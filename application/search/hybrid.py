@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from datetime import date
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, overload
 
 import attrs
 from pi_hermes_memory.domain.search.background import (
@@ -283,6 +283,61 @@ def dense_relevance(
     return np.where(values > calibration.floor, np.clip(share, MIN_PASSED, 1.0), 0.0)
 
 
+def dense_ranking(
+    ids: Sequence[str],
+    cosines: Any,
+    calibration: Calibration | None,
+    explicit_floor: float | None,
+    hubness: Any = None,
+    *,
+    limit: int,
+) -> list[tuple[str, float]]:
+    """The `limit` best rows by dense relevance, `(id, relevance)` best first, ties by row
+    order: `top_scores(ids, dense_relevance(...), limit, MIN_PASSED)`, with the relevance
+    computed only for the rows that pass the floor (ADR 0101: a handful of the 44k rows of a
+    100k store; the same numbers, element by element)."""
+    import numpy as np
+
+    values = np.asarray(cosines, dtype=np.float64)
+    hubs = None if hubness is None else np.asarray(hubness, dtype=np.float64)
+    if explicit_floor is not None:
+        passing = np.flatnonzero(values >= explicit_floor)
+    elif calibration is None or (calibration.method == "csls" and hubs is None):
+        return []  # nothing passes (see `dense_relevance`)
+    elif calibration.method == "csls" and hubs is not None:
+        score = 2.0 * values - calibration.neighbourhood - hubs
+        passing = np.flatnonzero(np.isfinite(score) & (score > calibration.csls_floor))
+    else:
+        passing = np.flatnonzero(values > calibration.floor)
+    relevance = dense_relevance(
+        values[passing], calibration, explicit_floor, None if hubs is None else hubs[passing]
+    )
+    return top_scores(_Picked(ids, passing), relevance, limit, MIN_PASSED)
+
+
+class _Picked(Sequence[str]):
+    """The ids at `rows` (a numpy index array) of `ids`, looked up only when read
+    (`top_scores` reads `limit` of them)."""
+
+    __slots__ = ("_ids", "_rows")
+
+    def __init__(self, ids: Sequence[str], rows: Any) -> None:
+        self._ids = ids
+        self._rows = rows
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    @overload
+    def __getitem__(self, at: int) -> str: ...
+    @overload
+    def __getitem__(self, at: slice) -> Sequence[str]: ...
+    def __getitem__(self, at: int | slice) -> str | Sequence[str]:
+        if isinstance(at, slice):
+            return [self._ids[int(row)] for row in self._rows[at]]
+        return self._ids[int(self._rows[at])]
+
+
 def fused_score(
     keyword: float,
     dense: float,
@@ -336,11 +391,12 @@ def hybrid_hits(
         explicit = settings.fallback_floor(model_id)  # no background: the profile's floor
     raw, hubness = vectors.cosines_and_hubness()  # one pass over the candidate matrix
     scores = np.clip(raw, -1.0, 1.0)
-    relevance = dense_relevance(scores, calibration, explicit, hubness)
     fusion = settings.fusion_for(model_id)
     dense: list[tuple[str, float]] = []
     if fusion.dense_weight > 0:  # weight 0: FTS-only
-        dense = top_scores(vectors.ids, relevance, limit=settings.depth, min_cosine=MIN_PASSED)
+        dense = dense_ranking(
+            vectors.ids, scores, calibration, explicit, hubness, limit=settings.depth
+        )
     keyword_weight = fusion.fts_weight if fusion.dense_weight > 0 else 1.0
     base: dict[str, float] = {}
     keyword: dict[str, float] = {}
@@ -432,6 +488,7 @@ __all__ = [
     "RERANK_TOP_N",
     "EmbedderProfile",
     "HybridSettings",
+    "dense_ranking",
     "dense_relevance",
     "fused_score",
     "hybrid_hits",

@@ -15,23 +15,32 @@ search right after another connection added an in-scope row and stored its vecto
 grows by one row). `after_replace_ms`: a search right after another connection replaced an
 in-scope row and stored the new row's vector (one row leaves the matrix, one enters).
 
-Each figure is measured twice in the same run, interleaved (the order alternates): through the
-store as it is (it keeps the id -> row map and the background centroid's column along the
-matrix's changes, ADR 0082), and through `PortOnlyVectorStore` over its own `SqliteVectorStore`
-(the port's methods only: the search path before ADR 0082, which builds the map after every
-change and multiplies the matrix by the query and the centroid on every search). Wall and CPU
-time (`time.process_time`) of each search; medians.
+`after_remove_ms`: a search right after another connection deleted an in-scope row (one row
+leaves the matrix).
+
+Each figure is measured three times in the same run, interleaved (the order rotates): through
+the store as it is (a change is written into the cached matrix in place, ADR 0101; the id ->
+row map and the background centroid's column are carried along, ADR 0082), through the store
+of `BRANCH_POINT` (main before ADR 0101: `adapters/sqlite/vectors.py` read from git, when git
+and that commit are at hand), and through `PortOnlyVectorStore` over its own
+`SqliteVectorStore` (the port's methods only: the search path before ADR 0082, which builds
+the map after every change and multiplies the matrix by the query and the centroid on every
+search). Wall and CPU time (`time.process_time`) of each search; medians.
 """
 
 from __future__ import annotations
 
 import os
 import statistics
+import subprocess
+import sys
 import time
+import types
 import zlib
 from collections.abc import Sequence
 from datetime import date
 from pathlib import Path
+from typing import Any
 
 import attrs
 import numpy as np
@@ -58,6 +67,8 @@ from tests.bench.run import (
 )
 from tests.support.port_only_vectors import PortOnlyVectorStore
 
+#: main where ADR 0101 branched off: its `vectors.py` is the "main" path of the comparison
+BRANCH_POINT = "2982b6a"
 MODEL = "bench/random"
 HYBRID_P50_TARGET_MS = 10.0
 HYBRID_TARGET_ROWS = 100_000
@@ -79,6 +90,32 @@ class RandomEmbedder:
             vector = rng.standard_normal(self.dimension).astype(np.float32)
             rows.append(vector / np.linalg.norm(vector))
         return np.stack(rows) if rows else np.zeros((0, self.dimension), dtype=np.float32)
+
+
+def branch_point_store_class() -> type[Any] | None:
+    """`SqliteVectorStore` as `BRANCH_POINT` had it (its module read from git and loaded
+    beside the current one), or None when git or that commit is not at hand (a shallow
+    clone, an sdist): the table then leaves the "main" columns out."""
+    root = Path(__file__).resolve().parents[2]
+    try:
+        source = subprocess.run(
+            ["git", "-C", str(root), "show", f"{BRANCH_POINT}:adapters/sqlite/vectors.py"],
+            capture_output=True,
+            check=True,
+            timeout=30,
+        ).stdout.decode("utf-8")
+    except (OSError, subprocess.SubprocessError, UnicodeDecodeError):
+        return None
+    module = types.ModuleType("tests.bench._vectors_branch_point")
+    module.__file__ = f"<git {BRANCH_POINT}:adapters/sqlite/vectors.py>"
+    sys.modules[module.__name__] = module  # attrs resolves the module's annotations by name
+    try:  # our own file, at the branch point; it may import names main has since renamed
+        exec(compile(source, module.__file__, "exec"), module.__dict__)
+    except Exception as exc:  # the comparison is left out, saying why
+        print(f"main's store at {BRANCH_POINT} could not be loaded: {exc!r}", file=sys.stderr)
+        return None
+    found = getattr(module, "SqliteVectorStore", None)
+    return found if isinstance(found, type) else None
 
 
 def store_vectors(storage: SqliteStorage, dimension: int, *, chunk: int = 20_000) -> int:
@@ -109,10 +146,13 @@ class HybridLatency:
     build_s: float
     after_add_ms: float | None = None  # median over a few searches that follow an add
     after_replace_ms: float | None = None  # median over a few searches that follow a replace
-    #: (wall ms, CPU ms) medians by state ("warm", "write", "add", "replace"), through the
-    #: store (`now`) and through the port-only path before ADR 0082 (`before`)
+    after_remove_ms: float | None = None  # median over a few searches that follow a remove
+    #: (wall ms, CPU ms) medians by state ("warm", "write", "add", "replace", "remove"),
+    #: through the store (`now`), through main's store before ADR 0101 (`main`, empty when
+    #: it could not be loaded) and through the port-only path before ADR 0082 (`before`)
     now: dict[str, tuple[float, float]] = attrs.field(factory=dict)
     before: dict[str, tuple[float, float]] = attrs.field(factory=dict)
+    main: dict[str, tuple[float, float]] = attrs.field(factory=dict)
 
 
 def bench_hybrid(
@@ -147,7 +187,13 @@ def bench_hybrid(
             port_only = EmbeddingService(
                 embedder=embedder, store=PortOnlyVectorStore(SqliteVectorStore(storage))
             )
-            timed: dict[str, dict[str, list[tuple[float, float]]]] = {"now": {}, "before": {}}
+            paths = [("now", embeddings), ("before", port_only)]
+            branch_point = branch_point_store_class()
+            if branch_point is not None:
+                paths.insert(
+                    1, ("main", EmbeddingService(embedder=embedder, store=branch_point(storage)))
+                )
+            timed: dict[str, dict[str, list[tuple[float, float]]]] = {n: {} for n, _ in paths}
 
             def one(service: EmbeddingService, text: str) -> tuple[float, float]:
                 query = SearchQuery(text=text, clauses=clauses)
@@ -157,9 +203,9 @@ def bench_hybrid(
                 return (time.perf_counter() - wall) * 1000, (time.process_time() - cpu) * 1000
 
             def search(text: str, state: str, turn: int) -> float:
-                """Both paths, the order alternating; the store's wall time."""
-                pair = [("now", embeddings), ("before", port_only)]
-                for name, service in pair if turn % 2 == 0 else pair[::-1]:
+                """Every path, the order rotating; the store's wall time."""
+                shift = turn % len(paths)
+                for name, service in paths[shift:] + paths[:shift]:
                     timed[name].setdefault(state, []).append(one(service, text))
                 return timed["now"][state][-1][0]
 
@@ -171,6 +217,7 @@ def bench_hybrid(
             after_write = []
             after_add = []
             after_replace: list[float] = []
+            after_remove: list[float] = []
             try:
                 for n in range(CHANGES):
                     with writer.transaction():  # a real change (a no-op UPDATE commits nothing)
@@ -209,6 +256,20 @@ def bench_hybrid(
                         f"{MODEL}-{dimension}",
                     )
                     after_replace.append(search(texts[(n + 10) % len(texts)], "replace", n))
+                with writer.read() as conn:  # in-scope rows of the memory target, newest last
+                    gone_ids = [
+                        str(i)
+                        for (i,) in conn.execute(
+                            "SELECT id FROM memories WHERE target = 'memory' "
+                            "AND superseded_by IS NULL AND flagged IS NULL "
+                            "AND embedding IS NOT NULL ORDER BY rowid LIMIT ?",
+                            (CHANGES,),
+                        )
+                    ]
+                for n, gone_id in enumerate(gone_ids):
+                    with writer.transaction():  # the row leaves the read model (a removal)
+                        writer.connection.execute("DELETE FROM memories WHERE id = ?", (gone_id,))
+                    after_remove.append(search(texts[(n + 15) % len(texts)], "remove", n))
             finally:
                 writer.close()
         finally:
@@ -236,8 +297,10 @@ def bench_hybrid(
         build_s=build_s,
         after_add_ms=statistics.median(after_add),
         after_replace_ms=statistics.median(after_replace) if after_replace else None,
+        after_remove_ms=statistics.median(after_remove) if after_remove else None,
         now=medians["now"],
         before=medians["before"],
+        main=medians.get("main", {}),
     )
 
 
@@ -255,23 +318,28 @@ def render_hybrid(results: Sequence[HybridLatency]) -> list[str]:
         "## memory_search, hybrid (FTS + cosine + fusion + stages; query embedding excluded)",
         "",
         "| rows | dims | candidates | samples | p50 ms | p95 ms | mean ms | after a write ms "
-        "| after an add ms | after a replace ms | target (issue) |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| after an add ms | after a replace ms | after a remove ms | target (issue) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in results:
         target = ""
         if r.rows == HYBRID_TARGET_ROWS:
             worst = max(
-                r.p50_ms, r.after_write_ms, r.after_add_ms or 0.0, r.after_replace_ms or 0.0
+                r.p50_ms,
+                r.after_write_ms,
+                r.after_add_ms or 0.0,
+                r.after_replace_ms or 0.0,
+                r.after_remove_ms or 0.0,
             )
             met = "met" if worst <= HYBRID_P50_TARGET_MS else "NOT met"
             target = f"≤ {HYBRID_P50_TARGET_MS:g} ms, also after a write: {met}"
         added = "—" if r.after_add_ms is None else f"{r.after_add_ms:.1f}"
         replaced = "—" if r.after_replace_ms is None else f"{r.after_replace_ms:.1f}"
+        removed = "—" if r.after_remove_ms is None else f"{r.after_remove_ms:.1f}"
         out.append(
             f"| {r.rows:,} | {r.dimension} | {r.candidates:,} | {r.samples} | {r.p50_ms:.2f} "
             f"| {r.p95_ms:.2f} | {r.mean_ms:.2f} | {r.after_write_ms:.1f} | {added} "
-            f"| {replaced} | {target} |"
+            f"| {replaced} | {removed} | {target} |"
         )
     out += [
         "",
@@ -280,43 +348,58 @@ def render_hybrid(results: Sequence[HybridLatency]) -> list[str]:
         "scope's rows as they were, so that search re-checks for rows lacking a vector and "
         "refreshes the matrix from the change log (ADR 0043); 'after an add': another "
         "connection added an in-scope row and its vector; 'after a replace': another connection "
-        f"replaced an in-scope row and embedded the new one. Medians of {CHANGES}. "
+        f"replaced an in-scope row and embedded the new one; 'after a remove': another "
+        f"connection deleted an in-scope row. Medians of {CHANGES}. "
         f"numpy BLAS threads: {_blas_threads()} (OPENBLAS_NUM_THREADS); on a busy machine "
         "threaded BLAS makes these small products much slower (ADR 0040).",
     ]
     out += [
         "",
-        "### hybrid after a change: the store's map and centroid column vs the port-only path "
-        "(ADR 0082)",
+        "### hybrid after a change: the cached matrix changed in place (ADR 0101) vs main's "
+        f"store ({BRANCH_POINT}) vs the port-only path (before ADR 0082)",
         "",
-        "| rows | state | wall ms | CPU ms | before: wall ms | before: CPU ms | CPU ratio "
-        "| target (issue 29) |",
-        "|---|---|---|---|---|---|---|---|",
+        "| rows | state | wall ms | CPU ms | main: wall ms | main: CPU ms | CPU vs main "
+        "| port-only: wall ms | port-only: CPU ms | CPU vs port-only | target (issue 29) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     labels = {"warm": "warm", "write": "after a write", "add": "after an add"}
-    labels["replace"] = "after a replace"
+    labels |= {"replace": "after a replace", "remove": "after a remove"}
+
+    def pair(found: dict[str, tuple[float, float]], state: str, cpu: float) -> str:
+        if state not in found:
+            return "— | — | —"
+        old_wall, old_cpu = found[state]
+        ratio = f"{cpu / old_cpu:.2f}×" if old_cpu > 0 else "—"
+        return f"{old_wall:.2f} | {old_cpu:.2f} | {ratio}"
+
     for r in results:
         for state, label in labels.items():
-            if state not in r.now or state not in r.before:
+            if state not in r.now:
                 continue
-            (wall, cpu), (old_wall, old_cpu) = r.now[state], r.before[state]
-            ratio = f"{cpu / old_cpu:.2f}×" if old_cpu > 0 else "—"
+            wall, cpu = r.now[state]
             target = ""
             if r.rows == HYBRID_TARGET_ROWS:
                 met = "met" if wall <= HYBRID_P50_TARGET_MS else "NOT met"
                 target = f"≤ {HYBRID_P50_TARGET_MS:g} ms: {met}"
             out.append(
-                f"| {r.rows:,} | {label} | {wall:.2f} | {cpu:.2f} | {old_wall:.2f} "
-                f"| {old_cpu:.2f} | {ratio} | {target} |"
+                f"| {r.rows:,} | {label} | {wall:.2f} | {cpu:.2f} | {pair(r.main, state, cpu)} "
+                f"| {pair(r.before, state, cpu)} | {target} |"
             )
+    missing = (
+        ""
+        if all(r.main for r in results)
+        else (f" The 'main' columns are empty where {BRANCH_POINT} could not be read from git.")
+    )
     out += [
         "",
-        f"Medians of {CHANGES} searches after each kind of write (warm: every query), the two "
-        "paths interleaved in one run, the order alternating. 'before': the same store read "
+        f"Medians of {CHANGES} searches after each kind of write (warm: every query), the "
+        "three paths interleaved in one run, the order rotating. 'main': the same store read "
+        f"through `SqliteVectorStore` as of {BRANCH_POINT} (a change copies the kept ids and "
+        "moves the last row into a removed one's place). 'port-only': the same store read "
         "through the `VectorStore` port's methods only (`PortOnlyVectorStore`), so the service "
         "builds the id -> row map after each change and multiplies the matrix by the query "
         "and the background centroid on every search. CPU: `time.process_time` of the "
-        "searching process.",
+        "searching process." + missing,
     ]
     return out
 
