@@ -293,7 +293,7 @@ class MemoryService:
         if tail is not None:
             target, (new_blocks, rendered) = target_of(stream), tail
 
-            def append(expected: object) -> tuple[str, int] | None:
+            def append(expected: object) -> tuple[str, int, object | None] | None:
                 assert isinstance(self._markdown, AppendingMarkdown)
                 return self._markdown.append(target, new_blocks, rendered, expected=expected)
 
