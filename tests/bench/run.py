@@ -1369,6 +1369,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     first_writes = first_write.run(
         first_write.QUICK_SIZES if args.quick else first_write.FULL_SIZES,
         repeats=1 if args.quick else 3,
+        ref=os.environ.get("BENCH_REF"),
     )
     print(first_write.render(first_writes))
     from tests.bench import frameworks
