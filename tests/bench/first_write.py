@@ -62,7 +62,7 @@ from tests.bench.run import _open
 if sys.argv[2] == "folded":
     MemoryService._indexed_add = lambda self, command: None
 if sys.argv[2] == "rewrite":
-    MemoryService._append_tail = lambda self, uow, stream, version: None
+    MemoryService._append_tail = lambda self, uow, stream, version, **kw: None
 out = {}
 w, c = clocks()
 memory = _open(Path(sys.argv[1]))
