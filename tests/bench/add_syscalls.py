@@ -23,6 +23,7 @@ import json
 import os
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -142,9 +143,12 @@ def timed(entries: int, adds: int, store: Path, *, library: str | None = None) -
     }
 
 
-def compare(sizes: Sequence[int], adds: int, ref: str | None) -> list[dict[str, Any]]:
-    """Per size, one store; per library (this checkout, and `ref`'s when given) a timed
-    child, then a traced one, the libraries interleaved so that the machine's load hits both."""
+def compare(
+    sizes: Sequence[int], adds: int, ref: str | None, rounds: int = 3
+) -> list[dict[str, Any]]:
+    """Per size, one store; `rounds` rounds of one timed child per library (this checkout,
+    and `ref`'s when given), the libraries alternating so that the machine's load hits both;
+    the medians of the rounds' percentiles; then one traced child per library."""
     from tests.bench.add_growth import _exported
 
     rows: list[dict[str, Any]] = []
@@ -157,9 +161,16 @@ def compare(sizes: Sequence[int], adds: int, ref: str | None) -> list[dict[str, 
             store = Path(tmp) / f"store-{entries}"
             print(f"… steady adds at {entries:,} entries", file=sys.stderr, flush=True)
             _run_child(entries, 1, store, None, None, store / "unused")  # prefill once
+            timings: dict[str, list[dict[str, Any]]] = {name: [] for name in libraries}
+            order = list(libraries.items())
+            for turn in range(max(1, rounds)):
+                for name, library in order if turn % 2 == 0 else reversed(order):
+                    timings[name].append(timed(entries, adds, store, library=library))
             for name, library in libraries.items():
-                row: dict[str, Any] = {"library": name, "entries": entries}
-                row.update(timed(entries, adds, store, library=library))
+                row: dict[str, Any] = {"library": name, "entries": entries, "rounds": rounds}
+                for key in ("p50_ms", "p95_ms", "cpu_p50_ms", "cpu_p95_ms"):
+                    row[key] = statistics.median(t[key] for t in timings[name])
+                row["statuses"] = sorted({s for t in timings[name] for s in t["statuses"]})
                 row["trace"] = count(entries, adds, library=library, store=store)
                 rows.append(row)
     return rows
@@ -194,7 +205,8 @@ def render_compare(rows: Sequence[dict[str, Any]]) -> list[str]:
         )
     return [
         "",
-        "## Steady add, libraries side by side (issue 29: p50 ≤ 5 ms at 1k and 100k; ADR 0100)",
+        "## Steady add, libraries side by side (issue 29: p50 ≤ 5 ms at 1k and 100k; ADR 0100;"
+        " medians of alternating rounds)",
         "",
         _table(header, table),
     ]
@@ -219,12 +231,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--entries", default="1000", help="comma-separated entry counts")
     parser.add_argument("--adds", type=int, default=50)
     parser.add_argument("--ref", help="also measure this git revision's library (e.g. main)")
+    parser.add_argument("--rounds", type=int, default=3, help="alternating timed rounds")
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.entries.split(",") if s]
     if args.ref is None and len(sizes) == 1:
         print("\n".join(render(count(sizes[0], args.adds))))
         return 0
-    print("\n".join(render_compare(compare(sizes, args.adds, args.ref))))
+    print("\n".join(render_compare(compare(sizes, args.adds, args.ref, args.rounds))))
     return 0
 
 

@@ -1343,6 +1343,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         (1_000,) if args.quick else (1_000, 100_000),
         10 if args.quick else 50,
         os.environ.get("BENCH_REF"),
+        rounds=1 if args.quick else 3,
     )
     print("\n".join(add_syscalls.render_compare(steady)))
     from tests.bench import open_cli
