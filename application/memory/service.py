@@ -245,9 +245,7 @@ class MemoryService:
                         self._tail(stream, version, decision.events)
                         size = 0 if seen is None else _size(seen[0])
                         if seen is not None and not self._pipe.may_lag_unread(stream, size):
-                            tail = self._append_tail(
-                                uow, stream, head, appended=decision.events
-                            )
+                            tail = self._append_tail(uow, stream, head, appended=decision.events)
                             if tail is None:
                                 state = self._indexed_rows(index, stream, head)
                                 render = self._pipe.render(uow, state)
