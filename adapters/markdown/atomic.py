@@ -125,20 +125,27 @@ def _make_parent(target: Path) -> None:
         raise StorageFailed.from_os_error("create the directory of", target, exc) from exc
 
 
+def _mkstemp(target: Path) -> tuple[int, str]:
+    """A new temp file beside `target`; FileNotFoundError when its folder is missing, any
+    other failure as StorageFailed."""
+    try:
+        return tempfile.mkstemp(dir=target.parent, prefix=_temp_prefix(target), suffix=".tmp")
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        raise StorageFailed.from_os_error("create a temporary file for", target, exc) from exc
+
+
 def _write_temp(target: Path, data: bytes | Callable[[int], None]) -> Path:
     """A synced temp file next to `target` holding `data`; removed again if anything fails."""
     try:
+        fd, name = _mkstemp(target)
+    except FileNotFoundError:  # the folder is made when missing, not checked per write
+        _make_parent(target)  # StorageFailed naming the folder when it cannot be made
         try:
-            fd, name = tempfile.mkstemp(
-                dir=target.parent, prefix=_temp_prefix(target), suffix=".tmp"
-            )
-        except FileNotFoundError:  # the folder is made when missing, not checked per write
-            _make_parent(target)
-            fd, name = tempfile.mkstemp(
-                dir=target.parent, prefix=_temp_prefix(target), suffix=".tmp"
-            )
-    except OSError as exc:
-        raise StorageFailed.from_os_error("create a temporary file for", target, exc) from exc
+            fd, name = _mkstemp(target)
+        except FileNotFoundError as exc:
+            raise StorageFailed.from_os_error("create a temporary file for", target, exc) from exc
     tmp = Path(name)
     try:
         try:
