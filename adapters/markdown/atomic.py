@@ -74,7 +74,6 @@ def atomic_write(
     loss until then (ADR 0085).
     """
     target = real if real is not None else Path(os.path.realpath(path))
-    _make_parent(target)
     replace_temp(
         write_temp(target, data),
         target,
@@ -125,14 +124,29 @@ def _make_parent(target: Path) -> None:
         raise StorageFailed.from_os_error("create the directory of", target, exc) from exc
 
 
+def _mkstemp(target: Path) -> tuple[int, str]:
+    """A new temp file beside `target`; FileNotFoundError when its folder is missing, any
+    other failure as StorageFailed."""
+    import tempfile  # with the first write: a read never needs it (ADR 0099)
+
+    try:
+        return tempfile.mkstemp(dir=target.parent, prefix=_temp_prefix(target), suffix=".tmp")
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        raise StorageFailed.from_os_error("create a temporary file for", target, exc) from exc
+
+
 def _write_temp(target: Path, data: bytes | Callable[[int], None]) -> Path:
     """A synced temp file next to `target` holding `data`; removed again if anything fails."""
     try:
-        import tempfile  # with the first write: a read never needs it (ADR 0099)
-
-        fd, name = tempfile.mkstemp(dir=target.parent, prefix=_temp_prefix(target), suffix=".tmp")
-    except OSError as exc:
-        raise StorageFailed.from_os_error("create a temporary file for", target, exc) from exc
+        fd, name = _mkstemp(target)
+    except FileNotFoundError:  # the folder is made when missing, not checked per write
+        _make_parent(target)  # StorageFailed naming the folder when it cannot be made
+        try:
+            fd, name = _mkstemp(target)
+        except FileNotFoundError as exc:
+            raise StorageFailed.from_os_error("create a temporary file for", target, exc) from exc
     tmp = Path(name)
     try:
         try:
@@ -445,7 +459,10 @@ class FileLock:
 
     def _open(self) -> int:
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            try:  # the folder exists but at a store's first use: no mkdir and stat per lock
+                return os.open(self.path, _OPEN_FLAGS, 0o600)
+            except FileNotFoundError:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
             return os.open(self.path, _OPEN_FLAGS, 0o600)
         except OSError as exc:
             raise StorageFailed.from_os_error("open the lock file", self.path, exc) from exc

@@ -107,6 +107,16 @@ def _settled_bytes(fd: int, *, tries: int = 50, wait_s: float = 0.02) -> bytes:
     return data
 
 
+def _identity(st: os.stat_result) -> tuple[int, int, int]:
+    """(mtime_ns, size, inode): what a rename leaves as it was (it changes the ctime)."""
+    return (st.st_mtime_ns, st.st_size, st.st_ino)
+
+
+def _identity_of(stamp: tuple[object, ...]) -> tuple[object, ...]:
+    """`_identity`'s fields of a `MarkdownFiles.stamp`."""
+    return stamp[:3]
+
+
 @attrs.frozen
 class MarkdownFiles:
     """The memory files of one agent root.
@@ -298,14 +308,11 @@ class MarkdownFiles:
             )
         return data
 
-    def write(self, target: Target, data: bytes, *, expected: object = UNCHECKED) -> None:
-        """Replace the file atomically and durably. Raises StorageFailed: then nothing was saved.
-
-        Take `lock()` around the read-modify-write that produced `data`. A file without write
-        permission (chmod 0444) is respected, never replaced (ADR 0023). With `expected` (the
-        stamp when the file was read), a file a person saved meanwhile is left alone:
-        `MarkdownChanged`, checked after the temp file is durable, just before the rename.
-        """
+    def _writable(self, target: Target) -> tuple[Path, Path]:
+        """The file of `target` and its sidecar, checked before a write replaces them: a
+        symlink out of the memory folders and a read-only file (chmod 0444, ADR 0023) are
+        refused with StorageFailed, nothing written; the temp files a killed writer left
+        beside them are removed."""
         path = self.path_for(target)
         problem = self.link_problem(target)
         if problem is not None:
@@ -316,6 +323,17 @@ class MarkdownFiles:
             )
         side = self.sidecar_for(target)
         self._remove_stale_temps(path, side)
+        return path, side
+
+    def write(self, target: Target, data: bytes, *, expected: object = UNCHECKED) -> None:
+        """Replace the file atomically and durably. Raises StorageFailed: then nothing was saved.
+
+        Take `lock()` around the read-modify-write that produced `data`. A file without write
+        permission (chmod 0444) is respected, never replaced (ADR 0023). With `expected` (the
+        stamp when the file was read), a file a person saved meanwhile is left alone:
+        `MarkdownChanged`, checked after the temp file is durable, just before the rename.
+        """
+        path, side = self._writable(target)
 
         def unchanged() -> None:
             if expected is not UNCHECKED and self.stamp(target) != expected:
@@ -350,7 +368,7 @@ class MarkdownFiles:
 
     def append(
         self, target: Target, tail: bytes, rendered: str, *, expected: object = UNCHECKED
-    ) -> tuple[str, int] | None:
+    ) -> tuple[str, int, object | None] | None:
         """Write the render that appends `tail`'s entries to the one on disk (ADR 0088), the
         same bytes `write` writes for it, without rendering or holding the old entries: the
         file and the sidecar are each copied into a temp file with the new blocks after them,
@@ -358,19 +376,12 @@ class MarkdownFiles:
         late-save rescue). `tail` is our render of the added entries alone under the new
         version line; `rendered` the sha256 of the render on disk (the ledger's).
 
-        Returns (the sha256 of the new render, its size), or None, with nothing written, when
+        Returns (the sha256 of the new render, its size, the file's `stamp` as written, ADR
+        0100: None unless the file on the path is still the inode we wrote, with the size and
+        mtime it had before its rename), or None, with nothing written, when
         the files are not the render `rendered` with its sidecar history and a version line,
         or the tail does not follow it (then `write` the full render). Raises as `write`."""
-        path = self.path_for(target)
-        problem = self.link_problem(target)
-        if problem is not None:
-            raise StorageFailed(problem, path=path, errno=errno.ELOOP)
-        if read_only_file(path):
-            raise StorageFailed(
-                f"{path} is read-only; it was left as it is", path=path, errno=errno.EACCES
-            )
-        side = self.sidecar_for(target)
-        self._remove_stale_temps(path, side)
+        path, side = self._writable(target)
         real, real_side = self._physical(path), self._physical(side)
 
         def unchanged() -> None:
@@ -436,6 +447,7 @@ class MarkdownFiles:
                     return None
             self._edits.pop(target, None)  # recorded in the sidecar, as `write` does
             try:
+                ours = _identity(os.stat(tmp))
                 replace_temp(
                     tmp,
                     real,
@@ -451,7 +463,11 @@ class MarkdownFiles:
             if old is not None:
                 os.close(old)
         replace_temp(tmp_side, real_side)
-        return new_hash.hexdigest(), new_size
+        # a rename changes only the ctime: the same inode, size and mtime after it (and after
+        # the sidecar's) is the file we wrote, so its stamp proves our render until it changes
+        stamp = self.stamp(target)
+        written = stamp if isinstance(stamp, tuple) and _identity_of(stamp) == ours else None
+        return new_hash.hexdigest(), new_size, written
 
     def _rescue_late_save(self, target: Target, path: Path, old: int, expected: object) -> None:
         """A person's in-place save that landed in the replaced inode after the last check

@@ -95,6 +95,7 @@ class StreamState(Protocol):
 
 
 S = TypeVar("S", bound=StreamState)
+R = TypeVar("R")
 
 
 @attrs.frozen
@@ -430,21 +431,52 @@ class Pipeline(Generic[S]):
         self,
         stream: str,
         version: int,
-        append: Callable[[object], tuple[str, int] | None],
+        append: Callable[[object], tuple[str, int, object | None] | None],
         seen: object,
     ) -> list[str] | None:
         """After COMMIT, under the lock: bring `stream`'s replica, found to be the last
         render when its stamp was `seen`, to `version` by `append(seen)` (ADR 0088: the
         render at `version` only appends entries to it), and record it as `_publish` does.
-        `append` answers (the sha256 of the render written, its size), or None when the
-        replica is not what the append was planned on: nothing was written and None is
-        returned (render it in full). Warnings as `publish_unread`'s."""
+        `append` answers (the sha256 of the render written, its size, the replica's stamp
+        when it is provably the file written, else None), or None when the replica is not
+        what the append was planned on: nothing was written and None is returned (render it
+        in full). Warnings as `publish_unread`'s.
+
+        A proven stamp is remembered as the one that was verified (ADR 0100): the next
+        indexed write's `unedited` is then a stat, not a read and hash of the whole file."""
         self._rendered_at.pop(stream, None)
         warnings: list[str] = []
+        written, done = self._replace_replica(stream, lambda: append(seen), warnings)
+        proven: object | None = None
+        if written:
+            if done is None:
+                return None
+            digest, size, proven = done
+            self._log.debug("markdown.appended", stream=stream, version=version, size=size)
+            self._written.pop(stream, None)  # not held: the next read hashes the file...
+            if proven is not None:  # ...unless its stamp still proves it ours
+                self._verified[stream] = (proven, digest)
+            self._sizes[stream] = size
+            self._rendered_at[stream] = self._lag.clock()
+            self._pending.discard(stream)
+            warnings.extend(self._record([(stream, version, digest)]))
+        if proven is None:
+            self._remember_stamps([stream])
+        else:
+            self._stamps[stream] = proven
+        return warnings
+
+    def _replace_replica(
+        self, stream: str, write: Callable[[], R], warnings: list[str]
+    ) -> tuple[bool, R | None]:
+        """Run `write`, which replaces `stream`'s replica after COMMIT: (True, its answer),
+        or (False, None) when it did not. A person's save after we read the file
+        (`MarkdownChanged`) is left alone and imported by the next operation (replacing it
+        would lose it, ADR 0022); an OSError leaves the old bytes, rewritten by the next
+        operation, and is a warning on a successful result, not an error (ADR 0011)."""
         try:
-            done = append(seen)
+            return True, write()
         except MarkdownChanged:
-            # a person saved the file after we read it: imported by the next operation
             self._log.info("markdown.changed_meanwhile", stream=stream)
         except OSError as exc:
             self._log.error("markdown.write_failed", stream=stream, error=str(exc))
@@ -452,18 +484,7 @@ class Pipeline(Generic[S]):
                 f"Saved in the journal, but {self._files.describe(stream)} could not "
                 f"be rewritten ({exc}); it will be rewritten by the next operation."
             )
-        else:
-            if done is None:
-                return None
-            digest, size = done
-            self._log.debug("markdown.appended", stream=stream, version=version, size=size)
-            self._written.pop(stream, None)  # not held: the next read hashes the file
-            self._sizes[stream] = size
-            self._rendered_at[stream] = self._lag.clock()
-            self._pending.discard(stream)
-            warnings.extend(self._record([(stream, version, digest)]))
-        self._remember_stamps([stream])
-        return warnings
+        return False, None
 
     def _digest(self, stream: str, data: bytes) -> str:
         """sha256 of `data`, the replica of `stream` as read: equal bytes, equal digest, so a
@@ -576,19 +597,13 @@ class Pipeline(Generic[S]):
             # until it is rendered, the next write of this stream reads and renders it in full
             # (a stream that lagged stays pending until then)
             self._rendered_at.pop(stream, None)
-            try:
-                self._files.write(stream, data, expected=self._seen.pop(stream, UNCHECKED))
-            except MarkdownChanged:
-                # a person saved the file after we read it: their save is imported by the next
-                # operation, then rendered; replacing it now would lose it (ADR 0022)
-                self._log.info("markdown.changed_meanwhile", stream=stream)
-            except OSError as exc:
-                self._log.error("markdown.write_failed", stream=stream, error=str(exc))
-                warnings.append(
-                    f"Saved in the journal, but {self._files.describe(stream)} could not "
-                    f"be rewritten ({exc}); it will be rewritten by the next operation."
-                )
-            else:
+            expected = self._seen.pop(stream, UNCHECKED)
+            done, _ = self._replace_replica(
+                stream,
+                lambda: self._files.write(stream, data, expected=expected),  # noqa: B023
+                warnings,
+            )
+            if done:
                 written.append((state.stream, state.version, digest))
                 self._written[stream] = (data, digest)
                 self._sizes[stream] = len(data)

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from pi_hermes_memory.domain.memory.document import entry_of, target_of
-from pi_hermes_memory.domain.memory.events import MemoryAdded
+from pi_hermes_memory.domain.memory.events import Event, MemoryAdded
 from pi_hermes_memory.domain.memory.model import MemoryEntry, Target
 from pi_hermes_memory.ports.store import UnitOfWork, WriteIndex
 
@@ -37,15 +37,24 @@ def write_index_of(uow: UnitOfWork) -> WriteIndex | None:
 
 
 def appended_entries(
-    uow: UnitOfWork, stream: str, rendered: int, version: int
+    uow: UnitOfWork,
+    stream: str,
+    rendered: int,
+    version: int,
+    appended: Sequence[Event] = (),
 ) -> list[MemoryEntry] | None:
     """The entries the render of `stream` at `version` adds after its render at `rendered`,
     when every event between is a `MemoryAdded` (the fold puts each new row at the end of the
     document, so those renders differ by these entries appended, ADR 0088); None otherwise
-    (then render in full)."""
+    (then render in full). `appended`: the events the caller appended in this transaction;
+    when they are exactly the ones after `rendered`, they are taken as they are instead of
+    read back from the journal and decoded (ADR 0100)."""
     if not 0 < version - rendered <= MAX_APPENDED:
         return None
-    events = uow.journal.read(stream, after=rendered)
+    if appended and appended[0].version == rendered + 1 and appended[-1].version == version:
+        events: Sequence[Event] = appended
+    else:
+        events = uow.journal.read(stream, after=rendered)
     if len(events) != version - rendered:
         return None
     entries = []

@@ -246,7 +246,7 @@ class MemoryService:
                         self._tail(stream, version, decision.events)
                         size = 0 if seen is None else _size(seen[0])
                         if seen is not None and not self._pipe.may_lag_unread(stream, size):
-                            tail = self._append_tail(uow, stream, head)
+                            tail = self._append_tail(uow, stream, head, appended=decision.events)
                             if tail is None:
                                 state = self._indexed_rows(index, stream, head)
                                 render = self._pipe.render(uow, state)
@@ -267,16 +267,19 @@ class MemoryService:
                     warnings.extend(self._pipe.publish_unread(state, render, seen[0]))
         return decision, entry, warnings
 
-    def _append_tail(self, uow: UnitOfWork, stream: str, version: int) -> tuple[bytes, str] | None:
+    def _append_tail(
+        self, uow: UnitOfWork, stream: str, version: int, *, appended: Sequence[Event] = ()
+    ) -> tuple[bytes, str] | None:
         """In the transaction, the replica of `stream` found to be the last render: when the
         render at `version` only appends entries to it, our render of those entries alone
         under the version line of `version`, and the sha256 of the render on disk (the
         ledger's): `MarkdownFiles.append` writes from them what a full render writes (ADR
-        0088). None: render in full."""
+        0088). None: render in full. `appended`: the events this transaction appended (not
+        read back when they are all the render lacks, ADR 0100)."""
         recorded = self._pipe.recorded(uow, stream)
         if not isinstance(self._markdown, AppendingMarkdown) or recorded is None:
             return None
-        added = appended_entries(uow, stream, recorded[0], version)
+        added = appended_entries(uow, stream, recorded[0], version, appended)
         if added is None:
             return None
         tail = MemoryDocument(
@@ -294,7 +297,7 @@ class MemoryService:
         if tail is not None:
             target, (new_blocks, rendered) = target_of(stream), tail
 
-            def append(expected: object) -> tuple[str, int] | None:
+            def append(expected: object) -> tuple[str, int, object | None] | None:
                 assert isinstance(self._markdown, AppendingMarkdown)
                 return self._markdown.append(target, new_blocks, rendered, expected=expected)
 

@@ -226,10 +226,11 @@ class AppendingMarkdown(Protocol):
 
     def append(
         self, target: Target, tail: bytes, rendered: str, *, expected: object = UNCHECKED
-    ) -> tuple[str, int] | None:
+    ) -> tuple[str, int, object | None] | None:
         """Write the render that is the one on disk (whose sha256 is `rendered`) with the
         entries of `tail` (our render of them alone under the new version line) appended,
-        byte for byte what `write` writes for it; (its sha256, its size), or None with
+        byte for byte what `write` writes for it; (its sha256, its size, the file's `stamp`
+        when it is provably the file just written, else None: ADR 0100), or None with
         nothing written when the files on disk are not that render (render it in full)."""
         ...
 

@@ -32,7 +32,7 @@ import bisect
 import re
 from collections.abc import Callable
 
-from pi_hermes_memory.domain.scanning.lazy_re import lazy_compile
+from pi_hermes_memory.domain.scanning.lazy_re import cannot_match, lazy_compile
 from pi_hermes_memory.domain.scanning.rules import (
     BLOCK,
     EXFILTRATION,
@@ -90,6 +90,11 @@ def _cooccur(
     """First `anchor` hit whose sentence also has a hit of every one of `others`."""
 
     def find(text: str) -> int | None:
+        # a partner that cannot match anywhere in the text (its literal factors are absent)
+        # cannot match in any sentence: the anchor, often the costlier pattern, is not even
+        # compiled (ADR 0100); the answer is the same
+        if any(cannot_match(o, text) for o in others):
+            return None
         hits = _Hits(text)
         for m in anchor.finditer(text):
             lo, hi = _sentence(text, m.start(), m.end(), before, after)

@@ -32,6 +32,7 @@ from typing import Any, cast
 from pi_hermes_memory.domain.scanning.prefilter import fold, forget_folded
 
 __all__ = [
+    "cannot_match",
     "compile_all",
     "compiled_count",
     "forget_compiled",
@@ -159,6 +160,13 @@ class _LazyPattern:
 def lazy_compile(pattern: str, flags: int = 0) -> re.Pattern[str]:
     """`re.compile(pattern, flags)`, deferred to the pattern's first use."""
     return cast("re.Pattern[str]", _LazyPattern(pattern, int(flags)))
+
+
+def cannot_match(pattern: re.Pattern[str], text: str) -> bool:
+    """True when `pattern` (from `lazy_compile`) has no match anywhere in `text`, known from
+    its literal factors alone, without compiling it (ADR 0100); False when it may match, or
+    is not a lazy pattern."""
+    return isinstance(pattern, _LazyPattern) and pattern._cannot_match(text)
 
 
 def forget_texts() -> None:

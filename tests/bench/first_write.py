@@ -13,6 +13,7 @@ hits both alike:
   and its render appends the new entries to the files on disk, ADR 0088);
 - `rewrite`: the same, with the append turned off (`MemoryService._append_tail` answers None):
   every render writes the whole file from the index's rows, as before ADR 0088;
+- `ref` (with `--ref REV`, ADR 0100): `indexed` run by that git revision's library;
 - `folded`: the same process with the indexed add turned off (`MemoryService._indexed_add`
   answers None): the write path folds the document first, as before ADR 0084.
 
@@ -61,7 +62,7 @@ from tests.bench.run import _open
 if sys.argv[2] == "folded":
     MemoryService._indexed_add = lambda self, command: None
 if sys.argv[2] == "rewrite":
-    MemoryService._append_tail = lambda self, uow, stream, version: None
+    MemoryService._append_tail = lambda self, uow, stream, version, **kw: None
 out = {}
 w, c = clocks()
 memory = _open(Path(sys.argv[1]))
@@ -86,10 +87,15 @@ print(json.dumps(out))
 """
 
 
-def _child(root: Path, mode: str) -> dict[str, Any]:
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+def _child(root: Path, mode: str, library: str | None = None) -> dict[str, Any]:
+    """One child in `mode`; `library` (the `ref` mode): a folder put first on its path, holding
+    another revision's `pi_hermes_memory`, which then runs as `indexed` (ADR 0100)."""
+    paths = [library, *sys.path] if library is not None else sys.path
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in paths if p))
+    if library is not None:  # its bytecode is cached as this checkout's is (installed wheel)
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
     done = subprocess.run(
-        [sys.executable, "-c", _CHILD, str(root), mode],
+        [sys.executable, "-c", _CHILD, str(root), "indexed" if mode == "ref" else mode],
         capture_output=True,
         text=True,
         check=False,
@@ -101,16 +107,22 @@ def _child(root: Path, mode: str) -> dict[str, Any]:
     return result
 
 
-def bench_size(entries: int, repeats: int = 3, root: Path | None = None) -> dict[str, Any]:
-    """Prefill `entries`, then `repeats` interleaved children per mode; medians per mode."""
+def bench_size(
+    entries: int, repeats: int = 3, root: Path | None = None, ref: str | None = None
+) -> dict[str, Any]:
+    """Prefill `entries`, then `repeats` interleaved children per mode; medians per mode.
+    `ref`: a folder holding another revision's library, measured as the mode `ref`."""
+    modes = MODES if ref is None else ("ref", *MODES)
     with _workdir(root) as work:
         prefill(work, entries, iter(TextGenerator(seed=3)))
         with _open(work) as memory:  # renders MEMORY.md once, as any write would
             memory.search("alpha")
-        runs: dict[str, list[dict[str, Any]]] = {m: [] for m in MODES}
+        runs: dict[str, list[dict[str, Any]]] = {m: [] for m in modes}
+        if ref is not None:
+            _child(work, "ref", ref)  # untimed: writes the exported library's bytecode
         for _ in range(repeats):
-            for mode in MODES:
-                runs[mode].append(_child(work, mode))
+            for mode in modes:
+                runs[mode].append(_child(work, mode, ref if mode == "ref" else None))
     row: dict[str, Any] = {"entries": entries, "repeats": repeats}
     for mode, results in runs.items():
         for key in results[0]:
@@ -125,11 +137,22 @@ def bench_size(entries: int, repeats: int = 3, root: Path | None = None) -> dict
     return row
 
 
-def run(sizes: Sequence[int], repeats: int = 3) -> list[dict[str, Any]]:
-    rows = []
-    for entries in sizes:
-        print(f"… first write of a new process at {entries:,} entries", file=sys.stderr, flush=True)
-        rows.append(bench_size(entries, repeats))
+def run(sizes: Sequence[int], repeats: int = 3, ref: str | None = None) -> list[dict[str, Any]]:
+    """Per size, `bench_size`; `ref`, a git revision (e.g. main), adds its library as the mode
+    `ref` (exported once, as `add_growth --ref` does)."""
+    import tempfile
+
+    from tests.bench.add_growth import _exported
+
+    with tempfile.TemporaryDirectory(prefix="hermes-first-ref-") as tmp:
+        library = None
+        if ref is not None:
+            (Path(tmp) / "ref").mkdir()
+            library = str(_exported(ref, Path(tmp) / "ref"))
+        rows = []
+        for entries in sizes:
+            print(f"… first write of a new process at {entries:,} entries", file=sys.stderr)
+            rows.append(bench_size(entries, repeats, ref=library))
     return rows
 
 
@@ -151,7 +174,7 @@ def render(rows: Sequence[dict[str, Any]]) -> str:
     )
     table = []
     for row in rows:
-        for mode in MODES:
+        for mode in ("ref", *MODES) if "ref_add1_ms" in row else MODES:
             table.append(
                 (
                     f"{row['entries']:,}",
@@ -187,13 +210,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--sizes", help="comma-separated entry counts")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--out", type=Path, help="also write the figures as JSON here")
+    parser.add_argument("--ref", help="also measure this git revision's library (e.g. main)")
     args = parser.parse_args(argv)
     sizes = (
         tuple(int(s) for s in args.sizes.split(","))
         if args.sizes
         else (QUICK_SIZES if args.quick else FULL_SIZES)
     )
-    rows = run(sizes, args.repeats)
+    rows = run(sizes, args.repeats, args.ref)
     print(render(rows))
     if args.out is not None:
         args.out.write_text(json.dumps(rows, indent=2) + "\n")

@@ -1338,6 +1338,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("… system calls per add", file=sys.stderr, flush=True)
     traced = add_syscalls.count(1_000, 10 if args.quick else 50)
     print("\n".join(add_syscalls.render(traced)))
+    # ADR 0100: steady adds at 1k and 100k, this checkout beside `BENCH_REF` (e.g. main)
+    steady = add_syscalls.compare(
+        (1_000,) if args.quick else (1_000, 100_000),
+        10 if args.quick else 50,
+        os.environ.get("BENCH_REF"),
+        rounds=1 if args.quick else 3,
+    )
+    print("\n".join(add_syscalls.render_compare(steady)))
     from tests.bench import open_cli
 
     opened = open_cli.run(
@@ -1362,6 +1370,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     first_writes = first_write.run(
         first_write.QUICK_SIZES if args.quick else first_write.FULL_SIZES,
         repeats=1 if args.quick else 3,
+        ref=os.environ.get("BENCH_REF"),
     )
     print(first_write.render(first_writes))
     from tests.bench import frameworks
@@ -1382,6 +1391,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         data["open_cli"] = opened
         data["claude_code_hooks"] = hooked
         data["add_syscalls"] = traced
+        data["add_steady"] = steady
         data["server_reads"] = served
         data["first_write"] = first_writes
         data["frameworks"] = framework_rows

@@ -17,3 +17,12 @@ def test_the_count_reports_syncs_per_add_or_says_it_could_not() -> None:
     # every add commits the journal: at least one sync, and no more than before ADR 0085
     assert 1 <= result["syncs_per_add"] <= 7
     assert "fsync + fdatasync per add" in text
+
+
+def test_the_side_by_side_steady_adds_report_timings_for_each_library() -> None:
+    rows = add_syscalls.compare((20,), 3, None, rounds=2)
+    assert [row["library"] for row in rows] == ["this"]
+    row = rows[0]
+    assert row["statuses"] == ["added"]  # fresh facts: every timed add writes
+    assert 0 < row["cpu_p50_ms"] <= row["cpu_p95_ms"]
+    assert "add p50 / p95 ms" in "\n".join(add_syscalls.render_compare(rows))

@@ -427,3 +427,33 @@ def test_markdown_files_read_errors_are_storage_errors(files: MarkdownFiles) -> 
     with pytest.raises(StorageFailed) as raised:
         files.read(Target.USER)
     assert raised.value.errno == errno.EISDIR
+
+
+# --- folders made on demand (ADR 0100: no mkdir per write) ------------------------------------
+
+
+def test_a_missing_folder_is_made_by_the_write_and_by_the_lock(tmp_path: Path) -> None:
+    target = tmp_path / "a" / "b" / "MEMORY.md"
+    atomic_write(target, b"one\n")
+    assert target.read_bytes() == b"one\n"
+    lock = FileLock(tmp_path / "c" / "d" / ".lock", timeout=1.0)
+    with lock:
+        assert (tmp_path / "c" / "d" / ".lock").exists()
+    # a folder removed between two writes is made again
+    target.unlink()
+    target.parent.rmdir()
+    atomic_write(target, b"two\n")
+    assert target.read_bytes() == b"two\n"
+
+
+def test_a_folder_that_cannot_be_made_is_a_storage_failure_naming_it(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_bytes(b"not a folder")
+    target = tmp_path / "file" / "sub" / "MEMORY.md"
+    with pytest.raises(StorageFailed, match="Not a directory") as raised:
+        atomic_write(target, b"x\n")
+    assert raised.value.path == target
+    lock = FileLock(tmp_path / "file" / "sub" / ".lock", timeout=1.0)
+    with pytest.raises(StorageFailed, match="open the lock file"), lock:
+        pass
+    assert blocker.read_bytes() == b"not a folder"

@@ -88,7 +88,7 @@ def fault_markdown_write(monkeypatch: pytest.MonkeyPatch) -> Fault:
 
     def append(
         self: MarkdownFiles, target: Target, tail: bytes, rendered: str, **kw: object
-    ) -> tuple[str, int] | None:
+    ) -> tuple[str, int, object | None] | None:
         fault.calls += 1
         if not fault.fired:
             fault.fired += 1
