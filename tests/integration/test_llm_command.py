@@ -75,7 +75,8 @@ def test_a_timeout_stops_the_whole_process_group_without_hanging(tmp_path: Path)
     elapsed = time.monotonic() - started
     assert error.reason is CompletionFailure.TIMEOUT
     assert "1 s" in str(error) and "stopped" in str(error)
-    assert elapsed < 1.0 + 2 * 0.3 + 2.0
+    # the child would sleep 30 s: returning well before that is the property, not a speed
+    assert elapsed < 15
     assert wait_gone(int(pid_file.read_text())), "the grandchild outlived the timeout"
 
 
