@@ -815,7 +815,7 @@ def bench_search(
                     index.search(query)  # warm the page cache and the statement cache
                     if reference:
                         ts_search(query)
-                    old_index.search_reference(query)
+                    old_index.search_previous(query)
                 latencies: list[float] = []
                 ts_latencies: list[float] = []
                 cpu: list[float] = []
@@ -843,7 +843,7 @@ def bench_search(
                     floor.append(_bare(conn, ran))
                     forget_query_caches()
                     started = time.perf_counter()
-                    old_index.search_reference(query)
+                    old_index.search_previous(query)
                     old.append((time.perf_counter() - started) * 1000)
                     if reference:
                         started = time.perf_counter()
