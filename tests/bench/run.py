@@ -754,8 +754,8 @@ class SearchLatency:
     ts_p50_ms: float | None = None
     ts_p95_ms: float | None = None
     ts_mean_hits: float | None = None
-    #: ADR 0081: CPU time of ours (process_time), the plan before it (`search_reference`, its
-    #: own index and caches, timed right after ours), and the bare-SQL floor: the statements
+    #: ADR 0081: CPU time of ours (process_time), the plan before it (`search_previous`: the
+    #: search as ADR 0081 left it, since ADR 0102; its own index and caches, timed right after ours), and the bare-SQL floor: the statements
     #: ours ran for that query, replayed through apsw with no Python around them
     cpu_p50_ms: float | None = None
     old_p50_ms: float | None = None
@@ -1160,8 +1160,8 @@ def render_search(searches: Sequence[SearchLatency]) -> list[str]:
         "shape, reproduced in SQL on the same store (not the TypeScript code itself: "
         "`tests/bench/ts_shape.py`): one trigram FTS5 query, newest first, no relevance "
         "ranking, OR fallback only when the AND query finds nothing; it builds no result "
-        "objects. Timed query by query alternating with ours. 'old plan' is the ranking "
-        "before ADR 0081 (`SqliteSearchIndex.search_reference`, its own caches); 'SQL floor' "
+        "objects. Timed query by query alternating with ours. 'old plan' is the search "
+        "before ADR 0102 (`SqliteSearchIndex.search_previous`, its own caches); 'SQL floor' "
         "replays the statements ours ran for the same query through apsw, every row stepped, "
         f"no Python around them (issue 29: ours ≤ TS and ≤ {SEARCH_FLOOR_RATIO:g}× floor). "
         f"Store build (not a target): {builds}.",
