@@ -287,7 +287,7 @@ class SqliteSearchIndex:
             counts.check(conn)
             # the keys, their counts and weights of this key set, memoised until the next
             # change like the counts themselves (ADR 0102)
-            keys, docs, weights = counts.weights(conn, planned)
+            _, docs, weights = counts.weights(conn, planned)
 
             def rare_rows(rare: Sequence[Key]) -> Iterable[Candidate]:
                 found: Iterable[Candidate] = conn.execute(rare_sql, (_any_of(rare), *params))

@@ -754,9 +754,10 @@ class SearchLatency:
     ts_p50_ms: float | None = None
     ts_p95_ms: float | None = None
     ts_mean_hits: float | None = None
-    #: ADR 0081: CPU time of ours (process_time), the plan before it (`search_previous`: the
-    #: search as ADR 0081 left it, since ADR 0102; its own index and caches, timed right after ours), and the bare-SQL floor: the statements
-    #: ours ran for that query, replayed through apsw with no Python around them
+    #: ADR 0081: CPU time of ours (process_time), the search before it (`search_previous`
+    #: since ADR 0102: the search as ADR 0081 left it; its own index and caches, timed right
+    #: after ours), and the bare-SQL floor: the statements ours ran for that query, replayed
+    #: through apsw with no Python around them
     cpu_p50_ms: float | None = None
     old_p50_ms: float | None = None
     old_p95_ms: float | None = None
