@@ -206,7 +206,33 @@ def scale(sizes: Sequence[int], queries: int, work: Path) -> list[str]:
     return lines
 
 
-def speed(sizes: Sequence[int], samples: int, work: Path) -> list[str]:
+def _merged_copy(root: Path, rows: int) -> Path:
+    """A copy of the speed store of `rows` rows whose `memories_fts` is merged into one
+    segment (FTS5 'optimize'), as a store looks after a merge; built once in `root`."""
+    source = root / f"speed-{rows}"
+    source.mkdir(parents=True, exist_ok=True)
+    if not (source / "search.db").exists():
+        build_search_store(source / "search.db", rows)
+    target = root / f"speed-{rows}-merged"
+    if not (target / "search.db").exists():
+        target.mkdir(parents=True, exist_ok=True)
+        storage = SqliteStorage(source / "search.db")
+        try:
+            storage.connection.execute("VACUUM INTO ?", (str(target / "search.partial"),))
+        finally:
+            storage.close()
+        conn = SqliteStorage(target / "search.partial")
+        try:
+            conn.connection.execute("INSERT INTO memories_fts (memories_fts) VALUES ('optimize')")
+        finally:
+            conn.close()
+        (target / "search.partial").rename(target / "search.db")
+    return target
+
+
+def speed(sizes: Sequence[int], samples: int, work: Path, merged: bool = False) -> list[str]:
+    """The speed table; with `merged`, each size once more on a copy whose keyword index
+    is one FTS5 segment (ADR 0102: the segment count is most of the SQL floor)."""
     lines = [
         "## keyword search: ours, the TS shape, the old search and the SQL floor",
         "",
@@ -217,15 +243,21 @@ def speed(sizes: Sequence[int], samples: int, work: Path) -> list[str]:
         "| ours / TS | ours / old | old / floor | ours / floor |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
-    for n in sorted(sizes):
+    runs = [(n, False) for n in sorted(sizes)]
+    if merged:
+        runs += [(n, True) for n in sorted(sizes)]
+    for n, one_segment in runs:
         root = work / f"speed-{n}"
         root.mkdir(parents=True, exist_ok=True)
+        if one_segment:
+            root = _merged_copy(work, n)
+        label = f"{n:,} merged" if one_segment else f"{n:,}"
         for r in bench_search(n, samples, root=root):
             ts = r.ts_p50_ms or float("nan")
             old = r.old_p50_ms or float("nan")
             floor = r.floor_p50_ms or float("nan")
             lines.append(
-                f"| {n:,} | {r.kind} | {r.p50_ms:.3f} | {r.cpu_p50_ms or 0:.3f} | {ts:.3f} | "
+                f"| {label} | {r.kind} | {r.p50_ms:.3f} | {r.cpu_p50_ms or 0:.3f} | {ts:.3f} | "
                 f"{old:.3f} | {floor:.3f} | {r.statements or 0:g} | {r.p50_ms / ts:.2f} | "
                 f"{r.p50_ms / old:.2f} | {old / floor:.2f} | {r.p50_ms / floor:.2f} |"
             )
@@ -321,6 +353,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--floors", type=float, nargs="+", default=list(DEFAULT_FLOORS))
     parser.add_argument("--speed-sizes", type=int, nargs="+", default=list(SPEED_SIZES))
     parser.add_argument("--samples", type=int, default=100, help="queries per kind (speed)")
+    parser.add_argument(
+        "--merged",
+        action="store_true",
+        help="speed: each size again with the keyword index merged into one FTS5 segment",
+    )
     args = parser.parse_args(argv)
     if any(n < 1 for n in (*args.sizes, *args.speed_sizes)) or min(args.queries, args.samples) < 1:
         parser.error("sizes, --queries and --samples must be >= 1")
@@ -329,7 +366,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.part in ("scale", "all"):
             lines += [*scale(args.sizes, args.queries, work), ""]
         if args.part in ("speed", "all"):
-            lines += [*speed(args.speed_sizes, args.samples, work), ""]
+            lines += [*speed(args.speed_sizes, args.samples, work, args.merged), ""]
         if args.part in ("floor", "all"):
             with tempfile.TemporaryDirectory(prefix="hermes-floor-") as tmp:
                 lines += floors(args.data, args.floors, Path(tmp))

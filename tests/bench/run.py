@@ -793,9 +793,16 @@ def bench_search(
     with _workdir(root) as work:
         db_path = work / "search.db"
         started = time.perf_counter()
-        built = build_search_store(db_path, rows)
+        existed = db_path.exists()  # a store built before (ADR 0102: `--work` reuses it)
+        built = {} if existed else build_search_store(db_path, rows)
         build_s = time.perf_counter() - started
         storage = SqliteStorage(db_path)
+        if existed:
+            active, history = storage.connection.execute(
+                "SELECT count(*) FILTER (WHERE superseded_by IS NULL), "
+                "count(*) FILTER (WHERE superseded_by IS NOT NULL) FROM memories"
+            ).fetchone()
+            built = {"active": int(active), "history": int(history)}
         try:
             index = SqliteSearchIndex(storage)
             old_index = SqliteSearchIndex(storage)  # the plan before ADR 0081, own caches
