@@ -260,6 +260,23 @@ def key_expression(key: Key) -> str:
     return f"{column} : {quote(key.text)}{star}"
 
 
+@functools.lru_cache(maxsize=4096)
+def _match_key(key: Key) -> str:
+    """`key_expression` as the search's candidate statements write it (ADR 0102): a word
+    without the `{text grams}` column filter, which names every column of `memories_fts` and
+    so matches the same rows, but makes FTS5 check each hit's column (5k: 427 → 368 µs)."""
+    star = "*" if key.prefix else ""
+    return f"{quote(key.text)}{star}" if key.kind == "word" else f"grams : {quote(key.text)}{star}"
+
+
+def _any_key(keys: Iterable[Key]) -> str:
+    return " OR ".join(dict.fromkeys(_match_key(k) for k in keys))
+
+
+def _all_keys(keys: Iterable[Key]) -> str:
+    return " AND ".join(dict.fromkeys(_match_key(k) for k in keys))
+
+
 def _any_of(keys: Iterable[Key]) -> str:
     return " OR ".join(dict.fromkeys(key_expression(k) for k in keys))
 
@@ -290,11 +307,11 @@ class SqliteSearchIndex:
             _, docs, weights = counts.weights(conn, planned)
 
             def rare_rows(rare: Sequence[Key]) -> Iterable[Candidate]:
-                found: Iterable[Candidate] = conn.execute(rare_sql, (_any_of(rare), *params))
+                found: Iterable[Candidate] = conn.execute(rare_sql, (_any_key(rare), *params))
                 return found
 
             def common_rows(common: Sequence[Key], every: bool) -> Iterable[Candidate]:
-                expression = _all_of(common) if every else _any_of(common)
+                expression = _all_keys(common) if every else _any_key(common)
                 found: Iterable[Candidate] = conn.execute(
                     newest_sql, (expression, *params, COMMON_POOL)
                 )
