@@ -326,43 +326,6 @@ class SqliteSearchIndex:
             }
         return [_hit(full[rowid], shown_score(raw)) for raw, _, rowid in ranked]
 
-    def search_previous(self, query: SearchQuery) -> list[SearchHit]:
-        """`search` as ADR 0081 left it, kept for the equivalence property tests and the
-        bench's old-vs-new comparison (ADR 0102)."""
-        planned = query_keys(plan_terms(query.text))
-        if not planned or not query.clauses or query.limit < 1:
-            return []
-        where, params = _scope(query.clauses, query.category, query.include_superseded)
-        with self._storage.read() as conn:
-            self._counts.check(conn)
-            keys, docs = resolve_keys(planned, lambda k: self._counts.docs(conn, k))
-            total = self._counts.total(conn)
-            weights = Weights.of(keys, docs, total, self._counts.average_length(conn))
-
-            # the driver's rows are the candidates themselves: (id, text, rowid), both
-            # TEXT columns NOT NULL, so no per-row conversion (ADR 0081)
-            def rare_rows(rare: Sequence[Key]) -> Iterable[Candidate]:
-                sql = _FAST_CANDIDATES_SQL.format(where=where)
-                found: Iterable[Candidate] = conn.execute(sql, (_any_of(rare), *params))
-                return found
-
-            def common_rows(common: Sequence[Key], every: bool) -> Iterable[Candidate]:
-                sql = _FAST_NEWEST_SQL.format(where=where)
-                expression = _all_of(common) if every else _any_of(common)
-                found: Iterable[Candidate] = conn.execute(sql, (expression, *params, COMMON_POOL))
-                return found
-
-            ranked = ranked_rows(weights, docs, query.floor, query.limit, rare_rows, common_rows)
-            if not ranked:
-                return []
-            rowids = [rowid for _, _, rowid in ranked]
-            sql = _BY_ROWID_SQL.format(marks=", ".join("?" for _ in rowids))
-            full = {row[0]: row[1:] for row in conn.execute(sql, rowids)}
-        return [
-            hit_of((*full[rowid][:_SCORE], shown_score(raw), *full[rowid][_SCORE + 1 :]))
-            for raw, _, rowid in ranked
-        ]
-
     def search_reference(self, query: SearchQuery) -> list[SearchHit]:
         """The plan before ADR 0081 (`ranked_rows_reference`: every candidate re-scored per
         tier), kept so a property test compares `search` with it on a real store."""

@@ -6,10 +6,10 @@
 
 `speed` (issue 29, ADR 0102): `tests.bench.run.bench_search` at each of `--speed-sizes`:
 p50 per query kind of ours (`SqliteSearchIndex.search`), the TypeScript original's query
-shape (`tests/bench/ts_shape.py`), the search before ADR 0102 (`search_previous`: the old
-code, its own caches) and the bare-SQL floor (the statements ours ran for that query,
-replayed through apsw, every row stepped, no Python around them), query by query in one
-run, with the ratios (goals: ours <= TS, ours <= 1.2x floor).
+shape (`tests/bench/ts_shape.py`), the search before ADR 0102
+(`tests/support/keyword_previous.py`: the old code, its own caches) and the bare-SQL floor
+(the statements ours ran for that query, replayed through apsw, every row stepped, no Python
+around them), query by query in one run, with the ratios (goals: ours <= TS, ours <= 1.2x floor).
 
 `scale`: the synthetic store of `make bench` (`tests.bench.run.build_search_store`: English and
 Chinese notes over five projects, ~20% superseded history) at each size, built once into

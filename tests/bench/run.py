@@ -83,6 +83,7 @@ from pi_hermes_memory.domain.memory.model import FailureCategory, Target
 from pi_hermes_memory.journal.codec import decode
 
 from tests.bench import ts_shape
+from tests.support.keyword_previous import search_previous
 
 #: The targets from the issue, printed next to the figures.
 ADD_P50_TARGET_MS = 5.0
@@ -823,7 +824,7 @@ def bench_search(
                     index.search(query)  # warm the page cache and the statement cache
                     if reference:
                         ts_search(query)
-                    old_index.search_previous(query)
+                    search_previous(old_index, query)
                 latencies: list[float] = []
                 ts_latencies: list[float] = []
                 cpu: list[float] = []
@@ -851,7 +852,7 @@ def bench_search(
                     floor.append(_bare(conn, ran))
                     forget_query_caches()
                     started = time.perf_counter()
-                    old_index.search_previous(query)
+                    search_previous(old_index, query)
                     old.append((time.perf_counter() - started) * 1000)
                     if reference:
                         started = time.perf_counter()
@@ -1169,7 +1170,7 @@ def render_search(searches: Sequence[SearchLatency]) -> list[str]:
         "`tests/bench/ts_shape.py`): one trigram FTS5 query, newest first, no relevance "
         "ranking, OR fallback only when the AND query finds nothing; it builds no result "
         "objects. Timed query by query alternating with ours. 'old plan' is the search "
-        "before ADR 0102 (`SqliteSearchIndex.search_previous`, its own caches); 'SQL floor' "
+        "before ADR 0102 (`tests/support/keyword_previous.py`, its own caches); 'SQL floor' "
         "replays the statements ours ran for the same query through apsw, every row stepped, "
         f"no Python around them (issue 29: ours ≤ TS and ≤ {SEARCH_FLOOR_RATIO:g}× floor). "
         f"Store build (not a target): {builds}.",

@@ -3,9 +3,9 @@ a stale answer, on real SQLite files.
 
 - `SqliteSearchIndex.search` (memoised statements and weights per key set, ASCII queries
   planned without Unicode normalisation, hits built directly) against
-  `SqliteSearchIndex.search_previous` (the search as ADR 0081 left it): equal hits, every
-  field, in the same order, over generated stores and queries (English, Chinese, mixed, stop
-  words, scopes, history rows, floors and limits), each index asked several times so the
+  `tests.support.keyword_previous.search_previous` (the search as ADR 0081 left it): equal
+  hits, every field, in the same order, over generated stores and queries (English, Chinese,
+  mixed, stop words, scopes, history rows, floors and limits), each index asked several times so the
   memoised weights are reused across queries with the same keys;
 - a second process (a real child interpreter) writes between two searches of one index:
   the second search sees its row (the memoised counts and weights are dropped on the
@@ -34,6 +34,7 @@ from pi_hermes_memory.search.memory_search import search_clauses
 from pi_hermes_memory.testing.contracts import EventWriter
 
 from tests.integration.test_keyword_plan_equivalence import _QUERIES, _query, _rows, _write
+from tests.support.keyword_previous import search_previous
 
 
 @given(rows=_rows(), data=st.data())
@@ -50,7 +51,7 @@ def test_the_search_equals_the_previous_one_on_generated_stores(
             )
             for _ in range(6):  # the same texts again in other scopes: memoised weights
                 query = data.draw(_query(data.draw(st.sampled_from(texts))))
-                assert new.search(query) == old.search_previous(query), query
+                assert new.search(query) == search_previous(old, query), query
         finally:
             storage.close()
 
