@@ -230,9 +230,32 @@ def _merged_copy(root: Path, rows: int) -> Path:
     return target
 
 
-def speed(sizes: Sequence[int], samples: int, work: Path, merged: bool = False) -> list[str]:
+def _by_adds(root: Path, rows: int) -> Path:
+    """The speed store of `rows` rows written one event per transaction, as `Memory.add`
+    commits (with the merge step after each, ADR 0102); built once in `root`."""
+    target = root / f"speed-{rows}-adds"
+    if not (target / "search.db").exists():
+        target.mkdir(parents=True, exist_ok=True)
+        build_search_store(target / "search.partial", rows, single=True)
+        (target / "search.partial").rename(target / "search.db")
+    return target
+
+
+def _segments(db: Path) -> int:
+    storage = SqliteStorage(db)
+    try:
+        sql = "SELECT count(DISTINCT segid) FROM memories_fts_idx"
+        return int(storage.connection.execute(sql).get)
+    finally:
+        storage.close()
+
+
+def speed(
+    sizes: Sequence[int], samples: int, work: Path, merged: bool = False, by_adds: bool = False
+) -> list[str]:
     """The speed table; with `merged`, each size once more on a copy whose keyword index
-    is one FTS5 segment (ADR 0102: the segment count is most of the SQL floor)."""
+    is one FTS5 segment (ADR 0102: the segment count is most of the SQL floor); with
+    `by_adds`, on a store of the same rows written one event per transaction."""
     lines = [
         "## keyword search: ours, the TS shape, the old search and the SQL floor",
         "",
@@ -243,15 +266,20 @@ def speed(sizes: Sequence[int], samples: int, work: Path, merged: bool = False) 
         "| ours / TS | ours / old | old / floor | ours / floor |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
-    runs = [(n, False) for n in sorted(sizes)]
+    runs = [(n, "") for n in sorted(sizes)]
     if merged:
-        runs += [(n, True) for n in sorted(sizes)]
-    for n, one_segment in runs:
+        runs += [(n, "merged") for n in sorted(sizes)]
+    if by_adds:
+        runs += [(n, "by adds") for n in sorted(sizes)]
+    segments = []
+    for n, variant in runs:
         root = work / f"speed-{n}"
         root.mkdir(parents=True, exist_ok=True)
-        if one_segment:
+        if variant == "merged":
             root = _merged_copy(work, n)
-        label = f"{n:,} merged" if one_segment else f"{n:,}"
+        elif variant == "by adds":
+            root = _by_adds(work, n)
+        label = f"{n:,} {variant}".strip()
         for r in bench_search(n, samples, root=root):
             ts = r.ts_p50_ms or float("nan")
             old = r.old_p50_ms or float("nan")
@@ -261,7 +289,9 @@ def speed(sizes: Sequence[int], samples: int, work: Path, merged: bool = False) 
                 f"{old:.3f} | {floor:.3f} | {r.statements or 0:g} | {r.p50_ms / ts:.2f} | "
                 f"{r.p50_ms / old:.2f} | {old / floor:.2f} | {r.p50_ms / floor:.2f} |"
             )
+        segments.append(f"{label}: {_segments(root / 'search.db')}")
     lines += ["", f"goals: ours / TS <= 1, ours / floor <= {SEARCH_FLOOR_RATIO:g}"]
+    lines += ["", f"keyword index segments (`memories_fts`): {'; '.join(segments) or '-'}"]
     return lines
 
 
@@ -358,6 +388,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="speed: each size again with the keyword index merged into one FTS5 segment",
     )
+    parser.add_argument(
+        "--by-adds",
+        action="store_true",
+        help="speed: each size again on a store written one event per transaction (as adds)",
+    )
     args = parser.parse_args(argv)
     if any(n < 1 for n in (*args.sizes, *args.speed_sizes)) or min(args.queries, args.samples) < 1:
         parser.error("sizes, --queries and --samples must be >= 1")
@@ -366,7 +401,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.part in ("scale", "all"):
             lines += [*scale(args.sizes, args.queries, work), ""]
         if args.part in ("speed", "all"):
-            lines += [*speed(args.speed_sizes, args.samples, work, args.merged), ""]
+            table = speed(args.speed_sizes, args.samples, work, args.merged, args.by_adds)
+            lines += [*table, ""]
         if args.part in ("floor", "all"):
             with tempfile.TemporaryDirectory(prefix="hermes-floor-") as tmp:
                 lines += floors(args.data, args.floors, Path(tmp))

@@ -52,6 +52,7 @@ the functions return well-formed results.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -642,11 +643,19 @@ def search_queries(kind: str, count: int, seed: int = 11) -> list[str]:
 
 
 def build_search_store(
-    db_path: Path | None, rows: int, *, seed: int = 5, chunk: int = 5_000, storage: Any = None
+    db_path: Path | None,
+    rows: int,
+    *,
+    seed: int = 5,
+    chunk: int = 5_000,
+    storage: Any = None,
+    single: bool = False,
 ) -> dict[str, int]:
     """Append events through SqliteStorage (or `storage`, left open) until the `memories`
     table holds `rows` rows.
 
+    With `single`, every event is its own write transaction, as `Memory.add` commits it (ADR
+    0102: the keyword index's segments are what single writes leave); else one transaction.
     ~20% of the operations are replaces (the old row stays as superseded history), the rest
     adds; 30% of the texts are Chinese; project and failure rows spread over five projects
     (a fifth of the failures unattributed). Returns the active / history counts.
@@ -675,7 +684,7 @@ def build_search_store(
             pending[target] = []
 
     try:
-        with storage.transaction() as uow:
+        with contextlib.nullcontext() if single else storage.transaction() as uow:
             for n in range(rows):
                 target = rng.choices(targets, weights)[0]
                 stream = stream_for(target)
@@ -726,7 +735,10 @@ def build_search_store(
                     )
                     pool.append((entry_id, project, category))
                 pending[target].append(event)
-                if len(pending[target]) >= chunk:
+                if single:
+                    with storage.transaction() as one:
+                        flush(one, target)
+                elif len(pending[target]) >= chunk:
                     flush(uow, target)
             for target in targets:
                 flush(uow, target)

@@ -62,6 +62,19 @@ def test_speed_report_has_every_size_and_kind(
     rows = [(m["rows"], m["kind"]) for m in SPEED_ROW.finditer(out)]
     assert rows == [("80", k) for k in SEARCH_KINDS]
     assert "ours / floor" in out and "ours / TS" in out and "ours / old" in out
+    assert "keyword index segments (`memories_fts`): 80: " in out
+
+
+def test_speed_report_on_a_store_written_by_single_adds(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["--part", "speed", "--speed-sizes", "40", "--samples", "1", "--by-adds"]
+    assert keyword.main([*argv, "--work", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert [m["kind"] for m in SPEED_ROW.finditer(out)] == list(SEARCH_KINDS)
+    for kind in SEARCH_KINDS:
+        assert f"| 40 by adds | {kind} | " in out
+    assert "; 40 by adds: " in out  # its segment count
 
 
 def test_common_queries_pair_the_most_common_words() -> None:
