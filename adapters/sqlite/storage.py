@@ -20,8 +20,7 @@ from pi_hermes_memory.adapters.sqlite.checked import Stamp, read_checked, record
 from pi_hermes_memory.adapters.sqlite.connection import connect, enable_wal
 from pi_hermes_memory.adapters.sqlite.eventlog import SCRUB_PENDING, EventLog, default_log_path
 from pi_hermes_memory.adapters.sqlite.failures import damaged_message, map_error, map_os_error
-from pi_hermes_memory.adapters.sqlite.fts import grams
-from pi_hermes_memory.adapters.sqlite.fts_merge import merge_step
+from pi_hermes_memory.adapters.sqlite.fts import grams, merge_step
 from pi_hermes_memory.adapters.sqlite.mirror import rebuild_rows
 from pi_hermes_memory.adapters.sqlite.recovery import restore_if_missing, store_damage
 from pi_hermes_memory.adapters.sqlite.schema import check_ours, migrate

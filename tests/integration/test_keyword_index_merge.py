@@ -20,7 +20,7 @@ from pathlib import Path
 
 import apsw
 import pytest
-from pi_hermes_memory.adapters.sqlite import fts_merge
+from pi_hermes_memory.adapters.sqlite import fts
 from pi_hermes_memory.adapters.sqlite.search import SqliteSearchIndex
 from pi_hermes_memory.adapters.sqlite.storage import SqliteStorage
 from pi_hermes_memory.domain.memory.model import Target
@@ -107,7 +107,7 @@ _CHILD = textwrap.dedent(
     """
     import os, signal, sys
     from pathlib import Path
-    from pi_hermes_memory.adapters.sqlite import fts_merge, storage as storage_module
+    from pi_hermes_memory.adapters.sqlite import fts, storage as storage_module
     from pi_hermes_memory.adapters.sqlite.storage import SqliteStorage
     from pi_hermes_memory.testing.contracts import EventWriter
     from tests.integration.test_keyword_index_merge import _text
@@ -129,7 +129,7 @@ _CHILD = textwrap.dedent(
         if writer.n >= 5:
             conn.set_progress_handler(progress, 1)
         try:
-            return fts_merge.merge_step(conn)
+            return fts.merge_step(conn)
         finally:
             conn.set_progress_handler(None)
 
@@ -167,7 +167,7 @@ def test_a_sigkill_inside_the_merge_loses_no_acknowledged_row(tmp_path: Path, ki
         conn.execute("INSERT INTO memories_fts (memories_fts, rank) VALUES ('integrity-check', 1)")
         last = len(committed) - 1
         assert committed[-1] in [i for i, _ in _search(storage, f"note {last}")]
-        assert fts_merge.merge_step(conn)  # the next merge runs on the index as it was left
+        assert fts.merge_step(conn)  # the next merge runs on the index as it was left
         conn.execute("INSERT INTO memories_fts (memories_fts, rank) VALUES ('integrity-check', 1)")
     finally:
         storage.close()
