@@ -20,7 +20,7 @@ from pi_hermes_memory.adapters.sqlite.checked import Stamp, read_checked, record
 from pi_hermes_memory.adapters.sqlite.connection import connect, enable_wal
 from pi_hermes_memory.adapters.sqlite.eventlog import SCRUB_PENDING, EventLog, default_log_path
 from pi_hermes_memory.adapters.sqlite.failures import damaged_message, map_error, map_os_error
-from pi_hermes_memory.adapters.sqlite.fts import grams
+from pi_hermes_memory.adapters.sqlite.fts import grams, merge_step
 from pi_hermes_memory.adapters.sqlite.mirror import rebuild_rows
 from pi_hermes_memory.adapters.sqlite.recovery import restore_if_missing, store_damage
 from pi_hermes_memory.adapters.sqlite.schema import check_ours, migrate
@@ -144,6 +144,8 @@ class SqliteProjection:
         self._conn = conn
         #: the lineage of the row the event being applied writes (`_lineage_of`)
         self._lineage: tuple[str, str | None, int | None] | None = None
+        #: whether a change since the storage last merged the FTS index wrote to it (ADR 0102)
+        self.fts_written = False
 
     def apply(self, events: Sequence[Event]) -> None:
         for event in events:
@@ -154,6 +156,7 @@ class SqliteProjection:
         """Repair the rows of these documents' targets to their folded state (ADR 0013), and
         their write index (ADR 0084) where the document is the journal's head."""
         report = rebuild_rows(self._conn, documents)
+        self.fts_written = True
         index = SqliteWriteIndex(self._conn)
         journal = SqliteJournal(self._conn)
         for doc in documents:
@@ -211,6 +214,7 @@ class SqliteProjection:
                     f"UPDATE memories SET {assignments} WHERE id = ?",
                     (*(values[column] for column in change.columns), change.row.id),
                 )
+                self.fts_written = self.fts_written or "text" in change.columns
                 if c.changes() == 0:
                     self._insert(InsertRow(row=change.row).resolved(None))
             case SupersedeRow():
@@ -224,6 +228,7 @@ class SqliteProjection:
                     (change.on.isoformat(), change.id),
                 )
             case DeleteRows():  # their vectors go with them; the FTS rows by the trigger
+                self.fts_written = True
                 c.executemany("DELETE FROM memories WHERE id = ?", [(i,) for i in change.ids])
             case _:
                 assert_never(change)
@@ -231,6 +236,7 @@ class SqliteProjection:
     def _insert(self, row: Row | None) -> None:
         if row is None:
             return  # not stored (an unattributed project row lives in Markdown only)
+        self.fts_written = True
         values = _values(row)
         lineage = self._lineage
         if lineage is not None and lineage[0] == row.id:
@@ -434,6 +440,7 @@ class SqliteStorage:
                 self._sound = None
                 raise
             if not nested:
+                self._merge_fts()
                 after = stamp_of(self.path) if chained else None
                 self._changed = self._changed or (after is not None and after != self._sound)
                 self._sound = after
@@ -549,6 +556,18 @@ class SqliteStorage:
         if self._conn.readonly("main"):
             self._reopen = True
             raise map_error(apsw.ReadOnlyError("the database file is read-only"), self.path)
+
+    def _merge_fts(self) -> None:
+        """After the COMMIT that acknowledged a write to `memories`: one bounded merge of its
+        FTS index in its own transaction (ADR 0102). Never fails the write it follows."""
+        projection = self._uow.projection
+        if not projection.fts_written:
+            return
+        projection.fts_written = False
+        try:
+            merge_step(self._conn)
+        except apsw.Error:
+            self._reopen = True  # e.g. synchronous not restored: the next write reconnects
 
     def _scrub_pending(self) -> bool:
         try:

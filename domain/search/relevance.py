@@ -65,7 +65,7 @@ _ASCII_WORD = re.compile(r"[a-z0-9]+")
 Scored = tuple[float, str, object]
 
 
-@attrs.frozen
+@attrs.frozen(cache_hash=True)  # hashed by every lookup of a search (ADR 0102)
 class Key:
     """One meaningful query key: `text` is the folded word, its stem, or the CJK gram;
     `prefix`: matched as a prefix of a row's word (or bigram); `primary`: from the query's

@@ -346,9 +346,16 @@ def plan_terms(query: str, *, max_terms: int = MAX_QUERY_TERMS) -> QueryTerms:
     Memoised (the result is a frozen value): one search plans its query in the service, the
     index and the hybrid flow, and an agent often repeats a query (ADR 0040)."""
     head = query[:MAX_QUERY_CHARS]
-    named = _named_words(unicodedata.normalize("NFC", head))
-    primary = _terms_of(unicodedata.normalize("NFC", head), lower=True)
-    folded = _terms_of(unicodedata.normalize("NFKC", head).casefold(), lower=False)
+    if head.isascii():
+        # NFC and NFKC are the identity on ASCII and casefold() is lower(): the folded
+        # spelling's terms are the primary ones, all skipped below (ADR 0102)
+        named = _named_words(head)
+        primary = _terms_of(head, lower=True)
+        folded: list[tuple[str, str]] = []
+    else:
+        named = _named_words(unicodedata.normalize("NFC", head))
+        primary = _terms_of(unicodedata.normalize("NFC", head), lower=True)
+        folded = _terms_of(unicodedata.normalize("NFKC", head).casefold(), lower=False)
     seen: set[tuple[str, str]] = set()
     chosen: list[tuple[str, str, bool]] = []
     for is_alt, terms in ((False, primary), (True, folded)):

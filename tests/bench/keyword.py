@@ -1,7 +1,15 @@
 """Keyword search benchmark (issue 27, ADR 0068): cost of common words, and false recall.
 
     python -m tests.bench.keyword [--sizes 1000 20000 100000] [--queries 40] [--work DIR]
-                                  [--part scale|floor|all] [--data PATH] [--floors ...]
+                                  [--part scale|floor|speed|all] [--data PATH] [--floors ...]
+                                  [--speed-sizes 1000 5000 20000 100000] [--samples 100]
+
+`speed` (issue 29, ADR 0102): `tests.bench.run.bench_search` at each of `--speed-sizes`:
+p50 per query kind of ours (`SqliteSearchIndex.search`), the TypeScript original's query
+shape (`tests/bench/ts_shape.py`), the search before ADR 0102
+(`tests/support/keyword_previous.py`: the old code, its own caches) and the bare-SQL floor
+(the statements ours ran for that query, replayed through apsw, every row stepped, no Python
+around them), query by query in one run, with the ratios (goals: ours <= TS, ours <= 1.2x floor).
 
 `scale`: the synthetic store of `make bench` (`tests.bench.run.build_search_store`: English and
 Chinese notes over five projects, ~20% superseded history) at each size, built once into
@@ -42,13 +50,17 @@ from pi_hermes_memory.testing.contracts import EventWriter
 
 from tests.bench import retrieval
 from tests.bench.run import (
+    SEARCH_FLOOR_RATIO,
     SEARCH_SESSION_PROJECT,
+    bench_search,
     build_search_store,
     forget_query_caches,
     percentile,
 )
 
 DEFAULT_SIZES = (1_000, 20_000, 100_000)
+#: The sizes of the `speed` part (issue 29: "at every size, 5k included").
+SPEED_SIZES = (1_000, 5_000, 20_000, 100_000)
 #: The goal: p50 at the largest size over p50 at the smallest.
 RATIO_GOAL = 1.5
 DEFAULT_FLOORS = (0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3)
@@ -194,6 +206,95 @@ def scale(sizes: Sequence[int], queries: int, work: Path) -> list[str]:
     return lines
 
 
+def _merged_copy(root: Path, rows: int) -> Path:
+    """A copy of the speed store of `rows` rows whose `memories_fts` is merged into one
+    segment (FTS5 'optimize'), as a store looks after a merge; built once in `root`."""
+    source = root / f"speed-{rows}"
+    source.mkdir(parents=True, exist_ok=True)
+    if not (source / "search.db").exists():
+        build_search_store(source / "search.db", rows)
+    target = root / f"speed-{rows}-merged"
+    if not (target / "search.db").exists():
+        target.mkdir(parents=True, exist_ok=True)
+        storage = SqliteStorage(source / "search.db")
+        try:
+            storage.connection.execute("VACUUM INTO ?", (str(target / "search.partial"),))
+        finally:
+            storage.close()
+        conn = SqliteStorage(target / "search.partial")
+        try:
+            conn.connection.execute("INSERT INTO memories_fts (memories_fts) VALUES ('optimize')")
+        finally:
+            conn.close()
+        (target / "search.partial").rename(target / "search.db")
+    return target
+
+
+def _by_adds(root: Path, rows: int) -> Path:
+    """The speed store of `rows` rows written one event per transaction, as `Memory.add`
+    commits (with the merge step after each, ADR 0102); built once in `root`."""
+    target = root / f"speed-{rows}-adds"
+    if not (target / "search.db").exists():
+        target.mkdir(parents=True, exist_ok=True)
+        build_search_store(target / "search.partial", rows, single=True)
+        (target / "search.partial").rename(target / "search.db")
+    return target
+
+
+def _segments(db: Path) -> int:
+    storage = SqliteStorage(db)
+    try:
+        sql = "SELECT count(DISTINCT segid) FROM memories_fts_idx"
+        return int(storage.connection.execute(sql).get)
+    finally:
+        storage.close()
+
+
+def speed(
+    sizes: Sequence[int], samples: int, work: Path, merged: bool = False, by_adds: bool = False
+) -> list[str]:
+    """The speed table; with `merged`, each size once more on a copy whose keyword index
+    is one FTS5 segment (ADR 0102: the segment count is most of the SQL floor); with
+    `by_adds`, on a store of the same rows written one event per transaction."""
+    lines = [
+        "## keyword search: ours, the TS shape, the old search and the SQL floor",
+        "",
+        f"{samples} seeded queries per kind, scope project {SEARCH_SESSION_PROJECT!r}, limit 10; "
+        "p50 ms, CPU p50 beside ours; 'old' is the search before ADR 0102 (its own caches).",
+        "",
+        "| rows | query kind | ours | ours CPU | TS shape | old | SQL floor | statements "
+        "| ours / TS | ours / old | old / floor | ours / floor |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    runs = [(n, "") for n in sorted(sizes)]
+    if merged:
+        runs += [(n, "merged") for n in sorted(sizes)]
+    if by_adds:
+        runs += [(n, "by adds") for n in sorted(sizes)]
+    segments = []
+    for n, variant in runs:
+        root = work / f"speed-{n}"
+        root.mkdir(parents=True, exist_ok=True)
+        if variant == "merged":
+            root = _merged_copy(work, n)
+        elif variant == "by adds":
+            root = _by_adds(work, n)
+        label = f"{n:,} {variant}".strip()
+        for r in bench_search(n, samples, root=root):
+            ts = r.ts_p50_ms or float("nan")
+            old = r.old_p50_ms or float("nan")
+            floor = r.floor_p50_ms or float("nan")
+            lines.append(
+                f"| {label} | {r.kind} | {r.p50_ms:.3f} | {r.cpu_p50_ms or 0:.3f} | {ts:.3f} | "
+                f"{old:.3f} | {floor:.3f} | {r.statements or 0:g} | {r.p50_ms / ts:.2f} | "
+                f"{r.p50_ms / old:.2f} | {old / floor:.2f} | {r.p50_ms / floor:.2f} |"
+            )
+        segments.append(f"{label}: {_segments(root / 'search.db')}")
+    lines += ["", f"goals: ours / TS <= 1, ours / floor <= {SEARCH_FLOOR_RATIO:g}"]
+    lines += ["", f"keyword index segments (`memories_fts`): {'; '.join(segments) or '-'}"]
+    return lines
+
+
 def _facts_store(path: Path) -> SqliteStorage:
     storage = SqliteStorage(path)
     writer = EventWriter(storage)
@@ -274,19 +375,34 @@ def floors(data: Path, chosen: Sequence[float], work: Path) -> list[str]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.bench.keyword", description=__doc__)
-    parser.add_argument("--part", choices=["scale", "floor", "all"], default="all")
+    parser.add_argument("--part", choices=["scale", "floor", "speed", "all"], default="all")
     parser.add_argument("--sizes", type=int, nargs="+", default=list(DEFAULT_SIZES))
     parser.add_argument("--queries", type=int, default=40)
     parser.add_argument("--work", type=Path, help="keep (and reuse) the built stores here")
     parser.add_argument("--data", type=Path, default=retrieval.DEFAULT_DATA)
     parser.add_argument("--floors", type=float, nargs="+", default=list(DEFAULT_FLOORS))
+    parser.add_argument("--speed-sizes", type=int, nargs="+", default=list(SPEED_SIZES))
+    parser.add_argument("--samples", type=int, default=100, help="queries per kind (speed)")
+    parser.add_argument(
+        "--merged",
+        action="store_true",
+        help="speed: each size again with the keyword index merged into one FTS5 segment",
+    )
+    parser.add_argument(
+        "--by-adds",
+        action="store_true",
+        help="speed: each size again on a store written one event per transaction (as adds)",
+    )
     args = parser.parse_args(argv)
-    if any(n < 1 for n in args.sizes) or args.queries < 1:
-        parser.error("sizes and --queries must be >= 1")
+    if any(n < 1 for n in (*args.sizes, *args.speed_sizes)) or min(args.queries, args.samples) < 1:
+        parser.error("sizes, --queries and --samples must be >= 1")
     lines: list[str] = ["# Keyword search benchmark", ""]
     with _workdir(args.work) as work:
         if args.part in ("scale", "all"):
             lines += [*scale(args.sizes, args.queries, work), ""]
+        if args.part in ("speed", "all"):
+            table = speed(args.speed_sizes, args.samples, work, args.merged, args.by_adds)
+            lines += [*table, ""]
         if args.part in ("floor", "all"):
             with tempfile.TemporaryDirectory(prefix="hermes-floor-") as tmp:
                 lines += floors(args.data, args.floors, Path(tmp))

@@ -52,6 +52,7 @@ the functions return well-formed results.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -83,6 +84,7 @@ from pi_hermes_memory.domain.memory.model import FailureCategory, Target
 from pi_hermes_memory.journal.codec import decode
 
 from tests.bench import ts_shape
+from tests.support.keyword_previous import search_previous
 
 #: The targets from the issue, printed next to the figures.
 ADD_P50_TARGET_MS = 5.0
@@ -641,11 +643,19 @@ def search_queries(kind: str, count: int, seed: int = 11) -> list[str]:
 
 
 def build_search_store(
-    db_path: Path | None, rows: int, *, seed: int = 5, chunk: int = 5_000, storage: Any = None
+    db_path: Path | None,
+    rows: int,
+    *,
+    seed: int = 5,
+    chunk: int = 5_000,
+    storage: Any = None,
+    single: bool = False,
 ) -> dict[str, int]:
     """Append events through SqliteStorage (or `storage`, left open) until the `memories`
     table holds `rows` rows.
 
+    With `single`, every event is its own write transaction, as `Memory.add` commits it (ADR
+    0102: the keyword index's segments are what single writes leave); else one transaction.
     ~20% of the operations are replaces (the old row stays as superseded history), the rest
     adds; 30% of the texts are Chinese; project and failure rows spread over five projects
     (a fifth of the failures unattributed). Returns the active / history counts.
@@ -674,7 +684,7 @@ def build_search_store(
             pending[target] = []
 
     try:
-        with storage.transaction() as uow:
+        with contextlib.nullcontext() if single else storage.transaction() as uow:
             for n in range(rows):
                 target = rng.choices(targets, weights)[0]
                 stream = stream_for(target)
@@ -725,7 +735,10 @@ def build_search_store(
                     )
                     pool.append((entry_id, project, category))
                 pending[target].append(event)
-                if len(pending[target]) >= chunk:
+                if single:
+                    with storage.transaction() as one:
+                        flush(one, target)
+                elif len(pending[target]) >= chunk:
                     flush(uow, target)
             for target in targets:
                 flush(uow, target)
@@ -754,9 +767,10 @@ class SearchLatency:
     ts_p50_ms: float | None = None
     ts_p95_ms: float | None = None
     ts_mean_hits: float | None = None
-    #: ADR 0081: CPU time of ours (process_time), the plan before it (`search_reference`, its
-    #: own index and caches, timed right after ours), and the bare-SQL floor: the statements
-    #: ours ran for that query, replayed through apsw with no Python around them
+    #: ADR 0081: CPU time of ours (process_time), the search before it (`search_previous`
+    #: since ADR 0102: the search as ADR 0081 left it; its own index and caches, timed right
+    #: after ours), and the bare-SQL floor: the statements ours ran for that query, replayed
+    #: through apsw with no Python around them
     cpu_p50_ms: float | None = None
     old_p50_ms: float | None = None
     old_p95_ms: float | None = None
@@ -792,9 +806,16 @@ def bench_search(
     with _workdir(root) as work:
         db_path = work / "search.db"
         started = time.perf_counter()
-        built = build_search_store(db_path, rows)
+        existed = db_path.exists()  # a store built before (ADR 0102: `--work` reuses it)
+        built = {} if existed else build_search_store(db_path, rows)
         build_s = time.perf_counter() - started
         storage = SqliteStorage(db_path)
+        if existed:
+            active, history = storage.connection.execute(
+                "SELECT count(*) FILTER (WHERE superseded_by IS NULL), "
+                "count(*) FILTER (WHERE superseded_by IS NOT NULL) FROM memories"
+            ).fetchone()
+            built = {"active": int(active), "history": int(history)}
         try:
             index = SqliteSearchIndex(storage)
             old_index = SqliteSearchIndex(storage)  # the plan before ADR 0081, own caches
@@ -815,7 +836,7 @@ def bench_search(
                     index.search(query)  # warm the page cache and the statement cache
                     if reference:
                         ts_search(query)
-                    old_index.search_reference(query)
+                    search_previous(old_index, query)
                 latencies: list[float] = []
                 ts_latencies: list[float] = []
                 cpu: list[float] = []
@@ -843,7 +864,7 @@ def bench_search(
                     floor.append(_bare(conn, ran))
                     forget_query_caches()
                     started = time.perf_counter()
-                    old_index.search_reference(query)
+                    search_previous(old_index, query)
                     old.append((time.perf_counter() - started) * 1000)
                     if reference:
                         started = time.perf_counter()
@@ -1160,8 +1181,8 @@ def render_search(searches: Sequence[SearchLatency]) -> list[str]:
         "shape, reproduced in SQL on the same store (not the TypeScript code itself: "
         "`tests/bench/ts_shape.py`): one trigram FTS5 query, newest first, no relevance "
         "ranking, OR fallback only when the AND query finds nothing; it builds no result "
-        "objects. Timed query by query alternating with ours. 'old plan' is the ranking "
-        "before ADR 0081 (`SqliteSearchIndex.search_reference`, its own caches); 'SQL floor' "
+        "objects. Timed query by query alternating with ours. 'old plan' is the search "
+        "before ADR 0102 (`tests/support/keyword_previous.py`, its own caches); 'SQL floor' "
         "replays the statements ours ran for the same query through apsw, every row stepped, "
         f"no Python around them (issue 29: ours ≤ TS and ≤ {SEARCH_FLOOR_RATIO:g}× floor). "
         f"Store build (not a target): {builds}.",
