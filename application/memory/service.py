@@ -216,8 +216,11 @@ class MemoryService:
 
         target = command.target
         stream = stream_for(target)
-        if self._pipe.cached(stream) is not None:
-            return None  # the folded document is at hand: the in-memory index is faster
+        if self._pipe.cached(stream) is not None and self._pipe.may_lag(stream):
+            # the folded document is at hand and its replica may lag unrendered: deciding on
+            # it in memory is faster. A folded write that renders rewrites the whole file;
+            # the indexed add appends to it (ADR 0088), so it goes first (ADR 0104)
+            return None
         warnings: list[str] = []
         with self._pipe.locked():
             try:

@@ -51,6 +51,8 @@ def fresh():  # new words: every run's adds are new facts, never near-duplicates
 memory = run._open(root)
 for _ in range(run.WARMUP_ADDS):
     memory.add(fresh(), target="memory")
+if sys.argv[6] == "folded":  # as a session does: its memory block reads (folds) the document
+    memory.entries("memory")
 walls, cpus, statuses = [], [], []
 os.path.exists(sys.argv[4])
 for _ in range(adds):
@@ -67,9 +69,18 @@ _CALL = re.compile(r"^\d+\s+([a-z0-9_]+)\(")
 
 
 def _run_child(
-    entries: int, adds: int, store: Path, library: str | None, strace: str | None, trace: Path
+    entries: int,
+    adds: int,
+    store: Path,
+    library: str | None,
+    strace: str | None,
+    trace: Path,
+    *,
+    folded: bool = False,
 ) -> dict[str, Any]:
+    mode = "folded" if folded else "fresh"
     command = [sys.executable, "-c", _CHILD, str(entries), str(adds), str(store), _START, _END]
+    command.append(mode)
     if strace is not None:
         command = [strace, "-f", "-o", str(trace), "-e", f"trace={_TRACED}", *command]
     path = os.pathsep.join(p for p in (library, str(_ROOT)) if p)
@@ -106,7 +117,12 @@ def _percentile(values: Sequence[float], q: float) -> float:
 
 
 def count(
-    entries: int, adds: int, *, library: str | None = None, store: Path | None = None
+    entries: int,
+    adds: int,
+    *,
+    library: str | None = None,
+    store: Path | None = None,
+    folded: bool = False,
 ) -> dict[str, Any]:
     """Per-add counts of the traced calls, or `{"measured": False}` without strace; with
     `store`, that (prefilled) store is used, else a new one. `library`: a folder put first on
@@ -117,7 +133,7 @@ def count(
     with tempfile.TemporaryDirectory(prefix="hermes-bench-") as tmp:
         trace = Path(tmp) / "trace.txt"
         root = store if store is not None else Path(tmp) / "store"
-        _run_child(entries, adds, root, library, strace, trace)
+        _run_child(entries, adds, root, library, strace, trace, folded=folded)
         per_add = _per_add(trace, adds)
     stats = sum(per_add.get(n, 0.0) for n in ("stat", "lstat", "newfstatat", "statx"))
     return {
@@ -130,9 +146,12 @@ def count(
     }
 
 
-def timed(entries: int, adds: int, store: Path, *, library: str | None = None) -> dict[str, Any]:
-    """p50/p95 wall and CPU milliseconds of `adds` steady adds on `store` (untraced)."""
-    out = _run_child(entries, adds, store, library, None, store / "unused")
+def timed(
+    entries: int, adds: int, store: Path, *, library: str | None = None, folded: bool = False
+) -> dict[str, Any]:
+    """p50/p95 wall and CPU milliseconds of `adds` steady adds on `store` (untraced);
+    `folded`: after the process read the document (a session's memory block), ADR 0104."""
+    out = _run_child(entries, adds, store, library, None, store / "unused", folded=folded)
     walls, cpus = out["wall_ms"], out["cpu_ms"]
     return {
         "p50_ms": _percentile(walls, 0.5),
@@ -144,11 +163,12 @@ def timed(entries: int, adds: int, store: Path, *, library: str | None = None) -
 
 
 def compare(
-    sizes: Sequence[int], adds: int, ref: str | None, rounds: int = 3
+    sizes: Sequence[int], adds: int, ref: str | None, rounds: int = 3, *, folded: bool = False
 ) -> list[dict[str, Any]]:
     """Per size, one store; `rounds` rounds of one timed child per library (this checkout,
     and `ref`'s when given), the libraries alternating so that the machine's load hits both;
-    the medians of the rounds' percentiles; then one traced child per library."""
+    the medians of the rounds' percentiles; then one traced child per library. `folded`: the
+    children read the document before their timed adds, as a session does (ADR 0104)."""
     from tests.bench.add_growth import _exported
 
     rows: list[dict[str, Any]] = []
@@ -165,13 +185,19 @@ def compare(
             order = list(libraries.items())
             for turn in range(max(1, rounds)):
                 for name, library in order if turn % 2 == 0 else reversed(order):
-                    timings[name].append(timed(entries, adds, store, library=library))
+                    timings[name].append(
+                        timed(entries, adds, store, library=library, folded=folded)
+                    )
             for name, library in libraries.items():
-                row: dict[str, Any] = {"library": name, "entries": entries, "rounds": rounds}
+                row: dict[str, Any] = {
+                    "library": name + (" (after a read)" if folded else ""),
+                    "entries": entries,
+                    "rounds": rounds,
+                }
                 for key in ("p50_ms", "p95_ms", "cpu_p50_ms", "cpu_p95_ms"):
                     row[key] = statistics.median(t[key] for t in timings[name])
                 row["statuses"] = sorted({s for t in timings[name] for s in t["statuses"]})
-                row["trace"] = count(entries, adds, library=library, store=store)
+                row["trace"] = count(entries, adds, library=library, store=store, folded=folded)
                 rows.append(row)
     return rows
 

@@ -1367,6 +1367,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         rounds=1 if args.quick else 3,
     )
     print("\n".join(add_syscalls.render_compare(steady)))
+    # ADR 0104: the same after the process read the document (a session's memory block)
+    after_read = add_syscalls.compare(
+        (1_000,),
+        10 if args.quick else 50,
+        os.environ.get("BENCH_REF"),
+        rounds=1 if args.quick else 3,
+        folded=True,
+    )
+    print("\n".join(add_syscalls.render_compare(after_read)))
     from tests.bench import open_cli
 
     opened = open_cli.run(

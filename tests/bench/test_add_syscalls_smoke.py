@@ -26,3 +26,10 @@ def test_the_side_by_side_steady_adds_report_timings_for_each_library() -> None:
     assert row["statuses"] == ["added"]  # fresh facts: every timed add writes
     assert 0 < row["cpu_p50_ms"] <= row["cpu_p95_ms"]
     assert "add p50 / p95 ms" in "\n".join(add_syscalls.render_compare(rows))
+
+
+def test_steady_adds_after_a_read_report_timings() -> None:
+    rows = add_syscalls.compare((20,), 3, None, rounds=1, folded=True)
+    assert [row["library"] for row in rows] == ["this (after a read)"]
+    assert rows[0]["statuses"] == ["added"]
+    assert 0 < rows[0]["cpu_p50_ms"] <= rows[0]["cpu_p95_ms"]

@@ -159,15 +159,60 @@ def test_adds_are_appended_and_equal_the_full_render(tmp_path: Path) -> None:
     assert text.count("\n§\n") == 4 and "a fifth sdk" in text
 
 
+def test_a_service_holding_the_folded_document_appends_its_adds(tmp_path: Path) -> None:
+    """After a replace (which folds the document and renders it in full) the same service's
+    adds append to the file (ADR 0104): a long-lived process no longer rewrites the whole file
+    per add once it has folded, and the bytes equal the full render."""
+    store = _Store(tmp_path, limit=100_000)
+    store.run("add", Target.MEMORY, ["the first fact about the build"])
+    svc = store.service()
+    svc.execute(
+        ReplaceMemory(
+            target=Target.MEMORY,
+            old_text="first",
+            text="the first fact about the build, corrected",
+            entry_id=store.ids.new_id(),
+            at=store.clock.now(),
+        )
+    )
+    for text in ("a second fact about redis", "a third fact about queues"):
+        before = {t: store.files(t)[1] for t in TARGETS}
+        with capture_logs() as logs:
+            svc.execute(
+                AddMemory(
+                    target=Target.MEMORY,
+                    text=text,
+                    entry_id=store.ids.new_id(),
+                    at=store.clock.now(),
+                )
+            )
+        assert [e["stream"] for e in logs if e["event"] == "markdown.appended"] == ["memory:memory"]
+        _check(store, before)
+    assert [e.text for e in svc.document(Target.MEMORY).active] == [
+        "the first fact about the build, corrected",
+        "a second fact about redis",
+        "a third fact about queues",
+    ]
+
+
 def test_a_file_changed_since_its_render_is_never_appended_to(tmp_path: Path) -> None:
     """A hand edit (the Markdown file no longer the ledger's render) is imported and the
     file rendered in full, never appended to: the person's change is kept."""
     store = _Store(tmp_path, limit=100_000)
     store.run("add", Target.MEMORY, ["the first fact about the build"])
     path = store.markdown.path_for(Target.MEMORY)
+    # the edit lands after the service verified the file (its open): the add meets it
+    svc = store.service()
     path.write_bytes(path.read_bytes() + "§\nwritten by hand about the staging queue\n".encode())
     with capture_logs() as logs:
-        store.run("add", Target.MEMORY, ["a second fact about redis"])
+        svc.execute(
+            AddMemory(
+                target=Target.MEMORY,
+                text="a second fact about redis",
+                entry_id=store.ids.new_id(),
+                at=store.clock.now(),
+            )
+        )
     assert not [e for e in logs if e["event"] == "markdown.appended"]
     text = path.read_text(encoding="utf-8")
     assert "written by hand about the staging queue" in text and "a second fact" in text
