@@ -194,6 +194,38 @@ def hit_of(row: Sequence[Any]) -> SearchHit:
     lineage: its memory id and version number, ADR 0079, are then left to the documents)."""
     id_, target, project, category, text, created, last, by, at, score, namespace = row[:11]
     memory_id, version_no = row[11:13] if len(row) >= 13 else (None, None)
+    return _make_hit(
+        id_,
+        target,
+        project,
+        category,
+        text,
+        created,
+        last,
+        by,
+        at,
+        score,
+        namespace,
+        memory_id,
+        version_no,
+    )
+
+
+def _make_hit(
+    id_: Any,
+    target: Any,
+    project: Any,
+    category: Any,
+    text: Any,
+    created: Any,
+    last: Any,
+    by: Any,
+    at: Any,
+    score: Any,
+    namespace: Any,
+    memory_id: Any,
+    version_no: Any,
+) -> SearchHit:
     return SearchHit(
         id=str(id_),
         target=_TARGETS.get(target) or Target(target),
@@ -235,20 +267,8 @@ def _hit(row: Sequence[Any], score: float) -> SearchHit:
     """`hit_of` of a `_BY_ROWID_SQL` row (its rowid first) with `score`, without building
     an intermediate row (ADR 0102)."""
     _, id_, target, project, category, text, created, last, by, at, _, namespace, mid, no = row
-    return SearchHit(
-        id=str(id_),
-        target=_TARGETS.get(target) or Target(target),
-        project=project,
-        category=(_CATEGORIES.get(category) or FailureCategory(category)) if category else None,
-        text=str(text),
-        created=_day(created),
-        last_referenced=_day(last),
-        superseded_by=by,
-        superseded_at=_day(at) if at else None,
-        score=score,
-        namespace=namespace,
-        memory_id=None if mid is None else str(mid),
-        version_no=None if no is None else int(no),
+    return _make_hit(
+        id_, target, project, category, text, created, last, by, at, score, namespace, mid, no
     )
 
 
