@@ -288,6 +288,17 @@ class Pipeline(Generic[S]):
                 uow.journal.save_snapshot(state.stream, state.version, self._kind.encode(state))
                 self._snapshotted[state.stream] = state.version
 
+    def snapshot_due(self, uow: UnitOfWork, stream: str, version: int) -> bool:
+        """Whether a write that brings `stream` to `version` would store a snapshot on the
+        write path (`_keep_snapshots`'s rule). An indexed add stores none (ADR 0084), so a
+        process that holds the folded state writes through the fold when one is due: its
+        snapshots keep their cadence (ADR 0104)."""
+        last = self._snapshotted.get(stream)
+        if last is None:
+            stored = uow.journal.snapshot(stream)
+            last = self._snapshotted[stream] = stored[0] if stored else 0
+        return version - last >= SNAPSHOT_EVERY
+
     def replace_snapshot(self, uow: UnitOfWork, state: S) -> None:
         """Replace the stored snapshot of `state`'s stream by `state` (when one is stored): a
         purge's snapshot must not keep the text it erased (ADR 0026)."""

@@ -216,7 +216,8 @@ class MemoryService:
 
         target = command.target
         stream = stream_for(target)
-        if self._pipe.cached(stream) is not None and self._pipe.may_lag(stream):
+        folded = self._pipe.cached(stream) is not None
+        if folded and self._pipe.may_lag(stream):
             # the folded document is at hand and its replica may lag unrendered: deciding on
             # it in memory is faster. A folded write that renders rewrites the whole file;
             # the indexed add appends to it (ADR 0088), so it goes first (ADR 0104)
@@ -229,6 +230,8 @@ class MemoryService:
                     version = uow.journal.version(stream)
                     if index is None or (index.version(stream) or 0) != version:
                         return None
+                    if folded and self._pipe.snapshot_due(uow, stream, version + 1):
+                        return None  # the fold stores the snapshot that is due (ADR 0104)
                     # a replica rendered recently by this process lags unread, as `writing` does
                     recent = self._pipe.may_lag(stream)
                     seen = None if recent else self._pipe.unedited(uow, stream)

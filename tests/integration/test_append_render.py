@@ -26,6 +26,7 @@ from pi_hermes_memory.domain.memory.commands import AddMemory, RemoveMemory, Rep
 from pi_hermes_memory.domain.memory.document import stream_for
 from pi_hermes_memory.domain.memory.markdown_doc import VersionLine
 from pi_hermes_memory.domain.memory.model import Target
+from pi_hermes_memory.journal import pipeline
 from pi_hermes_memory.journal.pipeline import RenderLag
 from pi_hermes_memory.memory.service import MemoryService
 from structlog.testing import capture_logs
@@ -193,6 +194,39 @@ def test_a_service_holding_the_folded_document_appends_its_adds(tmp_path: Path) 
         "a second fact about redis",
         "a third fact about queues",
     ]
+
+
+def test_a_folded_process_keeps_the_snapshot_cadence(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Indexed adds store no snapshot (ADR 0084): a process that holds the folded document
+    writes through the fold when a snapshot is due, so a long-lived process still leaves one
+    every SNAPSHOT_EVERY events, and its other adds append (ADR 0104)."""
+    monkeypatch.setattr(pipeline, "SNAPSHOT_EVERY", 5)
+    store = _Store(tmp_path, limit=100_000)
+    svc = store.service()
+    svc.document(Target.MEMORY)  # folded, as a session's memory block does
+    words = ["amber", "birch", "cedar", "delta", "ember", "fjord", "grove", "harbor"]
+    appended = 0
+    for n in range(16):
+        text = f"the {words[n % 8]} {words[(n * 3 + 1) % 8]} queue number {n} runs {n * 7}"
+        before = {t: store.files(t)[1] for t in TARGETS}
+        with capture_logs() as logs:
+            svc.execute(
+                AddMemory(
+                    target=Target.MEMORY,
+                    text=text,
+                    entry_id=store.ids.new_id(),
+                    at=store.clock.now(),
+                )
+            )
+        appended += sum(e["event"] == "markdown.appended" for e in logs)
+        _check(store, before)  # either way, the bytes of the full render
+    with store.storage.snapshot() as uow:
+        head = uow.journal.version(stream_for(Target.MEMORY))
+        stored = uow.journal.snapshot(stream_for(Target.MEMORY))
+    assert stored is not None and head - stored[0] < 5, (head, stored and stored[0])
+    assert appended >= 16 - 4, appended  # the others appended
 
 
 def test_a_file_changed_since_its_render_is_never_appended_to(tmp_path: Path) -> None:
