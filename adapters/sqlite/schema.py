@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import cast
 
 import apsw
 from pi_hermes_memory.adapters.sqlite.write_index import SCHEMA as WRITE_INDEX_SCHEMA
@@ -312,10 +313,17 @@ def _user_tables(conn: apsw.Connection) -> list[str]:
     ]
 
 
+_HEADER_SQL = (
+    "SELECT (SELECT application_id FROM pragma_application_id),"
+    " (SELECT user_version FROM pragma_user_version)"
+)
+
+
 def check_ours(conn: apsw.Connection, path: Path) -> int:
     """Return the schema version of our file (0 = new); refuse a foreign or newer one."""
-    app_id = conn.execute("PRAGMA application_id").get
-    version = conn.execute("PRAGMA user_version").get
+    # one statement, one read of the header: two PRAGMAs could straddle another process's
+    # first migration (the old application_id 0 with the new user_version: "foreign")
+    app_id, version = cast("tuple[int, int]", conn.execute(_HEADER_SQL).fetchall()[0])
     if app_id == 0 and version == 0:
         tables = _user_tables(conn)
         if tables:
