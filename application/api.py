@@ -29,6 +29,7 @@ from pi_hermes_memory.domain.status import Status
 from pi_hermes_memory.errors import ArgumentError, HermesMemoryError, InvalidArgument, StorageFailed
 from pi_hermes_memory.log import library_logger
 from pi_hermes_memory.memory.service import MemoryService, entry_view
+from pi_hermes_memory.memory.write_side import by_id, commands
 from pi_hermes_memory.ports.search import DEFAULT_LIMIT
 from pi_hermes_memory.ports.store import Clock, IdFactory, SearchIndex, Storage
 from pi_hermes_memory.ports.vectors import REEMBED_BATCH
@@ -53,8 +54,9 @@ from pi_hermes_memory.tools.registry import (
 # numpy loads only when embeddings are on; session search, insights and sync when a command
 # uses them (issue 29, ADR 0080)
 if TYPE_CHECKING:
-    # the write side's commands, look-ups by id, purge and re-embedding: imported by the
-    # method that uses them, so that open() and a search do not load them (issue 29, ADR 0099)
+    # the write side's commands, look-ups by id, purge and re-embedding: imported on first use
+    # (commands and by_id through `memory.write_side`), so that open() and a search do not load
+    # them (issue 29, ADR 0099, ADR 0108)
     from pi_hermes_memory.doctor.report import DoctorReport
     from pi_hermes_memory.domain.memory.commands import (
         AddMemory,
@@ -553,8 +555,6 @@ class Memory:
         """The entry with this id (active, or an old version with `superseded_by` set) if this
         session may see it; None otherwise (also for a removed entry: see `removed`)."""
         need_text("entry_id", entry_id)
-        from pi_hermes_memory.memory import by_id
-
         return by_id.get(self._service, entry_id)
 
     def active_entry(self, entry_id: str, target: Target | str) -> EntryView | None:
@@ -603,8 +603,6 @@ class Memory:
         """The supersede chain `entry_id` belongs to, oldest first, the current version last
         (absent when it was removed), from the id of any version; [] for an unknown id."""
         need_text("entry_id", entry_id)
-        from pi_hermes_memory.memory import by_id
-
         return by_id.history(self._service, entry_id)
 
     def update(
@@ -627,8 +625,6 @@ class Memory:
         _category(category)
         _importance(importance)
         _kind(kind)
-        from pi_hermes_memory.memory import by_id
-
         found = by_id.locate(self._service, entry_id)
         if found is None:
             return by_id.unknown_id("replace")
@@ -646,8 +642,6 @@ class Memory:
     def delete(self, entry_id: str) -> WriteResult:
         """Remove the entry with this id (`restore` brings it back); statuses as `update`."""
         need_text("entry_id", entry_id)
-        from pi_hermes_memory.memory import by_id
-
         found = by_id.locate(self._service, entry_id)
         if found is None:
             return by_id.unknown_id("remove")
@@ -661,26 +655,20 @@ class Memory:
 
     def promote(self, old_text: str, *, force: bool = False) -> WriteResult:
         """Move one current-project entry (located by `old_text`) to global memory."""
-        from pi_hermes_memory.domain.memory.commands import MoveDirection
-
-        return self._move(MoveDirection.PROMOTE, old_text, force)
+        return self._move(commands.MoveDirection.PROMOTE, old_text, force)
 
     def demote(self, old_text: str, *, force: bool = False) -> WriteResult:
         """Move one global memory entry (located by `old_text`) into the current project."""
-        from pi_hermes_memory.domain.memory.commands import MoveDirection
-
-        return self._move(MoveDirection.DEMOTE, old_text, force)
+        return self._move(commands.MoveDirection.DEMOTE, old_text, force)
 
     def _move(
         self, direction: MoveDirection, old_text: str, force: bool, old_id: str | None = None
     ) -> WriteResult:
         need_text("old_text", old_text)
         need_flag("force", force)
-        from pi_hermes_memory.domain.memory.commands import MoveMemory
-
         self._writable(Target.PROJECT, Target.MEMORY)
         return self._service.move(
-            MoveMemory(
+            commands.MoveMemory(
                 direction=direction,
                 old_text=old_text,
                 force=force,
@@ -1022,11 +1010,12 @@ class Memory:
                 parsed.old_id or parsed.old_text or "", target=parsed.target
             ).to_json()
         if parsed.action in ("promote", "demote"):
-            from pi_hermes_memory.domain.memory.commands import MoveDirection
-
             return write_result_json(
                 self._move(
-                    MoveDirection(parsed.action), parsed.old_text or "", parsed.force, parsed.old_id
+                    commands.MoveDirection(parsed.action),
+                    parsed.old_text or "",
+                    parsed.force,
+                    parsed.old_id,
                 )
             )
         command = self._command(parsed)
@@ -1076,9 +1065,7 @@ class Memory:
         force: bool,
         scope: str | None = None,
     ) -> AddMemory:
-        from pi_hermes_memory.domain.memory.commands import AddMemory
-
-        return AddMemory(
+        return commands.AddMemory(
             target=_target(target),
             text=content,
             category=_category(category),
@@ -1096,9 +1083,7 @@ class Memory:
         category: FailureCategory | str | None,
         scope: str | None = None,
     ) -> ReplaceMemory:
-        from pi_hermes_memory.domain.memory.commands import ReplaceMemory
-
-        return ReplaceMemory(
+        return commands.ReplaceMemory(
             target=_target(target),
             old_text=old_text,
             text=content,
@@ -1109,9 +1094,7 @@ class Memory:
         )
 
     def _remove(self, old_text: str, target: Target | str, scope: str | None) -> RemoveMemory:
-        from pi_hermes_memory.domain.memory.commands import RemoveMemory
-
-        return RemoveMemory(
+        return commands.RemoveMemory(
             target=_target(target),
             old_text=old_text,
             at=self._clock.now(),

@@ -32,6 +32,7 @@ from pi_hermes_memory.journal.pipeline import Pipeline, RenderLag
 from pi_hermes_memory.log import library_logger
 from pi_hermes_memory.memory.documents import MemoryDocuments
 from pi_hermes_memory.memory.indexed import IndexedDocument, appended_entries, write_index_of
+from pi_hermes_memory.memory.write_side import commands, deciding, moves, purges, purging, restores
 from pi_hermes_memory.ports.search import ScopeClause
 from pi_hermes_memory.ports.store import (
     AppendingMarkdown,
@@ -47,8 +48,8 @@ from pi_hermes_memory.ports.store import (
 from pi_hermes_memory.results import CandidateView, EntryView, WriteResult
 
 if TYPE_CHECKING:
-    # the write side (commands, decide, move, purge, restore): imported by the method that
-    # writes, so that opening a store and searching do not load it (issue 29, ADR 0099)
+    # the write side (commands, decide, move, purge, restore): `write_side` imports each on
+    # first use, so that opening a store and searching do not load it (ADR 0099, ADR 0108)
     from pi_hermes_memory.domain.memory.commands import (
         AddMemory,
         MemoryCommand,
@@ -75,9 +76,7 @@ class MemorySettings:
     consolidation_available: bool = False
 
     def policy(self, target: Target) -> WritePolicy:
-        from pi_hermes_memory.domain.memory.decide import WritePolicy
-
-        return WritePolicy(
+        return deciding.WritePolicy(
             scope=self.scope,
             char_limit=self.limits[target],
             overflow=self.overflow,
@@ -164,12 +163,9 @@ class MemoryService:
     # -- commands -------------------------------------------------------------------------
 
     def execute(self, command: MemoryCommand) -> WriteResult:
-        from pi_hermes_memory.domain.memory.commands import AddMemory, ReplaceMemory
-        from pi_hermes_memory.domain.memory.decide import decide
-
         target = command.target
         notes: tuple[str, ...] = ()
-        if isinstance(command, AddMemory | ReplaceMemory):
+        if isinstance(command, commands.AddMemory | commands.ReplaceMemory):
             scanned, notes = self._scan(command)
             if isinstance(scanned, WriteResult):
                 return scanned
@@ -177,7 +173,7 @@ class MemoryService:
         prepared = self._prepare_embeddings([command])
         if prepared is not None:
             command = prepared.commands[0]
-        if isinstance(command, AddMemory):
+        if isinstance(command, commands.AddMemory):
             fast = self._indexed_add(command)
             if fast is not None:
                 decision, entry, warnings = fast
@@ -194,12 +190,12 @@ class MemoryService:
 
         def plan(docs: dict[Target, MemoryDocument]) -> list[tuple[Target, Decision]]:
             before.update(docs)
-            return [(target, decide(docs[target], command, self.settings.policy(target)))]
+            return [(target, deciding.decide(docs[target], command, self.settings.policy(target)))]
 
         decisions, warnings = self.run([target], plan)
         self._embed_new_rows([d for _, d in decisions], prepared)
         result = to_result(decisions[0][1], command, (*notes, *warnings))
-        if isinstance(command, AddMemory):
+        if isinstance(command, commands.AddMemory):
             self._keep_index(target)
         return self.identified(result, before=before)
 
@@ -212,8 +208,6 @@ class MemoryService:
         folded state of its document (a new process: folding it is the cost this avoids), the
         index is at the journal's version and the file is the last render. None: take the
         write path on the folded document (same answers)."""
-        from pi_hermes_memory.domain.memory.decide import decide
-
         target = command.target
         stream = stream_for(target)
         folded = self._pipe.cached(stream) is not None
@@ -239,7 +233,7 @@ class MemoryService:
                         return None
                     doc = IndexedDocument(index, stream, version)
                     # raises NotImplementedError when it asks what only the fold knows
-                    decision = decide(doc, command, self.settings.policy(target))
+                    decision = deciding.decide(doc, command, self.settings.policy(target))
                     entry = None
                     render: bytes | None = None
                     tail: tuple[bytes, str] | None = None
@@ -405,12 +399,11 @@ class MemoryService:
         """`command` with the cosines of the moved entry's stored vector to the destination
         rows (ADR 0019): read from the vector store only, never from the provider; none
         without embeddings, with force, or when the entry has no current vector."""
-        from pi_hermes_memory.domain.memory.move import move_subject
         from pi_hermes_memory.ports.vectors import VectorScope
 
         if self.embeddings is None or command.force:
             return command
-        entry = move_subject(source, command, self.settings.scope)
+        entry = moves.move_subject(source, command, self.settings.scope)
         if not isinstance(entry, MemoryEntry):
             return command
         project = self.settings.scope.project
@@ -423,9 +416,6 @@ class MemoryService:
 
     def move(self, command: MoveMemory) -> WriteResult:
         """promote / demote one entry (domain/memory/move.py); both documents in one transaction."""
-        from pi_hermes_memory.domain.memory.decide import Decision
-        from pi_hermes_memory.domain.memory.move import decide_move
-
         if not self._markdown.distinct_roots():
             return WriteResult(
                 success=False,
@@ -442,14 +432,14 @@ class MemoryService:
         command = self._with_move_cosines(command, self.document(command.source))
 
         def plan(docs: dict[Target, MemoryDocument]) -> list[tuple[Target, Decision]]:
-            result = decide_move(
+            result = moves.decide_move(
                 docs[command.source],
                 docs[command.destination],
                 command,
                 self.settings.policy(command.destination),
             )
             outcome.append(result)
-            carrier = Decision(status=result.decision.status, message="")
+            carrier = deciding.Decision(status=result.decision.status, message="")
             return [
                 (command.source, attrs.evolve(carrier, events=result.source_events)),
                 (command.destination, attrs.evolve(carrier, events=result.destination_events)),
@@ -472,32 +462,28 @@ class MemoryService:
         """The removed entries of `target` this session may see (`every_scope`: all of them,
         for export) and `restore` can bring back, most recently removed first (read from the
         journal)."""
-        from pi_hermes_memory.domain.memory.restore import restorable
-
         doc = self.document(target)
         with self._storage.transaction() as uow:
             events = uow.journal.read(doc.stream, upto=doc.version)
         scope = self.settings.scope
-        return [r for r in restorable(target, events) if every_scope or scope.visible(r.entry)]
+        return [
+            r for r in restores.restorable(target, events) if every_scope or scope.visible(r.entry)
+        ]
 
     def restore(self, target: Target, query: str) -> WriteResult:
         """Bring back a removed entry (by id, or a unique part of its text) with its old id."""
-        from pi_hermes_memory.domain.memory.restore import (
-            decide_restore,
-            restorable,
-            select_restorable,
-        )
-
         removed: list[RemovedEntry] = []
 
         def read(uow: UnitOfWork, docs: dict[Target, MemoryDocument]) -> None:
             doc = docs[target]
             events = uow.journal.read(doc.stream, upto=doc.version)
-            removed.extend(restorable(target, events))
+            removed.extend(restores.restorable(target, events))
 
         def plan(docs: dict[Target, MemoryDocument]) -> list[tuple[Target, Decision]]:
-            found = select_restorable(removed, query, self.settings.scope)
-            return [(target, decide_restore(docs[target], found, query, self._clock.now()))]
+            found = restores.select_restorable(removed, query, self.settings.scope)
+            return [
+                (target, restores.decide_restore(docs[target], found, query, self._clock.now()))
+            ]
 
         decisions, warnings = self.run([target], plan, read=read)
         decision = decisions[0][1]
@@ -512,12 +498,6 @@ class MemoryService:
         the earlier events in place, append `MemoryPurged` to every stream holding a version,
         drop the rows, replace the snapshots, render the files, then let the storage scrub
         its older copies. `dry_run`: only say what would be purged."""
-        from pi_hermes_memory.domain.memory.decide import Decision
-        from pi_hermes_memory.domain.memory.purge import index as purge_index
-        from pi_hermes_memory.domain.memory.purge import plan_purge
-        from pi_hermes_memory.domain.memory.purge import select as select_purge
-        from pi_hermes_memory.memory.purging import PurgeResult
-
         warnings: list[str] = []
         outcome: PurgePlan | Decision
         leftovers: tuple[str, ...] = ()
@@ -541,12 +521,12 @@ class MemoryService:
         with self._pipe.writing(_ALL_STREAMS, warnings, erasing=True) as batch:
             docs = _by_target(batch.states)
             streams = {d.stream: batch.uow.journal.read(d.stream) for d in docs.values()}
-            idx = purge_index(streams)
-            chain = select_purge(idx, target, query, self.settings.scope)
-            if isinstance(chain, Decision) or dry_run:
-                outcome = chain if isinstance(chain, Decision) else _preview(idx, chain)
+            idx = purges.index(streams)
+            chain = purges.select(idx, target, query, self.settings.scope)
+            if isinstance(chain, deciding.Decision) or dry_run:
+                outcome = chain if isinstance(chain, deciding.Decision) else _preview(idx, chain)
             else:
-                planned = outcome = plan_purge(streams, idx, chain, self._clock.now())
+                planned = outcome = purges.plan_purge(streams, idx, chain, self._clock.now())
                 batch.uow.journal.redact(planned.redacted)
                 for doc in docs.values():
                     event = planned.purges.get(doc.stream)
@@ -555,8 +535,8 @@ class MemoryService:
                         self._pipe.replace_snapshot(batch.uow, batch.append(doc.stream, [event]))
                 batch.after_publish(lambda: finish(planned))
         self._note(warnings)
-        if isinstance(outcome, Decision):
-            return PurgeResult(
+        if isinstance(outcome, deciding.Decision):
+            return purging.PurgeResult(
                 success=outcome.success,
                 status=outcome.status,
                 message=outcome.message,
@@ -587,7 +567,7 @@ class MemoryService:
             )
             if leftovers:
                 message += f" Copies moved aside may still hold it: {', '.join(leftovers)}."
-        return PurgeResult(
+        return purging.PurgeResult(
             success=True,
             status=Status.PREVIEW if dry_run else Status.PURGED,
             message=message,
@@ -624,8 +604,6 @@ class MemoryService:
         the others proceed. All events commit in one transaction. At most
         MAX_BATCH_OPERATIONS items (ArgumentError above: nothing is applied).
         """
-        from pi_hermes_memory.domain.memory.commands import AddMemory, ReplaceMemory
-        from pi_hermes_memory.domain.memory.decide import decide
         from pi_hermes_memory.tools.registry import MAX_BATCH_OPERATIONS
 
         if len(items) > MAX_BATCH_OPERATIONS:
@@ -636,7 +614,7 @@ class MemoryService:
         prepared: list[MemoryCommand | WriteResult] = []
         scan_notes: dict[int, tuple[str, ...]] = {}
         for index, item in enumerate(items):
-            if isinstance(item, AddMemory | ReplaceMemory):
+            if isinstance(item, commands.AddMemory | commands.ReplaceMemory):
                 scanned, scan_notes[index] = self._scan(item)
                 prepared.append(scanned)
             else:
@@ -657,7 +635,7 @@ class MemoryService:
             for item in prepared:
                 if isinstance(item, WriteResult):
                     continue
-                decision = decide(work[item.target], item, policies[item.target])
+                decision = deciding.decide(work[item.target], item, policies[item.target])
                 if decision.events:
                     work[item.target].apply(decision.events)
                 out.append((item.target, decision))
@@ -860,17 +838,17 @@ def _by_target(states: dict[str, MemoryDocument]) -> dict[Target, MemoryDocument
 
 def _preview(idx: PurgeIndex, chain: frozenset[str]) -> PurgePlan:
     """A dry run's plan: the chain and its newest version, nothing to write."""
-    from pi_hermes_memory.domain.memory.purge import PurgePlan, newest_version
-
-    return PurgePlan(
-        ids=chain, redacted=(), purges={}, newest=newest_version(idx, chain).entry, texts=()
+    return purges.PurgePlan(
+        ids=chain, redacted=(), purges={}, newest=purges.newest_version(idx, chain).entry, texts=()
     )
 
 
 def _action(command: MemoryCommand) -> str:
-    from pi_hermes_memory.domain.memory.commands import AddMemory, RemoveMemory, ReplaceMemory
-
-    return {AddMemory: "add", ReplaceMemory: "replace", RemoveMemory: "remove"}[type(command)]
+    return {
+        commands.AddMemory: "add",
+        commands.ReplaceMemory: "replace",
+        commands.RemoveMemory: "remove",
+    }[type(command)]
 
 
 def entry_view(e: MemoryEntry) -> EntryView:

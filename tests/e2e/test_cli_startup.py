@@ -8,12 +8,13 @@ import argparse
 import json
 import os
 import re
-import subprocess
 import sys
 from pathlib import Path
 
 import pi_hermes_memory
 from pi_hermes_memory.adapters.cli import app as cli
+
+from tests.support.processes import run
 
 COMMANDS = {
     "add",
@@ -83,9 +84,7 @@ HEAVY = (
 
 def _loaded_after(code: str) -> list[str]:
     script = f"import sys\n{code}\nimport json\nprint(json.dumps(sorted(sys.modules)))\n"
-    done = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=120
-    )
+    done = run([sys.executable, "-c", script])
     loaded: list[str] = json.loads(done.stdout.strip().splitlines()[-1])
     return loaded
 
@@ -96,13 +95,7 @@ def test_the_parser_has_every_command_and_help_lists_them() -> None:
     assert set(sub.choices) == COMMANDS
     for module in cli._EXTRA:
         assert module.COMMANDS <= COMMANDS and module.WRITES <= module.COMMANDS
-    done = subprocess.run(
-        [sys.executable, "-m", "pi_hermes_memory.adapters.cli.app", "--help"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr
+    done = run([sys.executable, "-m", "pi_hermes_memory.adapters.cli.app", "--help"])
     # the grouped command list (ADR 0078): `  NAME  help` lines before the options
     commands = done.stdout.split("\ncommands", 1)[1].split("\noptions:", 1)[0]
     listed = re.findall(r"^  ([a-z][a-z-]*)  ", commands, flags=re.MULTILINE)
@@ -185,15 +178,7 @@ def _one_call(
         "print(json.dumps([code, heavy, lazy_re.compiled_count(), lazy_re.pattern_count()]))\n"
     )
     env = {**os.environ, "HOME": str(tmp_path), "PI_CODING_AGENT_DIR": str(tmp_path / "agent")}
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        env=env,
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr
+    done = run([sys.executable, "-c", code], env=env, cwd=tmp_path)
     code_, heavy, compiled, patterns = json.loads(done.stdout.strip().splitlines()[-1])
     return code_, heavy, compiled, patterns
 
@@ -234,22 +219,8 @@ def test_a_search_in_a_new_process_imports_a_hand_edit(tmp_path: Path) -> None:
     memory_md.write_text(text.rstrip("\n") + "\n§\nthe canary runs on tuesdays\n", "utf-8")
     env = {**os.environ, "HOME": str(tmp_path), "PI_CODING_AGENT_DIR": str(tmp_path / "agent")}
     for _ in range(2):  # the importing process, then one that reads the journal only
-        done = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "pi_hermes_memory.adapters.cli.app",
-                "--json",
-                "search",
-                "canary",
-            ],
-            env=env,
-            cwd=tmp_path,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-        assert done.returncode == 0, done.stderr
+        app = [sys.executable, "-m", "pi_hermes_memory.adapters.cli.app"]
+        done = run([*app, "--json", "search", "canary"], env=env, cwd=tmp_path)
         assert "the canary runs on tuesdays" in done.stdout
     assert "the canary runs on tuesdays" in memory_md.read_text(encoding="utf-8")
 
@@ -316,20 +287,12 @@ def test_a_usage_error_reads_as_before(tmp_path: Path) -> None:
     for argv in (["search"], ["add", "x", "--target", "nope"], ["list", "--limit", "-1"]):
         errors = []
         for only in (None, argv[0]):
-            done = subprocess.run(
-                [
-                    sys.executable,
-                    "-c",
-                    "import sys\n"
-                    "from pi_hermes_memory.adapters.cli import app\n"
-                    f"app._parser({only!r}).parse_args({argv!r})",
-                ],
-                capture_output=True,
-                text=True,
-                timeout=120,
-                cwd=tmp_path,
+            code = (
+                "import sys\n"
+                "from pi_hermes_memory.adapters.cli import app\n"
+                f"app._parser({only!r}).parse_args({argv!r})"
             )
-            assert done.returncode == 2
+            done = run([sys.executable, "-c", code], cwd=tmp_path, expect=2)
             errors.append(done.stderr)
         assert errors[0] == errors[1], argv
 

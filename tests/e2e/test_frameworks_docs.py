@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from tests.support.processes import run
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "frameworks.md"
@@ -61,15 +62,8 @@ def test_section_runs_as_written(title: str, tmp_path: Path) -> None:
         if name:
             (tmp_path / name.group(1)).write_text(body, encoding="utf-8")
         elif info.startswith("sh"):
-            done = subprocess.run(
-                ["bash", "-c", "set -euo pipefail\n" + body],
-                cwd=tmp_path,
-                env=env,
-                capture_output=True,
-                text=True,
-                timeout=300,
-            )
-            assert done.returncode == 0, done.stderr
+            script = "set -euo pipefail\n" + body
+            done = run(["bash", "-c", script], cwd=tmp_path, env=env, timeout=300)
             output, ran = done.stdout, ran + 1
         elif info == "text":
             assert output is not None, "a text block must follow a sh block"

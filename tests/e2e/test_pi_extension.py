@@ -13,7 +13,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -28,8 +27,7 @@ from tests.support.fake_model_server import (
     tool_names,
     tool_results,
 )
-
-CLI = [sys.executable, "-m", "pi_hermes_memory.adapters.cli"]
+from tests.support.processes import CLI, run, run_cli
 
 
 def _env(root: Path) -> dict[str, str]:
@@ -141,14 +139,8 @@ def test_bridge_lifecycle_recall_capture_compact_shutdown(root: Path) -> None:
     assert bridge.result("before_compact") == {"flushed": False}  # no LLM configured
     assert bridge.result("shutdown", timeout=5) == {"finished": True}
     assert bridge.close()[0] == 0
-    listed = subprocess.run(
-        [*CLI, "list", "--target", "failure", "--json"],
-        capture_output=True,
-        text=True,
-        env=_env(root),
-        cwd=root.parent / "proj",
-        timeout=60,
-        check=True,
+    listed = run_cli(
+        "list", "--target", "failure", "--json", env=_env(root), cwd=root.parent / "proj"
     )
     assert "sudo" in listed.stdout
 
@@ -177,15 +169,7 @@ def test_setup_pi_installs_idempotently_and_uninstalls_only_ours(root: Path) -> 
     env, cwd = _env(root), root.parent / "proj"
 
     def setup(*args: str) -> dict[str, Any]:
-        done = subprocess.run(
-            [*CLI, "setup", "pi", "--json", *args],
-            capture_output=True,
-            text=True,
-            env=env,
-            cwd=cwd,
-            timeout=60,
-        )
-        assert done.returncode == 0, done.stderr
+        done = run_cli("setup", "pi", "--json", *args, env=env, cwd=cwd)
         result: dict[str, Any] = json.loads(done.stdout)
         return result
 
@@ -217,10 +201,8 @@ def test_setup_pi_installs_idempotently_and_uninstalls_only_ours(root: Path) -> 
     assert json.loads(config.read_text()) == {"llm": {"provider": "command", "command": ["my-llm"]}}
     # an unreadable config is refused, nothing written
     config.write_text("{not json")
-    done = subprocess.run(
-        [*CLI, "setup", "pi"], capture_output=True, text=True, env=env, cwd=cwd, timeout=60
-    )
-    assert done.returncode == 1 and "not valid JSON" in done.stderr
+    done = run_cli("setup", "pi", env=env, cwd=cwd, expect=1)
+    assert "not valid JSON" in done.stderr
     assert not (folder / "index.ts").exists()
 
 
@@ -261,19 +243,11 @@ class PiWorld:
         (root / "settings.json").write_text(
             json.dumps({"defaultProvider": "fake", "defaultModel": "m1"})
         )
-        done = subprocess.run(
-            [*CLI, "setup", "pi"], capture_output=True, text=True, env=self.env, timeout=60
-        )
-        assert done.returncode == 0, done.stderr
+        run_cli("setup", "pi", env=self.env)
 
     def run(self, prompt: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [self.pi, "-p", prompt],
-            capture_output=True,
-            text=True,
-            env=self.env,
-            cwd=self.project,
-            timeout=180,
+        return run(
+            [self.pi, "-p", prompt], env=self.env, cwd=self.project, timeout=180, expect=None
         )
 
 
@@ -308,15 +282,7 @@ def test_real_pi_remembers_and_the_next_session_carries_it(
     assert "memory" in tool_names(fake_model.requests[0])
     results = [r for body in fake_model.requests for r in tool_results(body)]
     assert any('"status":"added"' in r.replace(" ", "") for r in results), results
-    store = subprocess.run(
-        [*CLI, "search", "deploy", "--json"],
-        capture_output=True,
-        text=True,
-        env=world.env,
-        cwd=world.project,
-        timeout=60,
-        check=True,
-    )
+    store = run_cli("search", "deploy", "--json", env=world.env, cwd=world.project)
     assert "make ship" in store.stdout
     # the next session: the prompt the model receives carries the fact (auto-recall)
     fake_model.requests.clear()
@@ -327,15 +293,7 @@ def test_real_pi_remembers_and_the_next_session_carries_it(
     # a correction in the conversation is captured at once
     third = world.run("No, that's wrong: always run the tests with make check.")
     assert third.returncode == 0, third.stderr
-    failures = subprocess.run(
-        [*CLI, "list", "--target", "failure", "--json"],
-        capture_output=True,
-        text=True,
-        env=world.env,
-        cwd=world.project,
-        timeout=60,
-        check=True,
-    )
+    failures = run_cli("list", "--target", "failure", "--json", env=world.env, cwd=world.project)
     assert "make check" in failures.stdout
 
 
@@ -354,17 +312,7 @@ def test_real_pi_compaction_and_shutdown_flush_through_a_child_pi(
     children = [b for b in fake_model.requests if "memory" not in tool_names(b)]
     assert children, [tool_names(b) for b in fake_model.requests]
     assert all("<memory-policy>" not in system_text(b) for b in children)
-    status = json.loads(
-        subprocess.run(
-            [*CLI, "review-status", "--json"],
-            capture_output=True,
-            text=True,
-            env=world.env,
-            cwd=world.project,
-            timeout=60,
-            check=True,
-        ).stdout
-    )
+    status = json.loads(run_cli("review-status", "--json", env=world.env, cwd=world.project).stdout)
     assert "flush" in json.dumps(status), status
 
 

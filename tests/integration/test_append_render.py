@@ -125,6 +125,22 @@ def _check(store: _Store, before: dict[Target, bytes | None]) -> None:
         assert store.files(target) == store.full_render(target, before[target]), target
 
 
+def _add(store: _Store, text: str) -> AddMemory:
+    return AddMemory(
+        target=Target.MEMORY, text=text, entry_id=store.ids.new_id(), at=store.clock.now()
+    )
+
+
+def _add_and_check(store: _Store, svc: MemoryService, text: str) -> list[str]:
+    """Add `text` to memory through `svc`, check that every file equals its full render, and
+    return the streams the add appended to (its `markdown.appended` log lines)."""
+    before = {t: store.files(t)[1] for t in TARGETS}
+    with capture_logs() as logs:
+        svc.execute(_add(store, text))
+    _check(store, before)
+    return [e["stream"] for e in logs if e["event"] == "markdown.appended"]
+
+
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(steps=ops, limit=st.sampled_from([60, 100_000]))
 def test_appending_renders_equal_full_renders(
@@ -177,18 +193,7 @@ def test_a_service_holding_the_folded_document_appends_its_adds(tmp_path: Path) 
         )
     )
     for text in ("a second fact about redis", "a third fact about queues"):
-        before = {t: store.files(t)[1] for t in TARGETS}
-        with capture_logs() as logs:
-            svc.execute(
-                AddMemory(
-                    target=Target.MEMORY,
-                    text=text,
-                    entry_id=store.ids.new_id(),
-                    at=store.clock.now(),
-                )
-            )
-        assert [e["stream"] for e in logs if e["event"] == "markdown.appended"] == ["memory:memory"]
-        _check(store, before)
+        assert _add_and_check(store, svc, text) == ["memory:memory"]
     assert [e.text for e in svc.document(Target.MEMORY).active] == [
         "the first fact about the build, corrected",
         "a second fact about redis",
@@ -210,18 +215,8 @@ def test_a_folded_process_keeps_the_snapshot_cadence(
     appended = 0
     for n in range(16):
         text = f"the {words[n % 8]} {words[(n * 3 + 1) % 8]} queue number {n} runs {n * 7}"
-        before = {t: store.files(t)[1] for t in TARGETS}
-        with capture_logs() as logs:
-            svc.execute(
-                AddMemory(
-                    target=Target.MEMORY,
-                    text=text,
-                    entry_id=store.ids.new_id(),
-                    at=store.clock.now(),
-                )
-            )
-        appended += sum(e["event"] == "markdown.appended" for e in logs)
-        _check(store, before)  # either way, the bytes of the full render
+        # either way, the bytes of the full render (checked by the helper)
+        appended += len(_add_and_check(store, svc, text))
     with store.storage.snapshot() as uow:
         head = uow.journal.version(stream_for(Target.MEMORY))
         stored = uow.journal.snapshot(stream_for(Target.MEMORY))
@@ -239,14 +234,7 @@ def test_a_file_changed_since_its_render_is_never_appended_to(tmp_path: Path) ->
     svc = store.service()
     path.write_bytes(path.read_bytes() + "§\nwritten by hand about the staging queue\n".encode())
     with capture_logs() as logs:
-        svc.execute(
-            AddMemory(
-                target=Target.MEMORY,
-                text="a second fact about redis",
-                entry_id=store.ids.new_id(),
-                at=store.clock.now(),
-            )
-        )
+        svc.execute(_add(store, "a second fact about redis"))
     assert not [e for e in logs if e["event"] == "markdown.appended"]
     text = path.read_text(encoding="utf-8")
     assert "written by hand about the staging queue" in text and "a second fact" in text

@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import tempfile
 import weakref
 from pathlib import Path
 from typing import Any
@@ -37,6 +36,7 @@ from tests.integration.test_hybrid_incremental import (
     _search,
     _text,
     assert_same_results,
+    two_connections,
 )
 
 MODEL = NearEmbedder.model_id
@@ -92,57 +92,42 @@ OPS = st.lists(
 def test_the_matrix_changed_in_place_equals_one_read_afresh(
     ops: list[tuple[str, int]], start: int
 ) -> None:
-    embedder = NearEmbedder()
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "memory.db"
-        mine, theirs_storage = SqliteStorage(path), SqliteStorage(path)
-        try:
-            store, theirs = SqliteVectorStore(mine), SqliteVectorStore(theirs_storage)
-            live = EmbeddingService(embedder=embedder, store=store)
-            writer = EventWriter(theirs_storage)
-            writer.n = 1_000
-            conn = theirs_storage.connection
-            for seed in range(start):
-                text = _text(seed)
-                theirs.put([(writer.add(text), text)], embedder.embed([text], kind="p"), MODEL)
-            _assert_equals_fresh(path, store, live)
-            #: matrices a caller holds, with a copy of what they held: never changed
-            held: list[tuple[Any, Any, tuple[str, ...]]] = []
-            seed = start
-            for op, n in ops:
-                seed += 1
-                rows = conn.execute(
-                    "SELECT id, text FROM memories WHERE superseded_by IS NULL ORDER BY rowid"
-                ).fetchall()
-                row = (str(rows[n % len(rows)][0]), str(rows[n % len(rows)][1])) if rows else None
-                text = _text(seed)
-                vector = embedder.embed([text], kind="p")
-                if op == "add":
-                    theirs.put([(writer.add(text), text)], vector, MODEL)
-                elif op == "replace" and row is not None:
-                    new_id = writer.replace(row[0], text)
-                    theirs.put([(new_id, text)], vector, MODEL)
-                elif op == "remove" and row is not None:
-                    with theirs_storage.transaction():
-                        conn.execute("DELETE FROM memories WHERE id = ?", (row[0],))
-                elif op == "rewrite" and row is not None:  # same id and model, new vector
-                    again = embedder.embed([row[1]], kind=f"again {seed}")
-                    theirs.put([row], again, MODEL)
-                elif op == "hold":
-                    ids, matrix = _candidates(store)
-                    held.append((matrix, matrix.copy(), ids))
-                elif op == "drop" and held:
-                    held.pop(n % len(held))
-                elif op == "search":
-                    _assert_equals_fresh(path, store, live)
-            _assert_equals_fresh(path, store, live)
-            for matrix, copy, ids in held:
-                assert not matrix.flags.writeable
-                np.testing.assert_array_equal(matrix, copy)
-                assert len(ids) == len(matrix)
-        finally:
-            mine.close()
-            theirs_storage.close()
+    with two_connections(start) as world:
+        embedder, store, theirs, live = world.embedder, world.store, world.theirs, world.live
+        path, theirs_storage, writer = world.path, world.theirs_storage, world.writer
+        conn = theirs_storage.connection
+        _assert_equals_fresh(path, store, live)
+        #: matrices a caller holds, with a copy of what they held: never changed
+        held: list[tuple[Any, Any, tuple[str, ...]]] = []
+        seed = start
+        for op, n in ops:
+            seed += 1
+            row = world.active_row(n)
+            text = _text(seed)
+            vector = embedder.embed([text], kind="p")
+            if op == "add":
+                theirs.put([(writer.add(text), text)], vector, MODEL)
+            elif op == "replace" and row is not None:
+                new_id = writer.replace(row[0], text)
+                theirs.put([(new_id, text)], vector, MODEL)
+            elif op == "remove" and row is not None:
+                with theirs_storage.transaction():
+                    conn.execute("DELETE FROM memories WHERE id = ?", (row[0],))
+            elif op == "rewrite" and row is not None:  # same id and model, new vector
+                again = embedder.embed([row[1]], kind=f"again {seed}")
+                theirs.put([row], again, MODEL)
+            elif op == "hold":
+                ids, matrix = _candidates(store)
+                held.append((matrix, matrix.copy(), ids))
+            elif op == "drop" and held:
+                held.pop(n % len(held))
+            elif op == "search":
+                _assert_equals_fresh(path, store, live)
+        _assert_equals_fresh(path, store, live)
+        for matrix, copy, ids in held:
+            assert not matrix.flags.writeable
+            np.testing.assert_array_equal(matrix, copy)
+            assert len(ids) == len(matrix)
 
 
 def _seeded(path: Path, rows: int) -> tuple[SqliteStorage, SqliteVectorStore, list[str]]:

@@ -8,13 +8,15 @@ tolerance."""
 
 from __future__ import annotations
 
+import contextlib
 import tempfile
 import zlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from datetime import date
 from pathlib import Path
 from typing import Any
 
+import attrs
 import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -90,6 +92,59 @@ def assert_same_results(got: list[SearchHit], want: list[SearchHit], limit: int)
         start = end
 
 
+@attrs.frozen(kw_only=True)
+class TwoConnections:
+    """A real SQLite file seen through two connections: this process's long-lived vector
+    store (`store`, searched through `live`) and another writer's (`theirs`, `writer`)."""
+
+    path: Path
+    mine: SqliteStorage
+    theirs_storage: SqliteStorage
+    store: SqliteVectorStore
+    theirs: SqliteVectorStore
+    live: EmbeddingService
+    writer: EventWriter
+    embedder: NearEmbedder
+
+    def active_row(self, n: int) -> tuple[str, str] | None:
+        """(id, text) of the `n`-th active row (modulo their number), read by the writer."""
+        rows = self.theirs_storage.connection.execute(
+            "SELECT id, text FROM memories WHERE superseded_by IS NULL ORDER BY rowid"
+        ).fetchall()
+        return (str(rows[n % len(rows)][0]), str(rows[n % len(rows)][1])) if rows else None
+
+
+@contextlib.contextmanager
+def two_connections(start: int) -> Iterator[TwoConnections]:
+    """A new file in a temporary directory holding `start` rows with vectors, written by the
+    other connection; both connections are closed on the way out."""
+    embedder = NearEmbedder()
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "memory.db"
+        mine, theirs_storage = SqliteStorage(path), SqliteStorage(path)
+        try:
+            store, theirs = SqliteVectorStore(mine), SqliteVectorStore(theirs_storage)
+            world = TwoConnections(
+                path=path,
+                mine=mine,
+                theirs_storage=theirs_storage,
+                store=store,
+                theirs=theirs,
+                live=EmbeddingService(embedder=embedder, store=store),
+                writer=EventWriter(theirs_storage),
+                embedder=embedder,
+            )
+            world.writer.n = 1_000
+            for seed in range(start):
+                text = _text(seed)
+                entry_id = world.writer.add(text)
+                theirs.put([(entry_id, text)], embedder.embed([text], kind="p"), embedder.model_id)
+            yield world
+        finally:
+            mine.close()
+            theirs_storage.close()
+
+
 def _check(path: Path, live: EmbeddingService, store: SqliteVectorStore, index: Any) -> None:
     fresh = SqliteStorage(path)
     try:
@@ -152,72 +207,57 @@ OPS = st.lists(
 def test_hybrid_results_after_writes_equal_a_cold_store_and_the_port_only_path(
     ops: list[tuple[str, int]], start: int
 ) -> None:
-    embedder = NearEmbedder()
-    model = embedder.model_id
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "memory.db"
-        mine_storage, theirs_storage = SqliteStorage(path), SqliteStorage(path)
-        try:
-            store, theirs = SqliteVectorStore(mine_storage), SqliteVectorStore(theirs_storage)
-            live = EmbeddingService(embedder=embedder, store=store)
-            index = SqliteSearchIndex(mine_storage)
-            writer = EventWriter(theirs_storage)
-            writer.n = 1_000
-            conn = theirs_storage.connection
-            for seed in range(start):
-                text = _text(seed)
-                theirs.put([(writer.add(text), text)], embedder.embed([text], kind="p"), model)
-            _check(path, live, store, index)  # the matrix and its column are cached now
-            seed = start
-            for op, n in ops:
-                seed += 1
-                rows = conn.execute(
-                    "SELECT id, text FROM memories WHERE superseded_by IS NULL ORDER BY rowid"
-                ).fetchall()
-                row = (str(rows[n % len(rows)][0]), str(rows[n % len(rows)][1])) if rows else None
-                text = _text(seed)
-                vector = embedder.embed([text], kind="p")
-                if op in ("add", "add-bare"):
-                    entry_id = writer.add(text)
-                    if op == "add":
-                        theirs.put([(entry_id, text)], vector, model)
-                elif op == "add-elsewhere":
-                    entry_id = writer.add(text, Target.PROJECT, project="api")
+    with two_connections(start) as world:
+        embedder, model = world.embedder, world.embedder.model_id
+        store, theirs, live, writer = world.store, world.theirs, world.live, world.writer
+        path, theirs_storage = world.path, world.theirs_storage
+        conn = theirs_storage.connection
+        index = SqliteSearchIndex(world.mine)
+        _check(path, live, store, index)  # the matrix and its column are cached now
+        seed = start
+        for op, n in ops:
+            seed += 1
+            row = world.active_row(n)
+            text = _text(seed)
+            vector = embedder.embed([text], kind="p")
+            if op in ("add", "add-bare"):
+                entry_id = writer.add(text)
+                if op == "add":
                     theirs.put([(entry_id, text)], vector, model)
-                elif op in ("put-mine", "put-theirs") and row is not None:
-                    again = embedder.embed([row[1]], kind=f"again {seed}")
-                    (store if op == "put-mine" else theirs).put([row], again, model)
-                elif op == "put-wide" and row is not None:  # another width: not current
-                    theirs.put([row], np.ones((1, DIMENSION + 2), dtype=np.float32), model)
-                elif op == "replace" and row is not None:
-                    try:
-                        new_id = writer.replace(row[0], text)
-                    except Exception:  # not a row of the memory stream: nothing to replace
-                        continue
-                    theirs.put([(new_id, text)], vector, model)
-                elif op in ("touch", "flag", "unflag", "move-out", "move-in", "delete") and row:
-                    sql = {
-                        "touch": "UPDATE memories SET last_referenced = '2026-11-30' WHERE id = ?",
-                        "flag": "UPDATE memories SET flagged = 'scan' WHERE id = ?",
-                        "unflag": "UPDATE memories SET flagged = NULL WHERE id = ?",
-                        "move-out": "UPDATE memories SET target = 'project', project = 'api' "
-                        "WHERE id = ?",
-                        "move-in": "UPDATE memories SET target = 'project', project = 'web' "
-                        "WHERE id = ?",
-                        "delete": "DELETE FROM memories WHERE id = ?",
-                    }[op]
-                    with theirs_storage.transaction():
-                        conn.execute(sql, (row[0],))
-                elif op == "many":  # more changes than one refresh reads from the log
-                    with theirs_storage.transaction():
-                        for k in range(600):
-                            conn.execute(
-                                "UPDATE memories SET last_referenced = ? WHERE rowid = ?",
-                                (f"2026-10-{1 + k % 28:02d}", 1 + k % 3),
-                            )
-                elif op == "search":
-                    _check(path, live, store, index)
-            _check(path, live, store, index)
-        finally:
-            mine_storage.close()
-            theirs_storage.close()
+            elif op == "add-elsewhere":
+                entry_id = writer.add(text, Target.PROJECT, project="api")
+                theirs.put([(entry_id, text)], vector, model)
+            elif op in ("put-mine", "put-theirs") and row is not None:
+                again = embedder.embed([row[1]], kind=f"again {seed}")
+                (store if op == "put-mine" else theirs).put([row], again, model)
+            elif op == "put-wide" and row is not None:  # another width: not current
+                theirs.put([row], np.ones((1, DIMENSION + 2), dtype=np.float32), model)
+            elif op == "replace" and row is not None:
+                try:
+                    new_id = writer.replace(row[0], text)
+                except Exception:  # not a row of the memory stream: nothing to replace
+                    continue
+                theirs.put([(new_id, text)], vector, model)
+            elif op in ("touch", "flag", "unflag", "move-out", "move-in", "delete") and row:
+                sql = {
+                    "touch": "UPDATE memories SET last_referenced = '2026-11-30' WHERE id = ?",
+                    "flag": "UPDATE memories SET flagged = 'scan' WHERE id = ?",
+                    "unflag": "UPDATE memories SET flagged = NULL WHERE id = ?",
+                    "move-out": "UPDATE memories SET target = 'project', project = 'api' "
+                    "WHERE id = ?",
+                    "move-in": "UPDATE memories SET target = 'project', project = 'web' "
+                    "WHERE id = ?",
+                    "delete": "DELETE FROM memories WHERE id = ?",
+                }[op]
+                with theirs_storage.transaction():
+                    conn.execute(sql, (row[0],))
+            elif op == "many":  # more changes than one refresh reads from the log
+                with theirs_storage.transaction():
+                    for k in range(600):
+                        conn.execute(
+                            "UPDATE memories SET last_referenced = ? WHERE rowid = ?",
+                            (f"2026-10-{1 + k % 28:02d}", 1 + k % 3),
+                        )
+            elif op == "search":
+                _check(path, live, store, index)
+        _check(path, live, store, index)
