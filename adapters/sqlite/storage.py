@@ -106,6 +106,12 @@ class SqliteJournal:
         ).fetchone()
         return None if row is None else (int(row[0]), str(row[1]))
 
+    def snapshot_version(self, stream: str) -> int | None:
+        row = self._conn.execute(
+            "SELECT version FROM snapshots WHERE stream = ?", (stream,)
+        ).fetchone()
+        return None if row is None else int(row[0])
+
     def save_snapshot(self, stream: str, version: int, data: str) -> None:
         self._conn.execute(
             "INSERT INTO snapshots (stream, version, data) VALUES (?, ?, ?) "
