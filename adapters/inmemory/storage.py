@@ -88,6 +88,10 @@ class InMemoryJournal:
     def snapshot(self, stream: str) -> tuple[int, str] | None:
         return self._state.snapshots.get(stream)
 
+    def snapshot_version(self, stream: str) -> int | None:
+        stored = self._state.snapshots.get(stream)
+        return None if stored is None else stored[0]
+
     def save_snapshot(self, stream: str, version: int, data: str) -> None:
         self._state.snapshots[stream] = (version, data)
 

@@ -125,6 +125,13 @@ class PgJournal:
         ).fetchone()
         return None if row is None else (int(row[0]), str(row[1]))
 
+    def snapshot_version(self, stream: str) -> int | None:
+        self._s.touch(stream)
+        row = self._conn.execute(
+            "SELECT version FROM snapshots WHERE stream = %s", (stream,)
+        ).fetchone()
+        return None if row is None else int(row[0])
+
     def save_snapshot(self, stream: str, version: int, data: str) -> None:
         self._s.touch(stream)
         self._conn.execute(

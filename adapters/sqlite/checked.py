@@ -22,6 +22,16 @@ An open whose files have the recorded stamp skips the check; any other stamp (an
 a crash before close, damage, a copy, a restore) means the full check. The record is a hint
 that can only make an open cheaper: lost, stale or unreadable, the check simply runs. It is
 written atomically without fsync (a power loss costs one check).
+
+Within one process the chain stamps the files before and after each of its commits: four
+stamps per add. The database file changes only at a checkpoint, so its digest is reused
+(`StampCache`, ADR 0106) while its stat (device, inode, size, mtime, ctime) is the one it was
+hashed under and that stat was already older than a clock tick when the hashing began: the
+racy-git rule. A write after the hashing began gets a ctime no earlier than that start (less
+one timestamp granule and one kernel clock tick), so it cannot keep a ctime older than that;
+a file changed within the tick before the hashing could be changed again under the same stat,
+and is hashed every time until it is older. The WAL, written by every commit, is hashed each
+time in practice.
 """
 
 from __future__ import annotations
@@ -30,11 +40,13 @@ import contextlib
 import hashlib
 import json
 import os
+import time
 from pathlib import Path
 
 __all__ = [
     "FileStamp",
     "Stamp",
+    "StampCache",
     "checked_path",
     "read_checked",
     "record_checked",
@@ -52,9 +64,72 @@ Stamp = tuple[FileStamp, FileStamp | None]
 _SAMPLE = 64 * 1024
 
 
-def _file(path: Path) -> FileStamp | None:
+#: how long after its last change (mtime or ctime) a file's stat proves its bytes: the kernel
+#: stamps a change with a clock that lags the real time by up to one tick (1-10 ms), truncated
+#: to the file system's granularity, a divisor of one second (Linux's `s_time_gran`) or FAT's
+#: two seconds. The granularity is bounded by what the two timestamps are multiples of: neither
+#: a whole microsecond, it is at most 7.8 ms (the largest divisor of 10**9 that 10**3 does
+#: not divide); neither a whole millisecond, at most 62.5 ms; else anything up to two seconds
+#: (a nanosecond clock gives a whole microsecond once in 10**3 timestamps: then the tick is
+#: only longer than it needs to be).
+_TICKS_NS = ((1_000, 25_000_000), (1_000_000, 100_000_000))
+_COARSE_TICK_NS = 3_000_000_000
+
+_Key = tuple[int, int, int, int, int]  # device, inode, size, mtime_ns, ctime_ns
+
+
+def _key(st: os.stat_result) -> _Key:
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def settled(mtime_ns: int, ctime_ns: int, began_ns: int) -> bool:
+    """Whether a file last changed at `mtime_ns`/`ctime_ns` and hashed from `began_ns` on (the
+    wall clock before it was opened) would show any later change in its stat: its last change
+    is older than a tick of the clock that stamps changes."""
+    return max(mtime_ns, ctime_ns) < began_ns - tick_ns(mtime_ns, ctime_ns)
+
+
+def tick_ns(mtime_ns: int, ctime_ns: int) -> int:
+    """The bound on the clock tick plus the granularity of the timestamps `mtime_ns` and
+    `ctime_ns` (see `_TICKS_NS`)."""
+    for unit, tick in _TICKS_NS:
+        if mtime_ns % unit and ctime_ns % unit:  # the coarser of the two decides
+            return tick
+    return _COARSE_TICK_NS
+
+
+class StampCache:
+    """The digests of files whose stat, unchanged since they were hashed, proves their bytes
+    unchanged (the module's racy-git rule): one per storage, so a steady session hashes its
+    database only after a checkpoint changed it. A file in doubt is hashed."""
+
+    def __init__(self) -> None:
+        self._known: dict[str, tuple[_Key, str]] = {}
+
+    def holds(self, path: str) -> bool:
+        return path in self._known
+
+    def digest(self, path: str, st: os.stat_result) -> str | None:
+        known = self._known.get(path)
+        return known[1] if known is not None and known[0] == _key(st) else None
+
+    def learn(self, path: str, st: os.stat_result, began_ns: int, digest: str) -> None:
+        if settled(st.st_mtime_ns, st.st_ctime_ns, began_ns):
+            self._known[path] = (_key(st), digest)
+        else:
+            self._known.pop(path, None)
+
+
+def _file(path: Path, cache: StampCache | None = None) -> FileStamp | None:
+    name = str(path)
     try:
-        with open(path, "rb") as f:
+        if cache is not None and cache.holds(name):
+            st = os.stat(name)
+            known = cache.digest(name, st)
+            if known is not None:
+                return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, known)
+        began = time.time_ns()
+        with open(name, "rb") as f:
             st = os.fstat(f.fileno())
             digest = hashlib.blake2b(f.read(4096), digest_size=16)
             if st.st_size > 4096:
@@ -62,15 +137,19 @@ def _file(path: Path) -> FileStamp | None:
                 digest.update(f.read(_SAMPLE))
     except OSError:
         return None
-    return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, digest.hexdigest())
+    hexdigest = digest.hexdigest()
+    if cache is not None:
+        cache.learn(name, st, began, hexdigest)
+    return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, hexdigest)
 
 
-def stamp_of(db_path: Path) -> Stamp | None:
-    """The stamp of the database and its WAL; None when the database cannot be read."""
-    main = _file(db_path)
+def stamp_of(db_path: Path, cache: StampCache | None = None) -> Stamp | None:
+    """The stamp of the database and its WAL; None when the database cannot be read.
+    `cache`: reuse the digest of a file whose stat proves it unchanged (ADR 0106)."""
+    main = _file(db_path, cache)
     if main is None:
         return None
-    wal = _file(db_path.with_name(db_path.name + "-wal"))
+    wal = _file(db_path.with_name(db_path.name + "-wal"), cache)
     # an empty WAL (created by the first connection, reset by a checkpoint) holds no data
     return main, (wal if wal is not None and wal[0] > 0 else None)
 

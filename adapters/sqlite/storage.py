@@ -16,7 +16,13 @@ from typing import Any, assert_never
 
 import apsw
 import attrs
-from pi_hermes_memory.adapters.sqlite.checked import Stamp, read_checked, record_checked, stamp_of
+from pi_hermes_memory.adapters.sqlite.checked import (
+    Stamp,
+    StampCache,
+    read_checked,
+    record_checked,
+    stamp_of,
+)
 from pi_hermes_memory.adapters.sqlite.connection import connect, enable_wal
 from pi_hermes_memory.adapters.sqlite.eventlog import SCRUB_PENDING, EventLog, default_log_path
 from pi_hermes_memory.adapters.sqlite.failures import damaged_message, map_error, map_os_error
@@ -105,6 +111,12 @@ class SqliteJournal:
             "SELECT version, data FROM snapshots WHERE stream = ?", (stream,)
         ).fetchone()
         return None if row is None else (int(row[0]), str(row[1]))
+
+    def snapshot_version(self, stream: str) -> int | None:
+        row = self._conn.execute(
+            "SELECT version FROM snapshots WHERE stream = ?", (stream,)
+        ).fetchone()
+        return None if row is None else int(row[0])
 
     def save_snapshot(self, stream: str, version: int, data: str) -> None:
         self._conn.execute(
@@ -346,6 +358,7 @@ class SqliteStorage:
         # the files' stamp as a sound check or this process's own commits left them (ADR 0086)
         self._sound: Stamp | None = None
         self._changed = False  # whether this session's own commits changed the file
+        self._stamps = StampCache()  # digests the files' stat still proves (ADR 0106)
         if self.event_log is not None:
             try:
                 self.warnings.extend(restore_if_missing(path, self.event_log))
@@ -393,12 +406,14 @@ class SqliteStorage:
         library's own sessions left (ADR 0086). A sound check is recorded only by a session
         that then changes the file itself (at its close): a session that writes nothing leaves
         the folder as it found it (a dry run writes nothing)."""
-        before = stamp_of(self.path)
+        before = stamp_of(self.path, self._stamps)
         if before is not None and read_checked(self.path) == before:
             self._sound = before
             return None
         damage = store_damage(self.path)
-        sound = damage is None and before is not None and stamp_of(self.path) == before
+        sound = (
+            damage is None and before is not None and stamp_of(self.path, self._stamps) == before
+        )
         self._sound = before if sound else None
         return damage
 
@@ -431,7 +446,7 @@ class SqliteStorage:
                     # under the write lock (IMMEDIATE): is this commit the next link of a
                     # chain of our own changes since a sound check (ADR 0086)?
                     chained = not nested and self._sound is not None
-                    chained = chained and stamp_of(self.path) == self._sound
+                    chained = chained and stamp_of(self.path, self._stamps) == self._sound
                     yield self._uow
             except apsw.Error as exc:
                 self._sound = None
@@ -441,7 +456,7 @@ class SqliteStorage:
                 raise
             if not nested:
                 self._merge_fts()
-                after = stamp_of(self.path) if chained else None
+                after = stamp_of(self.path, self._stamps) if chained else None
                 self._changed = self._changed or (after is not None and after != self._sound)
                 self._sound = after
                 self._copy_to_log()
@@ -522,10 +537,10 @@ class SqliteStorage:
             if self._closed:
                 return
             self._closed = True
-            chained = self._sound is not None and stamp_of(self.path) == self._sound
+            chained = self._sound is not None and stamp_of(self.path, self._stamps) == self._sound
             self._conn.close()
             if chained and self._changed:  # the last close checkpoints the WAL: stamp after
-                after = stamp_of(self.path)
+                after = stamp_of(self.path, self._stamps)
                 if after is not None:
                     record_checked(self.path, after)
 

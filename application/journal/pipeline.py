@@ -282,8 +282,8 @@ class Pipeline(Generic[S]):
         for state in states:
             last = self._snapshotted.get(state.stream)
             if last is None:
-                stored = uow.journal.snapshot(state.stream)
-                last = self._snapshotted[state.stream] = stored[0] if stored else 0
+                stored = uow.journal.snapshot_version(state.stream)
+                last = self._snapshotted[state.stream] = stored or 0
             if state.version - last >= SNAPSHOT_EVERY:
                 uow.journal.save_snapshot(state.stream, state.version, self._kind.encode(state))
                 self._snapshotted[state.stream] = state.version
@@ -295,14 +295,14 @@ class Pipeline(Generic[S]):
         snapshots keep their cadence (ADR 0104)."""
         last = self._snapshotted.get(stream)
         if last is None:
-            stored = uow.journal.snapshot(stream)
-            last = self._snapshotted[stream] = stored[0] if stored else 0
+            stored = uow.journal.snapshot_version(stream)
+            last = self._snapshotted[stream] = stored or 0
         return version - last >= SNAPSHOT_EVERY
 
     def replace_snapshot(self, uow: UnitOfWork, state: S) -> None:
         """Replace the stored snapshot of `state`'s stream by `state` (when one is stored): a
         purge's snapshot must not keep the text it erased (ADR 0026)."""
-        if uow.journal.snapshot(state.stream) is not None:
+        if uow.journal.snapshot_version(state.stream) is not None:
             uow.journal.save_snapshot(state.stream, state.version, self._kind.encode(state))
             self._snapshotted[state.stream] = state.version
 

@@ -107,6 +107,11 @@ class Journal(Protocol):
         for the head only: one per stream, replaced by `save_snapshot` (ADR 0024)."""
         ...
 
+    def snapshot_version(self, stream: str) -> int | None:
+        """The version of `stream`'s stored snapshot, or None: `snapshot`'s first item without
+        reading its data (megabytes for a large document; ADR 0106)."""
+        ...
+
     def save_snapshot(self, stream: str, version: int, data: str) -> None:
         """Store `data` as the snapshot of `stream` at `version`, replacing the previous one;
         in the unit of work's transaction, so it commits with the events it folds."""

@@ -225,6 +225,29 @@ class StorageContract:
             assert uow.journal.snapshot(STREAM) == (5, '{"b": 2}')
             assert uow.journal.snapshot("memory:user") == (1, "x")
 
+    def test_snapshot_version_is_the_stored_snapshots_version(self, storage: Any) -> None:
+        """`snapshot_version` answers `snapshot`'s version without its data (ADR 0106): None
+        before one is stored, the latest after a replacement, the committed one after a
+        failed transaction, and in a read-only unit of work too."""
+
+        class Boom(Exception):
+            pass
+
+        with storage.transaction() as uow:
+            assert uow.journal.snapshot_version(STREAM) is None
+            uow.journal.save_snapshot(STREAM, 3, "a")
+            assert uow.journal.snapshot_version(STREAM) == 3
+            uow.journal.save_snapshot(STREAM, 7, "b" * 10_000)
+            assert uow.journal.snapshot_version(STREAM) == 7
+            assert uow.journal.snapshot_version("memory:user") is None
+        with pytest.raises(Boom), storage.transaction() as uow:
+            uow.journal.save_snapshot(STREAM, 9, "lost")
+            assert uow.journal.snapshot_version(STREAM) == 9
+            raise Boom
+        with storage.snapshot() as uow:
+            assert uow.journal.snapshot_version(STREAM) == 7
+            assert uow.journal.snapshot(STREAM) == (7, "b" * 10_000)
+
     def test_snapshot_unit_of_work_reads_what_was_committed(self, storage: Any) -> None:
         """`Storage.snapshot()` is a read-only unit of work on the committed state."""
         with storage.transaction() as uow:

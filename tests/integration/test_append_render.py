@@ -224,6 +224,44 @@ def test_a_folded_process_keeps_the_snapshot_cadence(
     assert appended >= 16 - 4, appended  # the others appended
 
 
+def test_the_snapshot_cadence_reads_no_snapshot_data(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`snapshot_due` and `_keep_snapshots` learn a stored snapshot's version alone, never its
+    data (megabytes at 100k entries, ADR 0106); the cadence is kept."""
+    from pi_hermes_memory.adapters.sqlite.storage import SqliteJournal
+
+    monkeypatch.setattr(pipeline, "SNAPSHOT_EVERY", 5)
+    store = _Store(tmp_path, limit=100_000)
+    svc = store.service()
+    svc.document(Target.MEMORY)  # folded (its snapshot, when one is stored, read here)
+
+    def add(n: int) -> None:
+        text = f"the queue number {n} runs every {n * 7} minutes on host {n * 13}"
+        at = store.clock.now()
+        svc.execute(AddMemory(target=Target.MEMORY, text=text, entry_id=store.ids.new_id(), at=at))
+
+    for n in range(6):
+        add(n)
+    stream = stream_for(Target.MEMORY)
+    with store.storage.snapshot() as uow:
+        first = uow.journal.snapshot_version(stream)
+    assert first is not None
+
+    def no_data(self: SqliteJournal, stream: str) -> tuple[int, str] | None:
+        raise AssertionError(f"the snapshot data of {stream} was read")
+
+    monkeypatch.setattr(SqliteJournal, "snapshot", no_data)
+    svc._pipe._snapshotted.clear()  # as a state folded without a snapshot at hand
+    for n in range(6, 18):
+        add(n)
+    monkeypatch.undo()
+    with store.storage.snapshot() as uow:
+        head = uow.journal.version(stream)
+        stored = uow.journal.snapshot(stream)
+    assert stored is not None and stored[0] > first and head - stored[0] < 5
+
+
 def test_a_file_changed_since_its_render_is_never_appended_to(tmp_path: Path) -> None:
     """A hand edit (the Markdown file no longer the ledger's render) is imported and the
     file rendered in full, never appended to: the person's change is kept."""
