@@ -6,6 +6,7 @@ Nothing here mutates: a Decision lists events; the application appends them and 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import attrs
 from pi_hermes_memory.domain.echo import shown
@@ -27,7 +28,6 @@ from pi_hermes_memory.domain.memory.events import (
     RemovalReason,
     stamp,
 )
-from pi_hermes_memory.domain.memory.identity import Reference, parse_reference
 from pi_hermes_memory.domain.memory.model import (
     GLOBAL_NAMESPACE,
     FailureCategory,
@@ -42,6 +42,9 @@ from pi_hermes_memory.domain.memory.model import (
 from pi_hermes_memory.domain.memory.scope import SessionScope
 from pi_hermes_memory.domain.search.similarity import Candidate, near_duplicates, token_set
 from pi_hermes_memory.domain.status import SUCCESS, Status
+
+if TYPE_CHECKING:  # an add never resolves a reference: identity loads on the first by-id write
+    from pi_hermes_memory.domain.memory.identity import Reference
 
 
 @attrs.frozen(kw_only=True)
@@ -226,6 +229,8 @@ def locate_id(
     """The visible active row with this id (of `namespace` when one is given); else why not:
     `superseded` (an old version: the decision's entry_id is the current one), `gone`
     (removed, evicted or moved out: restore brings a removed one back) or `not_found`."""
+    from pi_hermes_memory.domain.memory.identity import parse_reference  # ADR 0109
+
     ref = parse_reference(entry_id)
     entry = _named(doc, ref)
     where = doc.target.value

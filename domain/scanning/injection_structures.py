@@ -519,7 +519,9 @@ def deobfuscate(text: str) -> tuple[str, list[int]]:
         joined, kept = "".join(parts), where
     chars: list[str] | None = None
     done = 0
-    for m in _MIXED_HINT.finditer(joined):
+    # every hint holds a non-ASCII character or a leet one: without both, nothing to compile
+    hints = () if joined.isascii() and _LEET.isdisjoint(joined) else _MIXED_HINT.finditer(joined)
+    for m in hints:
         if m.start() < done:
             continue
         lo, hi = _word_around(joined, m.start())

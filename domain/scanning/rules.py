@@ -855,7 +855,7 @@ _GREEK_LOOKALIKES = frozenset("αβεικνορτυχΑΒΕΖΗΙΚΜΝΟΡΤΥ�
 
 def _find_mixed_script_token(text: str) -> int | None:
     """A word mixing Latin letters with Cyrillic ones or Latin-lookalike Greek ones."""
-    if _MIXED_SCRIPT_HINT.search(text) is None:
+    if text.isascii() or _MIXED_SCRIPT_HINT.search(text) is None:  # ASCII: no match (ADR 0109)
         return None
     for m in _LETTER_RUN.finditer(text):
         word = m.group()

@@ -255,6 +255,8 @@ _ASCII_CONTROLS = lazy_compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 def candidate_positions(text: str) -> list[int]:
     """Offsets of the code points that are not plainly allowed (the policy table's domain)."""
     if text.isascii():
+        if text.isprintable():  # only U+0020..U+007E: no control, nothing to compile (ADR 0109)
+            return []
         return [m.start() for m in _ASCII_CONTROLS.finditer(text)]
     positions: list[int] = []
     for m in _candidate_pattern().finditer(text):

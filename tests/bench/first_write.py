@@ -63,14 +63,14 @@ if sys.argv[2] == "folded":
     MemoryService._indexed_add = lambda self, command: None
 if sys.argv[2] == "rewrite":
     MemoryService._append_tail = lambda self, uow, stream, version, **kw: None
+import secrets  # before the clocks: its import (hmac) is the bench's, not the add's (ADR 0109)
+def words(n):  # fresh words: every child's adds are new facts, never near-duplicates
+    return " ".join(secrets.token_hex(3) for _ in range(n))
 out = {}
 w, c = clocks()
 memory = _open(Path(sys.argv[1]))
 w1, c1 = clocks()
 out["open_ms"], out["open_cpu_ms"] = 1000 * (w1 - w), 1000 * (c1 - c)
-import secrets
-def words(n):  # fresh words: every child's adds are new facts, never near-duplicates
-    return " ".join(secrets.token_hex(3) for _ in range(n))
 first = memory.add(f"a new fact about {words(4)} on the {words(2)} host")
 w2, c2 = clocks()
 out["add1_ms"], out["add1_cpu_ms"] = 1000 * (w2 - w1), 1000 * (c2 - c1)

@@ -207,6 +207,9 @@ def test_an_add_loads_the_write_side_it_needs(tmp_path: Path) -> None:
     )
     assert "pi_hermes_memory.domain.memory.commands" in loaded
     assert "pi_hermes_memory.domain.memory.decide" in loaded
+    # an add resolves no reference: ids and chains load with the first by-id write (ADR 0109)
+    by_id = ("identity", "chain", "move", "purge", "restore")
+    assert [m for m in loaded if m.rsplit(".", 1)[-1] in by_id] == []
 
 
 def test_a_search_in_a_new_process_imports_a_hand_edit(tmp_path: Path) -> None:
