@@ -366,7 +366,7 @@ def open_memory(
             # the flat project file was missing; entries() rendered it, now merge into it
             migration = migrate()
             service.converge()
-        unattributed = sum(1 for e in service.document(Target.PROJECT).active if e.project is None)
+        unattributed = service.unattributed_projects()
     except BaseException:
         if embeddings is not None:
             embeddings.close()
