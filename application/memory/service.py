@@ -304,6 +304,7 @@ class MemoryService:
         read back when they are all the render lacks, ADR 0100)."""
         from pi_hermes_memory.domain.memory.document import MemoryDocument
         from pi_hermes_memory.memory.indexed import appended_entries
+
         recorded = self._pipe.recorded(uow, stream)
         if not isinstance(self._markdown, AppendingMarkdown) or recorded is None:
             return None
@@ -323,6 +324,7 @@ class MemoryService:
         0088), else (no tail, or the files are not what the append was planned on) in full
         from the write index's rows."""
         from pi_hermes_memory.memory.indexed import write_index_of
+
         if tail is not None:
             target, (new_blocks, rendered) = target_of(stream), tail
 
@@ -359,6 +361,7 @@ class MemoryService:
         from its last render with the later events folded in, else every row read from the
         index again (O(rows)). Only the active rows: a render needs no more."""
         from pi_hermes_memory.domain.memory.document import MemoryDocument, fold
+
         kept = self._rows.pop(stream, None)
         state: MemoryDocument | None = None
         if kept is not None and kept[0].version + len(kept[1]) == version:
@@ -379,6 +382,7 @@ class MemoryService:
         is behind the journal (a store written before ADR 0084, or by an older library), so
         the next process adds on it."""
         from pi_hermes_memory.memory.indexed import write_index_of
+
         stream = stream_for(target)
         doc = self._pipe.cached(stream)
         if doc is None:
@@ -398,6 +402,7 @@ class MemoryService:
         """Render the pending files from the write index where this process holds no folded
         state of them (their adds were indexed): the rows in file order, no fold (ADR 0084)."""
         from pi_hermes_memory.memory.indexed import write_index_of
+
         for stream in self._pipe.pending:
             if self._pipe.cached(stream) is not None:
                 continue
