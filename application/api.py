@@ -31,7 +31,6 @@ from pi_hermes_memory.log import library_logger
 from pi_hermes_memory.memory.service import MemoryService, entry_view
 from pi_hermes_memory.ports.search import DEFAULT_LIMIT
 from pi_hermes_memory.ports.store import Clock, IdFactory, SearchIndex, Storage
-from pi_hermes_memory.ports.vectors import REEMBED_BATCH
 from pi_hermes_memory.results import BatchResult, EntryView, ToolOutcome, WriteResult
 from pi_hermes_memory.search.memory_search import (
     MEMORY_SEARCH_TOOL,
@@ -754,7 +753,7 @@ class Memory:
         progress: Callable[[ReembedProgress], None] | None = None,
         *,
         everything: bool = False,
-        batch_size: int = REEMBED_BATCH,
+        batch_size: int = 64,  # ports.vectors.REEMBED_BATCH, spelt out (ADR 0105)
     ) -> ReembedReport:
         """Embed every row that lacks a vector of the current model (`everything`: every row),
         `batch_size` rows per request, calling `progress` after each batch. Hand edits of the

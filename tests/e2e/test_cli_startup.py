@@ -189,6 +189,10 @@ NOT_FOR_A_CAUGHT_UP_SEARCH = (
     "pi_hermes_memory.domain.memory.rows",
     "pi_hermes_memory.domain.memory.write_rows",
     "pi_hermes_memory.adapters.sqlite.mirror",
+    # loaded for a constant or an annotation only, before ADR 0105
+    "pi_hermes_memory.ports.vectors",
+    "pi_hermes_memory.ports.memory",
+    "pi_hermes_memory.domain.knowledge.chunks",
 )
 #: the modules whose loading tells that a process took the write path
 PIPELINE = ("pi_hermes_memory.journal.pipeline", "pi_hermes_memory.domain.memory.events")
@@ -513,3 +517,14 @@ def test_a_store_being_migrated_fails_the_proof(tmp_path: Path) -> None:
     assert not legacy.exists()
     out, loaded = _search(tmp_path, "--project", "alpha", "fly", "--target", "project")
     assert "Alpha deploys with fly" in out and loaded == []
+
+
+def test_the_api_s_reembed_batch_default_is_the_port_s() -> None:
+    """`Memory.reembed` spells its default batch out, so that opening a store does not load
+    the vector port (ADR 0105): it must stay the port's default."""
+    import inspect
+
+    from pi_hermes_memory.ports.vectors import REEMBED_BATCH
+
+    batch = inspect.signature(pi_hermes_memory.Memory.reembed).parameters["batch_size"]
+    assert batch.default == REEMBED_BATCH
