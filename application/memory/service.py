@@ -37,7 +37,6 @@ from pi_hermes_memory.ports.store import (
     UnitOfWork,
     WriteIndex,
 )
-from pi_hermes_memory.results import CandidateView, EntryView, WriteResult
 
 if TYPE_CHECKING:
     # the document fold, the events, the pipeline and the indexed write path: imported when
@@ -59,6 +58,7 @@ if TYPE_CHECKING:
     from pi_hermes_memory.domain.memory.restore import RemovedEntry
     from pi_hermes_memory.journal.pipeline import Pipeline, RenderLag
     from pi_hermes_memory.memory.purging import PurgeResult
+    from pi_hermes_memory.results import EntryView, WriteResult
 
     # imports numpy: loaded by bootstrap only when embeddings are on
     from pi_hermes_memory.search.embedding import EmbeddingService, PreparedWrites
@@ -185,6 +185,7 @@ class MemoryService:
     def execute(self, command: MemoryCommand) -> WriteResult:
         from pi_hermes_memory.domain.memory.commands import AddMemory, ReplaceMemory
         from pi_hermes_memory.domain.memory.decide import decide
+        from pi_hermes_memory.results import WriteResult
 
         target = command.target
         notes: tuple[str, ...] = ()
@@ -456,6 +457,7 @@ class MemoryService:
         """promote / demote one entry (domain/memory/move.py); both documents in one transaction."""
         from pi_hermes_memory.domain.memory.decide import Decision
         from pi_hermes_memory.domain.memory.move import decide_move
+        from pi_hermes_memory.results import WriteResult
 
         if not self._markdown.distinct_roots():
             return WriteResult(
@@ -548,6 +550,7 @@ class MemoryService:
         from pi_hermes_memory.domain.memory.purge import plan_purge
         from pi_hermes_memory.domain.memory.purge import select as select_purge
         from pi_hermes_memory.memory.purging import PurgeResult
+        from pi_hermes_memory.results import CandidateView
 
         warnings: list[str] = []
         outcome: PurgePlan | Decision
@@ -658,6 +661,7 @@ class MemoryService:
         from pi_hermes_memory.domain.memory.commands import AddMemory, ReplaceMemory
         from pi_hermes_memory.domain.memory.decide import decide
         from pi_hermes_memory.domain.memory.document import WorkingDocument
+        from pi_hermes_memory.results import WriteResult
         from pi_hermes_memory.tools.registry import MAX_BATCH_OPERATIONS
 
         if len(items) > MAX_BATCH_OPERATIONS:
@@ -743,6 +747,7 @@ class MemoryService:
     ) -> tuple[AddMemory | ReplaceMemory | WriteResult, tuple[str, ...]]:
         """Scan new content; a refusal becomes a failed result, warnings become notes."""
         from pi_hermes_memory.domain.scanning.scanner import scan  # loaded by the first write
+        from pi_hermes_memory.results import WriteResult
 
         result = scan(command.text)
         if result.blocked:
@@ -935,6 +940,8 @@ def _action(command: MemoryCommand) -> str:
 
 
 def entry_view(e: MemoryEntry) -> EntryView:
+    from pi_hermes_memory.results import EntryView
+
     return EntryView(
         id=e.stable_id,
         version=e.version_no,
@@ -972,6 +979,8 @@ def decision_result(
 ) -> WriteResult:
     """The write result of one decision (`evicted`: whether it reports the entries its
     capacity check evicted)."""
+    from pi_hermes_memory.results import CandidateView, WriteResult
+
     return WriteResult(
         success=decision.success,
         status=decision.status,

@@ -193,6 +193,7 @@ NOT_FOR_A_CAUGHT_UP_SEARCH = (
     "pi_hermes_memory.ports.vectors",
     "pi_hermes_memory.ports.memory",
     "pi_hermes_memory.domain.knowledge.chunks",
+    "pi_hermes_memory.results",  # the write and listing results
 )
 #: the modules whose loading tells that a process took the write path
 PIPELINE = ("pi_hermes_memory.journal.pipeline", "pi_hermes_memory.domain.memory.events")
