@@ -194,6 +194,7 @@ NOT_FOR_A_CAUGHT_UP_SEARCH = (
     "pi_hermes_memory.ports.memory",
     "pi_hermes_memory.domain.knowledge.chunks",
     "pi_hermes_memory.results",  # the write and listing results
+    "pi_hermes_memory.adapters.files.legacy_layout",  # the migration: its probe found nothing
 )
 #: the modules whose loading tells that a process took the write path
 PIPELINE = ("pi_hermes_memory.journal.pipeline", "pi_hermes_memory.domain.memory.events")
