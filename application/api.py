@@ -32,8 +32,6 @@ from pi_hermes_memory.memory.service import MemoryService, entry_view
 from pi_hermes_memory.memory.write_side import by_id, commands
 from pi_hermes_memory.ports.search import DEFAULT_LIMIT
 from pi_hermes_memory.ports.store import Clock, IdFactory, SearchIndex, Storage
-from pi_hermes_memory.ports.vectors import REEMBED_BATCH
-from pi_hermes_memory.results import BatchResult, EntryView, ToolOutcome, WriteResult
 from pi_hermes_memory.search.memory_search import (
     MEMORY_SEARCH_TOOL,
     SearchResult,
@@ -78,6 +76,7 @@ if TYPE_CHECKING:
     from pi_hermes_memory.memory.sync import SyncReport
     from pi_hermes_memory.ports.llm import Completer
     from pi_hermes_memory.ports.vectors import ReembedProgress, ReembedReport
+    from pi_hermes_memory.results import BatchResult, EntryView, ToolOutcome, WriteResult
     from pi_hermes_memory.search.embedding import EmbeddingService
     from pi_hermes_memory.search.hybrid import HybridSettings
     from pi_hermes_memory.search.retrieval import Reranker
@@ -399,6 +398,8 @@ class Memory:
         """The interview (``pi_hermes_memory.learning.interview.interview``): no answers, the
         questions;
         answers keyed by question id, one USER.md entry each through the memory tool."""
+        from pi_hermes_memory.results import ToolOutcome
+
         need_mapping("answers", answers, optional=True)
         from pi_hermes_memory.learning.interview import interview
 
@@ -408,6 +409,8 @@ class Memory:
         """One project skill learned from `source` by the LLM, created through the skill tool
         (``pi_hermes_memory.learning.interview.learn_skill``); with the LLM off, nothing is
         written."""
+        from pi_hermes_memory.results import ToolOutcome
+
         need_text("source", source)
         need_text("name", name, optional=True)
         from pi_hermes_memory.learning.interview import learn_skill
@@ -742,7 +745,7 @@ class Memory:
         progress: Callable[[ReembedProgress], None] | None = None,
         *,
         everything: bool = False,
-        batch_size: int = REEMBED_BATCH,
+        batch_size: int = 64,  # ports.vectors.REEMBED_BATCH, spelt out (ADR 0105)
     ) -> ReembedReport:
         """Embed every row that lacks a vector of the current model (`everything`: every row),
         `batch_size` rows per request, calling `progress` after each batch. Hand edits of the
@@ -1114,6 +1117,8 @@ class Memory:
         )
 
     def _run_batch(self, parsed: Sequence[MemoryCall | ArgumentError]) -> BatchResult:
+        from pi_hermes_memory.results import BatchResult, WriteResult
+
         items = [
             WriteResult(success=False, status=Status.INVALID_ARGUMENTS, message=str(p))
             if isinstance(p, ArgumentError)

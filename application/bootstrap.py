@@ -197,9 +197,9 @@ def open_memory(
         raise ConfigError(config.storage.problem)
     # a file that cannot be parsed may name another store: read the default one, write none
     doubt = _location_doubt(config) if storage is None else None
-    migrate: Callable[[], MigrationReport] | None = None
+    migrate: Callable[[], MigrationReport | None] | None = None
     if markdown is None:
-        from pi_hermes_memory.adapters.files.legacy_layout import migrate_legacy_layout
+        from pi_hermes_memory.adapters.files.legacy_probe import Layout, anything_to_do
         from pi_hermes_memory.adapters.markdown.store import MarkdownFiles
 
         files = MarkdownFiles(config.memory_dir, config.projects_memory_dir)
@@ -210,7 +210,16 @@ def open_memory(
 
             raise StoreLayoutConflict(layout)
 
-        def migrate() -> MigrationReport:
+        def migrate() -> MigrationReport | None:
+            legacy = Layout(
+                agent_root=config.agent_root,
+                memory_dir=config.memory_dir,
+                projects_dir=config.projects_memory_dir,
+            )
+            if not anything_to_do(legacy):
+                return None  # the migration and its report classes stay unloaded (ADR 0105)
+            from pi_hermes_memory.adapters.files.legacy_layout import migrate_legacy_layout
+
             return migrate_legacy_layout(
                 agent_root=config.agent_root,
                 memory_dir=config.memory_dir,
@@ -366,7 +375,7 @@ def open_memory(
             # the flat project file was missing; entries() rendered it, now merge into it
             migration = migrate()
             service.converge()
-        unattributed = sum(1 for e in service.document(Target.PROJECT).active if e.project is None)
+        unattributed = service.unattributed_projects()
     except BaseException:
         if embeddings is not None:
             embeddings.close()

@@ -23,11 +23,19 @@ import contextlib
 import os
 import re
 import unicodedata
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from pathlib import Path
 
 import attrs
+from pi_hermes_memory.adapters.files.legacy_probe import LEGACY_MEMORY_DIR_NAME
+from pi_hermes_memory.adapters.files.legacy_probe import Layout as _Layout
+from pi_hermes_memory.adapters.files.legacy_probe import Source as _Source
+from pi_hermes_memory.adapters.files.legacy_probe import anything_to_do as _anything_to_do
+from pi_hermes_memory.adapters.files.legacy_probe import children as _children
+from pi_hermes_memory.adapters.files.legacy_probe import flat_skills as _flat_skills
+from pi_hermes_memory.adapters.files.legacy_probe import project_sources as _project_sources
+from pi_hermes_memory.adapters.files.legacy_probe import same_file as _same_file
 from pi_hermes_memory.adapters.markdown.atomic import atomic_write
 from pi_hermes_memory.adapters.markdown.format import (
     COMMENT_CLOSE,
@@ -38,16 +46,11 @@ from pi_hermes_memory.adapters.markdown.format import (
     speaks_project64,
 )
 from pi_hermes_memory.adapters.markdown.store import LOCK_FILE_NAME
-from pi_hermes_memory.config.settings import (
-    DB_FILE_NAME,
-    DEFAULT_MEMORY_DIR_NAME,
-    DEFAULT_PROJECTS_MEMORY_DIR_NAME,
-)
+from pi_hermes_memory.config.settings import DB_FILE_NAME
 from pi_hermes_memory.domain.memory.markdown_doc import ParsedEntry
 from pi_hermes_memory.domain.memory.model import (
     SEPARATOR_LINE,
     Target,
-    is_safe_project_name,
     normalize_text,
 )
 
@@ -62,27 +65,12 @@ __all__ = [
     "skill_slug",
 ]
 
-LEGACY_MEMORY_DIR_NAME = "memory"
-MEMORY_FILE_NAME = "MEMORY.md"
 MIGRATED_SUFFIX = ".migrated"
 SKILL_FILE_NAME = "SKILL.md"
 MAX_SLUG_CHARS = 64
 # Written into the new memory directory while the old one's contents move in, so that a move
 # interrupted by a crash is finished by the next open instead of being taken for a second store.
 MOVE_MARKER_NAME = ".legacy-memory-move"
-# Directories directly under agentRoot that are never a legacy project directory.
-_NOT_PROJECTS = frozenset(
-    {
-        LEGACY_MEMORY_DIR_NAME,
-        DEFAULT_MEMORY_DIR_NAME,
-        DEFAULT_PROJECTS_MEMORY_DIR_NAME,
-        "sessions",
-        "skills",
-    }
-)
-# A directory holding one of these is a memory directory (e.g. an earlier memoryDir), whose
-# MEMORY.md is global memory: merging it as project memory would misfile every entry.
-_MEMORY_DIR_FILES = (DB_FILE_NAME, "USER.md", "failures.md", LOCK_FILE_NAME)
 _SLUG_JUNK = re.compile(r"[^a-z0-9]+")
 
 
@@ -150,28 +138,6 @@ class _Run:
         )
 
 
-@attrs.frozen(kw_only=True)
-class _Layout:
-    agent_root: Path
-    memory_dir: Path
-    projects_dir: Path
-
-    @property
-    def legacy_dir(self) -> Path | None:
-        """`<agentRoot>/memory` when it is to move into memoryDir (the default one only)."""
-        if self.memory_dir != self.agent_root / DEFAULT_MEMORY_DIR_NAME:
-            return None
-        return self.agent_root / LEGACY_MEMORY_DIR_NAME
-
-    @property
-    def skills_dir(self) -> Path:
-        return self.memory_dir / "skills"
-
-    @property
-    def flat_file(self) -> Path:
-        return self.projects_dir / MEMORY_FILE_NAME
-
-
 def migrate_legacy_layout(
     *,
     agent_root: Path,
@@ -203,27 +169,6 @@ def _step(run: _Run, what: str, step: Callable[[_Run, _Layout], None], layout: _
 
 
 # --- what is there -----------------------------------------------------------------------------
-
-
-def _anything_to_do(layout: _Layout) -> bool:
-    """A cheap look without the lock, so an ordinary open never waits for it."""
-    try:
-        legacy = layout.legacy_dir
-        if legacy is not None and legacy.is_dir():
-            return True
-        if any(True for _ in _flat_skills(layout.skills_dir)):
-            return True
-        probe = _Run()
-        return any(True for _ in _project_sources(layout, probe)) or bool(probe.skipped)
-    except OSError:
-        return True  # let the locked run report what it cannot read
-
-
-def _children(directory: Path) -> list[Path]:
-    try:
-        return sorted(directory.iterdir())
-    except (FileNotFoundError, NotADirectoryError):
-        return []
 
 
 # --- <agentRoot>/memory -> <agentRoot>/pi-hermes-memory ----------------------------------------
@@ -288,14 +233,6 @@ def skill_slug(stem: str) -> str:
     return slug[:MAX_SLUG_CHARS].rstrip("-")
 
 
-def _flat_skills(skills_dir: Path) -> Iterator[Path]:
-    for child in _children(skills_dir):
-        if child.name.startswith(".") or child.suffix.lower() != ".md":
-            continue
-        if child.is_file():
-            yield child
-
-
 def _move_flat_skills(run: _Run, layout: _Layout) -> None:
     for source in _flat_skills(layout.skills_dir):
         slug = skill_slug(source.stem)
@@ -324,44 +261,9 @@ def _move_flat_skills(run: _Run, layout: _Layout) -> None:
 # --- per-project MEMORY.md -> the flat projects-memory/MEMORY.md -------------------------------
 
 
-@attrs.frozen
-class _Source:
-    path: Path
-    project: str
-
-
-def _project_sources(layout: _Layout, run: _Run) -> Iterator[_Source]:
-    """`<agentRoot>/<project>/MEMORY.md`, then `<projectsDir>/<project>/MEMORY.md`."""
-    ours = [layout.memory_dir, layout.projects_dir]
-    for folder in _children(layout.agent_root):
-        name = folder.name
-        if name.startswith(".") or name in _NOT_PROJECTS or name == layout.projects_dir.name:
-            continue
-        if not is_safe_project_name(name) or not folder.is_dir():
-            continue
-        if any(_same_file(folder, dir_) for dir_ in ours):
-            continue
-        source = folder / MEMORY_FILE_NAME
-        if not source.is_file():
-            continue
-        if any((folder / marker).exists() for marker in _MEMORY_DIR_FILES):
-            run.skip(source, "its directory looks like a memory directory, not a project")
-            continue
-        yield _Source(source, name)
-    for folder in _children(layout.projects_dir):
-        name = folder.name
-        source = folder / MEMORY_FILE_NAME
-        if name.startswith(".") or not folder.is_dir() or not source.is_file():
-            continue
-        if not is_safe_project_name(name):
-            run.skip(source, f"{name!r} is not a safe project name")
-            continue
-        yield _Source(source, name)
-
-
 def _merge_project_files(run: _Run, layout: _Layout) -> None:
     flat = layout.flat_file
-    sources = [s for s in _project_sources(layout, run) if not _same_file(s.path, flat)]
+    sources = [s for s in _project_sources(layout, run.skip) if not _same_file(s.path, flat)]
     if not sources:
         return
     existing = _read_flat(flat, layout, run)
@@ -489,13 +391,6 @@ def _retire(source: Path, run: _Run) -> None:
 
 
 # --- small helpers -----------------------------------------------------------------------------
-
-
-def _same_file(a: Path, b: Path) -> bool:
-    try:
-        return a.exists() and b.exists() and os.path.samefile(a, b)
-    except OSError:
-        return False
 
 
 def _empty_file(path: Path) -> bool:

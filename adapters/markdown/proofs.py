@@ -36,7 +36,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from pi_hermes_memory.adapters.markdown.store import MarkdownFiles
-from pi_hermes_memory.domain.memory.document import target_of
+from pi_hermes_memory.domain.memory.streams import target_of
 
 __all__ = ["RACY_NS", "MarkdownProofs", "cache_dir"]
 

@@ -17,18 +17,21 @@ import time
 from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import apsw
 import attrs
 from pi_hermes_memory.adapters.sqlite.connection import SIDE_FILES, connect, enable_wal
 from pi_hermes_memory.adapters.sqlite.eventlog import EventLog, EventRecord, fsync_directory
-from pi_hermes_memory.adapters.sqlite.mirror import rebuild_rows
 from pi_hermes_memory.adapters.sqlite.schema import check_ours, migrate
-from pi_hermes_memory.domain.memory.document import MemoryDocument, fold, stream_for
-from pi_hermes_memory.domain.memory.events import Event
 from pi_hermes_memory.domain.memory.model import Target
 from pi_hermes_memory.errors import CorruptEvent
-from pi_hermes_memory.journal.codec import decode
+
+if TYPE_CHECKING:
+    # the events, their codec, the fold and the mirror load when a store is rebuilt from
+    # its event log, not by every open (ADR 0105)
+    from pi_hermes_memory.domain.memory.document import MemoryDocument
+    from pi_hermes_memory.domain.memory.events import Event
 
 __all__ = [
     "Rebuilt",
@@ -158,6 +161,8 @@ def damaged(db_path: Path) -> str | None:
 
 def rebuild_from_log(db_path: Path, log: EventLog) -> Rebuilt:
     """Write a new database at `db_path` (which must not exist) from the log."""
+    from pi_hermes_memory.adapters.sqlite.mirror import rebuild_rows
+
     contents = log.read()
     problems = list(contents.problems)
     records, documents = _fold(contents.events, problems)
@@ -227,6 +232,8 @@ def _present(db_path: Path) -> bool:
 
 def read_events(conn: apsw.Connection) -> list[Event]:
     """Every event of a readable database, in commit order (for the read-only view)."""
+    from pi_hermes_memory.journal.codec import decode
+
     return [
         decode(tag, data) for tag, data in conn.execute("SELECT tag, data FROM events ORDER BY seq")
     ]
@@ -237,6 +244,9 @@ def _fold(
 ) -> tuple[list[EventRecord], list[MemoryDocument]]:
     """The records to keep (a stream stops at an event that cannot be decoded) and the folded
     document of every memory stream."""
+    from pi_hermes_memory.domain.memory.document import MemoryDocument, fold, stream_for
+    from pi_hermes_memory.journal.codec import decode
+
     streams = {stream_for(t): t for t in Target}
     kept: list[EventRecord] = []
     events: dict[str, list[Event]] = defaultdict(list)

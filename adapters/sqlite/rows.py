@@ -5,13 +5,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import date
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from pi_hermes_memory.adapters.sqlite.search import scope_sql
 from pi_hermes_memory.adapters.sqlite.storage import SqliteStorage
 from pi_hermes_memory.domain.memory.model import Target
 from pi_hermes_memory.ports.read_model import MemoryRow, RowChanges
-from pi_hermes_memory.ports.vectors import VectorScope
+
+if TYPE_CHECKING:  # an annotation: no vector port loads with the row reader (ADR 0105)
+    from pi_hermes_memory.ports.vectors import VectorScope
 
 __all__ = ["ROW_COLUMNS", "SqliteRows", "row_of"]
 

@@ -25,10 +25,13 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import apsw
 from pi_hermes_memory.adapters.sqlite.eventlog import SCRUB_PENDING, EventLog
-from pi_hermes_memory.ports.memory import ScrubReport
+
+if TYPE_CHECKING:
+    from pi_hermes_memory.ports.memory import ScrubReport
 
 __all__ = ["leftover_copies", "scrub", "secure_delete"]
 
@@ -47,6 +50,8 @@ def secure_delete(conn: apsw.Connection) -> Iterator[None]:
 
 
 def scrub(conn: apsw.Connection, db_path: Path, log: EventLog | None) -> ScrubReport:
+    from pi_hermes_memory.ports.memory import ScrubReport  # a scrub's report (ADR 0105)
+
     warnings: list[str] = []
     with secure_delete(conn), conn:
         conn.execute("INSERT INTO memories_fts (memories_fts) VALUES ('optimize')")

@@ -12,10 +12,9 @@ import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from types import EllipsisType
-from typing import Any, assert_never
+from typing import TYPE_CHECKING, Any
 
 import apsw
-import attrs
 from pi_hermes_memory.adapters.sqlite.checked import (
     Stamp,
     StampCache,
@@ -26,35 +25,20 @@ from pi_hermes_memory.adapters.sqlite.checked import (
 from pi_hermes_memory.adapters.sqlite.connection import connect, enable_wal
 from pi_hermes_memory.adapters.sqlite.eventlog import SCRUB_PENDING, EventLog, default_log_path
 from pi_hermes_memory.adapters.sqlite.failures import damaged_message, map_error, map_os_error
-from pi_hermes_memory.adapters.sqlite.fts import grams, merge_step
-from pi_hermes_memory.adapters.sqlite.mirror import rebuild_rows
+from pi_hermes_memory.adapters.sqlite.fts import merge_step
 from pi_hermes_memory.adapters.sqlite.recovery import restore_if_missing, store_damage
 from pi_hermes_memory.adapters.sqlite.schema import check_ours, migrate
 from pi_hermes_memory.adapters.sqlite.scrub import scrub, secure_delete
 from pi_hermes_memory.adapters.sqlite.write_index import SqliteWriteIndex
 from pi_hermes_memory.domain.errors import VersionConflict
-from pi_hermes_memory.domain.memory.document import MemoryDocument, lineage_of
-from pi_hermes_memory.domain.memory.events import (
-    Event,
-    MemoryAdded,
-    MemoryMovedIn,
-    MemoryReplaced,
-    MemoryRestored,
-)
-from pi_hermes_memory.domain.memory.model import Target
-from pi_hermes_memory.domain.memory.rows import (
-    DeleteRows,
-    InsertRow,
-    ReferenceRow,
-    Row,
-    RowChange,
-    SupersedeRow,
-    UpsertRow,
-    projected,
-)
 from pi_hermes_memory.errors import DatabaseDamaged, StorageFailed, StoreClosed, StoreReadOnly
-from pi_hermes_memory.journal.codec import decode, encode
-from pi_hermes_memory.ports.memory import RebuildReport, ScrubReport
+
+if TYPE_CHECKING:
+    # the events, their codec and the row projection load with the first event read or
+    # written: a search on a store proven caught up needs none of them (ADR 0105)
+    from pi_hermes_memory.adapters.sqlite.mirror import SqliteProjection
+    from pi_hermes_memory.domain.memory.events import Event
+    from pi_hermes_memory.ports.memory import ScrubReport
 
 
 class SqliteJournal:
@@ -68,6 +52,8 @@ class SqliteJournal:
         return int(row)
 
     def append(self, stream: str, expected_version: int, events: Sequence[Event]) -> None:
+        from pi_hermes_memory.journal.codec import encode
+
         current = self.version(stream)
         if current != expected_version:
             raise VersionConflict(stream, expected_version, current)
@@ -96,6 +82,8 @@ class SqliteJournal:
         ]
 
     def read(self, stream: str, after: int = 0, upto: int | None = None) -> list[Event]:
+        from pi_hermes_memory.journal.codec import decode
+
         upper = upto if upto is not None else 2**62
         return [
             decode(tag, data)
@@ -128,6 +116,8 @@ class SqliteJournal:
     def redact(self, events: Sequence[Event]) -> None:
         """In place (ADR 0026); inside the unit of work's transaction, so a refusal (an event
         without a stored counterpart) rolls back with it."""
+        from pi_hermes_memory.journal.codec import encode
+
         for event in events:
             tag, data = encode(event)
             self._conn.execute(
@@ -142,137 +132,6 @@ class SqliteJournal:
                 "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                 (SCRUB_PENDING,),
             )
-
-
-class SqliteProjection:
-    """The `memories` table (active rows + superseded history) and its FTS index.
-
-    It executes the row changes of `pi_hermes_memory.domain.memory.rows` (the one place of the
-    event →
-    row semantics); the triggers keep the FTS index in step and `grams` is derived here.
-    """
-
-    def __init__(self, conn: apsw.Connection) -> None:
-        self._conn = conn
-        #: the lineage of the row the event being applied writes (`_lineage_of`)
-        self._lineage: tuple[str, str | None, int | None] | None = None
-        #: whether a change since the storage last merged the FTS index wrote to it (ADR 0102)
-        self.fts_written = False
-
-    def apply(self, events: Sequence[Event]) -> None:
-        for event in events:
-            self._apply(event)
-        SqliteWriteIndex(self._conn).apply(events)  # same transaction (ADR 0084)
-
-    def rebuild(self, documents: Sequence[MemoryDocument]) -> RebuildReport:
-        """Repair the rows of these documents' targets to their folded state (ADR 0013), and
-        their write index (ADR 0084) where the document is the journal's head."""
-        report = rebuild_rows(self._conn, documents)
-        self.fts_written = True
-        index = SqliteWriteIndex(self._conn)
-        journal = SqliteJournal(self._conn)
-        for doc in documents:
-            stale = (index.version(doc.stream) or 0) != doc.version
-            if stale and doc.version == journal.version(doc.stream):
-                index.rebuild(doc)
-        return report
-
-    def _apply(self, event: Event) -> None:
-        self._lineage = self._lineage_of(event)
-        try:
-            for change in projected(event):
-                self._execute(change)
-            if isinstance(event, MemoryMovedIn) and self._lineage is not None:
-                # a move updates the row in place; its lineage travels with the event
-                row_id, memory_id, version_no = self._lineage
-                self._conn.execute(
-                    "UPDATE memories SET memory_id = ?, version_no = ? WHERE id = ?",
-                    (memory_id, version_no, row_id),
-                )
-        finally:
-            self._lineage = None
-
-    def _lineage_of(self, event: Event) -> tuple[str, str | None, int | None] | None:
-        """The (row id, memory id, version number) the row `event` writes gets (ADR 0079):
-        the fold's rule (`lineage_of`, a replace continues its old row's memory), read from the
-        old row for a replace (unknown, None, when that row's is)."""
-        if isinstance(event, MemoryAdded | MemoryRestored | MemoryMovedIn):
-            memory_id, version_no = lineage_of(event)
-            return event.entry_id, memory_id or event.entry_id, version_no
-        if isinstance(event, MemoryReplaced):
-            old = self._conn.execute(
-                "SELECT memory_id, version_no FROM memories WHERE id = ?", (event.old_id,)
-            ).fetchone()
-            if old is None or old[0] is None or old[1] is None:
-                return event.new_id, None, None
-            return event.new_id, str(old[0]), int(old[1]) + 1
-        return None  # the other events write no new row's lineage
-
-    def _execute(self, change: RowChange) -> None:
-        c = self._conn
-        match change:
-            case InsertRow():
-                scope = None
-                if change.scope_of is not None:
-                    found = c.execute(
-                        "SELECT target, namespace FROM memories WHERE id = ?", (change.scope_of,)
-                    ).fetchone()
-                    scope = None if found is None else (Target(found[0]), found[1])
-                self._insert(change.resolved(scope))
-            case UpsertRow():
-                values = _values(change.row)
-                assignments = ", ".join(f"{column} = ?" for column in change.columns)
-                c.execute(
-                    f"UPDATE memories SET {assignments} WHERE id = ?",
-                    (*(values[column] for column in change.columns), change.row.id),
-                )
-                self.fts_written = self.fts_written or "text" in change.columns
-                if c.changes() == 0:
-                    self._insert(InsertRow(row=change.row).resolved(None))
-            case SupersedeRow():
-                c.execute(
-                    "UPDATE memories SET superseded_by = ?, superseded_at = ? WHERE id = ?",
-                    (change.by, change.at.isoformat(), change.id),
-                )
-            case ReferenceRow():
-                c.execute(
-                    "UPDATE memories SET last_referenced = MAX(last_referenced, ?) WHERE id = ?",
-                    (change.on.isoformat(), change.id),
-                )
-            case DeleteRows():  # their vectors go with them; the FTS rows by the trigger
-                self.fts_written = True
-                c.executemany("DELETE FROM memories WHERE id = ?", [(i,) for i in change.ids])
-            case _:
-                assert_never(change)
-
-    def _insert(self, row: Row | None) -> None:
-        if row is None:
-            return  # not stored (an unattributed project row lives in Markdown only)
-        self.fts_written = True
-        values = _values(row)
-        lineage = self._lineage
-        if lineage is not None and lineage[0] == row.id:
-            values["memory_id"], values["version_no"] = lineage[1], lineage[2]
-        c = self._conn
-        c.execute(
-            f"INSERT INTO memories (id, {', '.join(values)}, grams) "
-            f"VALUES (?{', ?' * len(values)}, ?)",
-            (row.id, *values.values(), grams(row.text)),
-        )
-
-
-def _values(row: Row) -> dict[str, object]:
-    """The stored form of a row's columns (dates as ISO text, enums as their values)."""
-    return {
-        "target": row.target.value,
-        "project": row.project,
-        "namespace": row.namespace,
-        "category": row.category.value if row.category else None,
-        "text": row.text,
-        "created": row.created.isoformat(),
-        "last_referenced": row.last_referenced.isoformat(),
-        "flagged": row.flagged,
-    }
 
 
 class SqliteLedger:
@@ -305,13 +164,34 @@ class SqliteLedger:
         return str(self._conn.execute("SELECT value FROM store_meta WHERE key = 'store_id'").get)
 
 
-@attrs.frozen
 class SqliteUnitOfWork:
-    journal: SqliteJournal
-    projection: SqliteProjection
-    ledger: SqliteLedger
-    #: the persisted write index (ADR 0084), advanced by `projection.apply`
-    write_index: SqliteWriteIndex
+    """The journal, the read-model projection, the render ledger and the write index of one
+    connection. The projection (with the events and the row model) is built on first use: a
+    read that only asks versions and the ledger loads none of it (ADR 0105)."""
+
+    __slots__ = ("_conn", "_projection", "journal", "ledger", "write_index")
+
+    def __init__(
+        self,
+        journal: SqliteJournal,
+        conn: apsw.Connection,
+        ledger: SqliteLedger,
+        write_index: SqliteWriteIndex,
+    ) -> None:
+        self.journal = journal
+        self._conn = conn
+        self._projection: SqliteProjection | None = None
+        self.ledger = ledger
+        #: the persisted write index (ADR 0084), advanced by `projection.apply`
+        self.write_index = write_index
+
+    @property
+    def projection(self) -> SqliteProjection:
+        if self._projection is None:
+            from pi_hermes_memory.adapters.sqlite.mirror import SqliteProjection
+
+            self._projection = SqliteProjection(self._conn)
+        return self._projection
 
 
 def _require_writable(path: Path) -> None:
@@ -420,7 +300,7 @@ class SqliteStorage:
     def _unit_of_work(self) -> SqliteUnitOfWork:
         return SqliteUnitOfWork(
             SqliteJournal(self._conn),
-            SqliteProjection(self._conn),
+            self._conn,
             SqliteLedger(self._conn),
             SqliteWriteIndex(self._conn),
         )

@@ -19,15 +19,18 @@ import json
 import math
 from collections.abc import Iterable, Sequence
 from datetime import date
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import apsw
-from pi_hermes_memory.domain.memory.document import MemoryDocument, target_of
-from pi_hermes_memory.domain.memory.events import Event, MemoryEvent
 from pi_hermes_memory.domain.memory.model import FailureCategory, MemoryEntry, MemoryKind, Target
 from pi_hermes_memory.domain.memory.scope_index import group_of
-from pi_hermes_memory.domain.memory.write_rows import advance
+from pi_hermes_memory.domain.memory.streams import target_of
 from pi_hermes_memory.domain.search.similarity import JACCARD_THRESHOLD, token_set
+
+if TYPE_CHECKING:
+    # the events and the document fold: loaded by the first write (ADR 0105)
+    from pi_hermes_memory.domain.memory.document import MemoryDocument
+    from pi_hermes_memory.domain.memory.events import Event, MemoryEvent
 
 __all__ = ["SCHEMA", "SqliteWriteIndex", "decode_entry", "encode_entry"]
 
@@ -260,6 +263,8 @@ class SqliteWriteIndex:
             self._advance(stream, stream_events)
 
     def _advance(self, stream: str, events: Sequence[MemoryEvent]) -> None:
+        from pi_hermes_memory.domain.memory.write_rows import advance
+
         c = self._conn
         row = c.execute(
             "SELECT version, next_slot FROM write_index WHERE stream = ?", (stream,)

@@ -26,7 +26,7 @@ from urllib.parse import urlsplit
 import attrs
 from pi_hermes_memory.config.adapters import IMPORT_PATH, AdaptersConfig, parse_adapters
 from pi_hermes_memory.config.storage import StorageConfig, parse_storage
-from pi_hermes_memory.domain.knowledge.chunks import (
+from pi_hermes_memory.domain.knowledge.limits import (
     DEFAULT_CHUNK_CHARS,
     DEFAULT_FILE_BYTES,
     DEFAULT_INDEX_BYTES,

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import collections
 import contextlib
-import hashlib
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -33,6 +32,7 @@ import attrs
 from pi_hermes_memory.domain.errors import VersionConflict
 from pi_hermes_memory.domain.memory.events import UNSTAMPED, Event, stamp
 from pi_hermes_memory.errors import CorruptSnapshot, MarkdownChanged, MarkdownUnreadable
+from pi_hermes_memory.journal.replica_check import ReplicaCheck, sha256
 from pi_hermes_memory.ports.store import UNCHECKED, ReplicaProofs, Replicas, Storage, UnitOfWork
 
 __all__ = [
@@ -78,10 +78,6 @@ class RenderLag:
     @classmethod
     def never(cls) -> RenderLag:
         return cls(min_bytes=sys.maxsize, interval_s=0.0)
-
-
-def sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
 
 
 class StreamState(Protocol):
@@ -200,6 +196,7 @@ class Pipeline(Generic[S]):
         lock_timeout: float = 30.0,
         lag: RenderLag | None = None,
         proofs: ReplicaProofs | None = None,
+        check: ReplicaCheck | None = None,
     ) -> None:
         self._storage = storage
         self._kind = kind
@@ -211,7 +208,10 @@ class Pipeline(Generic[S]):
         self._log = logger
         self._lock_timeout = lock_timeout
         self._states: dict[str, S] = {}
-        self._stamps: dict[str, object] = {}  # replica change tokens after our last sync
+        #: the replica check (ADR 0105): given, it is a reader's that proved the replicas
+        #: before this pipeline was built, and its stamps are this pipeline's from then on
+        self._check = check if check is not None else ReplicaCheck(self._files, proofs)
+        self._stamps = self._check.stamps  # replica change tokens after our last sync
         self._seen: dict[str, object] = {}  # replica stamps as read by the last import
         self._snapshotted: dict[str, int] = {}  # stream -> version of its stored snapshot
         # stream -> the bytes this pipeline last wrote to its replica and their sha256: a file
@@ -232,7 +232,7 @@ class Pipeline(Generic[S]):
         self._imported: dict[str, int] = {}
         # stream -> (the replica's stamp taken before it was read, its sha256) when it was
         # found to be what the ledger recorded: unchanged since, it needs no import (ADR 0084)
-        self._verified: dict[str, tuple[object, str]] = {}
+        self._verified = self._check.verified
         # stream -> when an indexed write first left its unread replica lagging (ADR 0084)
         self._lag_since: dict[str, float] = {}
 
@@ -324,11 +324,7 @@ class Pipeline(Generic[S]):
         the journal's version and each file's sha256 (ADR 0038). True: nothing to import or
         render, and the stamps are remembered so `changed` is a stat per file until one
         changes; the states are read from the journal only when someone asks for them."""
-        with self._storage.snapshot() as uow:
-            if not all(self._replica_is(uow, s, uow.journal.version(s)) for s in streams):
-                return False
-        self._remember_stamps(streams)
-        return True
+        return self._check.converged(self._storage, streams, self._digest)
 
     def converge(self, streams: Sequence[str], warnings: list[str]) -> None:
         """Make every replica of `streams` what the journal says, importing hand edits first:
@@ -346,33 +342,9 @@ class Pipeline(Generic[S]):
         return self._kind.render(state, self.store_id(uow))
 
     def _replica_is(self, uow: UnitOfWork, stream: str, version: int) -> bool:
-        """Whether the replica of `stream` holds what the ledger recorded for `version`: no
-        hand edit to import, no render to finish. False also when the file is missing or
-        cannot be read (the write path reports it)."""
-        proofs = self._proofs
-        token: object | None = None
-        try:
-            before = self._files.stamp(stream)
-            if proofs is not None:
-                proven = proofs.proven(stream)
-                if proven is not None and self._files.stamp(stream) == before:
-                    rendered = uow.ledger.rendered(stream, self._files.replica(stream))
-                    if rendered == (version, proven):
-                        self._verified[stream] = (before, proven)
-                        return True
-                token = proofs.token(stream)  # anything else: read it, as without a proof
-            data = self._files.read(stream)
-        except (MarkdownUnreadable, OSError):
-            return False
-        if data is None:
-            return False
-        rendered = uow.ledger.rendered(stream, self._files.replica(stream))
-        digest = self._digest(stream, data)
-        if rendered is not None and rendered[1] == digest:
-            self._verified[stream] = (before, digest)
-        if proofs is not None and token is not None:
-            proofs.prove(stream, token, digest)
-        return rendered == (version, digest)
+        """Whether the replica of `stream` holds what the ledger recorded for `version`
+        (`ReplicaCheck.replica_is`)."""
+        return self._check.replica_is(uow, stream, version, self._digest)
 
     # -- the indexed write path (ADR 0084) ----------------------------------------------------
 
@@ -724,14 +696,11 @@ class Pipeline(Generic[S]):
         self.read(pending, warnings)
 
     def _remember_stamps(self, streams: Iterable[str]) -> None:
-        for stream in streams:
-            self._stamps[stream] = self._files.stamp(stream)
+        self._check.remember(streams)
 
     def changed(self, streams: Iterable[str]) -> list[str]:
         """The streams whose replica changed since this pipeline last synced (one stat each)."""
-        return [
-            s for s in streams if s not in self._stamps or self._files.stamp(s) != self._stamps[s]
-        ]
+        return self._check.changed(streams)
 
     def forget(self, stream: str) -> None:
         """Drop the cached state of `stream` (it is read from the journal again)."""

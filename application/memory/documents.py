@@ -16,8 +16,8 @@ from pi_hermes_memory.domain.memory.reconcile import reconcile
 from pi_hermes_memory.errors import MarkdownUnreadable
 from pi_hermes_memory.journal.pipeline import Imported
 from pi_hermes_memory.journal.snapshots import decode_document, encode_document
+from pi_hermes_memory.memory.replicas import MemoryReplicas
 from pi_hermes_memory.ports.store import (
-    UNCHECKED,
     Clock,
     DocumentFormat,
     IdFactory,
@@ -26,28 +26,6 @@ from pi_hermes_memory.ports.store import (
 )
 
 __all__ = ["MemoryDocuments", "MemoryReplicas"]
-
-
-class MemoryReplicas:
-    """The Markdown files of the memory documents, addressed by stream."""
-
-    def __init__(self, markdown: MarkdownStore) -> None:
-        self.markdown = markdown
-
-    def read(self, stream: str) -> bytes | None:
-        return self.markdown.read(target_of(stream))
-
-    def write(self, stream: str, data: bytes, *, expected: object = UNCHECKED) -> None:
-        self.markdown.write(target_of(stream), data, expected=expected)
-
-    def stamp(self, stream: str) -> object:
-        return self.markdown.stamp(target_of(stream))
-
-    def describe(self, stream: str) -> str:
-        return self.markdown.describe(target_of(stream))
-
-    def replica(self, stream: str) -> str:
-        return self.markdown.replica(target_of(stream))
 
 
 class MemoryDocuments:

@@ -10,28 +10,21 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import functools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
 from pi_hermes_memory.domain.errors import InvariantViolation, VersionConflict
 from pi_hermes_memory.domain.memory.capacity import OverflowStrategy
-from pi_hermes_memory.domain.memory.document import (
-    MemoryDocument,
-    WorkingDocument,
-    fold,
-    stream_for,
-    target_of,
-)
-from pi_hermes_memory.domain.memory.events import Event
 from pi_hermes_memory.domain.memory.model import GLOBAL_NAMESPACE, MemoryEntry, Target
 from pi_hermes_memory.domain.memory.scope import SessionScope
+from pi_hermes_memory.domain.memory.streams import stream_for, target_of
 from pi_hermes_memory.domain.status import Status
 from pi_hermes_memory.errors import ArgumentError, MarkdownUnreadable
-from pi_hermes_memory.journal.pipeline import Pipeline, RenderLag
+from pi_hermes_memory.journal.replica_check import ReplicaCheck
 from pi_hermes_memory.log import library_logger
-from pi_hermes_memory.memory.documents import MemoryDocuments
-from pi_hermes_memory.memory.indexed import IndexedDocument, appended_entries, write_index_of
+from pi_hermes_memory.memory.replicas import MemoryReplicas
 from pi_hermes_memory.memory.write_side import commands, deciding, moves, purges, purging, restores
 from pi_hermes_memory.ports.search import ScopeClause
 from pi_hermes_memory.ports.store import (
@@ -45,9 +38,11 @@ from pi_hermes_memory.ports.store import (
     UnitOfWork,
     WriteIndex,
 )
-from pi_hermes_memory.results import CandidateView, EntryView, WriteResult
 
 if TYPE_CHECKING:
+    # the document fold, the events, the pipeline and the indexed write path: imported when
+    # the replicas are not proven unchanged or a write comes, so that opening a caught-up
+    # store and searching it do not load them (ADR 0105)
     # the write side (commands, decide, move, purge, restore): `write_side` imports each on
     # first use, so that opening a store and searching do not load it (ADR 0099, ADR 0108)
     from pi_hermes_memory.domain.memory.commands import (
@@ -57,10 +52,14 @@ if TYPE_CHECKING:
         ReplaceMemory,
     )
     from pi_hermes_memory.domain.memory.decide import Decision, WritePolicy
+    from pi_hermes_memory.domain.memory.document import MemoryDocument
+    from pi_hermes_memory.domain.memory.events import Event
     from pi_hermes_memory.domain.memory.move import MoveDecision
     from pi_hermes_memory.domain.memory.purge import PurgeIndex, PurgePlan
     from pi_hermes_memory.domain.memory.restore import RemovedEntry
+    from pi_hermes_memory.journal.pipeline import Pipeline, RenderLag
     from pi_hermes_memory.memory.purging import PurgeResult
+    from pi_hermes_memory.results import EntryView, WriteResult
 
     # imports numpy: loaded by bootstrap only when embeddings are on
     from pi_hermes_memory.search.embedding import EmbeddingService, PreparedWrites
@@ -110,15 +109,11 @@ class MemoryService:
         self._lock_timeout = lock_timeout
         #: vectors of the rows (ADR 0015); None: embeddings are off, search is FTS-only
         self.embeddings = embeddings
-        self._pipe: Pipeline[MemoryDocument] = Pipeline(
-            storage=storage,
-            kind=MemoryDocuments(markdown=markdown, fmt=fmt, clock=clock, ids=ids),
-            lock=markdown.lock,
-            logger=self._log,
-            lock_timeout=lock_timeout,
-            lag=render_lag,
-            proofs=proofs,
-        )
+        self._render_lag = render_lag
+        self._proofs = proofs
+        #: the replicas' proof and stamps (ADR 0105): `converge` and `refresh` answer from it
+        #: alone while every replica is what the ledger recorded; the pipeline shares it
+        self._check = ReplicaCheck(MemoryReplicas(markdown), proofs)
         # stream -> the active rows (only) as the last indexed render had them, and the events
         # appended since (ADR 0084): the next render folds those in instead of reading every
         # row again
@@ -129,6 +124,30 @@ class MemoryService:
     @property
     def clock(self) -> Clock:
         return self._clock
+
+    @functools.cached_property
+    def _pipe(self) -> Pipeline[MemoryDocument]:
+        """The write pipeline, built (and its modules imported) on first use: a write, or a
+        read whose replicas the check could not prove unchanged (ADR 0105)."""
+        from pi_hermes_memory.journal.pipeline import Pipeline
+        from pi_hermes_memory.memory.documents import MemoryDocuments
+
+        return Pipeline(
+            storage=self._storage,
+            kind=MemoryDocuments(
+                markdown=self._markdown, fmt=self._fmt, clock=self._clock, ids=self._ids
+            ),
+            lock=self._markdown.lock,
+            logger=self._log,
+            lock_timeout=self._lock_timeout,
+            lag=self._render_lag,
+            proofs=self._proofs,
+            check=self._check,
+        )
+
+    def _piped(self) -> bool:
+        """Whether the pipeline was built (before it, nothing was written or folded)."""
+        return "_pipe" in self.__dict__
 
     # -- the write path (application/journal/pipeline.py) ------------------------------------------
 
@@ -163,6 +182,8 @@ class MemoryService:
     # -- commands -------------------------------------------------------------------------
 
     def execute(self, command: MemoryCommand) -> WriteResult:
+        from pi_hermes_memory.results import WriteResult
+
         target = command.target
         notes: tuple[str, ...] = ()
         if isinstance(command, commands.AddMemory | commands.ReplaceMemory):
@@ -208,6 +229,8 @@ class MemoryService:
         folded state of its document (a new process: folding it is the cost this avoids), the
         index is at the journal's version and the file is the last render. None: take the
         write path on the folded document (same answers)."""
+        from pi_hermes_memory.memory.indexed import IndexedDocument, write_index_of
+
         target = command.target
         stream = stream_for(target)
         folded = self._pipe.cached(stream) is not None
@@ -276,6 +299,9 @@ class MemoryService:
         ledger's): `MarkdownFiles.append` writes from them what a full render writes (ADR
         0088). None: render in full. `appended`: the events this transaction appended (not
         read back when they are all the render lacks, ADR 0100)."""
+        from pi_hermes_memory.domain.memory.document import MemoryDocument
+        from pi_hermes_memory.memory.indexed import appended_entries
+
         recorded = self._pipe.recorded(uow, stream)
         if not isinstance(self._markdown, AppendingMarkdown) or recorded is None:
             return None
@@ -294,6 +320,8 @@ class MemoryService:
         replica, found to be the last render (`seen`), by appending `tail`'s entries (ADR
         0088), else (no tail, or the files are not what the append was planned on) in full
         from the write index's rows."""
+        from pi_hermes_memory.memory.indexed import write_index_of
+
         if tail is not None:
             target, (new_blocks, rendered) = target_of(stream), tail
 
@@ -329,6 +357,8 @@ class MemoryService:
         """The active rows of `stream` at `version`, for a render: the rows this service kept
         from its last render with the later events folded in, else every row read from the
         index again (O(rows)). Only the active rows: a render needs no more."""
+        from pi_hermes_memory.domain.memory.document import MemoryDocument, fold
+
         kept = self._rows.pop(stream, None)
         state: MemoryDocument | None = None
         if kept is not None and kept[0].version + len(kept[1]) == version:
@@ -348,6 +378,8 @@ class MemoryService:
         """After a write on the folded document: rebuild the document's write index when it
         is behind the journal (a store written before ADR 0084, or by an older library), so
         the next process adds on it."""
+        from pi_hermes_memory.memory.indexed import write_index_of
+
         stream = stream_for(target)
         doc = self._pipe.cached(stream)
         if doc is None:
@@ -366,6 +398,8 @@ class MemoryService:
     def _indexed_flush(self) -> None:
         """Render the pending files from the write index where this process holds no folded
         state of them (their adds were indexed): the rows in file order, no fold (ADR 0084)."""
+        from pi_hermes_memory.memory.indexed import write_index_of
+
         for stream in self._pipe.pending:
             if self._pipe.cached(stream) is not None:
                 continue
@@ -416,6 +450,8 @@ class MemoryService:
 
     def move(self, command: MoveMemory) -> WriteResult:
         """promote / demote one entry (domain/memory/move.py); both documents in one transaction."""
+        from pi_hermes_memory.results import WriteResult
+
         if not self._markdown.distinct_roots():
             return WriteResult(
                 success=False,
@@ -498,6 +534,8 @@ class MemoryService:
         the earlier events in place, append `MemoryPurged` to every stream holding a version,
         drop the rows, replace the snapshots, render the files, then let the storage scrub
         its older copies. `dry_run`: only say what would be purged."""
+        from pi_hermes_memory.results import CandidateView
+
         warnings: list[str] = []
         outcome: PurgePlan | Decision
         leftovers: tuple[str, ...] = ()
@@ -604,6 +642,8 @@ class MemoryService:
         the others proceed. All events commit in one transaction. At most
         MAX_BATCH_OPERATIONS items (ArgumentError above: nothing is applied).
         """
+        from pi_hermes_memory.domain.memory.document import WorkingDocument
+        from pi_hermes_memory.results import WriteResult
         from pi_hermes_memory.tools.registry import MAX_BATCH_OPERATIONS
 
         if len(items) > MAX_BATCH_OPERATIONS:
@@ -689,6 +729,7 @@ class MemoryService:
     ) -> tuple[AddMemory | ReplaceMemory | WriteResult, tuple[str, ...]]:
         """Scan new content; a refusal becomes a failed result, warnings become notes."""
         from pi_hermes_memory.domain.scanning.scanner import scan  # loaded by the first write
+        from pi_hermes_memory.results import WriteResult
 
         result = scan(command.text)
         if result.blocked:
@@ -724,19 +765,28 @@ class MemoryService:
         """Finish interrupted renders and import hand edits of every document, without reading
         any document when every file is what the ledger recorded (a hash check, ADR 0038):
         what `open` runs, so opening costs the files, not the history."""
+        if not self._piped() and self._check.converged(self._storage, _ALL_STREAMS):
+            return  # proven without the pipeline: nothing folded, nothing imported (ADR 0105)
         warnings: list[str] = []
-        self._pipe.converge(_ALL_STREAMS, warnings)
+        if self._piped():
+            self._pipe.converge(_ALL_STREAMS, warnings)
+        else:  # the check just failed: the write path, as `Pipeline.converge` takes it
+            self._pipe.read(_ALL_STREAMS, warnings)
         self._note(warnings)
 
     @property
     def pending_renders(self) -> tuple[Target, ...]:
         """The documents whose Markdown file lags the journal by this process's writes: large
         files are rendered at most once per interval while a process writes (ADR 0042)."""
+        if not self._piped():
+            return ()  # only this process's writes leave a render pending
         return tuple(target_of(s) for s in self._pipe.pending)
 
     def flush(self) -> list[str]:
         """Render every pending Markdown file now (hand edits made meanwhile are merged first);
         returns the warnings (empty when every file was rendered)."""
+        if not self._piped():
+            return []  # nothing written by this process: nothing pending
         warnings: list[str] = []
         self._indexed_flush()
         self._pipe.flush(warnings)
@@ -765,7 +815,7 @@ class MemoryService:
         first and see what a person typed into the Markdown without taking the write lock.
         """
         wanted = list(targets) if targets is not None else list(Target)
-        for stream in self._pipe.changed([stream_for(t) for t in wanted]):
+        for stream in self._check.changed([stream_for(t) for t in wanted]):
             self.entries(target_of(stream))
 
     def settled(self) -> bool:
@@ -774,8 +824,12 @@ class MemoryService:
         edit to import, no render to finish). One stat per file when nothing changed; used by
         the server's reader processes, which leave every write to the store's writer (ADR 0083).
         """
-        changed = self._pipe.changed(_ALL_STREAMS)
-        return not changed or self._pipe.converged(changed)
+        changed = self._check.changed(_ALL_STREAMS)
+        if not changed:
+            return True
+        if self._piped():
+            return self._pipe.converged(changed)
+        return self._check.converged(self._storage, changed)
 
     def _note(self, warnings: Sequence[str]) -> None:
         """Log warnings and keep them for the caller (`Memory.warnings`, a future doctor)."""
@@ -797,8 +851,8 @@ class MemoryService:
         head and the file is as this pipeline last saw it (a stat and one read of the
         journal's head, no file read); else `current` (ADR 0103: a per-search lookup)."""
         stream = stream_for(target)
-        cached = self._pipe.cached(stream)
-        if cached is not None and not self._pipe.changed([stream]):
+        cached = self._pipe.cached(stream) if self._piped() else None
+        if cached is not None and not self._check.changed([stream]):
             with self._storage.snapshot() as uow:
                 if uow.journal.version(stream) == cached.version:
                     return cached
@@ -809,10 +863,26 @@ class MemoryService:
         importing a hand edit of its file if one is waiting (a stat per file otherwise); no
         fold and no render (ADR 0103)."""
         stream = stream_for(target)
-        if self._pipe.changed([stream]):
+        if self._check.changed([stream]):
             self.current(target)
         with self._storage.snapshot() as uow:
             return uow.journal.version(stream)
+
+    def unattributed_projects(self) -> int:
+        """How many active project entries carry no project= attribution (they live in
+        Markdown only; `open()` warns about them). Read from the persisted write index when it
+        is at the journal's head and nothing was folded yet (ADR 0105: an open proven caught
+        up folds nothing), else from the document."""
+        stream = stream_for(Target.PROJECT)
+        if not self._piped():
+            with self._storage.snapshot() as uow:
+                head = uow.journal.version(stream)
+                if head == 0:
+                    return 0  # never written
+                index: WriteIndex | None = getattr(uow, "write_index", None)
+                if index is not None and index.version(stream) == head:
+                    return len(index.rows(stream, None))  # the group of no project
+        return sum(1 for e in self.document(Target.PROJECT).active if e.project is None)
 
     def document(self, target: Target) -> MemoryDocument:
         """The current state of one document (after catching up and importing hand edits)."""
@@ -852,6 +922,8 @@ def _action(command: MemoryCommand) -> str:
 
 
 def entry_view(e: MemoryEntry) -> EntryView:
+    from pi_hermes_memory.results import EntryView
+
     return EntryView(
         id=e.stable_id,
         version=e.version_no,
@@ -889,6 +961,8 @@ def decision_result(
 ) -> WriteResult:
     """The write result of one decision (`evicted`: whether it reports the entries its
     capacity check evicted)."""
+    from pi_hermes_memory.results import CandidateView, WriteResult
+
     return WriteResult(
         success=decision.success,
         status=decision.status,

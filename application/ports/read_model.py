@@ -8,11 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import date
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import attrs
 from pi_hermes_memory.domain.memory.model import Target
-from pi_hermes_memory.ports.vectors import VectorScope
+
+if TYPE_CHECKING:  # an annotation: the read model loads no vector port (ADR 0105)
+    from pi_hermes_memory.ports.vectors import VectorScope
 
 __all__ = ["MemoryRow", "MemoryRows", "RowChanges"]
 

@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 from pi_hermes_memory.domain.echo import shown
 from pi_hermes_memory.domain.memory.model import FailureCategory, Target
 from pi_hermes_memory.domain.status import Status
 from pi_hermes_memory.errors import ArgumentError
-from pi_hermes_memory.results import BatchResult, WriteResult
+
+if TYPE_CHECKING:  # annotations: a search loads no write results (ADR 0105)
+    from pi_hermes_memory.results import BatchResult, WriteResult
 
 ToolResult = dict[str, Any]
 

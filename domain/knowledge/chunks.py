@@ -20,13 +20,11 @@ from typing import Final
 
 import attrs
 
-#: default cap on a chunk's characters
-DEFAULT_CHUNK_CHARS: Final = 2_000
-#: default cap on a file's bytes (larger files are skipped and counted)
-DEFAULT_FILE_BYTES: Final = 4 * 1024 * 1024
-#: default budget of the whole index: files, and bytes of those files (ADR 0063)
-DEFAULT_INDEX_FILES: Final = 20_000
-DEFAULT_INDEX_BYTES: Final = 256 * 1024 * 1024
+# re-exported: the defaults live apart so that the configuration loads no chunker (ADR 0105)
+from pi_hermes_memory.domain.knowledge.limits import DEFAULT_CHUNK_CHARS as DEFAULT_CHUNK_CHARS
+from pi_hermes_memory.domain.knowledge.limits import DEFAULT_FILE_BYTES as DEFAULT_FILE_BYTES
+from pi_hermes_memory.domain.knowledge.limits import DEFAULT_INDEX_BYTES as DEFAULT_INDEX_BYTES
+from pi_hermes_memory.domain.knowledge.limits import DEFAULT_INDEX_FILES as DEFAULT_INDEX_FILES
 
 MARKDOWN: Final = "markdown"
 TEXT: Final = "text"

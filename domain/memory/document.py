@@ -31,15 +31,9 @@ from pi_hermes_memory.domain.memory.events import (
 from pi_hermes_memory.domain.memory.model import MemoryEntry, Target
 from pi_hermes_memory.domain.memory.scope_index import RowIndex, ScopeIndex
 
-
-def stream_for(target: Target) -> str:
-    """One event stream per Markdown document."""
-    return f"memory:{target.value}"
-
-
-def target_of(stream: str) -> Target:
-    """The target of a memory stream (the inverse of `stream_for`)."""
-    return Target(stream.split(":", 1)[1])
+# re-exported: the stream ids live apart so that naming a stream loads no events (ADR 0105)
+from pi_hermes_memory.domain.memory.streams import stream_for as stream_for
+from pi_hermes_memory.domain.memory.streams import target_of as target_of
 
 
 @attrs.frozen(kw_only=True)

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pi_hermes_memory
+import pytest
 from pi_hermes_memory.adapters.cli import app as cli
 
 from tests.support.processes import run
@@ -164,6 +165,34 @@ NOT_FOR_A_SEARCH = (
 )
 
 
+#: the read path a caught-up store does not need (ADR 0105): a search whose replicas are proven
+#: what the ledger recorded for the journal's head loads neither the write pipeline nor the
+#: document fold, the events, their codec, snapshots, the hand-edit merge or the row projection
+NOT_FOR_A_CAUGHT_UP_SEARCH = (
+    *NOT_FOR_A_SEARCH,
+    "pi_hermes_memory.journal.pipeline",
+    "pi_hermes_memory.journal.codec",
+    "pi_hermes_memory.journal.snapshots",
+    "pi_hermes_memory.memory.documents",
+    "pi_hermes_memory.memory.indexed",
+    "pi_hermes_memory.memory.mirror",
+    "pi_hermes_memory.domain.memory.document",
+    "pi_hermes_memory.domain.memory.events",
+    "pi_hermes_memory.domain.memory.reconcile",
+    "pi_hermes_memory.domain.memory.rows",
+    "pi_hermes_memory.domain.memory.write_rows",
+    "pi_hermes_memory.adapters.sqlite.mirror",
+    # loaded for a constant or an annotation only, before ADR 0105
+    "pi_hermes_memory.ports.vectors",
+    "pi_hermes_memory.ports.memory",
+    "pi_hermes_memory.domain.knowledge.chunks",
+    "pi_hermes_memory.results",  # the write and listing results
+    "pi_hermes_memory.adapters.files.legacy_layout",  # the migration: its probe found nothing
+)
+#: the modules whose loading tells that a process took the write path
+PIPELINE = ("pi_hermes_memory.journal.pipeline", "pi_hermes_memory.domain.memory.events")
+
+
 def _one_call(
     tmp_path: Path, *argv: str, watch: tuple[str, ...] = NOT_FOR_ONE_CALL
 ) -> tuple[int, list[str], int, int]:
@@ -309,3 +338,153 @@ def test_the_api_s_session_search_default_is_the_port_s() -> None:
 
     limit = inspect.signature(pi_hermes_memory.Memory.session_search).parameters["limit"]
     assert limit.default == DEFAULT_SESSIONS
+
+
+def _search(tmp_path: Path, *argv: str) -> tuple[str, list[str]]:
+    """A CLI `--json search` in a child: its output and which of `PIPELINE` it loaded."""
+    code = (
+        "import json, sys\n"
+        "from pi_hermes_memory.adapters.cli.app import main\n"
+        f"code = main(['--json', 'search', *{list(argv)!r}])\n"
+        f"print(json.dumps([m for m in {PIPELINE!r} if m in sys.modules]))\n"
+    )
+    env = {**os.environ, "HOME": str(tmp_path), "PI_CODING_AGENT_DIR": str(tmp_path / "agent")}
+    done = run([sys.executable, "-c", code], env=env, cwd=tmp_path)
+    *out, loaded = done.stdout.strip().splitlines()
+    return "\n".join(out), json.loads(loaded)
+
+
+def test_a_search_on_a_caught_up_store_loads_no_write_path(tmp_path: Path) -> None:
+    """Once every replica is what the ledger recorded for the journal's head, `open()` and a
+    search prove it (a stat, a query, the replica proofs) and load none of the pipeline, the
+    fold, the events or the row projection (ADR 0105); an add does load them (the names are
+    real modules)."""
+    assert _one_call(tmp_path, "add", "the deploy window is friday")[0] == 0
+    for _ in range(2):
+        code, heavy, _, _ = _one_call(
+            tmp_path, "search", "deploy window", watch=NOT_FOR_A_CAUGHT_UP_SEARCH
+        )
+        assert (code, heavy) == (0, [])
+    _, loaded, _, _ = _one_call(
+        tmp_path, "add", "the canary runs on tuesdays", watch=NOT_FOR_A_CAUGHT_UP_SEARCH
+    )
+    assert set(PIPELINE) <= set(loaded)
+    assert "pi_hermes_memory.memory.documents" in loaded
+    # the process after an add proves the render that add recorded
+    code, heavy, _, _ = _one_call(tmp_path, "search", "canary", watch=NOT_FOR_A_CAUGHT_UP_SEARCH)
+    assert (code, heavy) == (0, [])
+
+
+def _replica_of(tmp_path: Path, text: str) -> Path:
+    found = [
+        p
+        for p in (tmp_path / "agent").rglob("*.md")
+        if text in p.read_text(encoding="utf-8", errors="replace")
+    ]
+    assert len(found) == 1, found
+    return found[0]
+
+
+@pytest.mark.parametrize(
+    ("target", "extra"),
+    [
+        ("memory", ()),
+        ("user", ()),
+        ("project", ("--project", "web")),
+        ("failure", ("--category", "failure")),
+    ],
+)
+def test_a_hand_edit_of_each_replica_fails_the_proof(
+    tmp_path: Path, target: str, extra: tuple[str, ...]
+) -> None:
+    """A person's edit of any replica a search reads, between two CLI calls, fails the proof:
+    that search takes the write path, imports the edit and finds it; the next process finds
+    it in the journal and proves the file rendered by the import again (ADR 0105)."""
+    project = list(extra[:2]) if extra[:1] == ("--project",) else []
+    category = list(extra) if extra[:1] == ("--category",) else []
+    assert (
+        _one_call(
+            tmp_path, *project, "add", "the kestrel nests high", "--target", target, *category
+        )[0]
+        == 0
+    )
+    path = _replica_of(tmp_path, "the kestrel nests high")
+    text = path.read_text(encoding="utf-8")
+    # a project row needs its attribution to be searchable (unattributed ones stay in Markdown)
+    line = "the heron fishes at dawn" + (" <!-- project=web -->" if project else "")
+    path.write_text(text.rstrip("\n") + f"\n§\n{line}\n", "utf-8")
+    out, loaded = _search(tmp_path, *project, "heron", "--target", target)
+    assert "the heron fishes at dawn" in out and loaded == list(PIPELINE)
+    out, loaded = _search(tmp_path, *project, "heron", "--target", target)
+    assert "the heron fishes at dawn" in out and loaded == []
+    assert "the heron fishes at dawn" in path.read_text(encoding="utf-8")
+
+
+def test_a_journal_written_by_another_process_fails_the_proof(tmp_path: Path) -> None:
+    """Events another process appended (with their rows) whose Markdown replica was not
+    rendered: the ledger lags the journal's head, so the next search takes the write path,
+    which renders the file; the process after it proves the new render."""
+    from datetime import UTC, datetime
+
+    from pi_hermes_memory.adapters.sqlite.storage import SqliteStorage
+    from pi_hermes_memory.domain.memory.document import stream_for
+    from pi_hermes_memory.domain.memory.events import MemoryAdded
+    from pi_hermes_memory.domain.memory.model import Target
+
+    assert _one_call(tmp_path, "add", "the deploy window is friday")[0] == 0
+    assert _search(tmp_path, "deploy")[1] == []
+    at = datetime(2026, 7, 1, 9, 0, tzinfo=UTC)
+    storage = SqliteStorage(tmp_path / "agent" / "pi-hermes-memory" / "sessions.db")
+    try:
+        with storage.transaction() as uow:
+            stream = stream_for(Target.MEMORY)
+            event = MemoryAdded(
+                stream=stream,
+                version=uow.journal.version(stream) + 1,
+                at=at,
+                entry_id="01J0000000000000000000OWL1",
+                target=Target.MEMORY,
+                text="the owl hunts at night",
+                project=None,
+                category=None,
+                created=at.date(),
+                last_referenced=at.date(),
+            )
+            uow.journal.append(stream, event.version - 1, [event])
+            uow.projection.apply([event])
+    finally:
+        storage.close()
+    memory_md = tmp_path / "agent" / "pi-hermes-memory" / "MEMORY.md"
+    assert "the owl hunts at night" not in memory_md.read_text(encoding="utf-8")
+    out, loaded = _search(tmp_path, "owl")
+    assert "the owl hunts at night" in out and loaded == list(PIPELINE)
+    assert "the owl hunts at night" in memory_md.read_text(encoding="utf-8")
+    out, loaded = _search(tmp_path, "owl")
+    assert "the owl hunts at night" in out and loaded == []
+
+
+def test_a_store_being_migrated_fails_the_proof(tmp_path: Path) -> None:
+    """A project file of the old layout dropped into the agent root after the store was
+    proven is merged into the flat project file by the next open (ADR 0013): the file changed,
+    so the search takes the write path and finds the merged entry."""
+    assert _one_call(tmp_path, "--project", "alpha", "add", "the deploy window is friday")[0] == 0
+    assert _search(tmp_path, "--project", "alpha", "deploy")[1] == []
+    legacy = tmp_path / "agent" / "alpha" / "MEMORY.md"
+    legacy.parent.mkdir(parents=True)
+    legacy.write_text("Alpha deploys with fly\n", encoding="utf-8")
+    out, loaded = _search(tmp_path, "--project", "alpha", "fly", "--target", "project")
+    assert "Alpha deploys with fly" in out and loaded == list(PIPELINE)
+    assert not legacy.exists()
+    out, loaded = _search(tmp_path, "--project", "alpha", "fly", "--target", "project")
+    assert "Alpha deploys with fly" in out and loaded == []
+
+
+def test_the_api_s_reembed_batch_default_is_the_port_s() -> None:
+    """`Memory.reembed` spells its default batch out, so that opening a store does not load
+    the vector port (ADR 0105): it must stay the port's default."""
+    import inspect
+
+    from pi_hermes_memory.ports.vectors import REEMBED_BATCH
+
+    batch = inspect.signature(pi_hermes_memory.Memory.reembed).parameters["batch_size"]
+    assert batch.default == REEMBED_BATCH

@@ -13,7 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pi_hermes_memory.adapters.sqlite import schema
-from pi_hermes_memory.adapters.sqlite.storage import SqliteProjection, SqliteStorage
+from pi_hermes_memory.adapters.sqlite.mirror import SqliteProjection
+from pi_hermes_memory.adapters.sqlite.storage import SqliteStorage
 from pi_hermes_memory.adapters.sqlite.vectors import SqliteVectorStore
 from pi_hermes_memory.adapters.sqlite.write_index import SqliteWriteIndex
 from pi_hermes_memory.domain.memory.model import Target

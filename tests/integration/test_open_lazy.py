@@ -15,11 +15,11 @@ from typing import Any
 
 import pi_hermes_memory
 import pytest
-from pi_hermes_memory.adapters.sqlite import storage as sqlite_storage
 from pi_hermes_memory.adapters.sqlite.storage import SqliteStorage
 from pi_hermes_memory.domain.memory.document import stream_for
 from pi_hermes_memory.domain.memory.events import MemoryAdded
 from pi_hermes_memory.domain.memory.model import Target
+from pi_hermes_memory.journal import codec as journal_codec
 from pi_hermes_memory.memory import documents as memory_documents
 
 PROJECT = "lazy"
@@ -86,11 +86,12 @@ class _Counts:
 def counts(monkeypatch: pytest.MonkeyPatch) -> Iterator[_Counts]:
     """Counts the events the SQLite journal decodes and the snapshots decoded, by stream."""
     found = _Counts()
+    # the journal imports the codec with its first read (ADR 0105): patched where it lives
     monkeypatch.setattr(
-        sqlite_storage,
+        journal_codec,
         "decode",
         found.wrap(
-            sqlite_storage.decode, found.events, lambda tag, data: json.loads(data)["stream"]
+            journal_codec.decode, found.events, lambda tag, data: json.loads(data)["stream"]
         ),
     )
     monkeypatch.setattr(
