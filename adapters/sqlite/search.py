@@ -433,21 +433,75 @@ class _Counts:
         self._docs: dict[Key, int] = {}
         self._by_expression: dict[str, int] = {}
         self._weights: dict[tuple[Key, ...], tuple[list[Key], list[int], Weights]] = {}
+        #: (change log entry, largest rowid) when the cached values were valid (`check`)
+        self._position: tuple[int, int] | None = None
 
     def check(self, conn: Any) -> None:
-        """Forget what a write since the last call may have changed."""
+        """Forget what a write since the last call may have changed.
+
+        A change that only added rows (every row the change log names since the last check
+        lies above the largest rowid then) keeps the counts that reached `COMMON_CAP`: the
+        `COMMON_CAP` rows behind such a count are older rows, none of them changed, so the
+        count is `COMMON_CAP` still. Every other count, the row count, the average length
+        and the weights are dropped (ADR 0107). A change that did not touch `memories` (the
+        log has nothing new) keeps everything: the keyword index is its projection."""
         token = change_token(conn)
         if (
-            token != self._token
-            or len(self._docs) > self._MAX_KEYS
-            or len(self._weights) > self._MAX_KEYS
+            token == self._token
+            and len(self._docs) <= self._MAX_KEYS
+            and len(self._weights) <= self._MAX_KEYS
         ):
+            return
+        kept = (
+            self._token is not None
+            and len(self._docs) <= self._MAX_KEYS
+            and len(self._weights) <= self._MAX_KEYS
+        )
+        change = self._changes(conn) if kept else None
+        self._token = token
+        if change is _UNCHANGED:
+            return
+        if change is _ADDED:
+            self._docs = {k: n for k, n in self._docs.items() if n >= COMMON_CAP}
+            self._by_expression = {e: n for e, n in self._by_expression.items() if n >= COMMON_CAP}
+        else:
             self._docs.clear()
             self._by_expression.clear()
-            self._weights.clear()
-            self._total = None
-            self._average = None
-            self._token = token
+        self._weights.clear()
+        self._total = None
+        self._average = None
+        self._position = self._read_position(conn)
+
+    def _read_position(self, conn: Any) -> tuple[int, int]:
+        """(the change log's newest entry, the largest rowid of `memories`) now."""
+        seq = int(conn.execute(_LOG_END_SQL).get or 0)
+        return seq, int(conn.execute(_MAX_ROWID_SQL).get or 0)
+
+    def _changes(self, conn: Any) -> object:
+        """What `memories` went through since `_position`: `_UNCHANGED` (nothing logged),
+        `_ADDED` (only rows above the largest rowid then were inserted, changed or removed),
+        or None (anything else, or the log cannot say: it was trimmed past the position)."""
+        if self._position is None:
+            return None
+        seq, largest = self._position
+        # from the position's own entry on: the trim deletes the oldest entries only, so the
+        # entries after it are all there exactly when it is (a log without it, another
+        # file's or one trimmed past it, says nothing: count afresh), as for the candidate
+        # matrices (ADR 0101)
+        entries = conn.execute(_LOG_SINCE_SQL, (seq, _ADDED_LIMIT + 2)).fetchall()
+        if seq > 0:
+            if not entries or int(entries[0][0]) != seq:
+                return None
+            entries = entries[1:]
+        elif entries and int(entries[0][0]) != 1:
+            return None
+        if not entries:
+            return _UNCHANGED
+        if len(entries) > _ADDED_LIMIT:
+            return None
+        if all(int(rowid) > largest for _, rowid in entries):
+            return _ADDED
+        return None
 
     def total(self, conn: Any) -> int:
         """The rows of `memories`: FTS5's own count (its averages record, O(1)), or
@@ -487,6 +541,18 @@ class _Counts:
                 self._by_expression[expression] = found
             self._docs[key] = found
         return found
+
+
+#: `_Counts._changes`'s answers besides None
+_UNCHANGED: Final = object()
+_ADDED: Final = object()
+#: log entries past which a change counts afresh instead of being read
+_ADDED_LIMIT: Final = 256
+_LOG_END_SQL: Final = "SELECT max(seq) FROM memories_changes"
+_MAX_ROWID_SQL: Final = "SELECT max(rowid) FROM memories"
+_LOG_SINCE_SQL: Final = (
+    "SELECT seq, memory_rowid FROM memories_changes WHERE seq >= ? ORDER BY seq LIMIT ?"
+)
 
 
 def _varint(block: bytes) -> int | None:
