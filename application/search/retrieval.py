@@ -699,7 +699,6 @@ class Pipeline:
             out = mmr_diversity(out, vectors, self.mmr_threshold)
         return out
 
-
     def _rescore(self, candidates: list[Candidate], now: date) -> list[Candidate]:
         """The enabled score-only stages (recency, importance, length, time decay) over
         `candidates`, ranked: what `recency_boost`, `importance_weight`, `length_normalise`
@@ -727,9 +726,8 @@ class Pipeline:
         ages: list[float] | None = None
         order = list(range(len(candidates)))  # the candidates' positions, in ranked order
         for stage in stages:
-            if stage is Stage.RECENCY or stage is Stage.TIME_DECAY:
-                if ages is None:
-                    ages = [c.age_days(now, basis) for c in candidates]
+            if (stage is Stage.RECENCY or stage is Stage.TIME_DECAY) and ages is None:
+                ages = [c.age_days(now, basis) for c in candidates]
             if stage is Stage.RECENCY:
                 half_life, weight = self.recency_half_life_days, self.recency_weight
                 assert ages is not None
@@ -753,9 +751,7 @@ class Pipeline:
                 half_life, floor = self.time_decay_half_life_days, self.time_decay_floor
                 assert ages is not None
                 for i in order:
-                    scores[i] = scores[i] * (
-                        floor + (1.0 - floor) * math.exp(-ages[i] / half_life)
-                    )
+                    scores[i] = scores[i] * (floor + (1.0 - floor) * math.exp(-ages[i] / half_life))
             for i in order:  # as `Candidate.rescored` checks each new score
                 value = scores[i]
                 if not (type(value) is float and math.isfinite(value)):

@@ -23,7 +23,7 @@ from pi_hermes_memory.adapters.sqlite.storage import SqliteStorage
 from pi_hermes_memory.domain.memory.model import Target
 from pi_hermes_memory.domain.memory.scope import SessionScope
 from pi_hermes_memory.domain.search.relevance import COMMON_CAP
-from pi_hermes_memory.ports.search import SearchQuery
+from pi_hermes_memory.ports.search import ScopeClause, SearchQuery
 from pi_hermes_memory.search.memory_search import search_clauses
 from pi_hermes_memory.testing.contracts import EventWriter
 
@@ -38,7 +38,7 @@ def base_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("counts") / "base.db"
     storage = SqliteStorage(path)
     try:
-        with storage.transaction() as uow:
+        with storage.transaction():
             conn = storage.connection
             for n in range(LEDGER_ROWS + 40):
                 text = f"note {n} about the ledger" if n < LEDGER_ROWS else f"vault item {n}"
@@ -47,13 +47,12 @@ def base_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
                     "VALUES (?, 'memory', NULL, ?, '2026-08-01', '2026-08-01')",
                     (f"b{n:04d}", text),
                 )
-            del uow
     finally:
         storage.close()
     return path
 
 
-def _clauses() -> tuple:  # type: ignore[type-arg]
+def _clauses() -> tuple[ScopeClause, ...]:
     return search_clauses(SessionScope(project=None), Target.MEMORY)
 
 
@@ -106,7 +105,7 @@ def test_kept_counts_equal_fresh_ones(
                         "INSERT INTO memories (id, target, project, text, created, "
                         "last_referenced) VALUES (?, 'memory', NULL, ?, '2026-08-02', "
                         "'2026-08-02')",
-                        (f"n{added:04d}", " ".join(arg)),  # type: ignore[arg-type]
+                        (f"n{added:04d}", " ".join(map(str, arg))),  # type: ignore[call-overload]
                     )
                 elif op == "delete":
                     conn.execute("DELETE FROM memories WHERE id = ?", (f"b{arg:04d}",))

@@ -121,11 +121,11 @@ def pipelines(draw: st.DrawFn) -> Pipeline:
 
 def _fields(candidates: Sequence[Candidate]) -> list[tuple[object, ...]]:
     # the score's bits too: an equal float printed differently (-0.0) would slip through ==
-    return [
-        (c.id, c.fused, c.score.hex(), c.created, c.last_referenced, c.cosine, c.importance)
-        + (c.length, c.relevance)
-        for c in candidates
-    ]
+    out: list[tuple[object, ...]] = []
+    for c in candidates:
+        head = (c.id, c.fused, c.score.hex(), c.created, c.last_referenced, c.cosine)
+        out.append((*head, c.importance, c.length, c.relevance))
+    return out
 
 
 @settings(max_examples=400, deadline=None)
