@@ -1,7 +1,7 @@
-"""A change that only adds rows keeps the keyword counts that reached COMMON_CAP (ADR 0107), on
-real SQLite files: every count the long-lived index holds equals a fresh count, and its
-answers equal a fresh index's, after random adds, replaces, deletes, text edits and other
-writes, from this connection, another connection and another process."""
+"""A change to rows above a capped count's first COMMON_CAP rows (by rowid) keeps that count
+(ADR 0107), on real SQLite files: every count the long-lived index holds equals a fresh
+count, and its answers equal a fresh index's, after random adds, replaces, deletes, text
+edits and other writes, from this connection, another connection and another process."""
 
 from __future__ import annotations
 
@@ -60,7 +60,7 @@ def _assert_counts_fresh(index: SqliteSearchIndex, storage: SqliteStorage) -> No
     counts = index._counts
     with storage.read() as conn:
         for key, n in counts._docs.items():
-            fresh = int(conn.execute(_DOCS_SQL, (key_expression(key), COMMON_CAP)).get or 0)
+            fresh = int(conn.execute(_DOCS_SQL, (key_expression(key), COMMON_CAP)).fetchone()[0])
             assert n == fresh, (key, n, fresh)
 
 
@@ -158,11 +158,18 @@ _CHILD = textwrap.dedent(
 )
 
 
+def _kept(index: SqliteSearchIndex, storage: SqliteStorage) -> set[object]:
+    """The keys whose counts the index still holds once it has seen the latest change."""
+    with storage.read() as conn:
+        index._counts.check(conn)
+    return set(index._counts._docs)
+
+
 def _child(path: Path, first: int, *args: str) -> None:
     subprocess.run([sys.executable, "-c", _CHILD, str(path), str(first), *args], check=True)
 
 
-def test_another_process_adding_keeps_the_capped_count_and_a_replace_drops_it(
+def test_another_process_adding_or_replacing_above_the_bound_keeps_the_capped_count(
     tmp_path: Path,
 ) -> None:
     path = tmp_path / "sessions.db"
@@ -178,14 +185,24 @@ def test_another_process_adding_keeps_the_capped_count_and_a_replace_drops_it(
         capped = {k for k, n in index._counts._docs.items() if n >= COMMON_CAP}
         assert capped  # "ledger"
         _child(path, 1000, "add", "a second invoice for the ledger")
+        assert capped <= _kept(index, storage)
         found = index.search(query)
         assert found == SqliteSearchIndex(storage).search(query)
         assert "s1001" in [h.id for h in found]
         # kept through the add: still cached, and still right
         assert capped <= set(index._counts._docs)
         _assert_counts_fresh(index, storage)
-        # a replace changes an older row: everything is counted afresh
-        _child(path, 2000, "replace", "s0001", "the first note, rewritten without the word")
+        # a replace of a row above the count's COMMON_CAP rows (the 258th "ledger" row is
+        # not among the first 256) keeps it too
+        _child(path, 2000, "replace", "s0258", "the invoice archive moved to the cellar")
+        assert capped <= _kept(index, storage)
+        found = index.search(query)
+        assert found == SqliteSearchIndex(storage).search(query)
+        assert capped <= set(index._counts._docs)
+        _assert_counts_fresh(index, storage)
+        # a replace of one of those rows: the count is taken afresh
+        _child(path, 3000, "replace", "s0001", "the first note, rewritten without the word")
+        assert not capped & _kept(index, storage)
         found = index.search(query)
         assert found == SqliteSearchIndex(storage).search(query)
         _assert_counts_fresh(index, storage)
