@@ -498,7 +498,7 @@ class _Counts:
         # entries after it are all there exactly when it is (a log without it, another
         # file's or one trimmed past it, says nothing: count afresh), as for the candidate
         # matrices (ADR 0101)
-        entries = conn.execute(_LOG_SINCE_SQL, (seq, _ADDED_LIMIT + 2)).fetchall()
+        entries = conn.execute(_LOG_SINCE_SQL, (seq, _LOG_LIMIT + 2)).fetchall()
         if seq > 0:
             if not entries or int(entries[0][0]) != seq:
                 return None
@@ -507,7 +507,7 @@ class _Counts:
             return None
         if not entries:
             return _UNCHANGED
-        if len(entries) > _ADDED_LIMIT:
+        if len(entries) > _LOG_LIMIT:
             return None
         return min(int(rowid) for _, rowid in entries)
 
@@ -557,7 +557,7 @@ class _Counts:
 #: `_Counts._lowest_changed`'s answer when `memories` did not change
 _UNCHANGED: Final = object()
 #: log entries past which a change counts afresh instead of being read
-_ADDED_LIMIT: Final = 256
+_LOG_LIMIT: Final = 256
 _LOG_END_SQL: Final = "SELECT max(seq) FROM memories_changes"
 _LOG_SINCE_SQL: Final = (
     "SELECT seq, memory_rowid FROM memories_changes WHERE seq >= ? ORDER BY seq LIMIT ?"
