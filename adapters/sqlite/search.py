@@ -84,7 +84,12 @@ _BY_ROWID_SQL = (
     f"SELECT m.rowid, {_ROW.format(score='0.0')} FROM memories AS m NOT INDEXED "
     "WHERE m.rowid IN ({marks})"
 )
-_DOCS_SQL = "SELECT count(*) FROM (SELECT 1 FROM memories_fts WHERE memories_fts MATCH ? LIMIT ?)"
+#: a key's rows up to the cap, and the largest rowid among them (the first matches by rowid:
+#: a count at the cap is backed by the rows up to it, ADR 0107)
+_DOCS_SQL = (
+    "SELECT count(*), max(rowid) FROM (SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? "
+    "ORDER BY rowid LIMIT ?)"
+)
 _NEWEST_TEXTS_SQL = "SELECT text FROM memories ORDER BY rowid DESC LIMIT ?"
 #: FTS5's averages record (id 1 of the data table): the row count, then tokens per column
 _AVERAGES_SQL = "SELECT block FROM memories_fts_data WHERE id = 1"
@@ -433,21 +438,78 @@ class _Counts:
         self._docs: dict[Key, int] = {}
         self._by_expression: dict[str, int] = {}
         self._weights: dict[tuple[Key, ...], tuple[list[Key], list[int], Weights]] = {}
+        #: by expression: the largest rowid of the rows behind a count at `COMMON_CAP`
+        self._bounds: dict[str, int] = {}
+        #: the change log's newest entry when the cached values were last checked (`check`)
+        self._position: int | None = None
 
     def check(self, conn: Any) -> None:
-        """Forget what a write since the last call may have changed."""
+        """Forget what a write since the last call may have changed.
+
+        A count that reached `COMMON_CAP` is backed by the key's first `COMMON_CAP` rows by
+        rowid, all at or below its `bound` (the largest of them). A change whose rows (every
+        rowid the change log names since the last check: inserted, updated or deleted) all
+        lie above that bound left those rows as they were, so the count is `COMMON_CAP`
+        still and is kept; every other count, the row count, the average length and the
+        weights are dropped (ADR 0107). A change that did not touch `memories` (the log has
+        nothing new) keeps everything: the keyword index is its projection."""
         token = change_token(conn)
         if (
-            token != self._token
-            or len(self._docs) > self._MAX_KEYS
-            or len(self._weights) > self._MAX_KEYS
+            token == self._token
+            and len(self._docs) <= self._MAX_KEYS
+            and len(self._weights) <= self._MAX_KEYS
         ):
+            return
+        kept = (
+            self._token is not None
+            and len(self._docs) <= self._MAX_KEYS
+            and len(self._weights) <= self._MAX_KEYS
+        )
+        lowest = self._lowest_changed(conn) if kept else None
+        self._token = token
+        if lowest is _UNCHANGED:
+            return
+        bounds = self._bounds
+        if isinstance(lowest, int) and bounds:
+            self._by_expression = {
+                e: n for e, n in self._by_expression.items() if bounds.get(e, lowest) < lowest
+            }
+            self._bounds = {e: b for e, b in bounds.items() if e in self._by_expression}
+            self._docs = {
+                k: n for k, n in self._docs.items() if key_expression(k) in self._by_expression
+            }
+        else:
             self._docs.clear()
             self._by_expression.clear()
-            self._weights.clear()
-            self._total = None
-            self._average = None
-            self._token = token
+            self._bounds.clear()
+        self._weights.clear()
+        self._total = None
+        self._average = None
+        self._position = int(conn.execute(_LOG_END_SQL).get or 0)
+
+    def _lowest_changed(self, conn: Any) -> object:
+        """What `memories` went through since `_position`: `_UNCHANGED` (nothing logged), the
+        lowest rowid the log names since, or None (too many entries, or the log cannot say:
+        trimmed past the position, or another log)."""
+        if self._position is None:
+            return None
+        seq = self._position
+        # from the position's own entry on: the trim deletes the oldest entries only, so the
+        # entries after it are all there exactly when it is (a log without it, another
+        # file's or one trimmed past it, says nothing: count afresh), as for the candidate
+        # matrices (ADR 0101)
+        entries = conn.execute(_LOG_SINCE_SQL, (seq, _LOG_LIMIT + 2)).fetchall()
+        if seq > 0:
+            if not entries or int(entries[0][0]) != seq:
+                return None
+            entries = entries[1:]
+        elif entries and int(entries[0][0]) != 1:
+            return None
+        if not entries:
+            return _UNCHANGED
+        if len(entries) > _LOG_LIMIT:
+            return None
+        return min(int(rowid) for _, rowid in entries)
 
     def total(self, conn: Any) -> int:
         """The rows of `memories`: FTS5's own count (its averages record, O(1)), or
@@ -483,10 +545,23 @@ class _Counts:
             expression = key_expression(key)
             found = self._by_expression.get(expression)
             if found is None:
-                found = int(conn.execute(_DOCS_SQL, (expression, COMMON_CAP)).get or 0)
+                count, bound = conn.execute(_DOCS_SQL, (expression, COMMON_CAP)).fetchone()
+                found = int(count or 0)
                 self._by_expression[expression] = found
+                if found >= COMMON_CAP:
+                    self._bounds[expression] = int(bound)
             self._docs[key] = found
         return found
+
+
+#: `_Counts._lowest_changed`'s answer when `memories` did not change
+_UNCHANGED: Final = object()
+#: log entries past which a change counts afresh instead of being read
+_LOG_LIMIT: Final = 256
+_LOG_END_SQL: Final = "SELECT max(seq) FROM memories_changes"
+_LOG_SINCE_SQL: Final = (
+    "SELECT seq, memory_rowid FROM memories_changes WHERE seq >= ? ORDER BY seq LIMIT ?"
+)
 
 
 def _varint(block: bytes) -> int | None:

@@ -31,6 +31,7 @@ The flow (ADR 0018, ADR 0019, ADR 0069):
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from datetime import date
 from typing import TYPE_CHECKING, Any, Final, overload
@@ -298,21 +299,77 @@ def dense_ranking(
     100k store; the same numbers, element by element)."""
     import numpy as np
 
-    values = np.asarray(cosines, dtype=np.float64)
-    hubs = None if hubness is None else np.asarray(hubness, dtype=np.float64)
-    if explicit_floor is not None:
-        passing = np.flatnonzero(values >= explicit_floor)
-    elif calibration is None or (calibration.method == "csls" and hubs is None):
+    if explicit_floor is None and (
+        calibration is None or (calibration.method == "csls" and hubness is None)
+    ):
         return []  # nothing passes (see `dense_relevance`)
-    elif calibration.method == "csls" and hubs is not None:
-        score = 2.0 * values - calibration.neighbourhood - hubs
-        passing = np.flatnonzero(np.isfinite(score) & (score > calibration.csls_floor))
+    near = None
+    if explicit_floor is None and calibration is not None and calibration.method == "csls":
+        near = _csls_near(cosines, hubness, calibration)
+    if near is not None:  # the exact test on the rows near or above the floor only
+        values = np.asarray(cosines)[near].astype(np.float64)
+        hubs: Any = np.asarray(hubness)[near].astype(np.float64)
     else:
-        passing = np.flatnonzero(values > calibration.floor)
+        near = slice(None)
+        values = np.asarray(cosines, dtype=np.float64)
+        hubs = None if hubness is None else np.asarray(hubness, dtype=np.float64)
+    if explicit_floor is not None:
+        kept = np.flatnonzero(values >= explicit_floor)
+    elif calibration is not None and calibration.method == "csls" and hubs is not None:
+        score = 2.0 * values - calibration.neighbourhood - hubs
+        kept = np.flatnonzero(np.isfinite(score) & (score > calibration.csls_floor))
+    else:
+        assert calibration is not None
+        kept = np.flatnonzero(values > calibration.floor)
+    passing = kept if isinstance(near, slice) else near[kept]
     relevance = dense_relevance(
-        values[passing], calibration, explicit_floor, None if hubs is None else hubs[passing]
+        values[kept], calibration, explicit_floor, None if hubs is None else hubs[kept]
     )
     return top_scores(_Picked(ids, passing), relevance, limit, MIN_PASSED)
+
+
+#: the float32 pre-test's allowance below the csls floor (its rounding is below 2e-6 where
+#: it matters: see `_csls_near`)
+_NEAR_MARGIN: Final = 1e-3
+#: the largest |hubness| and |neighbourhood| (and |csls floor|) the pre-test bounds its
+#: rounding for; cosines and hubness are cosines, within [-1, 1]
+_NEAR_BOUND: Final = 4.0
+
+
+def _csls_near(cosines: Any, hubness: Any, calibration: Calibration) -> Any:
+    """The rows whose csls score may pass the floor, by a float32 pre-test (ADR 0107), or
+    None when it does not apply (the caller tests every row): a superset of the rows the
+    exact float64 test `2·cos − r_q − r_d > floor` passes.
+
+    Why a superset: with float32 `cos` and `r_d` (|r_d|, |r_q|, |floor| ≤ 4), the pre-test
+    computes `a = fl32(2·cos − r_d)` (2·cos is exact in float32) and keeps `a > fl32(floor +
+    r_q − 1e-3)`. A row the exact test passes has `2·cos − r_d > floor + r_q − 1e-14` (the
+    two float64 roundings); if |2·cos| > 16 its `a` is above any such threshold or it fails
+    the exact test anyway; else |2·cos − r_d| ≤ 20 and `a` is within 20·2⁻²⁴ < 1.2e-6 of it,
+    the threshold within 5e-7 of its value: far inside the 1e-3 allowance. NaN rows fail
+    both tests; an infinite `a` is kept and left to the exact test."""
+    import numpy as np
+
+    values = np.asarray(cosines)
+    hubs = np.asarray(hubness)
+    neighbourhood, floor = calibration.neighbourhood, calibration.csls_floor
+    if (
+        values.dtype != np.float32
+        or hubs.dtype != np.float32
+        or values.ndim != 1
+        or values.shape != hubs.shape
+        or values.size == 0
+        or not (math.isfinite(neighbourhood) and abs(neighbourhood) <= _NEAR_BOUND)
+        or not (math.isfinite(floor) and abs(floor) <= _NEAR_BOUND)
+    ):
+        return None
+    if not (
+        float(hubs.max()) <= _NEAR_BOUND and float(hubs.min()) >= -_NEAR_BOUND
+    ):  # NaN fails too
+        return None
+    approx = np.multiply(values, np.float32(2.0))
+    np.subtract(approx, hubs, out=approx)
+    return np.flatnonzero(approx > np.float32(floor + neighbourhood - _NEAR_MARGIN))
 
 
 class _Picked(Sequence[str]):

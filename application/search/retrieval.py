@@ -56,8 +56,12 @@ MMR_THRESHOLD: Final = 0.85
 # --- checks -----------------------------------------------------------------------------------
 
 
+#: the number types a check accepts (a tuple: `int | float` would build a union per call)
+_NUMBER: Final = (int, float)
+
+
 def _finite(name: str, value: float) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+    if isinstance(value, bool) or not isinstance(value, _NUMBER) or not math.isfinite(value):
         raise InvalidArgument(f"{name} must be a finite number; got {value!r}")
     return float(value)
 
@@ -560,7 +564,9 @@ def _unit_vectors(
         if raw is None:
             continue
         vec = np.asarray(raw, dtype=np.float32).reshape(-1)
-        norm = float(np.linalg.norm(vec))
+        # what `np.linalg.norm` computes for a 1-D float vector (`sqrt(x.dot(x))`, in
+        # float32), without its Python dispatch: 50 calls per search (ADR 0107)
+        norm = float(np.sqrt(vec.dot(vec)))
         if not math.isfinite(norm) or norm == 0.0 or (dims is not None and vec.shape[0] != dims):
             continue
         dims = vec.shape[0]
@@ -684,26 +690,7 @@ class Pipeline:
             out = rerank_mix(candidates, rerank_scores, self.rerank_weight)
         else:
             out = _ranked(candidates)
-        if Stage.RECENCY in self.stages:
-            out = recency_boost(
-                out,
-                now=now,
-                half_life_days=self.recency_half_life_days,
-                weight=self.recency_weight,
-                basis=self.age_basis,
-            )
-        if Stage.IMPORTANCE in self.stages:
-            out = importance_weight(out, self.importance_floor)
-        if Stage.LENGTH in self.stages:
-            out = length_normalise(out, self.length_anchor, self.length_strength)
-        if Stage.TIME_DECAY in self.stages:
-            out = time_decay(
-                out,
-                now=now,
-                half_life_days=self.time_decay_half_life_days,
-                floor=self.time_decay_floor,
-                basis=self.age_basis,
-            )
+        out = self._rescore(out, now)
         if Stage.HARD_MIN in self.stages:
             out = hard_min_score(
                 out, self.min_score, exempt_rank_only=self.min_score_exempts_rank_only
@@ -711,6 +698,70 @@ class Pipeline:
         if Stage.MMR in self.stages:
             out = mmr_diversity(out, vectors, self.mmr_threshold)
         return out
+
+    def _rescore(self, candidates: list[Candidate], now: date) -> list[Candidate]:
+        """The enabled score-only stages (recency, importance, length, time decay) over
+        `candidates`, ranked: what `recency_boost`, `importance_weight`, `length_normalise`
+        and `time_decay` give applied in turn, with the same arithmetic in the same order,
+        the same check of every intermediate score and the same stable sort after each stage
+        (ties keep the previous stage's order). The scores are carried as floats and each
+        candidate is copied once, at the end, instead of once per stage (ADR 0107: 200 of the
+        240 copies of a 50-candidate search)."""
+        stages = [s for s in _SCORE_STAGES if s in self.stages]
+        if not stages:
+            return candidates
+        if Stage.RECENCY in stages:
+            _positive("half_life_days", self.recency_half_life_days)
+            _non_negative("weight", self.recency_weight)
+        if Stage.IMPORTANCE in stages:
+            _unit("floor", self.importance_floor)
+        if Stage.LENGTH in stages:
+            _positive("anchor", self.length_anchor)
+            _non_negative("strength", self.length_strength)
+        if Stage.TIME_DECAY in stages:
+            _positive("half_life_days", self.time_decay_half_life_days)
+            _unit("floor", self.time_decay_floor)
+        basis = self.age_basis
+        scores = [c.score for c in candidates]
+        ages: list[float] | None = None
+        order = list(range(len(candidates)))  # the candidates' positions, in ranked order
+        for stage in stages:
+            if (stage is Stage.RECENCY or stage is Stage.TIME_DECAY) and ages is None:
+                ages = [c.age_days(now, basis) for c in candidates]
+            if stage is Stage.RECENCY:
+                half_life, weight = self.recency_half_life_days, self.recency_weight
+                assert ages is not None
+                for i in order:
+                    scores[i] = scores[i] + math.exp(-ages[i] / half_life) * weight
+            elif stage is Stage.IMPORTANCE:
+                floor = self.importance_floor
+                for i in order:
+                    scores[i] = scores[i] * (floor + (1.0 - floor) * candidates[i].importance)
+            elif stage is Stage.LENGTH:
+                anchor, strength = self.length_anchor, self.length_strength
+                for i in order:  # `length_factor`, its arguments checked above
+                    length = candidates[i].length
+                    if length > anchor:
+                        scores[i] = scores[i] * (
+                            1.0 / (1.0 + strength * math.log2(length / anchor))
+                        )
+                    else:
+                        scores[i] = scores[i] * 1.0
+            else:
+                half_life, floor = self.time_decay_half_life_days, self.time_decay_floor
+                assert ages is not None
+                for i in order:
+                    scores[i] = scores[i] * (floor + (1.0 - floor) * math.exp(-ages[i] / half_life))
+            for i in order:  # as `Candidate.rescored` checks each new score
+                value = scores[i]
+                if not (type(value) is float and math.isfinite(value)):
+                    scores[i] = _finite("score", value)
+            order.sort(key=lambda i: -scores[i])
+        return [candidates[i].rescored(scores[i]) for i in order]
+
+
+#: The stages `Pipeline._rescore` runs, in their order.
+_SCORE_STAGES: Final = (Stage.RECENCY, Stage.IMPORTANCE, Stage.LENGTH, Stage.TIME_DECAY)
 
 
 # --- calling the reranker ---------------------------------------------------------------------
