@@ -187,6 +187,8 @@ class Memory:
         self._make_governance: Callable[[], SkillGovernance] | None = None
         self._llm: Completer | None = None
         self._llm_off: LlmStatus | None = None
+        #: the status of an LLM the configuration turns off, read on first use (ADR 0110)
+        self._llm_off_later: Callable[[], LlmStatus] | None = None
         self._consolidator: Consolidator | None = None
         self._governance: SkillGovernance | None = None
         #: why this store is read-only (sessions.db damaged or unwritable, ADR 0023), or None
@@ -281,11 +283,28 @@ class Memory:
         (see `config.embedding_disabled_reason`)."""
         return self._service.embeddings
 
+    def _attach_llm_off(self, status: Callable[[], LlmStatus]) -> None:
+        """Set by `open_memory` when the configuration turns the LLM off (`llm.provider` off,
+        whatever else the section says): the off completer and `status()`, why it is off, are
+        built when first read, so a process that never asks loads no LLM module (ADR 0110)."""
+        self._llm, self._llm_off, self._llm_off_later = None, None, status
+        self._consolidator = None
+
+    def _off_llm(self) -> None:
+        """Attach the LLM `_attach_llm_off` left for later."""
+        status, self._llm_off_later = self._llm_off_later, None
+        if status is not None:
+            from pi_hermes_memory.learning.llm import OffCompleter
+
+            off = status()
+            self._attach_llm(OffCompleter(off), off)
+
     def _attach_llm(
         self, completer: Completer, off: LlmStatus | None, *, try_lock: TryLock | None = None
     ) -> None:
         """Set by `open_memory`: the LLM of background learning (issue 12) and, when it is
         off, the status saying why."""
+        self._llm_off_later = None
         self._llm = completer
         self._llm_off = off
         self._consolidator = None
@@ -332,11 +351,13 @@ class Memory:
         """The LLM port (``pi_hermes_memory.learning.llm.Completer``); with the LLM off, a completer
         whose every call fails with reason ``off`` and says why (None before `open_memory`
         attached one)."""
+        self._off_llm()
         return self._llm
 
     @property
     def llm_off(self) -> LlmStatus | None:
         """Why the LLM is off (its ``message`` says it for people), or None when it is on."""
+        self._off_llm()
         return self._llm_off
 
     def session(self, session_id: str | None = None) -> AgentSession:
@@ -1047,6 +1068,7 @@ class Memory:
         from pi_hermes_memory.learning.consolidation import ConsolidationResult as Result
 
         if self._consolidator is None:
+            self._off_llm()
             why = self._llm_off.message if self._llm_off is not None else "no LLM is attached"
             return [
                 Result(
