@@ -32,22 +32,7 @@ from pi_hermes_memory.memory.service import MemoryService, entry_view
 from pi_hermes_memory.memory.write_side import by_id, commands
 from pi_hermes_memory.ports.search import DEFAULT_LIMIT
 from pi_hermes_memory.ports.store import Clock, IdFactory, SearchIndex, Storage
-from pi_hermes_memory.search.memory_search import (
-    MEMORY_SEARCH_TOOL,
-    SearchResult,
-    SearchService,
-    run_search_tool,
-)
-from pi_hermes_memory.tools.registry import (
-    MEMORY_TOOL,
-    MemoryCall,
-    ToolDefinition,
-    ToolResult,
-    batch_result_json,
-    invalid,
-    parse_memory_arguments,
-    write_result_json,
-)
+from pi_hermes_memory.search.memory_search import SearchResult, SearchService
 
 # numpy loads only when embeddings are on; session search, insights and sync when a command
 # uses them (issue 29, ADR 0080)
@@ -83,6 +68,7 @@ if TYPE_CHECKING:
     from pi_hermes_memory.skills.governance.service import SkillGovernance
     from pi_hermes_memory.skills.service import SkillService
     from pi_hermes_memory.skills.stats_tool import SkillStatsReport
+    from pi_hermes_memory.tools.registry import MemoryCall, ToolDefinition, ToolResult
 
 __all__ = ["Memory"]
 
@@ -704,6 +690,8 @@ class Memory:
     def batch(self, operations: Sequence[Mapping[str, Any]]) -> BatchResult:
         """Apply several add/replace/remove operations (memory/user/project) at once."""
         need_sequence("operations", operations)
+        from pi_hermes_memory.tools.registry import parse_memory_arguments
+
         parsed = parse_memory_arguments({"operations": list(operations)})
         assert isinstance(parsed, list)
         return self._run_batch(parsed)
@@ -926,6 +914,10 @@ class Memory:
             tools.update(pi_memory_handlers(self))
         if "hermes" not in sets:
             return tools
+        # the tool registry loads with the first tool look-up, not with open() (ADR 0110)
+        from pi_hermes_memory.search.search_tool import MEMORY_SEARCH_TOOL
+        from pi_hermes_memory.tools.registry import MEMORY_TOOL
+
         tools[MEMORY_TOOL.name] = (MEMORY_TOOL, self._memory_tool)
         if self._search is not None:
             tools[MEMORY_SEARCH_TOOL.name] = (MEMORY_SEARCH_TOOL, self._search_tool)
@@ -1009,6 +1001,8 @@ class Memory:
         try:
             return tools[name][1](arguments)
         except ArgumentError as exc:
+            from pi_hermes_memory.tools.registry import invalid
+
             return invalid(str(exc))
         except HermesMemoryError as exc:
             return {"success": False, "status": Status.ERROR, "message": str(exc)}
@@ -1023,9 +1017,17 @@ class Memory:
 
     def _search_tool(self, arguments: Any) -> ToolResult:
         assert self._search is not None  # registered only with a search index
+        from pi_hermes_memory.search.search_tool import run_search_tool
+
         return run_search_tool(self._search, arguments)
 
     def _memory_tool(self, arguments: Any) -> ToolResult:
+        from pi_hermes_memory.tools.registry import (
+            batch_result_json,
+            parse_memory_arguments,
+            write_result_json,
+        )
+
         parsed = parse_memory_arguments(arguments)
         if isinstance(parsed, list):
             return batch_result_json(self._run_batch(parsed))

@@ -416,8 +416,6 @@ def _limit(value: str) -> int:
 
 def _search(memory: Any, args: argparse.Namespace) -> int:
     """Exit 0 when the search ran (also without results), 1 when the query was invalid."""
-    from pi_hermes_memory.search.memory_search import search_result_json
-
     result = memory.search(
         args.query,
         target=args.target,
@@ -426,6 +424,8 @@ def _search(memory: Any, args: argparse.Namespace) -> int:
         include_superseded=args.history,
     )
     if args.json:
+        from pi_hermes_memory.search.search_tool import search_result_json  # the tool's JSON
+
         print(json.dumps(search_result_json(result), ensure_ascii=False, indent=2))
     elif result.status == Status.INVALID_ARGUMENTS:
         print(f"pi-hermes-memory: {result.message}", file=sys.stderr)

@@ -194,6 +194,9 @@ NOT_FOR_A_CAUGHT_UP_SEARCH = (
     "pi_hermes_memory.adapters.providers.llm_factory",
     "pi_hermes_memory.adapters.cli.log_lines",
     "logging",
+    # the memory and memory_search tools: loaded by the first tool look-up or `--json`
+    "pi_hermes_memory.tools.registry",
+    "pi_hermes_memory.search.search_tool",
 )
 #: a caught-up store whose replicas a process already proved by their stamps (the first
 #: process after a write reads a file whose mtime cannot tell yet, ADR 0100): the Markdown
