@@ -197,6 +197,7 @@ NOT_FOR_A_CAUGHT_UP_SEARCH = (
     # the memory and memory_search tools: loaded by the first tool look-up or `--json`
     "pi_hermes_memory.tools.registry",
     "pi_hermes_memory.search.search_tool",
+    "pi_hermes_memory.domain.search.similarity",  # the near-duplicate rule (query terms: cjk)
 )
 #: a caught-up store whose replicas a process already proved by their stamps (the first
 #: process after a write reads a file whose mtime cannot tell yet, ADR 0100): the Markdown
