@@ -32,22 +32,7 @@ from pi_hermes_memory.memory.service import MemoryService, entry_view
 from pi_hermes_memory.memory.write_side import by_id, commands
 from pi_hermes_memory.ports.search import DEFAULT_LIMIT
 from pi_hermes_memory.ports.store import Clock, IdFactory, SearchIndex, Storage
-from pi_hermes_memory.search.memory_search import (
-    MEMORY_SEARCH_TOOL,
-    SearchResult,
-    SearchService,
-    run_search_tool,
-)
-from pi_hermes_memory.tools.registry import (
-    MEMORY_TOOL,
-    MemoryCall,
-    ToolDefinition,
-    ToolResult,
-    batch_result_json,
-    invalid,
-    parse_memory_arguments,
-    write_result_json,
-)
+from pi_hermes_memory.search.memory_search import SearchResult, SearchService
 
 # numpy loads only when embeddings are on; session search, insights and sync when a command
 # uses them (issue 29, ADR 0080)
@@ -83,6 +68,7 @@ if TYPE_CHECKING:
     from pi_hermes_memory.skills.governance.service import SkillGovernance
     from pi_hermes_memory.skills.service import SkillService
     from pi_hermes_memory.skills.stats_tool import SkillStatsReport
+    from pi_hermes_memory.tools.registry import MemoryCall, ToolDefinition, ToolResult
 
 __all__ = ["Memory"]
 
@@ -187,6 +173,8 @@ class Memory:
         self._make_governance: Callable[[], SkillGovernance] | None = None
         self._llm: Completer | None = None
         self._llm_off: LlmStatus | None = None
+        #: the status of an LLM the configuration turns off, read on first use (ADR 0110)
+        self._llm_off_later: Callable[[], LlmStatus] | None = None
         self._consolidator: Consolidator | None = None
         self._governance: SkillGovernance | None = None
         #: why this store is read-only (sessions.db damaged or unwritable, ADR 0023), or None
@@ -281,11 +269,28 @@ class Memory:
         (see `config.embedding_disabled_reason`)."""
         return self._service.embeddings
 
+    def _attach_llm_off(self, status: Callable[[], LlmStatus]) -> None:
+        """Set by `open_memory` when the configuration turns the LLM off (`llm.provider` off,
+        whatever else the section says): the off completer and `status()`, why it is off, are
+        built when first read, so a process that never asks loads no LLM module (ADR 0110)."""
+        self._llm, self._llm_off, self._llm_off_later = None, None, status
+        self._consolidator = None
+
+    def _off_llm(self) -> None:
+        """Attach the LLM `_attach_llm_off` left for later."""
+        status, self._llm_off_later = self._llm_off_later, None
+        if status is not None:
+            from pi_hermes_memory.learning.llm import OffCompleter
+
+            off = status()
+            self._attach_llm(OffCompleter(off), off)
+
     def _attach_llm(
         self, completer: Completer, off: LlmStatus | None, *, try_lock: TryLock | None = None
     ) -> None:
         """Set by `open_memory`: the LLM of background learning (issue 12) and, when it is
         off, the status saying why."""
+        self._llm_off_later = None
         self._llm = completer
         self._llm_off = off
         self._consolidator = None
@@ -332,11 +337,13 @@ class Memory:
         """The LLM port (``pi_hermes_memory.learning.llm.Completer``); with the LLM off, a completer
         whose every call fails with reason ``off`` and says why (None before `open_memory`
         attached one)."""
+        self._off_llm()
         return self._llm
 
     @property
     def llm_off(self) -> LlmStatus | None:
         """Why the LLM is off (its ``message`` says it for people), or None when it is on."""
+        self._off_llm()
         return self._llm_off
 
     def session(self, session_id: str | None = None) -> AgentSession:
@@ -683,6 +690,8 @@ class Memory:
     def batch(self, operations: Sequence[Mapping[str, Any]]) -> BatchResult:
         """Apply several add/replace/remove operations (memory/user/project) at once."""
         need_sequence("operations", operations)
+        from pi_hermes_memory.tools.registry import parse_memory_arguments
+
         parsed = parse_memory_arguments({"operations": list(operations)})
         assert isinstance(parsed, list)
         return self._run_batch(parsed)
@@ -905,6 +914,10 @@ class Memory:
             tools.update(pi_memory_handlers(self))
         if "hermes" not in sets:
             return tools
+        # the tool registry loads with the first tool look-up, not with open() (ADR 0110)
+        from pi_hermes_memory.search.search_tool import MEMORY_SEARCH_TOOL
+        from pi_hermes_memory.tools.registry import MEMORY_TOOL
+
         tools[MEMORY_TOOL.name] = (MEMORY_TOOL, self._memory_tool)
         if self._search is not None:
             tools[MEMORY_SEARCH_TOOL.name] = (MEMORY_SEARCH_TOOL, self._search_tool)
@@ -988,6 +1001,8 @@ class Memory:
         try:
             return tools[name][1](arguments)
         except ArgumentError as exc:
+            from pi_hermes_memory.tools.registry import invalid
+
             return invalid(str(exc))
         except HermesMemoryError as exc:
             return {"success": False, "status": Status.ERROR, "message": str(exc)}
@@ -1002,9 +1017,17 @@ class Memory:
 
     def _search_tool(self, arguments: Any) -> ToolResult:
         assert self._search is not None  # registered only with a search index
+        from pi_hermes_memory.search.search_tool import run_search_tool
+
         return run_search_tool(self._search, arguments)
 
     def _memory_tool(self, arguments: Any) -> ToolResult:
+        from pi_hermes_memory.tools.registry import (
+            batch_result_json,
+            parse_memory_arguments,
+            write_result_json,
+        )
+
         parsed = parse_memory_arguments(arguments)
         if isinstance(parsed, list):
             return batch_result_json(self._run_batch(parsed))
@@ -1047,6 +1070,7 @@ class Memory:
         from pi_hermes_memory.learning.consolidation import ConsolidationResult as Result
 
         if self._consolidator is None:
+            self._off_llm()
             why = self._llm_off.message if self._llm_off is not None else "no LLM is attached"
             return [
                 Result(

@@ -18,6 +18,7 @@ from pi_hermes_memory.config.settings import (
     Config,
     EmbeddingConfig,
     EmbeddingProvider,
+    LlmProvider,
     RerankConfig,
     RerankProvider,
     RetrievalConfig,
@@ -57,6 +58,7 @@ if TYPE_CHECKING:
     from pi_hermes_memory.history.features import SessionHistory
     from pi_hermes_memory.journal.pipeline import RenderLag
     from pi_hermes_memory.knowledge.service import KnowledgeBase
+    from pi_hermes_memory.learning.llm import LlmStatus
     from pi_hermes_memory.memory.recovery import RecoveryReport
     from pi_hermes_memory.ports.llm import Completer
     from pi_hermes_memory.ports.skills import SkillTelemetry
@@ -306,10 +308,12 @@ def open_memory(
     ids = ids or UlidFactory()
     open_warnings: list[str] = []
     embeddings = _embeddings(config, embedder, vectors, logger, open_warnings)
-    from pi_hermes_memory.adapters.providers.llm_factory import completer_from_config
-    from pi_hermes_memory.learning.llm import OffCompleter, llm_status
+    # `llm.provider` off: no completer whatever else the section says (`llm_plan`), and the LLM
+    # modules load when something first asks for it (ADR 0110)
+    llm_off = completer is None and config.llm.provider is LlmProvider.OFF
+    if completer is None and not llm_off:  # before the reranker: rerank "llm" asks it (ADR 0070)
+        from pi_hermes_memory.adapters.providers.llm_factory import completer_from_config
 
-    if completer is None:  # before the reranker: retrieval.rerank "llm" asks it (ADR 0070)
         cwd_text = os.fspath(cwd) if cwd is not None else os.getcwd()
         completer = completer_from_config(config, env, logger=logger, cwd=cwd_text)
     close_reranker: Callable[[], None] | None = None
@@ -430,14 +434,18 @@ def open_memory(
         write_guard=_read_only_files(markdown),
         knowledge=_knowledge_factory(config, embeddings, logger, home=env.get("HOME")),
     )
-    status = llm_status(config, env)
-    from pi_hermes_memory.adapters.markdown.atomic import try_file_lock
+    if llm_off:
+        memory._attach_llm_off(lambda: _llm_status(config, env))
+    else:
+        from pi_hermes_memory.adapters.markdown.atomic import try_file_lock
+        from pi_hermes_memory.learning.llm import OffCompleter, llm_status
 
-    memory._attach_llm(
-        completer or OffCompleter(status),
-        status if completer is None else None,
-        try_lock=try_file_lock,
-    )
+        status = llm_status(config, env)
+        memory._attach_llm(
+            completer or OffCompleter(status),
+            status if completer is None else None,
+            try_lock=try_file_lock,
+        )
     store, documents, llm = storage, markdown, completer
     built: list[SkillTelemetry | None] = []
 
@@ -480,6 +488,12 @@ def open_memory(
     memory._attach_skills(skills)
     memory._attach_governance(governance)
     return memory
+
+
+def _llm_status(config: Config, environ: Mapping[str, str]) -> LlmStatus:
+    from pi_hermes_memory.learning.llm import llm_status
+
+    return llm_status(config, environ)
 
 
 def _configured_parts(config: Config, given: frozenset[str]) -> dict[str, Callable[[Backend], Any]]:

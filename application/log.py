@@ -7,18 +7,40 @@ looks; with no handler configured Python prints warnings and errors to stderr). 
 configured structlog itself (``structlog.configure``, including ``structlog.testing.capture_logs``)
 gets the events through its own processors instead. A host may also pass any structlog logger
 to ``open(logger=...)``.
+
+The standard `logging` module is imported by the first event, not by this module: a process
+that logs nothing (a CLI search on a healthy store) does not load it (ADR 0110). A program that
+wants its handler in place for the library's events without importing `logging` itself (the
+CLI) gives `before_first_event` a function that installs it.
 """
 
 from __future__ import annotations
 
-import logging
 import sys
-from collections.abc import MutableMapping
+from collections.abc import Callable, MutableMapping
 from typing import Any
 
-__all__ = ["LOGGER_NAME", "library_logger", "plain_line"]
+__all__ = ["LOGGER_NAME", "before_first_event", "library_logger", "plain_line"]
 
 LOGGER_NAME = "pi_hermes_memory"
+
+#: what runs once, with `logging` imported, before the library's next log event
+_pending: list[Callable[[], None]] = []
+
+
+def before_first_event(configure: Callable[[], None]) -> None:
+    """Run `configure` (which may import `logging` and add handlers) before the library logs
+    its next event in this process; at once when `logging` is already imported (someone may
+    log through it directly)."""
+    if "logging" in sys.modules:
+        configure()
+    elif configure not in _pending:
+        _pending.append(configure)
+
+
+def _run_pending() -> None:
+    while _pending:
+        _pending.pop(0)()
 
 
 def plain_line(event_dict: MutableMapping[str, Any]) -> str:
@@ -36,6 +58,8 @@ def _value(value: object) -> str:
 
 
 def _render(logger: Any, method_name: str, event_dict: MutableMapping[str, Any]) -> Any:
+    import logging
+
     import structlog
 
     if structlog.is_configured():  # the host chose its processors: use them
@@ -82,6 +106,10 @@ class _LibraryLogger:
         self._structured: Any = None
 
     def _emit(self, method: str, event: str, fields: dict[str, Any]) -> None:
+        import logging
+
+        if _pending:
+            _run_pending()
         if "structlog" in sys.modules:
             if self._structured is None:
                 import structlog

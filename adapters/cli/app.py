@@ -10,7 +10,6 @@ import argparse
 import gc
 import importlib
 import json
-import logging
 import os
 import sys
 from collections.abc import Sequence
@@ -20,7 +19,7 @@ from typing import Any
 import attrs
 from pi_hermes_memory.adapters.cli import porting as cli_port
 from pi_hermes_memory.domain.status import Status
-from pi_hermes_memory.log import LOGGER_NAME
+from pi_hermes_memory.log import before_first_event
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 #: 128 + SIGPIPE, what a shell reports for a writer whose reader went away
@@ -417,8 +416,6 @@ def _limit(value: str) -> int:
 
 def _search(memory: Any, args: argparse.Namespace) -> int:
     """Exit 0 when the search ran (also without results), 1 when the query was invalid."""
-    from pi_hermes_memory.search.memory_search import search_result_json
-
     result = memory.search(
         args.query,
         target=args.target,
@@ -427,6 +424,8 @@ def _search(memory: Any, args: argparse.Namespace) -> int:
         include_superseded=args.history,
     )
     if args.json:
+        from pi_hermes_memory.search.search_tool import search_result_json  # the tool's JSON
+
         print(json.dumps(search_result_json(result), ensure_ascii=False, indent=2))
     elif result.status == Status.INVALID_ARGUMENTS:
         print(f"pi-hermes-memory: {result.message}", file=sys.stderr)
@@ -744,30 +743,10 @@ def _insights(insights: Any, *, as_json: bool) -> int:
     return EXIT_OK
 
 
-#: the library's log event for a warning it also keeps in `Memory.warnings`
-_SHOWN_BY_THE_CLI = "memory.warning"
-
-
-class _StderrLines(logging.Handler):
-    """The CLI's readable log output: `pi-hermes-memory: warning: <event> key=value` on
-    whatever `sys.stderr` is at the time (the library itself only logs through `logging`)."""
-
-    def emit(self, record: logging.LogRecord) -> None:
-        try:
-            if record.getMessage().startswith(_SHOWN_BY_THE_CLI):
-                return  # the command prints `Memory.warnings` itself, once, in plain words
-            sys.stderr.write(
-                f"pi-hermes-memory: {record.levelname.lower()}: {self.format(record)}\n"
-            )
-        except Exception:
-            self.handleError(record)
-
-
 def _configure_logging() -> None:
-    logger = logging.getLogger(LOGGER_NAME)
-    if not any(isinstance(h, _StderrLines) for h in logger.handlers):
-        logger.addHandler(_StderrLines(logging.WARNING))
-        logger.propagate = False  # no second copy through a root handler
+    from pi_hermes_memory.adapters.cli.log_lines import configure_logging
+
+    configure_logging()
 
 
 class _Watched:
@@ -840,7 +819,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _guarded(argv: Sequence[str] | None) -> int:
-    _configure_logging()
+    before_first_event(_configure_logging)  # `logging` loads with the first event (ADR 0110)
     try:
         return _main(argv)
     except SystemExit as exc:  # argparse: --help, --version (0) and usage errors (2)

@@ -56,7 +56,7 @@ def extension_dir(options: SetupOptions) -> Path:
 
 
 def _tool_snapshot() -> list[dict[str, Any]]:
-    from pi_hermes_memory.search.memory_search import MEMORY_SEARCH_TOOL
+    from pi_hermes_memory.search.search_tool import MEMORY_SEARCH_TOOL
     from pi_hermes_memory.tools.registry import MEMORY_TOOL
     from pi_hermes_memory.tools.schemas import render_all
 

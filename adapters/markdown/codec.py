@@ -1,18 +1,18 @@
-"""The DocumentFormat port over the Markdown render/parse functions."""
+"""The DocumentFormat port over the Markdown render/parse functions.
+
+The format module (and the parsed-document values it builds) loads with the first render,
+parse or `learn`: `open()` builds a `MarkdownFormat`, and a search on a caught-up store uses
+none of it (ADR 0110)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from pi_hermes_memory.adapters.markdown.format import (
-    ENTRY_JOINER,
-    frame_document,
-    parse_document,
-    render_body,
-    speaks_project64,
-)
-from pi_hermes_memory.domain.memory.markdown_doc import ParsedDocument, VersionLine
 from pi_hermes_memory.domain.memory.model import MemoryEntry, Target
+
+if TYPE_CHECKING:
+    from pi_hermes_memory.domain.memory.markdown_doc import ParsedDocument, VersionLine
 
 
 class MarkdownFormat:
@@ -28,6 +28,12 @@ class MarkdownFormat:
         self, entries: Sequence[MemoryEntry], target: Target, *, stamp: VersionLine | None = None
     ) -> str:
         """`render_document`'s bytes for these arguments."""
+        from pi_hermes_memory.adapters.markdown.format import (
+            ENTRY_JOINER,
+            frame_document,
+            render_body,
+        )
+
         project64 = target in self._project64
         rows = tuple(entries)
         body: str | None = None
@@ -46,11 +52,15 @@ class MarkdownFormat:
         return frame_document(body, stamp=stamp, project64=project64)
 
     def parse(self, text: str, target: Target) -> ParsedDocument:
+        from pi_hermes_memory.adapters.markdown.format import parse_document
+
         return parse_document(text, target=target)
 
     def learn(self, data: bytes, target: Target) -> None:
         """Follow the spelling of the file as read: a file the TypeScript extension wrote
         (`project64=` attributions, no version line) is written back the same way."""
+        from pi_hermes_memory.adapters.markdown.format import speaks_project64
+
         if speaks_project64(data):
             self._project64.add(target)
         else:

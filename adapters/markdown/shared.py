@@ -55,7 +55,6 @@ __all__ = [
     "join_edit",
     "read_render",
     "sidecar_header",
-    "sidecar_name",
     "split",
 ]
 
@@ -71,11 +70,6 @@ KEPT_EDITS = 16
 # our separator rule (format._chunks): a line that is only `§` once stripped
 _SEPARATOR = re.compile(r"(\n[ \t\r\f\v]*§[ \t\r\f\v]*(?=\n|\Z))")
 _SHARED_KEYS = frozenset({"created", "last", "project", "project64"})
-
-
-def sidecar_name(file_name: str) -> str:
-    """`MEMORY.md` -> `.MEMORY.md.meta`: hidden, and not a `.md` file for anyone to load."""
-    return f".{file_name}.meta"
 
 
 def split(

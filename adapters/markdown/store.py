@@ -25,13 +25,6 @@ from pi_hermes_memory.adapters.markdown.atomic import (
     write_all,
     write_temp,
 )
-from pi_hermes_memory.adapters.markdown.shared import (
-    extend,
-    join_edit,
-    sidecar_header,
-    sidecar_name,
-    split,
-)
 from pi_hermes_memory.domain.memory.model import Target
 from pi_hermes_memory.errors import (
     MarkdownChanged,
@@ -73,6 +66,11 @@ def _copy_hashing(source: BinaryIO, fd: int, *hashes: hashlib._Hash) -> tuple[in
         write_all(fd, chunk)
         size, last = size + len(chunk), chunk[-1:]
     return size, last
+
+
+def sidecar_name(file_name: str) -> str:
+    """`MEMORY.md` -> `.MEMORY.md.meta`: hidden, and not a `.md` file for anyone to load."""
+    return f".{file_name}.meta"
 
 
 def read_only_file(path: Path) -> bool:
@@ -231,6 +229,8 @@ class MarkdownFiles:
             after = self._read_sidecar(target)
             if before == after:
                 break
+        from pi_hermes_memory.adapters.markdown.shared import join_edit
+
         joined, edit = join_edit(data, after, target)
         if edit is None:
             self._edits.pop(target, None)
@@ -342,6 +342,8 @@ class MarkdownFiles:
         # the file as it was, held open: an editor that saves in place between the last check
         # and the rename writes into this inode, which the rename then orphans
         old = _open_for_rescue(path) if expected is not UNCHECKED else None
+        from pi_hermes_memory.adapters.markdown.shared import split
+
         shared, sidecar = split(
             data, target, self._read_sidecar(target), self._edits.pop(target, None)
         )
@@ -381,6 +383,8 @@ class MarkdownFiles:
         mtime it had before its rename), or None, with nothing written, when
         the files are not the render `rendered` with its sidecar history and a version line,
         or the tail does not follow it (then `write` the full render). Raises as `write`."""
+        from pi_hermes_memory.adapters.markdown.shared import extend, sidecar_header
+
         path, side = self._writable(target)
         real, real_side = self._physical(path), self._physical(side)
 

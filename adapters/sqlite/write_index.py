@@ -23,9 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import apsw
 from pi_hermes_memory.domain.memory.model import FailureCategory, MemoryEntry, MemoryKind, Target
-from pi_hermes_memory.domain.memory.scope_index import group_of
 from pi_hermes_memory.domain.memory.streams import target_of
-from pi_hermes_memory.domain.search.similarity import JACCARD_THRESHOLD, token_set
 
 if TYPE_CHECKING:
     # the events and the document fold: loaded by the first write (ADR 0105)
@@ -176,6 +174,9 @@ class _Table:
     def put(self, slot: int, entry: MemoryEntry) -> None:
         if self.get(entry.id) is not None:
             self.delete(entry.id)
+        from pi_hermes_memory.domain.memory.scope_index import group_of  # a write's (ADR 0110)
+        from pi_hermes_memory.domain.search.similarity import token_set
+
         c = self._conn
         grp = _grp(group_of(self._target, entry))
         n = _one(
@@ -211,6 +212,8 @@ class _Table:
         self.next = max(self.next, slot + 1)
 
     def delete(self, entry_id: str) -> None:
+        from pi_hermes_memory.domain.search.similarity import token_set  # a write's (ADR 0110)
+
         c = self._conn
         row = c.execute(
             "SELECT n, grp, entry FROM write_rows WHERE stream = ? AND id = ?",
@@ -304,6 +307,9 @@ class SqliteWriteIndex:
         )
         for table in ("write_tokens", "write_groups", "write_rows", "write_index"):
             c.execute(f"DELETE FROM {table} WHERE stream = ?", (stream,))
+        from pi_hermes_memory.domain.memory.scope_index import group_of  # a write's (ADR 0110)
+        from pi_hermes_memory.domain.search.similarity import token_set
+
         target = doc.target
         # row numbers and token numbers after every other stream's
         base = int(_one(c.execute("SELECT coalesce(max(n), 0) FROM write_rows").fetchone()))
@@ -405,6 +411,9 @@ class SqliteWriteIndex:
         """`ScopeIndex.near_candidates` over the persisted postings: the same prefix filter
         (the rarest tokens' holders, a hit count), so every row the near-duplicate rule could
         flag is among them."""
+        # the near-duplicate rule: a write's, not loaded by open() and a search (ADR 0110)
+        from pi_hermes_memory.domain.search.similarity import JACCARD_THRESHOLD
+
         if not tokens:
             return []
         grp = _grp(group)

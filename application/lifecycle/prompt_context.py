@@ -43,7 +43,7 @@ from pi_hermes_memory.domain.prompt.blocks import (
 )
 from pi_hermes_memory.domain.prompt.standing import parse_standing
 from pi_hermes_memory.history.tool import SESSION_SEARCH_LEGACY_TOOL
-from pi_hermes_memory.search.memory_search import MEMORY_SEARCH_TOOL
+from pi_hermes_memory.search.search_tool import MEMORY_SEARCH_TOOL
 from pi_hermes_memory.skills.tool import SKILL_TOOL
 from pi_hermes_memory.tools.registry import MEMORY_TOOL
 

@@ -30,7 +30,7 @@ import re
 import unicodedata
 
 import attrs
-from pi_hermes_memory.domain.search.similarity import cjk_patterns, is_cjk
+from pi_hermes_memory.domain.search.cjk import cjk_patterns, is_cjk
 
 #: At most this many distinct terms of a query are used (the rest are ignored).
 MAX_QUERY_TERMS = 32

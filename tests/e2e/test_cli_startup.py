@@ -188,6 +188,25 @@ NOT_FOR_A_CAUGHT_UP_SEARCH = (
     "pi_hermes_memory.domain.knowledge.chunks",
     "pi_hermes_memory.results",  # the write and listing results
     "pi_hermes_memory.adapters.files.legacy_layout",  # the migration: its probe found nothing
+    # ADR 0110: the LLM plan loads with the first look at an LLM the configuration turns off,
+    # and `logging` (with the CLI's handler) with the first log event
+    "pi_hermes_memory.learning.llm",
+    "pi_hermes_memory.adapters.providers.llm_factory",
+    "pi_hermes_memory.adapters.cli.log_lines",
+    "logging",
+    # the memory and memory_search tools: loaded by the first tool look-up or `--json`
+    "pi_hermes_memory.tools.registry",
+    "pi_hermes_memory.search.search_tool",
+    "pi_hermes_memory.domain.search.similarity",  # the near-duplicate rule (query terms: cjk)
+)
+#: a caught-up store whose replicas a process already proved by their stamps (the first
+#: process after a write reads a file whose mtime cannot tell yet, ADR 0100): the Markdown
+#: format and the sidecar join load with the first read or render of a file (ADR 0110)
+NOT_FOR_A_SETTLED_SEARCH = (
+    *NOT_FOR_A_CAUGHT_UP_SEARCH,
+    "pi_hermes_memory.adapters.markdown.format",
+    "pi_hermes_memory.adapters.markdown.shared",
+    "pi_hermes_memory.domain.memory.markdown_doc",
 )
 #: the modules whose loading tells that a process took the write path
 PIPELINE = ("pi_hermes_memory.journal.pipeline", "pi_hermes_memory.domain.memory.events")
@@ -360,10 +379,8 @@ def test_a_search_on_a_caught_up_store_loads_no_write_path(tmp_path: Path) -> No
     fold, the events or the row projection (ADR 0105); an add does load them (the names are
     real modules)."""
     assert _one_call(tmp_path, "add", "the deploy window is friday")[0] == 0
-    for _ in range(2):
-        code, heavy, _, _ = _one_call(
-            tmp_path, "search", "deploy window", watch=NOT_FOR_A_CAUGHT_UP_SEARCH
-        )
+    for watch in (NOT_FOR_A_CAUGHT_UP_SEARCH, NOT_FOR_A_SETTLED_SEARCH):
+        code, heavy, _, _ = _one_call(tmp_path, "search", "deploy window", watch=watch)
         assert (code, heavy) == (0, [])
     _, loaded, _, _ = _one_call(
         tmp_path, "add", "the canary runs on tuesdays", watch=NOT_FOR_A_CAUGHT_UP_SEARCH
@@ -373,6 +390,31 @@ def test_a_search_on_a_caught_up_store_loads_no_write_path(tmp_path: Path) -> No
     # the process after an add proves the render that add recorded
     code, heavy, _, _ = _one_call(tmp_path, "search", "canary", watch=NOT_FOR_A_CAUGHT_UP_SEARCH)
     assert (code, heavy) == (0, [])
+
+
+_API_SEARCH = """
+import json, sys
+import pi_hermes_memory
+memory = pi_hermes_memory.open(project="web")
+hits = [h.text for h in memory.search("deploy window").hits]
+heavy = [m for m in WATCH if m in sys.modules]
+llm_off = memory.llm_off is not None  # read after the look: loads the LLM status
+print(json.dumps([hits, heavy, llm_off]))
+"""
+
+
+def test_the_api_s_open_and_search_on_a_caught_up_store_load_no_write_path(
+    tmp_path: Path,
+) -> None:
+    """`import pi_hermes_memory` + `open()` + a search benefit as the CLI does (ADR 0105,
+    ADR 0110); the LLM status is still there when asked for."""
+    assert _one_call(tmp_path, "add", "the deploy window is friday")[0] == 0
+    assert _one_call(tmp_path, "search", "deploy")[0] == 0  # proves the add's render
+    env = {**os.environ, "HOME": str(tmp_path), "PI_CODING_AGENT_DIR": str(tmp_path / "agent")}
+    code = f"WATCH = {NOT_FOR_A_SETTLED_SEARCH!r}\n" + _API_SEARCH
+    done = run([sys.executable, "-c", code], env=env, cwd=tmp_path)
+    hits, heavy, llm_off = json.loads(done.stdout.strip().splitlines()[-1])
+    assert (hits, heavy, llm_off) == (["the deploy window is friday"], [], True)
 
 
 def _replica_of(tmp_path: Path, text: str) -> Path:

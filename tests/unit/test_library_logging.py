@@ -104,3 +104,48 @@ def test_without_structlog_loaded_the_same_plain_lines_reach_the_stdlib_logger()
             (logging.ERROR, "tool.failed tool=memory", True),
         ]
     )
+
+
+_FIRST_EVENT = """
+import sys
+import pi_hermes_memory.log as log
+calls = []
+def configure():
+    import logging
+    calls.append("configured")
+    logging.getLogger(log.LOGGER_NAME).addHandler(Seen())
+    logging.getLogger(log.LOGGER_NAME).propagate = False
+log.before_first_event(configure)
+log.before_first_event(configure)  # given twice: runs once
+loaded_before = "logging" in sys.modules
+import logging
+class Seen(logging.Handler):
+    def emit(self, record):
+        calls.append(record.getMessage())
+log.library_logger().warning("disk.low", free="1 MiB")
+log.library_logger().warning("disk.low", free="0 MiB")
+print(repr((loaded_before, calls)))
+"""
+
+
+def test_a_handler_given_before_the_first_event_is_installed_before_it() -> None:
+    """`import pi_hermes_memory.log` does not load `logging`; a program (the CLI) that gives
+    `before_first_event` its handler sees the library's first event through it (ADR 0110)."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", _FIRST_EVENT], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == repr(
+        (False, ["configured", 'disk.low free="1 MiB"', 'disk.low free="0 MiB"'])
+    )
+
+
+def test_with_logging_already_loaded_the_handler_is_installed_at_once() -> None:
+    from pi_hermes_memory.log import before_first_event
+
+    calls: list[str] = []
+    before_first_event(lambda: calls.append("configured"))
+    assert calls == ["configured"]  # someone may log through `logging` directly

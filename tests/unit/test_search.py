@@ -23,11 +23,8 @@ from pi_hermes_memory.domain.search.terms import (
 )
 from pi_hermes_memory.errors import ArgumentError
 from pi_hermes_memory.ports.search import ScopeClause, SearchQuery
-from pi_hermes_memory.search.memory_search import (
-    MEMORY_SEARCH_TOOL,
-    parse_search_arguments,
-    search_clauses,
-)
+from pi_hermes_memory.search.memory_search import search_clauses
+from pi_hermes_memory.search.search_tool import MEMORY_SEARCH_TOOL, parse_search_arguments
 from pi_hermes_memory.testing.contracts import HOSTILE_QUERIES
 
 from tests.support.builders import service

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from pi_hermes_memory.errors import InvalidArgument
 from pi_hermes_memory.history.tool import SESSION_SEARCH_ANCHORS_TOOL, SESSION_SEARCH_LEGACY_TOOL
-from pi_hermes_memory.search.memory_search import MEMORY_SEARCH_TOOL
+from pi_hermes_memory.search.search_tool import MEMORY_SEARCH_TOOL
 from pi_hermes_memory.skills.governance.tool import CURATE_TOOL
 from pi_hermes_memory.skills.stats_tool import SKILL_STATS_TOOL
 from pi_hermes_memory.skills.tool import SKILL_TOOL

@@ -17,7 +17,7 @@ from pi_hermes_memory.adapters.inmemory.search import InMemorySearchIndex
 from pi_hermes_memory.adapters.inmemory.storage import InMemoryMarkdown, InMemoryStorage
 from pi_hermes_memory.api import Memory
 from pi_hermes_memory.errors import ArgumentError
-from pi_hermes_memory.search.memory_search import parse_search_arguments
+from pi_hermes_memory.search.search_tool import parse_search_arguments
 from pi_hermes_memory.tools.registry import parse_memory_arguments
 from pi_hermes_memory.tools.schemas import (
     FORMATS,
