@@ -11,6 +11,10 @@ def test_first_write_benchmark_returns_figures() -> None:
     for mode in first_write.MODES:
         assert row[f"{mode}_add1_ms"] > 0 and row[f"{mode}_add1_cpu_ms"] > 0
         assert row[f"{mode}_rss_after_adds_mib"] > 0
+        # from the child's start: its imports and open are in it, so more than the add alone
+        assert (
+            row[f"{mode}_process_cpu_ms"] > row[f"{mode}_open_cpu_ms"] + row[f"{mode}_add1_cpu_ms"]
+        )
         assert row[f"{mode}_statuses"] == [["added", "added"]]
     text = first_write.render([row])
     assert "folded/indexed first add" in text and "rewrite/indexed close" in text
