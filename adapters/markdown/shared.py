@@ -502,6 +502,17 @@ def join_edit(
     return joined, (line.version, [_key(e) for e in edited])
 
 
+def is_our_render(
+    shared: bytes | None, sidecar: bytes | None, edit: tuple[int, list[str]] | None
+) -> bool:
+    """Whether `shared` (the Markdown file as read; `edit`, what `join_edit` found for it) is
+    the render its sidecar describes, not a person's edit (ADR 0115)."""
+    if edit is not None or shared is None or not shared.strip():
+        return False
+    read = _read_sidecar(sidecar)
+    return read is not None and hashlib.sha256(shared).hexdigest() == read[0]
+
+
 def _same_dates(entry: ParsedEntry) -> tuple[object, ...]:
     return (entry.text, entry.project, entry.created, entry.last)
 

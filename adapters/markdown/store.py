@@ -39,6 +39,9 @@ __all__ = ["LOCK_FILE_NAME", "MarkdownFiles", "read_only_file"]
 LOCK_FILE_NAME = ".pi-hermes-memory.lock"
 # a file being saved in place settles within milliseconds
 _STABLE_READ_TRIES = 5
+#: ADR 0115: see `MarkdownFiles.quiet_s`
+QUIET_S = 0.25
+QUIET_MAX_S = 2.0
 _STABLE_READ_WAIT_S = 0.01
 #: A memory file above this is not read (MarkdownTooLarge): parsing and importing it would hold
 #: the store lock for minutes (ADR 0024); 16 MiB holds ~100,000 entries of ~150 bytes.
@@ -125,6 +128,11 @@ class MarkdownFiles:
 
     memory_dir: Path
     projects_dir: Path
+    #: a hand edit is imported only once its file has been left alone this long (ADR 0115:
+    #: an in-place save caught half-written reads as deletions)
+    quiet_s: float = QUIET_S
+    #: the longest one read waits for that (a file saved again and again is then read as it is)
+    quiet_max_s: float = QUIET_MAX_S
     #: per target, the hand edit the last read found (ADR 0077): the render that imports it
     #: records it in the sidecar, so the person's next save from the same buffer finds its base
     _edits: dict[Target, tuple[int, list[str]]] = attrs.field(
@@ -223,20 +231,57 @@ class MarkdownFiles:
         The sidecar is read before and after the file: a writer replaces the file, then the
         sidecar, so two equal sidecar reads around the file's read never pair a file with a
         sidecar newer than it (which would read as a person reverting the last change)."""
-        for _ in range(_STABLE_READ_TRIES):
-            before = self._read_sidecar(target)
-            data = self._read_settled(target)
-            after = self._read_sidecar(target)
-            if before == after:
-                break
         from pi_hermes_memory.adapters.markdown.shared import join_edit
 
-        joined, edit = join_edit(data, after, target)
+        waited = 0.0
+        while True:
+            for _ in range(_STABLE_READ_TRIES):
+                before = self._read_sidecar(target)
+                data = self._read_settled(target)
+                after = self._read_sidecar(target)
+                if before == after:
+                    break
+            joined, edit = join_edit(data, after, target)
+            wait = self._unquiet(target, data, after, edit)
+            if wait <= 0.0 or waited >= self.quiet_max_s:
+                break
+            wait = min(wait, self.quiet_max_s - waited)
+            time.sleep(wait)
+            waited += wait
         if edit is None:
             self._edits.pop(target, None)
         else:
             self._edits[target] = edit
         return joined
+
+    def _unquiet(
+        self,
+        target: Target,
+        data: bytes | None,
+        sidecar: bytes | None,
+        edit: tuple[int, list[str]] | None,
+    ) -> float:
+        """Seconds to wait before `data` may be imported: a file that is not our render (a
+        hand edit, an emptied file, a file we cannot place) is taken only once it has been
+        left alone for `quiet_s` (ADR 0115). An editor that saves in place truncates, then
+        writes; a writer preempted in the middle leaves a stable prefix that no stamp check
+        can tell from a finished save. Imported, a prefix reads as the person deleting every
+        entry after the cut, and the render that follows replaces the file, so the rest of
+        the save lands in an orphaned inode. 0 when the file is ours or older than that."""
+        if data is None or self.quiet_s <= 0.0:
+            return 0.0
+        stamp = self.stamp(target)
+        if not isinstance(stamp, tuple):
+            return 0.0
+        changed_ns: int = max(stamp[0], stamp[3])  # mtime or ctime: whichever is later
+        age = (time.time_ns() - changed_ns) / 1e9
+        if age >= self.quiet_s:
+            return 0.0
+        from pi_hermes_memory.adapters.markdown.shared import is_our_render
+
+        if is_our_render(data, sidecar, edit):
+            return 0.0
+        return float(self.quiet_s - max(age, 0.0))
 
     def _read_sidecar(self, target: Target) -> bytes | None:
         path = self.sidecar_for(target)
@@ -344,10 +389,10 @@ class MarkdownFiles:
         old = _open_for_rescue(path) if expected is not UNCHECKED else None
         from pi_hermes_memory.adapters.markdown.shared import split
 
-        shared, sidecar = split(
-            data, target, self._read_sidecar(target), self._edits.pop(target, None)
-        )
+        edit = self._edits.get(target)
+        shared, sidecar = split(data, target, self._read_sidecar(target), edit)
         real, real_side = self._physical(path), self._physical(side)
+        late: BaseException | None = None
         try:
             # the folder is synced once, after the sidecar's rename (same folder): until then a
             # power loss may leave the previous render, which the next operation tells from a
@@ -359,14 +404,16 @@ class MarkdownFiles:
                 real=real,
                 sync_directory=real.parent != real_side.parent,
             )
-            if old is not None:
-                self._rescue_late_save(target, path, old, expected)
+            late = self._rescue(target, path, old, expected)
         finally:
             if old is not None:
                 os.close(old)
+        self._recorded(target, edit)
         # after the file: a crash between the two leaves an older sidecar, and the file then
         # reads as an edit of that older version whose changes the journal already holds
         atomic_write(side, sidecar, real=real_side)
+        if late is not None:
+            raise late
 
     def append(
         self, target: Target, tail: bytes, rendered: str, *, expected: object = UNCHECKED
@@ -449,7 +496,7 @@ class MarkdownFiles:
                     discard_temp(tmp)
                     discard_temp(tmp_side)
                     return None
-            self._edits.pop(target, None)  # recorded in the sidecar, as `write` does
+            edit = self._edits.get(target)
             try:
                 ours = _identity(os.stat(tmp))
                 replace_temp(
@@ -458,20 +505,43 @@ class MarkdownFiles:
                     before_replace=unchanged,
                     sync_directory=real.parent != real_side.parent,
                 )
-                if old is not None:
-                    self._rescue_late_save(target, path, old, expected)
             except BaseException:
                 discard_temp(tmp_side)
                 raise
+            late = self._rescue(target, path, old, expected)
         finally:
             if old is not None:
                 os.close(old)
+        self._recorded(target, edit)
         replace_temp(tmp_side, real_side)
+        if late is not None:
+            raise late
         # a rename changes only the ctime: the same inode, size and mtime after it (and after
         # the sidecar's) is the file we wrote, so its stamp proves our render until it changes
         stamp = self.stamp(target)
         written = stamp if isinstance(stamp, tuple) and _identity_of(stamp) == ours else None
         return new_hash.hexdigest(), new_size, written
+
+    def _recorded(self, target: Target, edit: tuple[int, list[str]] | None) -> None:
+        """The hand edit `edit` is in the sidecar being written: forget it (unless a read
+        found a newer one meanwhile)."""
+        if self._edits.get(target) is edit:
+            self._edits.pop(target, None)
+
+    def _rescue(
+        self, target: Target, path: Path, old: int | None, expected: object
+    ) -> BaseException | None:
+        """After our render was renamed onto `path`: `_rescue_late_save`, answering what it
+        raised instead of raising it. The render was on the path, if only for a moment, so a
+        person may have loaded it: the caller writes its sidecar all the same, so the render
+        history holds that version (ADR 0115), then raises the answer."""
+        if old is None:
+            return None
+        try:
+            self._rescue_late_save(target, path, old, expected)
+        except Exception as exc:  # MarkdownChanged, or the rescue's own write failing
+            return exc
+        return None
 
     def _rescue_late_save(self, target: Target, path: Path, old: int, expected: object) -> None:
         """A person's in-place save that landed in the replaced inode after the last check

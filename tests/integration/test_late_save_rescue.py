@@ -61,8 +61,9 @@ def test_no_save_meanwhile_keeps_the_render(tmp_path: Path) -> None:
 def test_a_save_in_the_last_window_of_an_appending_render_is_put_back(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The same window when the render appends (ADR 0088): the person's save is put back and
-    the sidecar is left as it was (the next operation imports the save)."""
+    """The same window when the render appends (ADR 0088): the person's save is put back, and
+    the sidecar records the render that was on the path for a moment (ADR 0115: a person may
+    have loaded it); the next read takes the save for a hand edit and imports it."""
     files = MarkdownFiles(tmp_path / "mem", tmp_path / "projects")
     path, side = files.path_for(Target.MEMORY), files.sidecar_for(Target.MEMORY)
 
@@ -96,5 +97,8 @@ def test_a_save_in_the_last_window_of_an_appending_render_is_put_back(
         files.append(Target.MEMORY, tail, hashlib.sha256(full).hexdigest(), expected=seen)
     monkeypatch.setattr(store_module, "replace_temp", real)
     assert path.read_bytes() == saved  # the person's save, not the render
-    assert side.read_bytes() == sidecar
+    assert side.read_bytes() != sidecar
+    assert line(2).encode() in side.read_bytes()  # the raced render is in the history
+    joined = files.read(Target.MEMORY)
+    assert joined is not None and b"typed by hand" in joined  # read as the person's edit
     assert not list(path.parent.glob(".*.tmp"))
