@@ -464,9 +464,16 @@ def join_edit(
     pending = list(ours.entries)
     found: dict[int, ParsedEntry] = {}
     # first the entries whose text is unchanged (the same text may stand in two scopes: then
-    # its dates, then its order tell them apart); then an edited text whose created date and
-    # project name exactly one remaining entry (reconcile's rule for a revision)
-    passes = ((_same_dates, False), (_same_text, False), (_same_created, True))
+    # its dates, then its order tell them apart); then an unchanged text under another
+    # project= that names exactly one remaining entry (a metadata-only edit, which reconcile
+    # retags: ADR 0113); then an edited text whose created date and project name exactly one
+    # remaining entry (reconcile's rule for a revision)
+    passes = (
+        (_same_dates, False),
+        (_same_text, False),
+        (_text_only, True),
+        (_same_created, True),
+    )
     used: set[int] = set()
     revisions: list[tuple[str, str]] = []
     for key, unique in passes:
@@ -485,7 +492,7 @@ def join_edit(
                 j = min(candidates, key=lambda c: (abs(c - at), c))
                 found[i] = pending[j]
                 used.add(j)
-                if unique:  # an edited text: a revision of pending[j]
+                if unique:  # an edited text or project: one change of pending[j]
                     revisions.append((_key(entry), _key(pending[j])))
     body = "".join(
         _with_extras(part, _extra_pairs(found.get(i))) if _extra_pairs(found.get(i)) else part
@@ -508,6 +515,10 @@ def _same_dates(entry: ParsedEntry) -> tuple[object, ...]:
 
 def _same_text(entry: ParsedEntry) -> tuple[object, ...]:
     return (entry.text, entry.project)
+
+
+def _text_only(entry: ParsedEntry) -> tuple[object, ...]:
+    return (entry.text,)
 
 
 def _same_created(entry: ParsedEntry) -> tuple[object, ...]:
