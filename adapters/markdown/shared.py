@@ -461,32 +461,50 @@ def join_edit(
     body = text.removeprefix(BOM)
     parts = _SEPARATOR.split(body)  # chunk, separator, chunk, ...
     chunks = {i: _shared_entry(part, target) for i, part in enumerate(parts) if i % 2 == 0}
+    # the entries whose comment a person spelled in our format (`category=`, `scope=`, ...):
+    # they keep their own metadata, and are matched after the shared ones only to tell a
+    # metadata-only edit or a revision (one change) when choosing the base
+    own = {
+        i: _own_entry(part, target)
+        for i, part in enumerate(parts)
+        if i % 2 == 0 and chunks[i] is None
+    }
     pending = list(ours.entries)
-    found: dict[int, ParsedEntry] = {}
     # first the entries whose text is unchanged (the same text may stand in two scopes: then
-    # its dates, then its order tell them apart); then an edited text whose created date and
-    # project name exactly one remaining entry (reconcile's rule for a revision)
-    passes = ((_same_dates, False), (_same_text, False), (_same_created, True))
+    # its dates, then its order tell them apart); then an unchanged text under another
+    # project= that names exactly one remaining entry (a metadata-only edit, which reconcile
+    # retags: ADR 0113); then an edited text whose created date and project name exactly one
+    # remaining entry (reconcile's rule for a revision)
+    passes = (
+        (_same_dates, False),
+        (_same_text, False),
+        (_text_only, True),
+        (_same_created, True),
+    )
     used: set[int] = set()
     revisions: list[tuple[str, str]] = []
-    for key, unique in passes:
-        # an index per pass: a file of thousands of entries is joined in linear time
-        index: dict[tuple[object, ...], list[int]] = {}
-        for j, ours_entry in enumerate(pending):
-            if j not in used:
-                index.setdefault(key(ours_entry), []).append(j)
-        for i, entry in chunks.items():
-            if entry is None or i in found:
-                continue
-            candidates = [j for j in index.get(key(entry), ()) if j not in used]
-            if candidates and (len(candidates) == 1 or not unique):
-                # equal keys (one text in two scopes): the one at the chunk's own place
-                at = i // 2
-                j = min(candidates, key=lambda c: (abs(c - at), c))
-                found[i] = pending[j]
-                used.add(j)
-                if unique:  # an edited text: a revision of pending[j]
-                    revisions.append((_key(entry), _key(pending[j])))
+    matched: dict[int, ParsedEntry] = {}
+    for group in (chunks, own):
+        for key, unique in passes:
+            # an index per pass: a file of thousands of entries is joined in linear time
+            index: dict[tuple[object, ...], list[int]] = {}
+            for j, ours_entry in enumerate(pending):
+                if j not in used:
+                    index.setdefault(key(ours_entry), []).append(j)
+            for i, entry in group.items():
+                if entry is None or i in matched:
+                    continue
+                candidates = [j for j in index.get(key(entry), ()) if j not in used]
+                if candidates and (len(candidates) == 1 or not unique):
+                    # equal keys (one text in two scopes): the one at the chunk's own place
+                    at = i // 2
+                    j = min(candidates, key=lambda c: (abs(c - at), c))
+                    matched[i] = pending[j]
+                    used.add(j)
+                    if unique:  # an edited text or project: one change of pending[j]
+                        revisions.append((_key(entry), _key(pending[j])))
+    # only a chunk in the shared spelling gets our entry's other metadata back
+    found = {i: entry for i, entry in matched.items() if chunks.get(i) is not None}
     body = "".join(
         _with_extras(part, _extra_pairs(found.get(i))) if _extra_pairs(found.get(i)) else part
         for i, part in enumerate(parts)
@@ -519,6 +537,10 @@ def _same_dates(entry: ParsedEntry) -> tuple[object, ...]:
 
 def _same_text(entry: ParsedEntry) -> tuple[object, ...]:
     return (entry.text, entry.project)
+
+
+def _text_only(entry: ParsedEntry) -> tuple[object, ...]:
+    return (entry.text,)
 
 
 def _same_created(entry: ParsedEntry) -> tuple[object, ...]:
@@ -563,6 +585,13 @@ def _shared_entry(chunk: str, target: Target) -> ParsedEntry | None:
     except _Unreadable:
         return None
     # the reader drops one leading U+FEFF of a file: give it one, so the entry's own survives
+    entries = parse_document(BOM + chunk, target=target).entries
+    return entries[0] if len(entries) == 1 and entries[0].created is not None else None
+
+
+def _own_entry(chunk: str, target: Target) -> ParsedEntry | None:
+    """The entry `chunk` holds as our parser reads it (a comment in our full spelling), or
+    None when it is not exactly one entry with a created date."""
     entries = parse_document(BOM + chunk, target=target).entries
     return entries[0] if len(entries) == 1 and entries[0].created is not None else None
 
