@@ -45,7 +45,7 @@ if TYPE_CHECKING:
 # so that a test can count the calls.
 def restore_if_missing(path: Path, log: EventLog) -> list[str]:
     """`recovery.restore_if_missing`, after the one look that finds the database present."""
-    if database_present(path):
+    if database_present(path) or not log.exists():
         return []
     from pi_hermes_memory.adapters.sqlite import recovery
 
