@@ -69,6 +69,18 @@ PRIVATE_MODE = 0o600
 SIDE_FILES = ("-wal", "-shm", "-journal")
 
 
+def database_present(db_path: Path) -> bool:
+    """Whether the database holds anything: a non-empty file, or a 0-byte one whose WAL
+    still holds its pages."""
+    try:
+        if db_path.stat().st_size > 0:
+            return True
+    except FileNotFoundError:
+        return False
+    wal = db_path.with_name(db_path.name + "-wal")
+    return wal.exists() and wal.stat().st_size > 0
+
+
 def make_private(path: Path) -> None:
     """Create `path` empty with mode 0600 unless it exists; remove group/other bits from an
     existing one and its side files. Raises OSError (e.g. read-only folder: EROFS/EACCES)

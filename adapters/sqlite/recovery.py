@@ -21,7 +21,12 @@ from typing import TYPE_CHECKING
 
 import apsw
 import attrs
-from pi_hermes_memory.adapters.sqlite.connection import SIDE_FILES, connect, enable_wal
+from pi_hermes_memory.adapters.sqlite.connection import (
+    SIDE_FILES,
+    connect,
+    database_present,
+    enable_wal,
+)
 from pi_hermes_memory.adapters.sqlite.eventlog import EventLog, EventRecord, fsync_directory
 from pi_hermes_memory.adapters.sqlite.schema import check_ours, migrate
 from pi_hermes_memory.domain.memory.model import Target
@@ -201,10 +206,10 @@ def restore_if_missing(db_path: Path, log: EventLog) -> list[str]:
     """At open: rebuild a missing (or empty, 0-byte) database from its log when the log holds
     events, instead of starting a new journal from Markdown without history. Returns warnings
     (empty when nothing was done)."""
-    if _present(db_path) or not log.exists():
+    if database_present(db_path) or not log.exists():
         return []
     with log.lock():
-        if _present(db_path):  # another process rebuilt it meanwhile
+        if database_present(db_path):  # another process rebuilt it meanwhile
             return []
         if not log.read().events:
             return []
@@ -216,18 +221,6 @@ def restore_if_missing(db_path: Path, log: EventLog) -> list[str]:
         + (f"; moved {', '.join(p.name for p in moved)} aside" if moved else "")
     ]
     return warnings + list(rebuilt.problems)
-
-
-def _present(db_path: Path) -> bool:
-    """Whether the database holds anything: a non-empty file, or a 0-byte one whose WAL
-    still holds its pages."""
-    try:
-        if db_path.stat().st_size > 0:
-            return True
-    except FileNotFoundError:
-        return False
-    wal = db_path.with_name(db_path.name + "-wal")
-    return wal.exists() and wal.stat().st_size > 0
 
 
 def read_events(conn: apsw.Connection) -> list[Event]:

@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING, Any, Final
 from pi_hermes_memory.adapters.sqlite.search import scope_sql
 from pi_hermes_memory.adapters.sqlite.storage import SqliteStorage
 from pi_hermes_memory.domain.memory.model import Target
-from pi_hermes_memory.ports.read_model import MemoryRow, RowChanges
 
 if TYPE_CHECKING:  # an annotation: no vector port loads with the row reader (ADR 0105)
+    from pi_hermes_memory.ports.read_model import MemoryRow, RowChanges
     from pi_hermes_memory.ports.vectors import VectorScope
 
 __all__ = ["ROW_COLUMNS", "SqliteRows", "row_of"]
@@ -31,6 +31,10 @@ def _day(value: object) -> date | None:
 
 def row_of(values: Any) -> MemoryRow:
     """A `MemoryRow` from one result row of `ROW_COLUMNS`."""
+    # the row values load with the first row read: open() builds the reader, a keyword
+    # search reads none (ADR 0112)
+    from pi_hermes_memory.ports.read_model import MemoryRow
+
     entry_id, target, text, project, category, namespace, superseded_by = values[:7]
     created, last_referenced, superseded_at = values[7:]
     return MemoryRow(
@@ -80,6 +84,8 @@ class SqliteRows:
             return int(conn.execute("SELECT coalesce(max(seq), 0) FROM memories_changes").get)
 
     def changed_since(self, cursor: int) -> RowChanges:
+        from pi_hermes_memory.ports.read_model import RowChanges
+
         with self._storage.read() as conn:
             entries: list[Any] = conn.execute(
                 "SELECT seq, memory_rowid FROM memories_changes WHERE seq > ? ORDER BY seq",

@@ -22,11 +22,10 @@ from pi_hermes_memory.adapters.sqlite.checked import (
     record_checked,
     stamp_of,
 )
-from pi_hermes_memory.adapters.sqlite.connection import connect, enable_wal
+from pi_hermes_memory.adapters.sqlite.connection import connect, database_present, enable_wal
 from pi_hermes_memory.adapters.sqlite.eventlog import SCRUB_PENDING, EventLog, default_log_path
 from pi_hermes_memory.adapters.sqlite.failures import damaged_message, map_error, map_os_error
 from pi_hermes_memory.adapters.sqlite.fts import merge_step
-from pi_hermes_memory.adapters.sqlite.recovery import restore_if_missing, store_damage
 from pi_hermes_memory.adapters.sqlite.schema import check_ours, migrate
 from pi_hermes_memory.adapters.sqlite.scrub import scrub, secure_delete
 from pi_hermes_memory.adapters.sqlite.write_index import SqliteWriteIndex
@@ -39,6 +38,25 @@ if TYPE_CHECKING:
     from pi_hermes_memory.adapters.sqlite.mirror import SqliteProjection
     from pi_hermes_memory.domain.memory.events import Event
     from pi_hermes_memory.ports.memory import ScrubReport
+
+
+# The rebuild and the damage check (`recovery`, with its value class) load when a database is
+# missing or its files carry no sound stamp, not by every open (ADR 0112). Module functions,
+# so that a test can count the calls.
+def restore_if_missing(path: Path, log: EventLog) -> list[str]:
+    """`recovery.restore_if_missing`, after the one look that finds the database present."""
+    if database_present(path) or not log.exists():
+        return []
+    from pi_hermes_memory.adapters.sqlite import recovery
+
+    return recovery.restore_if_missing(path, log)
+
+
+def store_damage(path: Path) -> str | None:
+    """`recovery.store_damage`: why the database at `path` is damaged, or None."""
+    from pi_hermes_memory.adapters.sqlite import recovery
+
+    return recovery.store_damage(path)
 
 
 class SqliteJournal:

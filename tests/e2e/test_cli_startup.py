@@ -207,6 +207,9 @@ NOT_FOR_A_SETTLED_SEARCH = (
     "pi_hermes_memory.adapters.markdown.format",
     "pi_hermes_memory.adapters.markdown.shared",
     "pi_hermes_memory.domain.memory.markdown_doc",
+    # ADR 0112: the read-model row values load with the first row read (a keyword search
+    # reads none)
+    "pi_hermes_memory.ports.read_model",
 )
 #: the modules whose loading tells that a process took the write path
 PIPELINE = ("pi_hermes_memory.journal.pipeline", "pi_hermes_memory.domain.memory.events")
