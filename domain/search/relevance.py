@@ -31,6 +31,7 @@ import bisect
 import functools
 import heapq
 import math
+import operator
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -128,6 +129,10 @@ class RowCounts:
     #: (`Weights.scorer` finds it by bisection)
     word_order: tuple[str, ...] = attrs.field(init=False, eq=False, repr=False)
     gram_order: tuple[str, ...] = attrs.field(init=False, eq=False, repr=False)
+    #: a prefix key's term frequency in this row, memoised by `Weights.scorer` (ADR 0114):
+    #: a word prefix under its text, a gram prefix under "\0" + its text. A pure function
+    #: of the (immutable) text, kept as long as the row's counts are (`row_counts`' memo)
+    prefix_tf: dict[str, int] = attrs.field(init=False, eq=False, repr=False, factory=dict)
 
     @word_order.default
     def _word_order(self) -> tuple[str, ...]:
@@ -288,30 +293,28 @@ class Weights:
     def scorer(self) -> Callable[[str], float]:
         """`relevance(self, text)` as one function for a whole search (ADR 0081): an exact
         key is one dictionary lookup in the row, a prefix key one bisection of the row's
-        sorted tokens (no longer a `startswith` over every token of every row); the sum runs
+        sorted tokens, memoised in the row (`RowCounts.prefix_tf`, ADR 0114); the sum runs
         in the same order with the same operations, so the floats are equal bit for bit."""
         idf, average, total = self.idf, self.average_length, self.total
         plus = K1 + 1
-        # (position, kind is word, text, prefix) of every key, in key order
+        # (position, kind is word, text, prefix, memo key) of every key, in key order
         plan = tuple(
-            (i, key.kind == "word", key.text, key.prefix) for i, key in enumerate(self.keys)
+            (i, key.kind == "word", key.text, key.prefix, _memo_key(key))
+            for i, key in enumerate(self.keys)
         )
 
         def score(text: str) -> float:
             row = row_counts(text)
             norm = K1 * (1 - B + B * row.length / average)
             result = 0.0
-            for i, word, token, prefix in plan:
-                table = row.words if word else row.grams
+            for i, word, token, prefix, memo in plan:
                 if not prefix:
-                    tf = table.get(token, 0)
+                    tf = (row.words if word else row.grams).get(token, 0)
                 else:
-                    order = row.word_order if word else row.gram_order
-                    at = bisect.bisect_left(order, token)
-                    tf = 0
-                    while at < len(order) and order[at].startswith(token):
-                        tf += table[order[at]]
-                        at += 1
+                    known = row.prefix_tf.get(memo)
+                    if known is None:
+                        known = row.prefix_tf[memo] = _prefix_frequency(row, word, token)
+                    tf = known
                 if tf:
                     result += idf[i] * tf * plus / (tf + norm)
             return result / total
@@ -324,6 +327,24 @@ class Weights:
         chosen = set(keys)
         part = sum(w for k, w in zip(self.keys, self.idf, strict=True) if k in chosen)
         return part * (K1 + 1) / self.total
+
+
+def _memo_key(key: Key) -> str:
+    """Where `RowCounts.prefix_tf` keeps a prefix key's frequency: words and grams apart."""
+    return key.text if key.kind == "word" else "\0" + key.text
+
+
+def _prefix_frequency(row: RowCounts, word: bool, token: str) -> int:
+    """How many of `row`'s words (or grams) start with `token`: one bisection of the row's
+    sorted tokens, then the contiguous run of those holding the prefix (ADR 0081)."""
+    table = row.words if word else row.grams
+    order = row.word_order if word else row.gram_order
+    at = bisect.bisect_left(order, token)
+    tf = 0
+    while at < len(order) and order[at].startswith(token):
+        tf += table[order[at]]
+        at += 1
+    return tf
 
 
 def relevance(weights: Weights, text: str) -> float:
@@ -401,7 +422,7 @@ def ranked_rows(
             raw = score(text)
             if raw >= floor and raw > 0:
                 kept.append((raw, id_, row))
-        return heapq.nlargest(limit, kept, key=_rank_key)
+        return heapq.nlargest(limit, kept, key=_RANK_KEY)
 
     ranked = take(rare_rows(rare)) if rare else []
     kth = kth_score(ranked, limit)
@@ -414,8 +435,8 @@ def ranked_rows(
     return ranked
 
 
-def _rank_key(scored: Scored) -> tuple[float, str]:
-    return scored[0], scored[1]
+#: a scored row's rank: (raw score, id), the larger first (ADR 0114: in C, not a lambda)
+_RANK_KEY: Callable[[Scored], tuple[float, str]] = operator.itemgetter(0, 1)
 
 
 def ranked_rows_reference(

@@ -146,7 +146,7 @@ def is_stop_term(term: str) -> bool:
     """A query term that never matches on its own: a function word of any covered language
     (compared as written and without diacritics), or a CJK term made only of function
     characters (or a listed CJK function word)."""
-    if is_cjk(term[0]):
+    if _char_kind(term[0]) == "cjk":  # memoised per character (ADR 0114)
         return term in _CJK_FUNCTION_BIGRAMS or all(ch in _CJK_FUNCTION_CHARS for ch in term)
     low = term.lower()
     return low in FUNCTION_WORDS or fold(low) in _FOLDED_FUNCTION_WORDS
@@ -231,7 +231,8 @@ def split_pieces_reference(text: str) -> list[tuple[str, str]]:
 
 
 def _has_alnum(term: str) -> bool:
-    return any(ch.isalnum() for ch in term)
+    # a whole alphanumeric term (every word, most CJK grams) answers without a walk (ADR 0114)
+    return term.isalnum() or any(ch.isalnum() for ch in term)
 
 
 def index_grams(text: str) -> list[str]:

@@ -67,3 +67,32 @@ def test_ranked_rows_equals_the_reference(
     got = rel.ranked_rows(weights, counts, floor, limit, rare, common)
     want = rel.ranked_rows_reference(weights, counts, floor, limit, rare, common)
     assert got == want
+
+
+@given(
+    queries=st.lists(_TEXTS, min_size=2, max_size=4),
+    texts=st.lists(_TEXTS, min_size=1, max_size=8),
+    docs=st.lists(st.integers(0, 400), min_size=1, max_size=4),
+    average=st.floats(1.0, 40.0),
+)
+def test_the_prefix_memo_keeps_every_score_equal_to_relevance(
+    queries: list[str], texts: list[str], docs: list[int], average: float
+) -> None:
+    """ADR 0114: a prefix key's frequency is memoised in the row's counts, shared by every
+    scorer (word and gram prefixes apart): scoring the same rows again, under other queries
+    in between, gives `relevance` bit for bit every time."""
+    scorers = [(w, w.scorer()) for w in (_weights(q, docs, 5_000, average) for q in queries)]
+    for _ in range(2):
+        for weights, score in scorers:
+            for text in texts:
+                assert score(text) == rel.relevance(weights, text)
+
+
+def test_a_word_prefix_and_a_gram_prefix_keep_apart_in_the_memo() -> None:
+    """The memo keys a gram prefix apart from a word prefix of the same text."""
+    row = rel.row_counts("东京 东 东西")
+    word = rel.Weights.of([rel.Key("word", "东", True, True)], [1], 100, 3.0)
+    gram = rel.Weights.of([rel.Key("gram", "东", True, True)], [1], 100, 3.0)
+    for weights in (word, gram, word, gram):
+        assert weights.scorer()("东京 东 东西") == rel.relevance(weights, "东京 东 东西")
+    assert set(row.prefix_tf) == {"东", "\0东"}
