@@ -92,4 +92,7 @@ def test_stale_editor_saves_racing_writers_lose_nothing(tmp_path: Path) -> None:
     missing = [t for t in typed if t not in active]
     assert not missing, f"{len(missing)} of {len(typed)} typed lines lost, e.g. {missing[:3]}"
     assert "seed fact before anyone edits" in active
+    # nothing else: a save read half-written would add a cut entry (ADR 0115)
+    extra = active - set(acked) - set(typed) - {"seed fact before anyone edits"}
+    assert not extra, f"entries nobody wrote: {sorted(extra)[:3]}"
     check_store(root)
