@@ -17,14 +17,9 @@ import apsw
 from pi_hermes_memory.adapters.sqlite.fts import grams
 from pi_hermes_memory.adapters.sqlite.storage import SqliteJournal
 from pi_hermes_memory.adapters.sqlite.write_index import SqliteWriteIndex
+from pi_hermes_memory.domain.memory import events as ev
 from pi_hermes_memory.domain.memory.document import MemoryDocument, lineage_of
-from pi_hermes_memory.domain.memory.events import (
-    Event,
-    MemoryAdded,
-    MemoryMovedIn,
-    MemoryReplaced,
-    MemoryRestored,
-)
+from pi_hermes_memory.domain.memory.events import Event
 from pi_hermes_memory.domain.memory.model import MemoryEntry, Target
 from pi_hermes_memory.domain.memory.rows import (
     DeleteRows,
@@ -191,7 +186,8 @@ class SqliteProjection:
         try:
             for change in projected(event):
                 self._execute(change)
-            if isinstance(event, MemoryMovedIn) and self._lineage is not None:
+            # by its tag: a check by class would build the move's class for every event (ADR 0111)
+            if event.TAG == "memory.moved_in.v1" and self._lineage is not None:
                 # a move updates the row in place; its lineage travels with the event
                 row_id, memory_id, version_no = self._lineage
                 self._conn.execute(
@@ -205,10 +201,15 @@ class SqliteProjection:
         """The (row id, memory id, version number) the row `event` writes gets (ADR 0079):
         the fold's rule (`lineage_of`, a replace continues its old row's memory), read from the
         old row for a replace (unknown, None, when that row's is)."""
-        if isinstance(event, MemoryAdded | MemoryRestored | MemoryMovedIn):
+        # one check per kind, in this order: an add builds no other event class (ADR 0111)
+        if (
+            isinstance(event, ev.MemoryAdded)
+            or isinstance(event, ev.MemoryRestored)
+            or isinstance(event, ev.MemoryMovedIn)
+        ):
             memory_id, version_no = lineage_of(event)
             return event.entry_id, memory_id or event.entry_id, version_no
-        if isinstance(event, MemoryReplaced):
+        if isinstance(event, ev.MemoryReplaced):
             old = self._conn.execute(
                 "SELECT memory_id, version_no FROM memories WHERE id = ?", (event.old_id,)
             ).fetchone()

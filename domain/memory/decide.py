@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 from pi_hermes_memory.domain.echo import shown
+from pi_hermes_memory.domain.memory import events as ev
 from pi_hermes_memory.domain.memory.capacity import LIMIT_SETTING, OverflowStrategy, usage
 from pi_hermes_memory.domain.memory.commands import (
     AddMemory,
@@ -19,15 +20,7 @@ from pi_hermes_memory.domain.memory.commands import (
     ReplaceMemory,
 )
 from pi_hermes_memory.domain.memory.document import DocumentState
-from pi_hermes_memory.domain.memory.events import (
-    Event,
-    MemoryAdded,
-    MemoryRemoved,
-    MemoryReplaced,
-    MemorySuperseded,
-    RemovalReason,
-    stamp,
-)
+from pi_hermes_memory.domain.memory.events import Event, RemovalReason, stamp
 from pi_hermes_memory.domain.memory.model import (
     GLOBAL_NAMESPACE,
     FailureCategory,
@@ -407,7 +400,9 @@ def capacity_events(
         )
         return Decision(status=status, message=plan.message)
     events = tuple(
-        MemoryRemoved(stream=doc.stream, at=command.at, entry_id=e.id, reason=RemovalReason.EVICTED)
+        ev.MemoryRemoved(
+            stream=doc.stream, at=command.at, entry_id=e.id, reason=RemovalReason.EVICTED
+        )
         for e in plan.evict
     )
     return events, plan.evict
@@ -482,7 +477,7 @@ def decide_add(doc: DocumentState, cmd: AddMemory, policy: WritePolicy) -> Decis
     if isinstance(capacity, Decision):
         return capacity
     evictions, evicted = capacity
-    added = MemoryAdded(
+    added = ev.MemoryAdded(
         stream=doc.stream,
         at=cmd.at,
         entry_id=cmd.entry_id,
@@ -575,7 +570,7 @@ def decide_replace(doc: DocumentState, cmd: ReplaceMemory, policy: WritePolicy) 
         )
     same = same_text(doc, owner.scope, project, old.namespace, key)
     if same is not None and same.id != old.id:
-        merged = MemorySuperseded(
+        merged = ev.MemorySuperseded(
             stream=doc.stream,
             at=cmd.at,
             old_id=old.id,
@@ -599,7 +594,7 @@ def decide_replace(doc: DocumentState, cmd: ReplaceMemory, policy: WritePolicy) 
     if isinstance(capacity, Decision):
         return capacity
     evictions, evicted = capacity
-    replaced = MemoryReplaced(
+    replaced = ev.MemoryReplaced(
         stream=doc.stream,
         at=cmd.at,
         old_id=old.id,
@@ -631,7 +626,7 @@ def decide_remove(doc: DocumentState, cmd: RemoveMemory, policy: WritePolicy) ->
     located = locate_one(doc, policy.scope, cmd.old_text, cmd.namespace, cmd.old_id)
     if isinstance(located, Decision):
         return located
-    removed = MemoryRemoved(
+    removed = ev.MemoryRemoved(
         stream=doc.stream,
         at=cmd.at,
         entry_id=located.id,
