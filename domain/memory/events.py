@@ -19,22 +19,29 @@ import importlib
 import operator
 from collections.abc import Iterable
 from datetime import datetime
-from typing import TYPE_CHECKING, ClassVar, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias, TypeVar, cast
 
 import attrs
 from pi_hermes_memory.domain.errors import InvariantViolation
 
 if TYPE_CHECKING:
-    from pi_hermes_memory.domain.memory_events.added import MemoryAdded
-    from pi_hermes_memory.domain.memory_events.merged import MemoryMergedInto
-    from pi_hermes_memory.domain.memory_events.moved import MemoryMovedIn, MemoryMovedOut
-    from pi_hermes_memory.domain.memory_events.purged import MemoryPurged
-    from pi_hermes_memory.domain.memory_events.referenced import MemoryReferenced
-    from pi_hermes_memory.domain.memory_events.removed import MemoryRemoved
-    from pi_hermes_memory.domain.memory_events.replaced import MemoryReplaced
-    from pi_hermes_memory.domain.memory_events.restored import MemoryRestored
-    from pi_hermes_memory.domain.memory_events.retagged import MemoryRetagged
-    from pi_hermes_memory.domain.memory_events.superseded import MemorySuperseded
+    from pi_hermes_memory.domain.memory_events.added import MemoryAdded as MemoryAdded
+    from pi_hermes_memory.domain.memory_events.merged import MemoryMergedInto as MemoryMergedInto
+    from pi_hermes_memory.domain.memory_events.moved import (
+        MemoryMovedIn as MemoryMovedIn,
+        MemoryMovedOut as MemoryMovedOut,
+    )
+    from pi_hermes_memory.domain.memory_events.purged import MemoryPurged as MemoryPurged
+    from pi_hermes_memory.domain.memory_events.referenced import (
+        MemoryReferenced as MemoryReferenced,
+    )
+    from pi_hermes_memory.domain.memory_events.removed import MemoryRemoved as MemoryRemoved
+    from pi_hermes_memory.domain.memory_events.replaced import MemoryReplaced as MemoryReplaced
+    from pi_hermes_memory.domain.memory_events.restored import MemoryRestored as MemoryRestored
+    from pi_hermes_memory.domain.memory_events.retagged import MemoryRetagged as MemoryRetagged
+    from pi_hermes_memory.domain.memory_events.superseded import (
+        MemorySuperseded as MemorySuperseded,
+    )
 
 
 class Origin(enum.StrEnum):
@@ -164,7 +171,8 @@ def __getattr__(name: str) -> object:
     elif name in ("MEMORY_EVENT_TYPES", "EVENT_TYPES"):
         found = tuple(__getattr__(kind) for kind in KIND_MODULES)
     elif name in ("MemoryEvent", "DomainEvent"):
-        found = functools.reduce(operator.or_, __getattr__("MEMORY_EVENT_TYPES"))  # type: ignore[arg-type]
+        members = cast("tuple[Any, ...]", __getattr__("MEMORY_EVENT_TYPES"))
+        found = functools.reduce(operator.or_, members)
     else:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     globals()[name] = found
