@@ -819,7 +819,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _guarded(argv: Sequence[str] | None) -> int:
-    before_first_event(_configure_logging)  # `logging` loads with the first event (ADR 0110)
+    # `logging` loads with the first event (ADR 0110) the CLI shows: a warning or worse
+    before_first_event(_configure_logging, shows_debug_or_info=False)
     try:
         return _main(argv)
     except SystemExit as exc:  # argparse: --help, --version (0) and usage errors (2)
