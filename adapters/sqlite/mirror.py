@@ -11,7 +11,7 @@ only asks versions and the ledger loads neither the events nor the row model (AD
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import assert_never
+from typing import TYPE_CHECKING, assert_never
 
 import apsw
 from pi_hermes_memory.adapters.sqlite.fts import grams
@@ -31,8 +31,9 @@ from pi_hermes_memory.domain.memory.rows import (
     UpsertRow,
     projected,
 )
-from pi_hermes_memory.memory.mirror import RepairTally, in_scope, plan_mirror
-from pi_hermes_memory.ports.memory import RebuildReport
+
+if TYPE_CHECKING:
+    from pi_hermes_memory.ports.memory import RebuildReport
 
 __all__ = ["SqliteProjection", "rebuild_rows"]
 
@@ -85,6 +86,9 @@ def _values(entry: MemoryEntry, have: _Row | None) -> _Row:
 
 def rebuild_rows(conn: apsw.Connection, documents: Sequence[MemoryDocument]) -> RebuildReport:
     """Inside the caller's transaction: make the rows equal to `documents`' state."""
+    # a repair's plan and report load with the first repair, not with every write (ADR 0111)
+    from pi_hermes_memory.memory.mirror import RepairTally, in_scope, plan_mirror
+
     plan = plan_mirror(documents)
     tally = RepairTally(plan)
     columns = ", ".join(_COLUMNS)
@@ -203,7 +207,7 @@ class SqliteProjection:
         old row for a replace (unknown, None, when that row's is)."""
         # one check per kind, in this order: an add builds no other event class (ADR 0111)
         if (
-            isinstance(event, ev.MemoryAdded)
+            isinstance(event, ev.MemoryAdded)  # noqa: SIM101 (one tuple builds all three)
             or isinstance(event, ev.MemoryRestored)
             or isinstance(event, ev.MemoryMovedIn)
         ):
