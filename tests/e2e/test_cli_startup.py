@@ -260,6 +260,44 @@ def test_an_add_loads_the_write_side_it_needs(tmp_path: Path) -> None:
     assert [m for m in loaded if m.rsplit(".", 1)[-1] in by_id] == []
 
 
+#: what an add does not use (ADR 0111): the other event kinds (each builds on its first use),
+#: `logging` (no event at WARNING or above), `tempfile` and `random` (the Markdown's temp file),
+#: the mirror's repair plan and report, the hand-edit merge
+NOT_FOR_AN_ADD = (
+    *NOT_FOR_ONE_CALL,
+    *(
+        f"pi_hermes_memory.domain.memory_events.{module}"
+        for module in ("replaced", "superseded", "removed", "referenced", "moved", "merged")
+    ),
+    *(f"pi_hermes_memory.domain.memory_events.{m}" for m in ("retagged", "restored", "purged")),
+    "logging",
+    "tempfile",
+    "random",
+    "pi_hermes_memory.ports.memory",
+    "pi_hermes_memory.memory.mirror",
+    "pi_hermes_memory.domain.memory.reconcile",
+)
+
+
+def test_an_add_builds_its_event_kind_only(tmp_path: Path) -> None:
+    """A CLI add, on a new store and on one with history, builds the one event class it
+    writes and loads none of `NOT_FOR_AN_ADD`; a duplicate writes no event and builds none.
+    The event modules named are real (a misspelt name would never load)."""
+    import importlib.util
+
+    for text in ("the deploy window is friday", "the canary runs on tuesdays"):
+        code, heavy, _, _ = _one_call(tmp_path, "add", text, watch=NOT_FOR_AN_ADD)
+        assert (code, heavy) == (0, [])
+    added = "pi_hermes_memory.domain.memory_events.added"
+    code, loaded, _, _ = _one_call(tmp_path, "add", "the canary runs on tuesdays", watch=(added,))
+    assert (code, loaded) == (0, [])
+    code, loaded, _, _ = _one_call(tmp_path, "add", "the freeze starts in may", watch=(added,))
+    assert (code, loaded) == (0, [added])
+    for name in NOT_FOR_AN_ADD:
+        if name.startswith("pi_hermes_memory.domain.memory_events."):
+            assert importlib.util.find_spec(name) is not None, name
+
+
 def test_a_search_in_a_new_process_imports_a_hand_edit(tmp_path: Path) -> None:
     """Opening for a search does not load the write side, yet a Markdown file edited by hand
     since the last render is still imported (through the pipeline) before the search answers;
