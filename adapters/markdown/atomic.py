@@ -149,8 +149,8 @@ def _mkstemp(target: Path) -> tuple[int, str]:
             raise
         except OSError as exc:
             raise StorageFailed.from_os_error("create a temporary file for", target, exc) from exc
-    exc = FileExistsError(errno_codes.EEXIST, "no unused temporary file name")
-    raise StorageFailed.from_os_error("create a temporary file for", target, exc)
+    taken = FileExistsError(errno_codes.EEXIST, "no unused temporary file name")
+    raise StorageFailed.from_os_error("create a temporary file for", target, taken)
 
 
 def _write_temp(target: Path, data: bytes | Callable[[int], None]) -> Path:
