@@ -10,15 +10,10 @@ from typing import TYPE_CHECKING
 
 import attrs
 from pi_hermes_memory.domain.echo import shown
+from pi_hermes_memory.domain.memory import commands as cmds
 from pi_hermes_memory.domain.memory import events as ev
 from pi_hermes_memory.domain.memory.capacity import LIMIT_SETTING, OverflowStrategy, usage
-from pi_hermes_memory.domain.memory.commands import (
-    AddMemory,
-    MemoryCommand,
-    MoveMemory,
-    RemoveMemory,
-    ReplaceMemory,
-)
+from pi_hermes_memory.domain.memory.commands import AddMemory
 from pi_hermes_memory.domain.memory.document import DocumentState
 from pi_hermes_memory.domain.memory.events import Event, RemovalReason, stamp
 from pi_hermes_memory.domain.memory.model import (
@@ -162,7 +157,7 @@ def _namespace_gate(target: Target, namespace: str | None, scope: SessionScope) 
     return None
 
 
-def _id_gate(cmd: ReplaceMemory | RemoveMemory, scope: SessionScope) -> Decision | None:
+def _id_gate(cmd: cmds.ReplaceMemory | cmds.RemoveMemory, scope: SessionScope) -> Decision | None:
     """The namespace gate of a replace/remove; an edit by id without a scope needs none:
     the row it names is edited only when the session may see it (`locate_id`)."""
     if cmd.old_id is not None and cmd.namespace is None:
@@ -377,7 +372,7 @@ def capacity_events(
     *,
     adding: int,
     replacing: MemoryEntry | None,
-    command: AddMemory | ReplaceMemory | MoveMemory,
+    command: AddMemory | cmds.ReplaceMemory | cmds.MoveMemory,
     namespace: str | None = None,
 ) -> tuple[tuple[Event, ...], tuple[MemoryEntry, ...]] | Decision:
     if _own_usage(doc, policy.scope, namespace, replacing) + adding <= policy.char_limit:
@@ -536,7 +531,7 @@ def _owner_policy(policy: WritePolicy, old: MemoryEntry) -> WritePolicy:
     )
 
 
-def decide_replace(doc: DocumentState, cmd: ReplaceMemory, policy: WritePolicy) -> Decision:
+def decide_replace(doc: DocumentState, cmd: cmds.ReplaceMemory, policy: WritePolicy) -> Decision:
     scope = policy.scope
     text = clean_entry_text(cmd.text)
     problem = (
@@ -616,7 +611,7 @@ def decide_replace(doc: DocumentState, cmd: ReplaceMemory, policy: WritePolicy) 
     )
 
 
-def decide_remove(doc: DocumentState, cmd: RemoveMemory, policy: WritePolicy) -> Decision:
+def decide_remove(doc: DocumentState, cmd: cmds.RemoveMemory, policy: WritePolicy) -> Decision:
     problem = _project_problem(cmd.target, policy.scope)
     if problem:
         return Decision(status=Status.INVALID, message=f"Refused: {problem}.")
@@ -640,13 +635,13 @@ def decide_remove(doc: DocumentState, cmd: RemoveMemory, policy: WritePolicy) ->
     )
 
 
-def decide(doc: DocumentState, cmd: MemoryCommand, policy: WritePolicy) -> Decision:
+def decide(doc: DocumentState, cmd: cmds.MemoryCommand, policy: WritePolicy) -> Decision:
     if doc.target is not cmd.target:
         raise ValueError(f"{type(cmd).__name__} for {cmd.target} given the {doc.target} document")
     match cmd:
         case AddMemory():
             return decide_add(doc, cmd, policy)
-        case ReplaceMemory():
+        case cmds.ReplaceMemory():
             return decide_replace(doc, cmd, policy)
-        case RemoveMemory():
+        case cmds.RemoveMemory():
             return decide_remove(doc, cmd, policy)

@@ -29,6 +29,8 @@ if TYPE_CHECKING:
     from pi_hermes_memory.domain.memory_events.merged import MemoryMergedInto as MemoryMergedInto
     from pi_hermes_memory.domain.memory_events.moved import (
         MemoryMovedIn as MemoryMovedIn,
+    )
+    from pi_hermes_memory.domain.memory_events.moved import (
         MemoryMovedOut as MemoryMovedOut,
     )
     from pi_hermes_memory.domain.memory_events.purged import MemoryPurged as MemoryPurged

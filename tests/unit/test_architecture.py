@@ -119,7 +119,8 @@ DOMAIN_CONTEXTS: dict[str, set[str]] = {
     "knowledge": {"scanning"},
     "learning": {"memory", "prompt", "search", "skills"},
     # the event classes, one module per kind, handed out by `memory.events` (ADR 0111)
-    "memory": {ROOT_CONTEXT, "memory_events", "scanning", "search", "skills"},
+    "memory": {ROOT_CONTEXT, "memory_commands", "memory_events", "scanning", "search", "skills"},
+    "memory_commands": {"memory"},
     "memory_events": {"memory"},
     "prompt": {"learning", "memory"},
     "scanning": set(),
