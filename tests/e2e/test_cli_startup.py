@@ -276,6 +276,9 @@ NOT_FOR_AN_ADD = (
     "pi_hermes_memory.ports.memory",
     "pi_hermes_memory.memory.mirror",
     "pi_hermes_memory.domain.memory.reconcile",
+    # the other command kinds and the results of other calls (a batch, a listing, a tool)
+    *(f"pi_hermes_memory.domain.memory_commands.{m}" for m in ("replace", "remove", "move")),
+    "pi_hermes_memory.call_results",
 )
 
 
@@ -294,7 +297,7 @@ def test_an_add_builds_its_event_kind_only(tmp_path: Path) -> None:
     code, loaded, _, _ = _one_call(tmp_path, "add", "the freeze starts in may", watch=(added,))
     assert (code, loaded) == (0, [added])
     for name in NOT_FOR_AN_ADD:
-        if name.startswith("pi_hermes_memory.domain.memory_events."):
+        if name.startswith(("pi_hermes_memory.domain.memory_", "pi_hermes_memory.call_")):
             assert importlib.util.find_spec(name) is not None, name
 
 
