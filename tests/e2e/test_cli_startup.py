@@ -571,3 +571,37 @@ def test_the_api_s_reembed_batch_default_is_the_port_s() -> None:
 
     batch = inspect.signature(pi_hermes_memory.Memory.reembed).parameters["batch_size"]
     assert batch.default == REEMBED_BATCH
+
+
+_COLLECTIONS = """
+import gc, json, sys
+from pi_hermes_memory.adapters.cli.app import main
+passes = []
+gc.callbacks.append(lambda phase, info: passes.append(phase) if phase == "start" else None)
+code = main(json.loads(sys.argv[1]))
+gc.callbacks.clear()
+print(json.dumps([code, len(passes), gc.isenabled()]))
+"""
+
+
+def test_a_one_entry_command_runs_without_the_collector_and_turns_it_back_on(
+    tmp_path: Path,
+) -> None:
+    """An add and a search run with the cyclic collector off from the parse to the end (ADR
+    0111): no collection at all, though an add imports the write side and builds its classes;
+    it is on again when `main` returns. Another command has it on while it runs (ADR 0080)."""
+    env = {**os.environ, "HOME": str(tmp_path), "PI_CODING_AGENT_DIR": str(tmp_path / "agent")}
+    for argv in (
+        ["add", "the deploy window is friday"],
+        ["add", "the canary runs on tuesdays", "--target", "user"],
+        ["search", "deploy window"],
+    ):
+        done = run([sys.executable, "-c", _COLLECTIONS, json.dumps(argv)], env=env, cwd=tmp_path)
+        assert json.loads(done.stdout.strip().splitlines()[-1]) == [0, 0, True], argv
+    probe = (
+        "import gc\nfrom pi_hermes_memory.adapters.cli import app\n"
+        "app._run = lambda *a: print(gc.isenabled()) or 0\n"
+        "print(app.main(['list']), gc.isenabled())"
+    )
+    done = run([sys.executable, "-c", probe], env=env, cwd=tmp_path)
+    assert done.stdout.split() == ["True", "0", "True"]
