@@ -12,6 +12,12 @@ The standard `logging` module is imported by the first event, not by this module
 that logs nothing (a CLI search on a healthy store) does not load it (ADR 0110). A program that
 wants its handler in place for the library's events without importing `logging` itself (the
 CLI) gives `before_first_event` a function that installs it.
+
+A debug or info event while `logging` is not imported is dropped without importing it (ADR
+0111): nothing can have set a level or a handler yet, so the library logger's effective level
+is the root's default, WARNING, and the event would be dropped after the import anyway (the
+write pipeline's debug event made every CLI `add` load `logging`, about 4 ms). A function given
+to `before_first_event` that may let such events through (a lower level) says so.
 """
 
 from __future__ import annotations
@@ -26,16 +32,24 @@ LOGGER_NAME = "pi_hermes_memory"
 
 #: what runs once, with `logging` imported, before the library's next log event
 _pending: list[Callable[[], None]] = []
+#: whether one of `_pending` may let a debug or info event through (sets a level below WARNING)
+_pending_shows_below_warning = False
+#: the events a fresh `logging` drops at its default level (WARNING)
+_BELOW_WARNING = frozenset({"debug", "info"})
 
 
-def before_first_event(configure: Callable[[], None]) -> None:
+def before_first_event(configure: Callable[[], None], *, shows_debug_or_info: bool = True) -> None:
     """Run `configure` (which may import `logging` and add handlers) before the library logs
     its next event in this process; at once when `logging` is already imported (someone may
-    log through it directly)."""
+    log through it directly). `shows_debug_or_info=False` promises that `configure` sets no
+    level below WARNING: until `logging` is imported, debug and info events are then dropped
+    without importing it."""
+    global _pending_shows_below_warning
     if "logging" in sys.modules:
         configure()
     elif configure not in _pending:
         _pending.append(configure)
+        _pending_shows_below_warning = _pending_shows_below_warning or shows_debug_or_info
 
 
 def _run_pending() -> None:
@@ -106,6 +120,12 @@ class _LibraryLogger:
         self._structured: Any = None
 
     def _emit(self, method: str, event: str, fields: dict[str, Any]) -> None:
+        if (
+            method in _BELOW_WARNING
+            and "logging" not in sys.modules
+            and not _pending_shows_below_warning
+        ):
+            return  # a fresh `logging` would drop it: see the module docstring
         import logging
 
         if _pending:

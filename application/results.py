@@ -1,13 +1,21 @@
-"""Typed results returned by the public API."""
+"""Typed results returned by the public API.
+
+One write's result is defined here; `BatchResult`, `EntryView` and `ToolOutcome` live in
+`pi_hermes_memory.call_results` and are handed out from here on first use (ADR 0111): a CLI
+`add` builds none of their classes."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from datetime import date
-from typing import Any
+import importlib
+from typing import TYPE_CHECKING
 
 import attrs
 from pi_hermes_memory.domain.status import Status
+
+if TYPE_CHECKING:
+    from pi_hermes_memory.call_results import BatchResult as BatchResult
+    from pi_hermes_memory.call_results import EntryView as EntryView
+    from pi_hermes_memory.call_results import ToolOutcome as ToolOutcome
 
 __all__ = ["BatchResult", "CandidateView", "EntryView", "ToolOutcome", "WriteResult"]
 
@@ -40,72 +48,14 @@ class WriteResult:
     version: int | None = None
 
 
-@attrs.frozen(kw_only=True)
-class BatchResult:
-    success: bool
-    status: Status
-    message: str
-    results: tuple[WriteResult, ...]
-    warnings: tuple[str, ...] = ()
+#: the results defined in `pi_hermes_memory.call_results`
+_ELSEWHERE = frozenset({"BatchResult", "EntryView", "ToolOutcome"})
 
 
-@attrs.frozen(kw_only=True)
-class EntryView:
-    id: str
-    target: str
-    text: str
-    project: str | None
-    category: str | None
-    created: date
-    last_referenced: date
-    superseded_by: str | None = None
-    superseded_at: date | None = None
-    scope: str = "global"  # memory/user rows: global, agent:<id>, custom:<name>, user:<id>
-    #: why a hand-edited entry failed the content scan; it stays out of search until fixed
-    flagged: str | None = None
-    #: the second seed's fields (ADR 0045); None: not set (importance then ranks as 0.7)
-    importance: float | None = None
-    kind: str | None = None
-    #: ADR 0074: `id` is the memory's stable id, the same for all its versions; this version
-    #: is number `version` (1 the first) with its own id `version_id` (what `superseded_by`
-    #: names); None only for a view built without them
-    version: int | None = None
-    version_id: str | None = None
-
-
-def _copied(payload: Mapping[str, Any]) -> dict[str, Any]:
-    return dict(payload)
-
-
-@attrs.frozen
-class ToolOutcome(Mapping[str, Any]):
-    """The outcome of a call that runs a tool (`Memory.interview`, `Memory.learn_skill`,
-    `AgentSession.learn_skill`): `success`, `status` and `message` typed, and the tool's JSON
-    object as `to_json()`. It is also a read-only mapping of that object (`outcome["skill"]`),
-    so code written against the JSON keeps working."""
-
-    payload: Mapping[str, Any] = attrs.field(converter=_copied)
-
-    @property
-    def success(self) -> bool:
-        return bool(self.payload.get("success"))
-
-    @property
-    def status(self) -> Status:
-        return Status(self.payload["status"])
-
-    @property
-    def message(self) -> str:
-        return str(self.payload.get("message", ""))
-
-    def to_json(self) -> dict[str, Any]:
-        return dict(self.payload)
-
-    def __getitem__(self, key: str) -> Any:
-        return self.payload[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.payload)
-
-    def __len__(self) -> int:
-        return len(self.payload)
+def __getattr__(name: str) -> object:
+    """`BatchResult`, `EntryView` or `ToolOutcome`, imported (built) on first use."""
+    if name not in _ELSEWHERE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    found: object = getattr(importlib.import_module("pi_hermes_memory.call_results"), name)
+    globals()[name] = found
+    return found

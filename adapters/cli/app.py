@@ -789,12 +789,28 @@ def _wants_json(argv: Sequence[str]) -> bool:
     return "--json" in head
 
 
+#: commands that read or write one entry or one query's hits (a hook's or an agent's call):
+#: the cyclic garbage collector stays off while they run, not only while the store opens. What
+#: they import (the write side) and build is not cyclic garbage, and their work is bounded;
+#: its passes cost an add ~13 ms CPU of ~31 collections (ADR 0111). `main` turns it on again.
+_COLLECTOR_OFF = frozenset({"search", "add", "get", "update", "delete"})
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """The console script. Ctrl-C ends it quietly with 130 (128 + SIGINT), as shells expect.
 
     With `--json`, stdout always holds JSON: a command that failed before printing its own
     result (a usage error, a store that cannot be opened, a missing file) prints
     `{"success": false, "status": …, "message": …}` with the error it wrote to stderr."""
+    if _command_of(sys.argv[1:] if argv is None else argv) in _COLLECTOR_OFF:
+        gc.disable()  # from the parse on (the command's parser, its module)
+    try:
+        return _main_with_output(argv)
+    finally:
+        gc.enable()  # as `_main` leaves it for every other command (ADR 0080)
+
+
+def _main_with_output(argv: Sequence[str] | None) -> int:
     if not _wants_json(sys.argv[1:] if argv is None else argv):
         return _guarded(argv)
     out, err = _Watched(sys.stdout), _Watched(sys.stderr)
@@ -819,7 +835,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _guarded(argv: Sequence[str] | None) -> int:
-    before_first_event(_configure_logging)  # `logging` loads with the first event (ADR 0110)
+    # `logging` loads with the first event (ADR 0110) the CLI shows: a warning or worse
+    before_first_event(_configure_logging, shows_debug_or_info=False)
     try:
         return _main(argv)
     except SystemExit as exc:  # argparse: --help, --version (0) and usage errors (2)
@@ -881,7 +898,8 @@ def _main(argv: Sequence[str] | None) -> int:
 
     # Opening imports a few hundred modules and builds their classes: none of that is cyclic
     # garbage, so the collector's passes over it are wasted (~5 % of a one-shot command, issue
-    # 29, ADR 0080). It is on again before the command runs.
+    # 29, ADR 0080). It is on again before the command runs, except for the one-entry commands
+    # (ADR 0111): their work is bounded, so `main` turns it on again when they return.
     gc.disable()
     try:
         import pi_hermes_memory
@@ -895,7 +913,8 @@ def _main(argv: Sequence[str] | None) -> int:
             print(f"pi-hermes-memory: cannot open the memory store: {exc}", file=sys.stderr)
             return EXIT_USAGE if isinstance(exc, ConfigError) else EXIT_FAILED
     finally:
-        gc.enable()
+        if args.command not in _COLLECTOR_OFF:
+            gc.enable()
     with memory:
         writes = (
             args.command in _WRITES

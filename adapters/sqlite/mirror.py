@@ -11,20 +11,15 @@ only asks versions and the ledger loads neither the events nor the row model (AD
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import assert_never
+from typing import TYPE_CHECKING, assert_never
 
 import apsw
 from pi_hermes_memory.adapters.sqlite.fts import grams
 from pi_hermes_memory.adapters.sqlite.storage import SqliteJournal
 from pi_hermes_memory.adapters.sqlite.write_index import SqliteWriteIndex
+from pi_hermes_memory.domain.memory import events as ev
 from pi_hermes_memory.domain.memory.document import MemoryDocument, lineage_of
-from pi_hermes_memory.domain.memory.events import (
-    Event,
-    MemoryAdded,
-    MemoryMovedIn,
-    MemoryReplaced,
-    MemoryRestored,
-)
+from pi_hermes_memory.domain.memory.events import Event
 from pi_hermes_memory.domain.memory.model import MemoryEntry, Target
 from pi_hermes_memory.domain.memory.rows import (
     DeleteRows,
@@ -36,8 +31,9 @@ from pi_hermes_memory.domain.memory.rows import (
     UpsertRow,
     projected,
 )
-from pi_hermes_memory.memory.mirror import RepairTally, in_scope, plan_mirror
-from pi_hermes_memory.ports.memory import RebuildReport
+
+if TYPE_CHECKING:
+    from pi_hermes_memory.ports.memory import RebuildReport
 
 __all__ = ["SqliteProjection", "rebuild_rows"]
 
@@ -90,6 +86,9 @@ def _values(entry: MemoryEntry, have: _Row | None) -> _Row:
 
 def rebuild_rows(conn: apsw.Connection, documents: Sequence[MemoryDocument]) -> RebuildReport:
     """Inside the caller's transaction: make the rows equal to `documents`' state."""
+    # a repair's plan and report load with the first repair, not with every write (ADR 0111)
+    from pi_hermes_memory.memory.mirror import RepairTally, in_scope, plan_mirror
+
     plan = plan_mirror(documents)
     tally = RepairTally(plan)
     columns = ", ".join(_COLUMNS)
@@ -191,7 +190,8 @@ class SqliteProjection:
         try:
             for change in projected(event):
                 self._execute(change)
-            if isinstance(event, MemoryMovedIn) and self._lineage is not None:
+            # by its tag: a check by class would build the move's class for every event (ADR 0111)
+            if event.TAG == "memory.moved_in.v1" and self._lineage is not None:
                 # a move updates the row in place; its lineage travels with the event
                 row_id, memory_id, version_no = self._lineage
                 self._conn.execute(
@@ -205,10 +205,15 @@ class SqliteProjection:
         """The (row id, memory id, version number) the row `event` writes gets (ADR 0079):
         the fold's rule (`lineage_of`, a replace continues its old row's memory), read from the
         old row for a replace (unknown, None, when that row's is)."""
-        if isinstance(event, MemoryAdded | MemoryRestored | MemoryMovedIn):
+        # one check per kind, in this order: an add builds no other event class (ADR 0111)
+        if (
+            isinstance(event, ev.MemoryAdded)  # noqa: SIM101 (one tuple builds all three)
+            or isinstance(event, ev.MemoryRestored)
+            or isinstance(event, ev.MemoryMovedIn)
+        ):
             memory_id, version_no = lineage_of(event)
             return event.entry_id, memory_id or event.entry_id, version_no
-        if isinstance(event, MemoryReplaced):
+        if isinstance(event, ev.MemoryReplaced):
             old = self._conn.execute(
                 "SELECT memory_id, version_no FROM memories WHERE id = ?", (event.old_id,)
             ).fetchone()

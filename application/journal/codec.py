@@ -16,21 +16,25 @@ import json
 from datetime import date, datetime
 from typing import TYPE_CHECKING, Any
 
-from pi_hermes_memory.domain.memory.events import EVENT_TYPES, OPTIONAL_EVENT_FIELDS, Event
+from pi_hermes_memory.domain.memory import events
+from pi_hermes_memory.domain.memory.events import OPTIONAL_EVENT_FIELDS, Event
 from pi_hermes_memory.errors import CorruptEvent
 from pi_hermes_memory.journal.structure import structure_function, unstructure_function
 
 if TYPE_CHECKING:
     from cattrs.preconf.json import JsonConverter
 
-#: the event classes by tag: the memory events' now, the skill events' with the first tag
-#: not found here (a memory store's process never loads them; issue 29, ADR 0099)
-_BY_TAG: dict[str, type[Event]] = {cls.TAG: cls for cls in EVENT_TYPES}
+#: the event classes by tag, each memory event kind's with its first tag (its class is built
+#: then, ADR 0111), the skill events' with the first tag of neither (a memory store's process
+#: never loads them; issue 29, ADR 0099)
+_BY_TAG: dict[str, type[Event]] = {}
 
 
 def _event_class(tag: str) -> type[Event]:
     """The class of `tag`; KeyError for a tag of no event class."""
     cls = _BY_TAG.get(tag)
+    if cls is None and tag in events.TAG_KINDS:
+        cls = _BY_TAG[tag] = getattr(events, events.TAG_KINDS[tag])
     if cls is None:
         from pi_hermes_memory.domain.skills.events import SKILL_EVENT_TYPES
 

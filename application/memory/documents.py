@@ -12,7 +12,6 @@ from collections.abc import Sequence
 from pi_hermes_memory.domain.memory.document import MemoryDocument, fold, forget, target_of
 from pi_hermes_memory.domain.memory.events import Event
 from pi_hermes_memory.domain.memory.markdown_doc import VersionLine
-from pi_hermes_memory.domain.memory.reconcile import reconcile
 from pi_hermes_memory.errors import MarkdownUnreadable
 from pi_hermes_memory.journal.pipeline import Imported
 from pi_hermes_memory.journal.snapshots import decode_document, encode_document
@@ -94,6 +93,9 @@ class MemoryDocuments:
         purged_in_base = state.purged & {e.id for e in base.all_entries()}
         base = forget(base, purged_in_base)
         since = () if based_on is None else uow.journal.read(state.stream, after=based_on)
+        # the three-way merge loads with the first hand edit, not with every write (ADR 0111)
+        from pi_hermes_memory.domain.memory.reconcile import reconcile
+
         result = reconcile(
             base=base,
             parsed=parsed,

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from pi_hermes_memory.domain.memory import events as ev
 from pi_hermes_memory.domain.memory.document import entry_of, target_of
-from pi_hermes_memory.domain.memory.events import Event, MemoryAdded
+from pi_hermes_memory.domain.memory.events import Event
 from pi_hermes_memory.domain.memory.model import MemoryEntry, Target
 from pi_hermes_memory.ports.store import UnitOfWork, WriteIndex
 
@@ -59,7 +60,7 @@ def appended_entries(
         return None
     entries = []
     for event in events:
-        if not isinstance(event, MemoryAdded):
+        if not isinstance(event, ev.MemoryAdded):
             return None
         entries.append(entry_of(event, namespace=event.namespace))
     return entries

@@ -186,7 +186,10 @@ class MemoryService:
 
         target = command.target
         notes: tuple[str, ...] = ()
-        if isinstance(command, commands.AddMemory | commands.ReplaceMemory):
+        # one check per kind: a union would build the replace's class for every add (ADR 0111)
+        if isinstance(command, commands.AddMemory) or isinstance(  # noqa: SIM101
+            command, commands.ReplaceMemory
+        ):
             scanned, notes = self._scan(command)
             if isinstance(scanned, WriteResult):
                 return scanned
@@ -654,7 +657,9 @@ class MemoryService:
         prepared: list[MemoryCommand | WriteResult] = []
         scan_notes: dict[int, tuple[str, ...]] = {}
         for index, item in enumerate(items):
-            if isinstance(item, commands.AddMemory | commands.ReplaceMemory):
+            if isinstance(item, commands.AddMemory) or isinstance(  # noqa: SIM101 (as above)
+                item, commands.ReplaceMemory
+            ):
                 scanned, scan_notes[index] = self._scan(item)
                 prepared.append(scanned)
             else:
@@ -914,11 +919,10 @@ def _preview(idx: PurgeIndex, chain: frozenset[str]) -> PurgePlan:
 
 
 def _action(command: MemoryCommand) -> str:
-    return {
-        commands.AddMemory: "add",
-        commands.ReplaceMemory: "replace",
-        commands.RemoveMemory: "remove",
-    }[type(command)]
+    # by class name: the classes themselves would build every command kind (ADR 0111)
+    return {"AddMemory": "add", "ReplaceMemory": "replace", "RemoveMemory": "remove"}[
+        type(command).__name__
+    ]
 
 
 def entry_view(e: MemoryEntry) -> EntryView:

@@ -1,13 +1,24 @@
-"""Commands: what a caller asks the memory to do. Time and new ids arrive inside them."""
+"""Commands: what a caller asks the memory to do. Time and new ids arrive inside them.
+
+`AddMemory` is defined here; the other kinds live one per module in
+`pi_hermes_memory.domain.memory_commands` and are handed out from here on first use (ADR
+0111), so that a process that adds an entry builds one command class, not four."""
 
 from __future__ import annotations
 
 import enum
+import importlib
 from collections.abc import Mapping
 from datetime import datetime
+from typing import TYPE_CHECKING, TypeAlias
 
 import attrs
 from pi_hermes_memory.domain.memory.model import FailureCategory, MemoryKind, Target
+
+if TYPE_CHECKING:
+    from pi_hermes_memory.domain.memory_commands.move import MoveMemory as MoveMemory
+    from pi_hermes_memory.domain.memory_commands.remove import RemoveMemory as RemoveMemory
+    from pi_hermes_memory.domain.memory_commands.replace import ReplaceMemory as ReplaceMemory
 
 
 class MoveDirection(enum.StrEnum):
@@ -32,53 +43,29 @@ class AddMemory:
     kind: MemoryKind | None = None
 
 
-@attrs.frozen(kw_only=True)
-class ReplaceMemory:
-    target: Target
-    old_text: str
-    text: str
-    entry_id: str  # id of the new version
-    at: datetime
-    category: FailureCategory | None = None
-    namespace: str | None = None
-    #: the entry to replace, by id instead of old_text (ADR 0028)
-    old_id: str | None = None
-    #: ADR 0045: None keeps the old version's value
-    importance: float | None = None
-    kind: MemoryKind | None = None
+if TYPE_CHECKING:
+    MemoryCommand: TypeAlias = AddMemory | ReplaceMemory | RemoveMemory
+
+#: the module (under `pi_hermes_memory.domain.memory_commands`) of each other kind
+KIND_MODULES: dict[str, str] = {
+    "ReplaceMemory": "replace",
+    "RemoveMemory": "remove",
+    "MoveMemory": "move",
+}
 
 
-@attrs.frozen(kw_only=True)
-class RemoveMemory:
-    target: Target
-    old_text: str
-    at: datetime
-    namespace: str | None = None
-    #: the entry to remove, by id instead of old_text (ADR 0028)
-    old_id: str | None = None
-
-
-MemoryCommand = AddMemory | ReplaceMemory | RemoveMemory
-
-
-@attrs.frozen(kw_only=True)
-class MoveMemory:
-    """promote (current project -> global memory) or demote (global memory -> current project)."""
-
-    direction: MoveDirection
-    old_text: str
-    at: datetime
-    force: bool = False
-    #: the entry to move, by id instead of old_text (ADR 0028)
-    old_id: str | None = None
-    #: moved entry id -> {destination entry id -> cosine of their stored vectors}, for the
-    #: pairs where both have a current vector (read from storage, never from the provider)
-    cosines: Mapping[str, Mapping[str, float]] | None = None
-
-    @property
-    def source(self) -> Target:
-        return Target.PROJECT if self.direction is MoveDirection.PROMOTE else Target.MEMORY
-
-    @property
-    def destination(self) -> Target:
-        return Target.MEMORY if self.direction is MoveDirection.PROMOTE else Target.PROJECT
+def __getattr__(name: str) -> object:
+    """A command kind's class, imported (built) on first use; `MemoryCommand` (the union of
+    the three that `decide` takes) builds them. Each is stored here for the next read."""
+    module = KIND_MODULES.get(name)
+    if module is not None:
+        found: object = getattr(
+            importlib.import_module(f"pi_hermes_memory.domain.memory_commands.{module}"), name
+        )
+    elif name == "MemoryCommand":
+        replace, remove = __getattr__("ReplaceMemory"), __getattr__("RemoveMemory")
+        found = AddMemory | replace | remove
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = found
+    return found

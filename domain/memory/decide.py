@@ -10,24 +10,12 @@ from typing import TYPE_CHECKING
 
 import attrs
 from pi_hermes_memory.domain.echo import shown
+from pi_hermes_memory.domain.memory import commands as cmds
+from pi_hermes_memory.domain.memory import events as ev
 from pi_hermes_memory.domain.memory.capacity import LIMIT_SETTING, OverflowStrategy, usage
-from pi_hermes_memory.domain.memory.commands import (
-    AddMemory,
-    MemoryCommand,
-    MoveMemory,
-    RemoveMemory,
-    ReplaceMemory,
-)
+from pi_hermes_memory.domain.memory.commands import AddMemory
 from pi_hermes_memory.domain.memory.document import DocumentState
-from pi_hermes_memory.domain.memory.events import (
-    Event,
-    MemoryAdded,
-    MemoryRemoved,
-    MemoryReplaced,
-    MemorySuperseded,
-    RemovalReason,
-    stamp,
-)
+from pi_hermes_memory.domain.memory.events import Event, RemovalReason, stamp
 from pi_hermes_memory.domain.memory.model import (
     GLOBAL_NAMESPACE,
     FailureCategory,
@@ -169,7 +157,7 @@ def _namespace_gate(target: Target, namespace: str | None, scope: SessionScope) 
     return None
 
 
-def _id_gate(cmd: ReplaceMemory | RemoveMemory, scope: SessionScope) -> Decision | None:
+def _id_gate(cmd: cmds.ReplaceMemory | cmds.RemoveMemory, scope: SessionScope) -> Decision | None:
     """The namespace gate of a replace/remove; an edit by id without a scope needs none:
     the row it names is edited only when the session may see it (`locate_id`)."""
     if cmd.old_id is not None and cmd.namespace is None:
@@ -384,7 +372,7 @@ def capacity_events(
     *,
     adding: int,
     replacing: MemoryEntry | None,
-    command: AddMemory | ReplaceMemory | MoveMemory,
+    command: AddMemory | cmds.ReplaceMemory | cmds.MoveMemory,
     namespace: str | None = None,
 ) -> tuple[tuple[Event, ...], tuple[MemoryEntry, ...]] | Decision:
     if _own_usage(doc, policy.scope, namespace, replacing) + adding <= policy.char_limit:
@@ -407,7 +395,9 @@ def capacity_events(
         )
         return Decision(status=status, message=plan.message)
     events = tuple(
-        MemoryRemoved(stream=doc.stream, at=command.at, entry_id=e.id, reason=RemovalReason.EVICTED)
+        ev.MemoryRemoved(
+            stream=doc.stream, at=command.at, entry_id=e.id, reason=RemovalReason.EVICTED
+        )
         for e in plan.evict
     )
     return events, plan.evict
@@ -482,7 +472,7 @@ def decide_add(doc: DocumentState, cmd: AddMemory, policy: WritePolicy) -> Decis
     if isinstance(capacity, Decision):
         return capacity
     evictions, evicted = capacity
-    added = MemoryAdded(
+    added = ev.MemoryAdded(
         stream=doc.stream,
         at=cmd.at,
         entry_id=cmd.entry_id,
@@ -541,7 +531,7 @@ def _owner_policy(policy: WritePolicy, old: MemoryEntry) -> WritePolicy:
     )
 
 
-def decide_replace(doc: DocumentState, cmd: ReplaceMemory, policy: WritePolicy) -> Decision:
+def decide_replace(doc: DocumentState, cmd: cmds.ReplaceMemory, policy: WritePolicy) -> Decision:
     scope = policy.scope
     text = clean_entry_text(cmd.text)
     problem = (
@@ -575,7 +565,7 @@ def decide_replace(doc: DocumentState, cmd: ReplaceMemory, policy: WritePolicy) 
         )
     same = same_text(doc, owner.scope, project, old.namespace, key)
     if same is not None and same.id != old.id:
-        merged = MemorySuperseded(
+        merged = ev.MemorySuperseded(
             stream=doc.stream,
             at=cmd.at,
             old_id=old.id,
@@ -599,7 +589,7 @@ def decide_replace(doc: DocumentState, cmd: ReplaceMemory, policy: WritePolicy) 
     if isinstance(capacity, Decision):
         return capacity
     evictions, evicted = capacity
-    replaced = MemoryReplaced(
+    replaced = ev.MemoryReplaced(
         stream=doc.stream,
         at=cmd.at,
         old_id=old.id,
@@ -621,7 +611,7 @@ def decide_replace(doc: DocumentState, cmd: ReplaceMemory, policy: WritePolicy) 
     )
 
 
-def decide_remove(doc: DocumentState, cmd: RemoveMemory, policy: WritePolicy) -> Decision:
+def decide_remove(doc: DocumentState, cmd: cmds.RemoveMemory, policy: WritePolicy) -> Decision:
     problem = _project_problem(cmd.target, policy.scope)
     if problem:
         return Decision(status=Status.INVALID, message=f"Refused: {problem}.")
@@ -631,7 +621,7 @@ def decide_remove(doc: DocumentState, cmd: RemoveMemory, policy: WritePolicy) ->
     located = locate_one(doc, policy.scope, cmd.old_text, cmd.namespace, cmd.old_id)
     if isinstance(located, Decision):
         return located
-    removed = MemoryRemoved(
+    removed = ev.MemoryRemoved(
         stream=doc.stream,
         at=cmd.at,
         entry_id=located.id,
@@ -645,13 +635,13 @@ def decide_remove(doc: DocumentState, cmd: RemoveMemory, policy: WritePolicy) ->
     )
 
 
-def decide(doc: DocumentState, cmd: MemoryCommand, policy: WritePolicy) -> Decision:
+def decide(doc: DocumentState, cmd: cmds.MemoryCommand, policy: WritePolicy) -> Decision:
     if doc.target is not cmd.target:
         raise ValueError(f"{type(cmd).__name__} for {cmd.target} given the {doc.target} document")
     match cmd:
         case AddMemory():
             return decide_add(doc, cmd, policy)
-        case ReplaceMemory():
+        case cmds.ReplaceMemory():
             return decide_replace(doc, cmd, policy)
-        case RemoveMemory():
+        case cmds.RemoveMemory():
             return decide_remove(doc, cmd, policy)

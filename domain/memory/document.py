@@ -13,21 +13,8 @@ from typing import Protocol, assert_never
 
 import attrs
 from pi_hermes_memory.domain.errors import InvariantViolation, VersionConflict
-from pi_hermes_memory.domain.memory.events import (
-    Event,
-    MemoryAdded,
-    MemoryMergedInto,
-    MemoryMovedIn,
-    MemoryMovedOut,
-    MemoryPurged,
-    MemoryReferenced,
-    MemoryRemoved,
-    MemoryReplaced,
-    MemoryRestored,
-    MemoryRetagged,
-    MemorySuperseded,
-    as_memory_event,
-)
+from pi_hermes_memory.domain.memory import events as ev
+from pi_hermes_memory.domain.memory.events import Event, as_memory_event
 from pi_hermes_memory.domain.memory.model import MemoryEntry, Target
 from pi_hermes_memory.domain.memory.scope_index import RowIndex, ScopeIndex
 
@@ -105,7 +92,7 @@ class _Carried:
 
 
 def entry_of(
-    event: MemoryAdded | MemoryMovedIn | MemoryRestored, *, namespace: str | None
+    event: ev.MemoryAdded | ev.MemoryMovedIn | ev.MemoryRestored, *, namespace: str | None
 ) -> MemoryEntry:
     """The active entry an event brings into a document."""
     return MemoryEntry(
@@ -125,7 +112,9 @@ def entry_of(
     )
 
 
-def lineage_of(event: MemoryAdded | MemoryMovedIn | MemoryRestored) -> tuple[str | None, int]:
+def lineage_of(
+    event: ev.MemoryAdded | ev.MemoryMovedIn | ev.MemoryRestored,
+) -> tuple[str | None, int]:
     """The `memory_id` and `version_no` an event gives its entry (ADR 0074): an add starts a
     memory (an import's add may carry the exported ones); a move or a restore carries the ones
     the entry had (an older event carries none: the entry then is the first version of a
@@ -198,7 +187,7 @@ class _Builder:
         return slot
 
     def append(
-        self, event: MemoryAdded | MemoryMovedIn | MemoryRestored, *, namespace: str | None
+        self, event: ev.MemoryAdded | ev.MemoryMovedIn | ev.MemoryRestored, *, namespace: str | None
     ) -> None:
         """A new active entry at the end of the document."""
         entry = entry_of(event, namespace=namespace)
@@ -224,10 +213,10 @@ class _Builder:
         event = as_memory_event(any_event)
         self.version = event.version
         match event:
-            case MemoryAdded():
+            case ev.MemoryAdded():
                 self.require_new_id(event.entry_id)
                 self.append(event, namespace=event.namespace)
-            case MemoryReplaced():
+            case ev.MemoryReplaced():
                 self.require_new_id(event.new_id)
                 old = self.active_entry(event.old_id)
                 position = self.retire(event.old_id, event.new_id, event.at.date())
@@ -247,33 +236,33 @@ class _Builder:
                 )
                 self.slots[position] = new  # the new version takes the old one's place
                 self.slot_of[new.id] = position
-            case MemorySuperseded():
+            case ev.MemorySuperseded():
                 canonical = self.active_entry(event.by_id)
                 self.retire(event.old_id, event.by_id, event.on)
                 if event.on > canonical.last_referenced:  # a merge counts as a reference
                     self.slots[self.slot_of[canonical.id]] = attrs.evolve(
                         canonical, last_referenced=event.on
                     )
-            case MemoryRemoved() | MemoryMovedOut():
+            case ev.MemoryRemoved() | ev.MemoryMovedOut():
                 self.active_entry(event.entry_id)
                 del self.slots[self.slot_of.pop(event.entry_id)]
                 self.removed.add(event.entry_id)
-            case MemoryMovedIn():
+            case ev.MemoryMovedIn():
                 # an entry may come back to a document it once left (promote, then demote)
                 if event.entry_id in self.slot_of or event.entry_id in self.history:
                     raise InvariantViolation(f"{self.stream}: entry id {event.entry_id} exists")
                 self.removed.discard(event.entry_id)
                 self.append(event, namespace=None)  # moves only involve the global layer
-            case MemoryMergedInto():
+            case ev.MemoryMergedInto():
                 self.retire(event.entry_id, event.into_id, event.on)
                 self.removed.add(event.into_id)
-            case MemoryReferenced():
+            case ev.MemoryReferenced():
                 entry = self.active_entry(event.entry_id)
                 if event.on > entry.last_referenced:
                     self.slots[self.slot_of[entry.id]] = attrs.evolve(
                         entry, last_referenced=event.on
                     )
-            case MemoryRetagged():
+            case ev.MemoryRetagged():
                 entry = self.active_entry(event.entry_id)
                 self.slots[self.slot_of[entry.id]] = attrs.evolve(
                     entry,
@@ -286,14 +275,14 @@ class _Builder:
                     importance=entry.importance if event.importance is None else event.importance,
                     kind=entry.kind if event.kind is None else event.kind,
                 )
-            case MemoryRestored():
+            case ev.MemoryRestored():
                 if event.entry_id not in self.removed or event.entry_id in self.slot_of:
                     raise InvariantViolation(
                         f"{self.stream}: entry {event.entry_id} is not a removed entry"
                     )
                 self.removed.discard(event.entry_id)
                 self.append(event, namespace=event.namespace)
-            case MemoryPurged():
+            case ev.MemoryPurged():
                 self.forget(event.entry_ids)
             case _:
                 assert_never(event)
@@ -319,10 +308,10 @@ def _appended(state: MemoryDocument, events: tuple[Event, ...]) -> MemoryDocumen
     every row. None for anything else, and for anything the general fold would refuse (that
     fold then raises the error)."""
     version = state.version
-    new: dict[str, MemoryAdded] = {}
+    new: dict[str, ev.MemoryAdded] = {}
     for event in events:
         if (
-            not isinstance(event, MemoryAdded)
+            not isinstance(event, ev.MemoryAdded)
             or event.stream != state.stream
             or event.version != version + 1
             or event.entry_id in new
@@ -349,18 +338,18 @@ def _appended(state: MemoryDocument, events: tuple[Event, ...]) -> MemoryDocumen
 
 def removals(
     target: Target, events: Iterable[Event]
-) -> dict[str, tuple[MemoryEntry, MemoryRemoved]]:
+) -> dict[str, tuple[MemoryEntry, ev.MemoryRemoved]]:
     """Fold a stream from its first event and keep, for every entry id whose last fate is a
     removal, the entry as it was just before and the removal: what `restore` can bring back.
     The fold's own rules give the entry's state, so it cannot drift from the document's."""
     builder = _Builder.of(MemoryDocument.empty(target))
-    removed: dict[str, tuple[MemoryEntry, MemoryRemoved]] = {}
+    removed: dict[str, tuple[MemoryEntry, ev.MemoryRemoved]] = {}
     for event in events:
-        if isinstance(event, MemoryRemoved):
+        if isinstance(event, ev.MemoryRemoved):
             removed[event.entry_id] = (builder.active_entry(event.entry_id), event)
-        elif isinstance(event, MemoryRestored | MemoryMovedIn):
+        elif isinstance(event, ev.MemoryRestored | ev.MemoryMovedIn):
             removed.pop(event.entry_id, None)
-        elif isinstance(event, MemoryPurged):
+        elif isinstance(event, ev.MemoryPurged):
             for entry_id in event.entry_ids:
                 removed.pop(entry_id, None)
         builder.apply(event)

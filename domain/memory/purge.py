@@ -24,24 +24,10 @@ from typing import assert_never
 
 import attrs
 from pi_hermes_memory.domain.echo import shown
+from pi_hermes_memory.domain.memory import events as ev
 from pi_hermes_memory.domain.memory.decide import Decision
 from pi_hermes_memory.domain.memory.document import target_of
-from pi_hermes_memory.domain.memory.events import (
-    Event,
-    MemoryAdded,
-    MemoryMergedInto,
-    MemoryMovedIn,
-    MemoryMovedOut,
-    MemoryPurged,
-    MemoryReferenced,
-    MemoryRemoved,
-    MemoryReplaced,
-    MemoryRestored,
-    MemoryRetagged,
-    MemorySuperseded,
-    as_memory_event,
-    stamp,
-)
+from pi_hermes_memory.domain.memory.events import Event, as_memory_event, stamp
 from pi_hermes_memory.domain.memory.model import MemoryEntry, Target
 from pi_hermes_memory.domain.memory.scope import SessionScope
 from pi_hermes_memory.domain.search.similarity import Candidate
@@ -50,23 +36,25 @@ from pi_hermes_memory.domain.status import Status
 #: what a purged event's text fields hold afterwards
 REDACTED = ""
 
-_Texty = MemoryAdded | MemoryReplaced | MemoryMovedIn | MemoryRetagged | MemoryRestored
+_Texty = (
+    ev.MemoryAdded | ev.MemoryReplaced | ev.MemoryMovedIn | ev.MemoryRetagged | ev.MemoryRestored
+)
 
 
 def text_owner(event: Event) -> str | None:
     """The id whose text `event` carries, or None for an event without entry text."""
     match event := as_memory_event(event):
-        case MemoryAdded() | MemoryMovedIn() | MemoryRetagged() | MemoryRestored():
+        case ev.MemoryAdded() | ev.MemoryMovedIn() | ev.MemoryRetagged() | ev.MemoryRestored():
             return event.entry_id
-        case MemoryReplaced():
+        case ev.MemoryReplaced():
             return event.new_id
         case (
-            MemorySuperseded()
-            | MemoryRemoved()
-            | MemoryReferenced()
-            | MemoryMovedOut()
-            | MemoryMergedInto()
-            | MemoryPurged()
+            ev.MemorySuperseded()
+            | ev.MemoryRemoved()
+            | ev.MemoryReferenced()
+            | ev.MemoryMovedOut()
+            | ev.MemoryMergedInto()
+            | ev.MemoryPurged()
         ):
             return None
         case _:
@@ -76,21 +64,21 @@ def text_owner(event: Event) -> str | None:
 def _links(event: Event) -> tuple[str, ...]:
     """The ids an event ties into one chain (a move keeps its id, so it needs no link)."""
     match event := as_memory_event(event):
-        case MemoryReplaced():
+        case ev.MemoryReplaced():
             return (event.old_id, event.new_id)
-        case MemorySuperseded():
+        case ev.MemorySuperseded():
             return (event.old_id, event.by_id)
-        case MemoryMergedInto():
+        case ev.MemoryMergedInto():
             return (event.entry_id, event.into_id)
         case (
-            MemoryAdded()
-            | MemoryRemoved()
-            | MemoryReferenced()
-            | MemoryMovedOut()
-            | MemoryMovedIn()
-            | MemoryRetagged()
-            | MemoryRestored()
-            | MemoryPurged()
+            ev.MemoryAdded()
+            | ev.MemoryRemoved()
+            | ev.MemoryReferenced()
+            | ev.MemoryMovedOut()
+            | ev.MemoryMovedIn()
+            | ev.MemoryRetagged()
+            | ev.MemoryRestored()
+            | ev.MemoryPurged()
         ):
             return ()
         case _:
@@ -106,7 +94,7 @@ def _mentions(event: Event) -> tuple[str, ...]:
     entry_id = getattr(event, "entry_id", None)
     if isinstance(entry_id, str):
         ids.append(entry_id)
-    if isinstance(event, MemoryPurged):
+    if isinstance(event, ev.MemoryPurged):
         ids.extend(event.entry_ids)
     return tuple(ids)
 
@@ -165,10 +153,10 @@ def index(streams: Mapping[str, Sequence[Event]]) -> PurgeIndex:
                 chains.union(a, b)
             for entry_id in _mentions(event):
                 chains.find(entry_id)
-            if isinstance(event, MemoryPurged):
+            if isinstance(event, ev.MemoryPurged):
                 purged.update(event.entry_ids)
                 continue
-            if isinstance(event, MemoryReplaced):
+            if isinstance(event, ev.MemoryReplaced):
                 namespaces[event.new_id] = namespaces.get(event.old_id)
             owner = text_owner(event)
             if owner is None or not isinstance(event, _Texty):
@@ -184,7 +172,7 @@ def index(streams: Mapping[str, Sequence[Event]]) -> PurgeIndex:
                     category=event.category,
                     created=event.created,
                     last_referenced=event.last_referenced,
-                    namespace=None if isinstance(event, MemoryMovedIn) else namespace,
+                    namespace=None if isinstance(event, ev.MemoryMovedIn) else namespace,
                 ),
                 stream=stream,
                 order=(event.at, event.version),
@@ -207,7 +195,7 @@ class PurgePlan:
 
     ids: frozenset[str]
     redacted: tuple[Event, ...]
-    purges: Mapping[str, MemoryPurged]
+    purges: Mapping[str, ev.MemoryPurged]
     newest: MemoryEntry  # the chain's newest version (for the message)
     #: the texts erased (kept in memory only, never stored: callers may check leftover copies)
     texts: tuple[str, ...]
@@ -282,7 +270,7 @@ def plan_purge(
     """The events that erase the chain `ids` from every stream that holds one of its versions;
     `streams` are complete (from version 1) and end at each stream's head."""
     redacted: list[Event] = []
-    purges: dict[str, MemoryPurged] = {}
+    purges: dict[str, ev.MemoryPurged] = {}
     texts: list[str] = []
     for stream in sorted(streams):
         events = streams[stream]
@@ -303,7 +291,9 @@ def plan_purge(
         if here:
             head = events[-1].version if events else 0
             (purges[stream],) = stamp(
-                stream, head, (MemoryPurged(stream=stream, at=at, entry_ids=tuple(sorted(here))),)
+                stream,
+                head,
+                (ev.MemoryPurged(stream=stream, at=at, entry_ids=tuple(sorted(here))),),
             )
     return PurgePlan(
         ids=ids,

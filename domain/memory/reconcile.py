@@ -28,20 +28,10 @@ from datetime import date, datetime
 from typing import assert_never
 
 import attrs
+from pi_hermes_memory.domain.memory import events as ev
 from pi_hermes_memory.domain.memory.document import MemoryDocument
 from pi_hermes_memory.domain.memory.events import (
     Event,
-    MemoryAdded,
-    MemoryMergedInto,
-    MemoryMovedIn,
-    MemoryMovedOut,
-    MemoryPurged,
-    MemoryReferenced,
-    MemoryRemoved,
-    MemoryReplaced,
-    MemoryRestored,
-    MemoryRetagged,
-    MemorySuperseded,
     Origin,
     RemovalReason,
     as_memory_event,
@@ -179,7 +169,7 @@ class _Merge:
             kind=_kind(p.kind),
         )
         self.events.append(
-            MemoryAdded(
+            ev.MemoryAdded(
                 stream=self.stream,
                 at=self.at,
                 entry_id=entry.id,
@@ -203,7 +193,7 @@ class _Merge:
         existing = self.holder((normalize_text(text), project, old.namespace))
         if existing is not None:  # the new text equals another active entry: merge into it
             self.events.append(
-                MemorySuperseded(
+                ev.MemorySuperseded(
                     stream=self.stream,
                     at=self.at,
                     old_id=old.id,
@@ -226,7 +216,7 @@ class _Merge:
                 kind=_kind(p.kind) or old.kind,
             )
             self.events.append(
-                MemoryReplaced(
+                ev.MemoryReplaced(
                     stream=self.stream,
                     at=self.at,
                     old_id=old.id,
@@ -274,7 +264,7 @@ class _Merge:
         if existing is not None and existing != entry.id:
             # the new attribution already holds this text: the edited row merges into it
             self.events.append(
-                MemorySuperseded(
+                ev.MemorySuperseded(
                     stream=self.stream,
                     at=self.at,
                     old_id=entry.id,
@@ -296,7 +286,7 @@ class _Merge:
             kind=kind,
         )
         self.events.append(
-            MemoryRetagged(
+            ev.MemoryRetagged(
                 stream=self.stream,
                 at=self.at,
                 entry_id=entry.id,
@@ -317,7 +307,7 @@ class _Merge:
 
     def remove(self, entry_id: str) -> None:
         self.events.append(
-            MemoryRemoved(
+            ev.MemoryRemoved(
                 stream=self.stream,
                 at=self.at,
                 entry_id=entry_id,
@@ -333,18 +323,18 @@ def _gone_since_base(events: Iterable[Event], active: dict[str, MemoryEntry]) ->
     entered: dict[str, str] = {}
     for any_event in events:
         match event := as_memory_event(any_event):
-            case MemoryAdded() | MemoryRestored() | MemoryMovedIn():
+            case ev.MemoryAdded() | ev.MemoryRestored() | ev.MemoryMovedIn():
                 entered[event.entry_id] = event.text
-            case MemoryReplaced():
+            case ev.MemoryReplaced():
                 entered[event.new_id] = event.text
             case (
-                MemorySuperseded()
-                | MemoryRemoved()
-                | MemoryReferenced()
-                | MemoryMovedOut()
-                | MemoryMergedInto()
-                | MemoryRetagged()
-                | MemoryPurged()
+                ev.MemorySuperseded()
+                | ev.MemoryRemoved()
+                | ev.MemoryReferenced()
+                | ev.MemoryMovedOut()
+                | ev.MemoryMergedInto()
+                | ev.MemoryRetagged()
+                | ev.MemoryPurged()
             ):
                 pass
             case _:

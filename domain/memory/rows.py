@@ -12,28 +12,19 @@ search columns (an adapter may add its own, as SQLite adds `grams` for every tex
 from __future__ import annotations
 
 from datetime import date
-from typing import Literal, TypeAlias, assert_never
+from typing import TYPE_CHECKING, Literal, TypeAlias, assert_never
 
 import attrs
+from pi_hermes_memory.domain.memory import events as ev
 from pi_hermes_memory.domain.memory.document import target_of
 from pi_hermes_memory.domain.memory.events import (
-    MEMORY_EVENT_TYPES,
     Event,
-    MemoryAdded,
-    MemoryEvent,
-    MemoryMergedInto,
-    MemoryMovedIn,
-    MemoryMovedOut,
-    MemoryPurged,
-    MemoryReferenced,
-    MemoryRemoved,
-    MemoryReplaced,
-    MemoryRestored,
-    MemoryRetagged,
-    MemorySuperseded,
     as_memory_event,
 )
 from pi_hermes_memory.domain.memory.model import FailureCategory, Target
+
+if TYPE_CHECKING:
+    from pi_hermes_memory.domain.memory.events import MemoryEvent
 
 #: the columns an `UpsertRow` may set on an existing row (never the text: a new text is a new
 #: row, so a row's vector always belongs to its text)
@@ -132,7 +123,7 @@ _RETAGGED: tuple[Column, ...] = ("project", "namespace", "category", "created", 
 def projected(event: Event) -> tuple[RowChange, ...]:
     """The row changes of any journal event: a skill event changes no memory row (skills are
     read from their own streams, ADR 0030); an event of neither kind raises."""
-    if not isinstance(event, MEMORY_EVENT_TYPES):
+    if event.TAG not in ev.TAG_KINDS:  # builds no event class (ADR 0111)
         # a skill event's class is loaded only when one exists (issue 29, ADR 0099)
         from pi_hermes_memory.domain.skills.events import SKILL_EVENT_TYPES
 
@@ -144,33 +135,33 @@ def projected(event: Event) -> tuple[RowChange, ...]:
 def row_changes(event: MemoryEvent) -> tuple[RowChange, ...]:
     """What `event` does to the read model, in order."""
     match event:
-        case MemoryAdded() | MemoryRestored():
+        case ev.MemoryAdded() | ev.MemoryRestored():
             return (InsertRow(row=_row(event, event.entry_id, event.target, event.namespace)),)
-        case MemoryReplaced():
+        case ev.MemoryReplaced():
             new = _row(event, event.new_id, target_of(event.stream), None)
             return (
                 SupersedeRow(id=event.old_id, by=event.new_id, at=event.at.date()),
                 InsertRow(row=new, scope_of=event.old_id),
             )
-        case MemorySuperseded():
+        case ev.MemorySuperseded():
             return (
                 SupersedeRow(id=event.old_id, by=event.by_id, at=event.on),
                 ReferenceRow(id=event.by_id, on=event.on),  # a merge counts as a reference
             )
-        case MemoryRemoved():
+        case ev.MemoryRemoved():
             return (DeleteRows(ids=(event.entry_id,)),)
-        case MemoryPurged():  # rows, history rows and their vectors
+        case ev.MemoryPurged():  # rows, history rows and their vectors
             return (DeleteRows(ids=event.entry_ids),)
-        case MemoryMovedOut():
+        case ev.MemoryMovedOut():
             return ()  # the MemoryMovedIn of the same transaction updates the row in place
-        case MemoryMovedIn():
+        case ev.MemoryMovedIn():
             # moves only involve the global layer: the row leaves any namespace
             return (UpsertRow(row=_row(event, event.entry_id, event.target, None), columns=_MOVED),)
-        case MemoryMergedInto():
+        case ev.MemoryMergedInto():
             return (SupersedeRow(id=event.entry_id, by=event.into_id, at=event.on),)
-        case MemoryReferenced():
+        case ev.MemoryReferenced():
             return (ReferenceRow(id=event.entry_id, on=event.on),)
-        case MemoryRetagged():
+        case ev.MemoryRetagged():
             row = _row(event, event.entry_id, target_of(event.stream), event.namespace)
             if not stored(row.target, row.project):
                 return (DeleteRows(ids=(event.entry_id,)),)  # unattributed: Markdown only
@@ -180,7 +171,11 @@ def row_changes(event: MemoryEvent) -> tuple[RowChange, ...]:
 
 
 def _row(
-    event: MemoryAdded | MemoryRestored | MemoryReplaced | MemoryMovedIn | MemoryRetagged,
+    event: ev.MemoryAdded
+    | ev.MemoryRestored
+    | ev.MemoryReplaced
+    | ev.MemoryMovedIn
+    | ev.MemoryRetagged,
     entry_id: str,
     target: Target,
     namespace: str | None,

@@ -15,22 +15,9 @@ from __future__ import annotations
 from typing import Protocol, assert_never
 
 import attrs
+from pi_hermes_memory.domain.memory import events as ev
 from pi_hermes_memory.domain.memory.document import entry_of
-from pi_hermes_memory.domain.memory.events import (
-    Event,
-    MemoryAdded,
-    MemoryMergedInto,
-    MemoryMovedIn,
-    MemoryMovedOut,
-    MemoryPurged,
-    MemoryReferenced,
-    MemoryRemoved,
-    MemoryReplaced,
-    MemoryRestored,
-    MemoryRetagged,
-    MemorySuperseded,
-    as_memory_event,
-)
+from pi_hermes_memory.domain.memory.events import Event, as_memory_event
 from pi_hermes_memory.domain.memory.model import MemoryEntry
 
 __all__ = ["RowTable", "advance"]
@@ -58,11 +45,11 @@ def advance(table: RowTable, any_event: Event) -> bool:
     event (the caller then marks it stale; it is rebuilt from the fold)."""
     event = as_memory_event(any_event)
     match event:
-        case MemoryAdded() | MemoryRestored():
+        case ev.MemoryAdded() | ev.MemoryRestored():
             table.put(table.next_slot(), entry_of(event, namespace=event.namespace))
-        case MemoryMovedIn():
+        case ev.MemoryMovedIn():
             table.put(table.next_slot(), entry_of(event, namespace=None))
-        case MemoryReplaced():
+        case ev.MemoryReplaced():
             found = table.get(event.old_id)
             if found is None:
                 return False
@@ -83,7 +70,7 @@ def advance(table: RowTable, any_event: Event) -> bool:
             )
             table.delete(event.old_id)
             table.put(slot, new)
-        case MemorySuperseded():
+        case ev.MemorySuperseded():
             found = table.get(event.by_id)
             if found is None or table.get(event.old_id) is None:
                 return False
@@ -91,18 +78,18 @@ def advance(table: RowTable, any_event: Event) -> bool:
             table.delete(event.old_id)
             if event.on > canonical.last_referenced:
                 table.put(slot, attrs.evolve(canonical, last_referenced=event.on))
-        case MemoryRemoved() | MemoryMovedOut() | MemoryMergedInto():
+        case ev.MemoryRemoved() | ev.MemoryMovedOut() | ev.MemoryMergedInto():
             if table.get(event.entry_id) is None:
                 return False
             table.delete(event.entry_id)
-        case MemoryReferenced():
+        case ev.MemoryReferenced():
             found = table.get(event.entry_id)
             if found is None:
                 return False
             slot, entry = found
             if event.on > entry.last_referenced:
                 table.put(slot, attrs.evolve(entry, last_referenced=event.on))
-        case MemoryRetagged():
+        case ev.MemoryRetagged():
             found = table.get(event.entry_id)
             if found is None:
                 return False
@@ -121,7 +108,7 @@ def advance(table: RowTable, any_event: Event) -> bool:
                     kind=entry.kind if event.kind is None else event.kind,
                 ),
             )
-        case MemoryPurged():
+        case ev.MemoryPurged():
             for entry_id in event.entry_ids:
                 if table.get(entry_id) is not None:
                     table.delete(entry_id)

@@ -263,6 +263,47 @@ def test_an_add_loads_the_write_side_it_needs(tmp_path: Path) -> None:
     assert [m for m in loaded if m.rsplit(".", 1)[-1] in by_id] == []
 
 
+#: what an add does not use (ADR 0111): the other event kinds (each builds on its first use),
+#: `logging` (no event at WARNING or above), `tempfile` and `random` (the Markdown's temp file),
+#: the mirror's repair plan and report, the hand-edit merge
+NOT_FOR_AN_ADD = (
+    *NOT_FOR_ONE_CALL,
+    *(
+        f"pi_hermes_memory.domain.memory_events.{module}"
+        for module in ("replaced", "superseded", "removed", "referenced", "moved", "merged")
+    ),
+    *(f"pi_hermes_memory.domain.memory_events.{m}" for m in ("retagged", "restored", "purged")),
+    "logging",
+    "tempfile",
+    "random",
+    "pi_hermes_memory.ports.memory",
+    "pi_hermes_memory.memory.mirror",
+    "pi_hermes_memory.domain.memory.reconcile",
+    # the other command kinds and the results of other calls (a batch, a listing, a tool)
+    *(f"pi_hermes_memory.domain.memory_commands.{m}" for m in ("replace", "remove", "move")),
+    "pi_hermes_memory.call_results",
+)
+
+
+def test_an_add_builds_its_event_kind_only(tmp_path: Path) -> None:
+    """A CLI add, on a new store and on one with history, builds the one event class it
+    writes and loads none of `NOT_FOR_AN_ADD`; a duplicate writes no event and builds none.
+    The event modules named are real (a misspelt name would never load)."""
+    import importlib.util
+
+    for text in ("the deploy window is friday", "the canary runs on tuesdays"):
+        code, heavy, _, _ = _one_call(tmp_path, "add", text, watch=NOT_FOR_AN_ADD)
+        assert (code, heavy) == (0, [])
+    added = "pi_hermes_memory.domain.memory_events.added"
+    code, loaded, _, _ = _one_call(tmp_path, "add", "the canary runs on tuesdays", watch=(added,))
+    assert (code, loaded) == (0, [])
+    code, loaded, _, _ = _one_call(tmp_path, "add", "the freeze starts in may", watch=(added,))
+    assert (code, loaded) == (0, [added])
+    for name in NOT_FOR_AN_ADD:
+        if name.startswith(("pi_hermes_memory.domain.memory_", "pi_hermes_memory.call_")):
+            assert importlib.util.find_spec(name) is not None, name
+
+
 def test_a_search_in_a_new_process_imports_a_hand_edit(tmp_path: Path) -> None:
     """Opening for a search does not load the write side, yet a Markdown file edited by hand
     since the last render is still imported (through the pipeline) before the search answers;
@@ -533,3 +574,37 @@ def test_the_api_s_reembed_batch_default_is_the_port_s() -> None:
 
     batch = inspect.signature(pi_hermes_memory.Memory.reembed).parameters["batch_size"]
     assert batch.default == REEMBED_BATCH
+
+
+_COLLECTIONS = """
+import gc, json, sys
+from pi_hermes_memory.adapters.cli.app import main
+passes = []
+gc.callbacks.append(lambda phase, info: passes.append(phase) if phase == "start" else None)
+code = main(json.loads(sys.argv[1]))
+gc.callbacks.clear()
+print(json.dumps([code, len(passes), gc.isenabled()]))
+"""
+
+
+def test_a_one_entry_command_runs_without_the_collector_and_turns_it_back_on(
+    tmp_path: Path,
+) -> None:
+    """An add and a search run with the cyclic collector off from the parse to the end (ADR
+    0111): no collection at all, though an add imports the write side and builds its classes;
+    it is on again when `main` returns. Another command has it on while it runs (ADR 0080)."""
+    env = {**os.environ, "HOME": str(tmp_path), "PI_CODING_AGENT_DIR": str(tmp_path / "agent")}
+    for argv in (
+        ["add", "the deploy window is friday"],
+        ["add", "the canary runs on tuesdays", "--target", "user"],
+        ["search", "deploy window"],
+    ):
+        done = run([sys.executable, "-c", _COLLECTIONS, json.dumps(argv)], env=env, cwd=tmp_path)
+        assert json.loads(done.stdout.strip().splitlines()[-1]) == [0, 0, True], argv
+    probe = (
+        "import gc\nfrom pi_hermes_memory.adapters.cli import app\n"
+        "app._run = lambda *a: print(gc.isenabled()) or 0\n"
+        "print(app.main(['list']), gc.isenabled())"
+    )
+    done = run([sys.executable, "-c", probe], env=env, cwd=tmp_path)
+    assert done.stdout.split() == ["True", "0", "True"]

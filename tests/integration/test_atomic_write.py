@@ -15,7 +15,6 @@ import signal
 import stat
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -164,13 +163,43 @@ def test_mkstemp_failure_is_a_storage_error(
     path = tmp_path / "MEMORY.md"
     atomic_write(path, OLD)
 
-    def no_space(*args: Any, **kwargs: Any) -> tuple[int, str]:
-        raise OSError(errno.ENOSPC, "No space left on device")
+    real_open = os.open
 
-    monkeypatch.setattr(tempfile, "mkstemp", no_space)
+    def no_space(name: Any, flags: int, *args: Any, **kwargs: Any) -> int:
+        if str(name).endswith(".tmp") and flags & os.O_EXCL:  # the temp file, not the lock
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real_open(name, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", no_space)
     with pytest.raises(StorageFailed, match="temporary file"):
         atomic_write(path, NEW)
     assert path.read_bytes() == OLD
+
+
+def test_a_temp_name_taken_already_is_skipped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The temp file is made as `tempfile.mkstemp` makes it (ADR 0111): exclusively, owner
+    only, named `.<target>.<8 random>.tmp`; a name another writer holds is passed over."""
+    path = tmp_path / "MEMORY.md"
+    atomic_write(path, OLD)
+    taken = tmp_path / ".MEMORY.md.00000000.tmp"
+    taken.write_bytes(b"someone else's")
+    draws = iter([b"\0\0\0\0", b"\0\0\0\1"])
+    monkeypatch.setattr(os, "urandom", lambda n: next(draws))
+    made: list[tuple[str, int]] = []
+    real_open = os.open
+
+    def watch(name: Any, flags: int, *args: Any, **kwargs: Any) -> int:
+        fd = real_open(name, flags, *args, **kwargs)
+        if str(name).endswith(".tmp"):
+            made.append((str(name), os.fstat(fd).st_mode & 0o777))
+        return fd
+
+    monkeypatch.setattr(os, "open", watch)
+    atomic_write(path, NEW)
+    assert path.read_bytes() == NEW and taken.read_bytes() == b"someone else's"
+    assert made == [(str(tmp_path / ".MEMORY.md.00000001.tmp"), 0o600)]
 
 
 def test_an_interrupt_mid_write_cleans_up_and_propagates(

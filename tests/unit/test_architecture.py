@@ -118,7 +118,10 @@ DOMAIN_CONTEXTS: dict[str, set[str]] = {
     # knowledge chunks are scanned and their secrets redacted before they are stored (ADR 0063)
     "knowledge": {"scanning"},
     "learning": {"memory", "prompt", "search", "skills"},
-    "memory": {ROOT_CONTEXT, "scanning", "search", "skills"},
+    # the event classes, one module per kind, handed out by `memory.events` (ADR 0111)
+    "memory": {ROOT_CONTEXT, "memory_commands", "memory_events", "scanning", "search", "skills"},
+    "memory_commands": {"memory"},
+    "memory_events": {"memory"},
     "prompt": {"learning", "memory"},
     "scanning": set(),
     "search": set(),

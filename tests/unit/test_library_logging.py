@@ -149,3 +149,43 @@ def test_with_logging_already_loaded_the_handler_is_installed_at_once() -> None:
     calls: list[str] = []
     before_first_event(lambda: calls.append("configured"))
     assert calls == ["configured"]  # someone may log through `logging` directly
+
+
+_BELOW_WARNING = """
+import sys
+import pi_hermes_memory.log as log
+calls = []
+def configure():
+    import logging
+    class Seen(logging.Handler):
+        def emit(self, record):
+            calls.append(record.getMessage())
+    logger = logging.getLogger(log.LOGGER_NAME)
+    logger.addHandler(Seen())
+    logger.propagate = False
+    if LOWERS:
+        logger.setLevel(logging.DEBUG)
+log.before_first_event(configure, shows_debug_or_info=LOWERS)
+log.library_logger().debug("journal.published", count=1)
+log.library_logger().info("sessions.indexed", files=2)
+after_quiet = "logging" in sys.modules
+log.library_logger().warning("disk.low", free="1 MiB")
+print(repr((after_quiet, calls)))
+"""
+
+
+@pytest.mark.parametrize("lowers", [False, True])
+def test_a_debug_event_before_logging_loads_is_dropped_unless_a_handler_may_show_it(
+    lowers: bool,
+) -> None:
+    """A debug or info event in a process that never imported `logging` would be dropped at
+    the default level: it is dropped without the import (ADR 0111), when the pending handler
+    promises no lower level (the CLI's); a handler that may lower it sees every event."""
+    import subprocess
+    import sys
+
+    code = _BELOW_WARNING.replace("LOWERS", repr(lowers))
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    expected = ["journal.published count=1", "sessions.indexed files=2"] if lowers else []
+    assert done.stdout.strip() == repr((lowers, [*expected, 'disk.low free="1 MiB"']))
