@@ -86,6 +86,38 @@ def read_only_file(path: Path) -> bool:
     return not mode & 0o222 or not os.access(path, os.W_OK)
 
 
+def _held_for_writing(path: Path) -> bool | None:
+    """Whether some process holds `path` open for writing: True, False, or None where this
+    cannot be told (not Linux, leases off, a file system or owner that refuses them).
+
+    Linux grants a read lease only while no process has the file open for writing. The
+    lease is released at once; a writer that opens the file in between waits those
+    microseconds, and the lease-break notice is SIGURG, ignored unless a program asks for it
+    (the default SIGIO would end the process)."""
+    try:
+        import fcntl
+        import signal
+
+        set_lease, set_sig = fcntl.F_SETLEASE, fcntl.F_SETSIG
+    except (ImportError, AttributeError):
+        return None
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return None
+    try:
+        fcntl.fcntl(fd, set_sig, signal.SIGURG)
+        fcntl.fcntl(fd, set_lease, fcntl.F_RDLCK)
+    except OSError as exc:
+        return True if exc.errno == errno.EAGAIN else None
+    else:
+        with contextlib.suppress(OSError):
+            fcntl.fcntl(fd, set_lease, fcntl.F_UNLCK)
+        return False
+    finally:
+        os.close(fd)
+
+
 def _open_for_rescue(path: Path) -> int | None:
     try:
         return os.open(path, os.O_RDONLY)
@@ -261,13 +293,18 @@ class MarkdownFiles:
         sidecar: bytes | None,
         edit: tuple[int, list[str]] | None,
     ) -> float:
-        """Seconds to wait before `data` may be imported: a file that is not our render (a
-        hand edit, an emptied file, a file we cannot place) is taken only once it has been
-        left alone for `quiet_s` (ADR 0115). An editor that saves in place truncates, then
-        writes; a writer preempted in the middle leaves a stable prefix that no stamp check
-        can tell from a finished save. Imported, a prefix reads as the person deleting every
-        entry after the cut, and the render that follows replaces the file, so the rest of
-        the save lands in an orphaned inode. 0 when the file is ours or older than that."""
+        """Seconds to wait before `data` may be imported (ADR 0115). An editor that saves in
+        place truncates, then writes; a writer preempted in the middle leaves a stable prefix
+        that no stamp check can tell from a finished save. Imported, a prefix reads as the
+        person deleting every entry after the cut, and the render that follows replaces the
+        file, so the rest of the save lands in an orphaned inode.
+
+        0 when the file was last changed `quiet_s` ago or more, or no process holds it open
+        for writing (Linux tells, `_held_for_writing`: a save in place is over once its writer
+        closed the file). Otherwise, and where that cannot be told, a file that is not our
+        render (a hand edit, an emptied file, a file we cannot place) waits until it has been
+        left alone for `quiet_s`; while a writer holds it open, even our render's bytes wait
+        (a save in place cut exactly where our render ends)."""
         if data is None or self.quiet_s <= 0.0:
             return 0.0
         stamp = self.stamp(target)
@@ -277,10 +314,14 @@ class MarkdownFiles:
         age = (time.time_ns() - changed_ns) / 1e9
         if age >= self.quiet_s:
             return 0.0
-        from pi_hermes_memory.adapters.markdown.shared import is_our_render
-
-        if is_our_render(data, sidecar, edit):
+        held = _held_for_writing(self.path_for(target))
+        if held is False:
             return 0.0
+        if held is None:
+            from pi_hermes_memory.adapters.markdown.shared import is_our_render
+
+            if is_our_render(data, sidecar, edit):
+                return 0.0
         return float(self.quiet_s - max(age, 0.0))
 
     def _read_sidecar(self, target: Target) -> bytes | None:

@@ -9,6 +9,7 @@ the outcome does not depend on the machine's timing.
 
 from __future__ import annotations
 
+import sys
 import time
 import types
 from pathlib import Path
@@ -128,3 +129,29 @@ def test_an_add_during_a_save_in_progress_loses_neither(
     assert "agent fact written during the save" in active
     assert "typed by hand during the add" in active
     check_store(tmp_path)
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="file leases tell a writer apart on Linux")
+def test_a_fresh_save_whose_writer_closed_is_read_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Linux tells whether a process holds the file open for writing: a save that is over
+    (the writer closed the file) is read without the quiet period, however fresh."""
+    files = MarkdownFiles(tmp_path / "mem", tmp_path / "projects")
+    files.write(Target.MEMORY, _render(["rendered entry"]))
+    path = files.path_for(Target.MEMORY)
+    assert store_module._held_for_writing(path) is False
+    with path.open("r+b") as writer:
+        assert store_module._held_for_writing(path) is True
+        writer.seek(0, 2)
+        writer.write("§\ntyped just now\n".encode())
+    assert store_module._held_for_writing(path) is False
+
+    def no_sleep(seconds: float) -> None:
+        raise AssertionError(f"a finished save waited {seconds} s")
+
+    monkeypatch.setattr(
+        store_module, "time", types.SimpleNamespace(time_ns=time.time_ns, sleep=no_sleep)
+    )
+    joined = files.read(Target.MEMORY)
+    assert joined is not None and b"typed just now" in joined
