@@ -13,7 +13,7 @@ import os
 import stat
 import time
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import attrs
 from pi_hermes_memory.adapters.markdown.atomic import (
@@ -279,9 +279,20 @@ class MarkdownFiles:
             return 0.0
         from pi_hermes_memory.adapters.markdown.shared import is_our_render
 
-        if is_our_render(data, sidecar, edit):
+        if is_our_render(data, sidecar, edit) and not self._saved_after_sidecar(target, stamp):
             return 0.0
         return float(self.quiet_s - max(age, 0.0))
+
+    def _saved_after_sidecar(self, target: Target, stamp: tuple[Any, ...]) -> bool:
+        """Whether the file was written after its sidecar: we write a render's file, then its
+        sidecar, so a file with our render's bytes and a later mtime is a save in place caught
+        after writing exactly those bytes (a person's buffer that extends our render, cut
+        where the render ends), not our render (ADR 0116). A file without a sidecar: False."""
+        try:
+            side = self.sidecar_for(target).stat()
+        except OSError:
+            return False
+        return bool(stamp[0] > side.st_mtime_ns)
 
     def _read_sidecar(self, target: Target) -> bytes | None:
         path = self.sidecar_for(target)

@@ -57,6 +57,17 @@ def _entries(data: bytes) -> tuple[str, ...]:
     return tuple(sorted(re.sub(r" <!--.*-->$", "", b.strip()) for b in blocks if b.strip()))
 
 
+def _after_sidecar(path: Path) -> None:
+    """A save in place is later than the sidecar of the render it overwrites: within one
+    timestamp tick it may not look so (then the store takes its bytes for that render, ADR
+    0116's limit); bump its mtime by a microsecond then, so the outcome does not depend on
+    the tick."""
+    side = os.stat(path.with_name(f".{path.name}.meta")).st_mtime_ns
+    st = os.stat(path)
+    if st.st_mtime_ns <= side:
+        os.utime(path, ns=(st.st_atime_ns, side + 1000))
+
+
 class StoreClock:
     """The store module's `time`: frozen (every file looks just saved) and sleeping no time;
     a sleep first resumes the editor's interrupted save, if one is pending."""
@@ -163,6 +174,7 @@ class EditorMachine(RuleBasedStateMachine):
         f.truncate(0)
         f.write(save[:cut])
         f.flush()
+        _after_sidecar(self.path)
 
         def resume() -> None:
             f.write(save[cut:])
@@ -226,7 +238,7 @@ class EditorMachine(RuleBasedStateMachine):
 
     def _observe(self, data: bytes) -> None:
         """Remember the entries of `data` when it is our render (the sidecar's digest)."""
-        head = self.path.with_name(".MEMORY.md.meta").read_bytes().split(b"\n", 1)[0]
+        head = self.path.with_name(f".{self.path.name}.meta").read_bytes().split(b"\n", 1)[0]
         if f"sha256={hashlib.sha256(data).hexdigest()}".encode() in head:
             self.renders.add(_entries(data))
 
@@ -245,10 +257,10 @@ class EditorMachine(RuleBasedStateMachine):
         if not own:
             return
         i = data.draw(st.sampled_from(own), label="deleted")
-        self.deleted.add(blocks[i].decode())
         save = SEP.join(blocks[:i] + blocks[i + 1 :]) + b"\n"
         if _entries(save) in self.renders:
             return
+        self.deleted.add(blocks[i].decode())
         self._save_in_place(save)
         self.buffer = save
 
@@ -304,6 +316,60 @@ def test_deleting_a_line_from_ones_own_save_keeps_the_agents_add(tmp_path: Path)
     with open_memory(tmp_path, "alpha") as m:
         assert {e.text for e in m.entries("memory")} == active
     check_store(tmp_path)
+
+
+def test_a_save_cut_where_our_render_ends_is_read_once_finished(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Found by the machine (ADR 0116): the person's buffer is our render plus a line; their
+    save in place is caught after writing exactly the render's bytes. The file then had our
+    render's digest, so the read took it as ours without the quiet wait, the agent's render
+    replaced it, and the rest of the save went to the orphaned inode."""
+    write_config(tmp_path)
+    path = markdown_path(tmp_path, Target.MEMORY)
+    clock = StoreClock()
+    monkeypatch.setattr(store_module, "time", clock)
+    with open_memory(tmp_path, "alpha") as m:
+        for i in range(3):
+            assert m.add(f"agent fact number {i} before the save", force=True).success
+        rendered = path.read_bytes()
+        save = rendered.rstrip(b"\n") + SEP + b"typed by hand after the render\n"
+        assert save[: len(rendered)] == rendered
+        f = path.open("r+b")
+        f.truncate(0)
+        f.write(rendered)  # the save, stopped where the render ends
+        f.flush()
+        _after_sidecar(path)
+
+        def resume() -> None:
+            f.write(save[len(rendered) :])
+            f.close()
+
+        clock.resume = resume
+        assert m.add("agent fact written during the save", force=True).success
+        assert f.closed, "the add did not wait for the save to finish"
+    monkeypatch.undo()
+    with open_memory(tmp_path, "alpha") as m:
+        active = {e.text for e in m.entries("memory")}
+    assert "typed by hand after the render" in active
+    assert "agent fact written during the save" in active
+    assert {f"agent fact number {i} before the save" for i in range(3)} <= active
+    check_store(tmp_path)
+
+
+def test_a_save_put_back_by_the_rescue_is_imported_before_the_editor_saves_again() -> None:
+    """Found by the machine (ADR 0116): the person saves in the rescue window of a render and
+    their editor reloads the render; the rescue puts the save back, to be imported by the
+    next operation. Their next save (the render plus a line) came first and overwrote it: the
+    line of the first save was lost. The operation that stood back now imports it."""
+    machine = EditorMachine()
+    try:
+        machine.editor_saves_in_the_rescue_window(agent=0)
+        assert machine.typed and machine.typed[0].encode() not in machine.buffer  # reloaded
+        machine.editor_saves()
+        machine.journal_keeps_every_acknowledged_add()
+    finally:
+        machine.teardown()  # asserts both typed lines and every add active, then check_store
 
 
 EditorMachine.TestCase.settings = settings(
