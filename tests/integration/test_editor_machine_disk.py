@@ -31,12 +31,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import Phase, settings
+from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 from pi_hermes_memory.adapters.markdown import store as store_module
 from pi_hermes_memory.api import Memory
-from pi_hermes_memory.domain.memory.document import MemoryDocument, fold, stream_for
+from pi_hermes_memory.domain.memory.document import MemoryDocument, fold
 from pi_hermes_memory.domain.memory.model import Target
 
 from tests.support.consistency import (
@@ -377,6 +377,5 @@ EditorMachine.TestCase.settings = settings(
     stateful_step_count=25,
     max_examples=int(os.environ.get("EDITOR_MACHINE_EXAMPLES", "20")),
     deadline=None,
-    phases=[Phase.explicit, Phase.reuse, Phase.generate],  # DEBUG
 )
 TestEditorMachine = EditorMachine.TestCase
