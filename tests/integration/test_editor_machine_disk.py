@@ -135,8 +135,9 @@ class EditorMachine(RuleBasedStateMachine):
 
     def _distinct(self, before: os.stat_result) -> None:
         """An in-place save keeps the inode; one within the filesystem's timestamp tick with
-        the same size would leave the stamp as it was. Not what this machine explores: bump
-        the mtime by a microsecond then (it counts, see the report in the test's summary)."""
+        the same size would leave the stamp as it was, and no stat could see the save (a
+        limit of `MarkdownFiles.stamp`, not what this machine explores): bump the mtime by a
+        microsecond then, so the outcome does not depend on the tick."""
         after = os.stat(self.path)
         if (after.st_mtime_ns, after.st_size, after.st_ino) == (
             before.st_mtime_ns,
