@@ -399,6 +399,7 @@ def _base_version(
         )
 
     best, best_distance = history.version, distance - revised(current)
+    newest = best_distance
 
     def move(key: str, by: int) -> int:
         before = abs(current[key] - have[key])
@@ -414,12 +415,17 @@ def _base_version(
             current.total() or not have
         ):
             best, best_distance = version, counted
-    if best_distance == 0:
-        return history.version
+    # a file that *is* an older render is read against the newest render (the person deleted
+    # the entries the agent added last), unless it is closer to a save of the person's own than
+    # to that render: then their editor held that save, and the entries it lacks were never in
+    # their buffer (ADR 0116)
+    closest = newest if best_distance == 0 else best_distance
     for based_on, keys in reversed(history.edits):
         saved = Counter(keys)
-        if sum(((saved - have) + (have - saved)).values()) - revised(saved) < best_distance:
+        if sum(((saved - have) + (have - saved)).values()) - revised(saved) < closest:
             return based_on  # a later save of a buffer that held the person's own last save
+    if best_distance == 0:
+        return history.version
     oldest = history.back[-1][0] if history.back else history.version
     if best == oldest and len(history.back) >= KEPT_VERSIONS:
         return 0

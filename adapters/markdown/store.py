@@ -13,7 +13,7 @@ import os
 import stat
 import time
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import attrs
 from pi_hermes_memory.adapters.markdown.atomic import (
@@ -301,10 +301,11 @@ class MarkdownFiles:
 
         0 when the file was last changed `quiet_s` ago or more, or no process holds it open
         for writing (Linux tells, `_held_for_writing`: a save in place is over once its writer
-        closed the file). Otherwise, and where that cannot be told, a file that is not our
-        render (a hand edit, an emptied file, a file we cannot place) waits until it has been
-        left alone for `quiet_s`; while a writer holds it open, even our render's bytes wait
-        (a save in place cut exactly where our render ends)."""
+        closed the file). Otherwise a file waits until it has been left alone for `quiet_s`:
+        while a writer holds it open, any file, our render's bytes included (a save in place
+        cut exactly where our render ends); where that cannot be told, a file that is not our
+        render (a hand edit, an emptied file, a file we cannot place), or has our render's
+        bytes written after its sidecar (ADR 0116)."""
         if data is None or self.quiet_s <= 0.0:
             return 0.0
         stamp = self.stamp(target)
@@ -320,9 +321,21 @@ class MarkdownFiles:
         if held is None:
             from pi_hermes_memory.adapters.markdown.shared import is_our_render
 
-            if is_our_render(data, sidecar, edit):
+            mine = is_our_render(data, sidecar, edit)
+            if mine and not self._saved_after_sidecar(target, stamp):
                 return 0.0
         return float(self.quiet_s - max(age, 0.0))
+
+    def _saved_after_sidecar(self, target: Target, stamp: tuple[Any, ...]) -> bool:
+        """Whether the file was written after its sidecar: we write a render's file, then its
+        sidecar, so a file with our render's bytes and a later mtime is a save in place caught
+        after writing exactly those bytes (a person's buffer that extends our render, cut
+        where the render ends), not our render (ADR 0116). A file without a sidecar: False."""
+        try:
+            side = self.sidecar_for(target).stat()
+        except OSError:
+            return False
+        return bool(stamp[0] > side.st_mtime_ns)
 
     def _read_sidecar(self, target: Target) -> bytes | None:
         path = self.sidecar_for(target)

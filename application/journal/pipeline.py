@@ -235,6 +235,10 @@ class Pipeline(Generic[S]):
         self._verified = self._check.verified
         # stream -> when an indexed write first left its unread replica lagging (ADR 0084)
         self._lag_since: dict[str, float] = {}
+        # streams whose render stood back for a person's save (`MarkdownChanged`): imported
+        # at the end of the operation (`import_raced`, ADR 0116)
+        self._raced: set[str] = set()
+        self._importing_raced = False
 
     def take_imported(self, streams: Iterable[str]) -> dict[str, int]:
         """The events imported from hand edits of `streams` since the last call (a count of
@@ -461,6 +465,7 @@ class Pipeline(Generic[S]):
             return True, write()
         except MarkdownChanged:
             self._log.info("markdown.changed_meanwhile", stream=stream)
+            self._raced.add(stream)
         except OSError as exc:
             self._log.error("markdown.write_failed", stream=stream, error=str(exc))
             warnings.append(
@@ -656,6 +661,25 @@ class Pipeline(Generic[S]):
             self._remember_stamps(s for s in batch.states if s not in lagging)
             for step in batch._after:
                 step()
+        if not self._importing_raced:
+            self.import_raced(warnings)
+
+    def import_raced(self, warnings: list[str]) -> None:
+        """Import now the person's saves that made a render of this operation stand back
+        (`MarkdownChanged`: saved while it was rendered, or put back by the late-save rescue),
+        not at the next operation: an editor that reloaded the render in between holds a
+        buffer without the save, and its next save must find the save in the journal, not
+        only in the file it overwrites (ADR 0116). Once: a save racing this import too is
+        imported by the next operation."""
+        raced = sorted(self._raced)
+        self._raced.clear()
+        if not raced:
+            return
+        self._importing_raced = True
+        try:
+            self.read(raced, warnings)
+        finally:
+            self._importing_raced = False
 
     def read(self, streams: Sequence[str], warnings: list[str]) -> dict[str, S]:
         """The current states of `streams`: read on a snapshot when every replica is settled,

@@ -201,6 +201,7 @@ class MemoryService:
             fast = self._indexed_add(command)
             if fast is not None:
                 decision, entry, warnings = fast
+                self._pipe.import_raced(warnings)  # a person's save its render stood back for
                 self._note(warnings)
                 self._embed_new_rows([decision], prepared)
                 result = to_result(decision, command, (*notes, *warnings))
