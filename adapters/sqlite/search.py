@@ -270,22 +270,10 @@ def _by_rowid_sql(count: int) -> str:
 
 def _hit(row: Sequence[Any], score: float) -> SearchHit:
     """`hit_of` of a `_BY_ROWID_SQL` row (its rowid first) with `score`, without building
-    an intermediate row (ADR 0102) or a second call (ADR 0114)."""
+    an intermediate row (ADR 0102)."""
     _, id_, target, project, category, text, created, last, by, at, _, namespace, mid, no = row
-    return SearchHit(
-        id=str(id_),
-        target=_TARGETS.get(target) or Target(target),
-        project=project,
-        category=(_CATEGORIES.get(category) or FailureCategory(category)) if category else None,
-        text=str(text),
-        created=_day(created),
-        last_referenced=_day(last),
-        superseded_by=by,
-        superseded_at=_day(at) if at else None,
-        score=score,
-        namespace=namespace,
-        memory_id=None if mid is None else str(mid),
-        version_no=None if no is None else int(no),
+    return _make_hit(
+        id_, target, project, category, text, created, last, by, at, score, namespace, mid, no
     )
 
 

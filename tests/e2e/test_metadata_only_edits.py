@@ -10,13 +10,14 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pi_hermes_memory
 import pytest
 from pi_hermes_memory import Memory
+
+from tests.support.processes import run_cli
 
 WARNING = "without a project= attribution"
 HAND = "Run the API with make serve"
@@ -30,14 +31,7 @@ def open_memory(root: Path, project: str = "web") -> Memory:
 
 def cli(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PI_CODING_AGENT_DIR": str(root), "HOME": str(root.parent)}
-    return subprocess.run(
-        [sys.executable, "-m", "pi_hermes_memory.adapters.cli.app", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=root.parent,
-        timeout=60,
-    )
+    return run_cli(*args, env=env, cwd=root.parent, expect=None)
 
 
 def project_md(root: Path) -> Path:
