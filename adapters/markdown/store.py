@@ -39,10 +39,10 @@ __all__ = ["LOCK_FILE_NAME", "MarkdownFiles", "read_only_file"]
 LOCK_FILE_NAME = ".pi-hermes-memory.lock"
 # a file being saved in place settles within milliseconds
 _STABLE_READ_TRIES = 5
+_STABLE_READ_WAIT_S = 0.01
 #: ADR 0115: see `MarkdownFiles.quiet_s`
 QUIET_S = 0.25
 QUIET_MAX_S = 2.0
-_STABLE_READ_WAIT_S = 0.01
 #: A memory file above this is not read (MarkdownTooLarge): parsing and importing it would hold
 #: the store lock for minutes (ADR 0024); 16 MiB holds ~100,000 entries of ~150 bytes.
 MAX_FILE_BYTES = 16 * 2**20
@@ -446,7 +446,7 @@ class MarkdownFiles:
         edit = self._edits.get(target)
         shared, sidecar = split(data, target, self._read_sidecar(target), edit)
         real, real_side = self._physical(path), self._physical(side)
-        late: BaseException | None = None
+        late: Exception | None = None
         try:
             # the folder is synced once, after the sidecar's rename (same folder): until then a
             # power loss may leave the previous render, which the next operation tells from a
@@ -458,7 +458,7 @@ class MarkdownFiles:
                 real=real,
                 sync_directory=real.parent != real_side.parent,
             )
-            late = self._rescue(target, path, old, expected)
+            late = self._rescue_late_save(target, path, old, expected)
         finally:
             if old is not None:
                 os.close(old)
@@ -562,7 +562,7 @@ class MarkdownFiles:
             except BaseException:
                 discard_temp(tmp_side)
                 raise
-            late = self._rescue(target, path, old, expected)
+            late = self._rescue_late_save(target, path, old, expected)
         finally:
             if old is not None:
                 os.close(old)
@@ -582,39 +582,36 @@ class MarkdownFiles:
         if self._edits.get(target) is edit:
             self._edits.pop(target, None)
 
-    def _rescue(
+    def _rescue_late_save(
         self, target: Target, path: Path, old: int | None, expected: object
-    ) -> BaseException | None:
-        """After our render was renamed onto `path`: `_rescue_late_save`, answering what it
-        raised instead of raising it. The render was on the path, if only for a moment, so a
-        person may have loaded it: the caller writes its sidecar all the same, so the render
-        history holds that version (ADR 0115), then raises the answer."""
+    ) -> Exception | None:
+        """After our render was renamed onto `path`: a person's in-place save that landed in
+        the replaced inode `old` after the last check (the few instructions between
+        `unchanged()` and the rename) is put back as the file, so the next operation imports
+        it as a hand edit; our render stays in the journal.
+
+        Answers, not raises, `MarkdownChanged` when it did (the file is then not our render),
+        or the error of the rescue itself: the render was on the path, if only for a moment,
+        so a person may have loaded it. The caller writes its sidecar all the same, so the
+        render history holds that version (ADR 0115), then raises the answer."""
         if old is None:
             return None
         try:
-            self._rescue_late_save(target, path, old, expected)
-        except Exception as exc:  # MarkdownChanged, or the rescue's own write failing
+            st = os.fstat(old)
+            if not isinstance(expected, tuple) or (st.st_mtime_ns, st.st_size) == expected[:2]:
+                return None
+            rescued = _settled_bytes(old)
+            ours = self.stamp(target)
+
+            def still_ours() -> None:
+                if self.stamp(target) != ours:
+                    raise MarkdownChanged(f"{path} was saved again meanwhile")
+
+            with contextlib.suppress(MarkdownChanged):
+                atomic_write(path, rescued, before_replace=still_ours)
+        except Exception as exc:  # the rescue's own read or write failing
             return exc
-        return None
-
-    def _rescue_late_save(self, target: Target, path: Path, old: int, expected: object) -> None:
-        """A person's in-place save that landed in the replaced inode after the last check
-        (the few instructions between `unchanged()` and the rename) is put back as the file,
-        so the next operation imports it as a hand edit; our render stays in the journal.
-        Raises `MarkdownChanged` when it did (the file is then not our render)."""
-        st = os.fstat(old)
-        if not isinstance(expected, tuple) or (st.st_mtime_ns, st.st_size) == expected[:2]:
-            return
-        rescued = _settled_bytes(old)
-        ours = self.stamp(target)
-
-        def still_ours() -> None:
-            if self.stamp(target) != ours:
-                raise MarkdownChanged(f"{path} was saved again meanwhile")
-
-        with contextlib.suppress(MarkdownChanged):
-            atomic_write(path, rescued, before_replace=still_ours)
-        raise MarkdownChanged(f"{path} was saved by a person during the render; kept")
+        return MarkdownChanged(f"{path} was saved by a person during the render; kept")
 
     def _remove_stale_temps(self, *paths: Path) -> None:
         """Delete the temp files a killed writer left next to `path` (`.MEMORY.md.x.tmp`).

@@ -44,30 +44,21 @@ def _race_the_next_render(
 
         return check_then_save
 
-    def replace(tmp: Path, target: Path, *, before_replace: Any = None, **kw: Any) -> None:
-        mine = target.name == path.name and not fired
-        real_replace(
-            tmp,
-            target,
-            before_replace=person_saves(before_replace) if mine else before_replace,
-            **kw,
-        )
-        if mine:
-            loaded.append(path.read_bytes())  # the editor reloads: our render
+    def racing(real: Callable[..., None], target_at: int) -> Callable[..., None]:
+        """`real` (`replace_temp`: target second; `atomic_write`: target first), raced."""
 
-    def atomic(target: Path, data: bytes, *, before_replace: Any = None, **kw: Any) -> None:
-        mine = target.name == path.name and not fired
-        real_atomic(
-            target,
-            data,
-            before_replace=person_saves(before_replace) if mine else before_replace,
-            **kw,
-        )
-        if mine:
-            loaded.append(path.read_bytes())
+        def raced(*args: Any, before_replace: Any = None, **kw: Any) -> None:
+            mine = args[target_at].name == path.name and not fired
+            real(
+                *args, before_replace=person_saves(before_replace) if mine else before_replace, **kw
+            )
+            if mine:
+                loaded.append(path.read_bytes())  # the editor reloads: our render
 
-    monkeypatch.setattr(store_module, "replace_temp", replace)
-    monkeypatch.setattr(store_module, "atomic_write", atomic)
+        return raced
+
+    monkeypatch.setattr(store_module, "replace_temp", racing(real_replace, 1))
+    monkeypatch.setattr(store_module, "atomic_write", racing(real_atomic, 0))
 
 
 def test_a_buffer_loaded_from_a_rescued_render_loses_nothing(
