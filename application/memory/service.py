@@ -744,7 +744,7 @@ class MemoryService:
                 status=Status.BLOCKED,
                 message=result.message(),
                 target=command.target.value,
-                action=_action(command),
+                action=command.action,
             )
             return refused, ()
         notes = (result.message(),) if result.warnings or result.stripped else ()
@@ -919,13 +919,6 @@ def _preview(idx: PurgeIndex, chain: frozenset[str]) -> PurgePlan:
     )
 
 
-def _action(command: MemoryCommand) -> str:
-    # by class name: the classes themselves would build every command kind (ADR 0111)
-    return {"AddMemory": "add", "ReplaceMemory": "replace", "RemoveMemory": "remove"}[
-        type(command).__name__
-    ]
-
-
 def entry_view(e: MemoryEntry) -> EntryView:
     from pi_hermes_memory.results import EntryView
 
@@ -952,7 +945,7 @@ def to_result(
     decision: Decision, command: MemoryCommand, warnings: Sequence[str] = ()
 ) -> WriteResult:
     return decision_result(
-        decision, target=command.target, action=_action(command), warnings=warnings
+        decision, target=command.target, action=command.action, warnings=warnings
     )
 
 

@@ -10,7 +10,7 @@ import enum
 import importlib
 from collections.abc import Mapping
 from datetime import datetime
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TYPE_CHECKING, ClassVar, TypeAlias
 
 import attrs
 from pi_hermes_memory.domain.memory.model import FailureCategory, MemoryKind, Target
@@ -28,6 +28,8 @@ class MoveDirection(enum.StrEnum):
 
 @attrs.frozen(kw_only=True)
 class AddMemory:
+    #: the tool action the command answers (a result's `action`)
+    action: ClassVar[str] = "add"
     target: Target
     text: str
     entry_id: str

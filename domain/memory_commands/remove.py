@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import ClassVar
 
 import attrs
 from pi_hermes_memory.domain.memory.model import Target
@@ -10,6 +11,7 @@ from pi_hermes_memory.domain.memory.model import Target
 
 @attrs.frozen(kw_only=True)
 class RemoveMemory:
+    action: ClassVar[str] = "remove"
     target: Target
     old_text: str
     at: datetime

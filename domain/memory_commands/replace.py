@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import ClassVar
 
 import attrs
 from pi_hermes_memory.domain.memory.model import FailureCategory, MemoryKind, Target
@@ -10,6 +11,7 @@ from pi_hermes_memory.domain.memory.model import FailureCategory, MemoryKind, Ta
 
 @attrs.frozen(kw_only=True)
 class ReplaceMemory:
+    action: ClassVar[str] = "replace"
     target: Target
     old_text: str
     text: str
