@@ -30,7 +30,14 @@ import attrs
 from pi_hermes_memory.adapters.markdown.atomic import FileLock, atomic_write, stale_temp_files
 from pi_hermes_memory.adapters.sqlite.connection import PRIVATE_MODE, tighten
 
-__all__ = ["SCRUB_PENDING", "EventLog", "EventRecord", "LogContents", "default_log_path"]
+__all__ = [
+    "SCRUB_PENDING",
+    "EventLog",
+    "EventRecord",
+    "LogContents",
+    "default_log_path",
+    "same_event",
+]
 
 #: `store_meta` key set by a purge's redaction until the log was rewritten (ADR 0026): while it
 #: is set, the log holds events the database redacted, so nobody appends to it (the scrub
@@ -160,7 +167,7 @@ class EventLog:
         with self.lock():
             tighten(self._lock_path)
             last = self._cut_torn_tail()
-            if last is not None and not _same_event(conn, last):
+            if last is not None and not same_event(conn, last):
                 aside = self.path.with_name(f"{self.path.name}.stale-{_stamp()}")
                 os.replace(self.path, aside)
                 warnings.append(
@@ -187,7 +194,7 @@ class EventLog:
             tighten(self._lock_path)
             if self.path.exists():
                 last = self._cut_torn_tail()
-                if last is not None and not _same_event(conn, last, data=False):
+                if last is not None and not same_event(conn, last, data=False):
                     return -1  # another history: left alone (catch_up moves it aside)
             rows = _events_after(conn, 0)
             data = b"".join(
@@ -331,7 +338,7 @@ def _contiguous(records: Sequence[EventRecord], problems: list[str]) -> Iterator
         )
 
 
-def _same_event(conn: apsw.Connection, record: EventRecord, *, data: bool = True) -> bool:
+def same_event(conn: apsw.Connection, record: EventRecord, *, data: bool = True) -> bool:
     """Whether the database holds this event; `data=False`: the same event up to its payload
     (a purge may have redacted it since it was appended)."""
     row = conn.execute(
