@@ -259,15 +259,12 @@ def _event_log(config: Config, problems: list[str], *, sound: bool) -> None:
     """The event log is what rebuilds a lost sessions.db (ADR 0023): a damaged line there is
     silent while the database is sound, and costs the history of its stream once the database
     is lost too. Read only (no lock, no cut of a torn last line, which is no damage)."""
-    from pi_hermes_memory.adapters.sqlite.eventlog import EventLog, default_log_path
+    from pi_hermes_memory.adapters.sqlite.doctor_reader import event_log_problems
 
-    log = EventLog(default_log_path(config.db_path))
-    if not log.exists():
-        return
     try:
-        found = log.read().problems
+        found = event_log_problems(config.db_path)
     except OSError as exc:
-        problems.append(f"{log.path} cannot be read ({exc})")
+        problems.append(f"the event log beside {config.db_path} cannot be read ({exc})")
         return
     if not found:
         return

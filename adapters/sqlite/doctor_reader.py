@@ -31,7 +31,17 @@ from pi_hermes_memory.domain.memory.document import MemoryDocument
 from pi_hermes_memory.domain.memory.events import Event
 from pi_hermes_memory.memory.mirror import plan_mirror
 
-__all__ = ["SnapshotDatabase", "open_snapshot"]
+__all__ = ["SnapshotDatabase", "event_log_problems", "open_snapshot"]
+
+
+def event_log_problems(db_path: Path) -> tuple[str, ...] | None:
+    """The damaged lines and left-out streams of the event log beside `db_path` (ADR 0118),
+    read without a lock or any write (a torn last line is a killed writer, not damage); None
+    when there is no log. OSError when it cannot be read."""
+    from pi_hermes_memory.adapters.sqlite.eventlog import EventLog, default_log_path
+
+    log = EventLog(default_log_path(db_path))
+    return log.read().problems if log.exists() else None
 
 
 def _connect(path: Path) -> apsw.Connection:
