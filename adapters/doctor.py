@@ -108,6 +108,7 @@ def diagnose_config(config: Config, warnings: list[str] | tuple[str, ...]) -> Do
         problems.append("the embedding section is invalid: embeddings are off")
 
     facts = _database(config, e.model, problems, notes)
+    _event_log(config, problems, sound=bool(facts))
     targets, unattributed = _documents(config, facts, problems, notes)
     if unattributed:
         problems.append(
@@ -248,6 +249,34 @@ def _database(
     except (apsw.Error, HermesMemoryError, OSError) as exc:
         problems.append(f"{db} cannot be read ({exc}); see `pi-hermes-memory recover`")
         return {}
+
+
+#: damaged lines of the event log the report names one by one
+_LOG_PROBLEMS_SHOWN = 5
+
+
+def _event_log(config: Config, problems: list[str], *, sound: bool) -> None:
+    """The event log is what rebuilds a lost sessions.db (ADR 0023): a damaged line there is
+    silent while the database is sound, and costs the history of its stream once the database
+    is lost too. Read only (no lock, no cut of a torn last line, which is no damage)."""
+    from pi_hermes_memory.adapters.sqlite.doctor_reader import event_log_problems
+
+    try:
+        found = event_log_problems(config.db_path)
+    except OSError as exc:
+        problems.append(f"the event log beside {config.db_path} cannot be read ({exc})")
+        return
+    if not found:
+        return
+    more = len(found) - _LOG_PROBLEMS_SHOWN
+    listed = "; ".join(found[:_LOG_PROBLEMS_SHOWN]) + (f"; and {more:,} more" if more > 0 else "")
+    fix = (
+        f"{config.db_path.name} still holds every event: `pi-hermes-memory recover` writes the "
+        "log anew from it (the old log is kept beside it)"
+        if sound
+        else "a database rebuilt from this log lacks those events"
+    )
+    problems.append(f"event log: {listed}. {fix}")
 
 
 def _documents(

@@ -695,9 +695,15 @@ def recover(
     is read-only) with nothing changed."""
     from pi_hermes_memory.adapters.files.config_file import load_config
     from pi_hermes_memory.adapters.markdown.store import MarkdownFiles
+    from pi_hermes_memory.adapters.sqlite.connection import database_present
     from pi_hermes_memory.adapters.sqlite.eventlog import EventLog, default_log_path
     from pi_hermes_memory.adapters.sqlite.failures import map_os_error
-    from pi_hermes_memory.adapters.sqlite.recovery import damaged, move_aside, rebuild_from_log
+    from pi_hermes_memory.adapters.sqlite.recovery import (
+        damaged,
+        move_aside,
+        rebuild_from_log,
+        repair_log,
+    )
     from pi_hermes_memory.memory.recovery import RecoveryReport
 
     env = dict(os.environ if environ is None else environ)
@@ -722,8 +728,24 @@ def recover(
     moved: list[Path] = []
     events = entries = 0
     problems: tuple[str, ...] = ()
+    log_rewritten = False
     with files.lock():
         reason = damaged(db)
+        if reason is None and database_present(db):  # sound: is its event log whole?
+            try:
+                repair = repair_log(db, log)
+            except OSError as exc:
+                raise map_os_error(exc, db) from exc
+            if repair is not None:
+                problems, log_rewritten = repair.problems, repair.rewritten
+                events = repair.events
+                moved = [repair.kept] if repair.kept is not None else []
+                if not repair.rewritten:
+                    problems = (
+                        *problems,
+                        f"{log.path.name} names another store or holds events {db.name} lacks: "
+                        "left as it is",
+                    )
         if reason is not None:
             try:
                 moved = move_aside(db, "damaged")
@@ -753,6 +775,7 @@ def recover(
         entries=entries,
         problems=problems,
         warnings=tuple(warnings),
+        log_rewritten=log_rewritten,
     )
 
 

@@ -922,8 +922,7 @@ def _main(argv: Sequence[str] | None) -> int:
             or (args.command == "tool" and isinstance(arguments, dict) and args.name == "memory")
         )
         shown = 1 if memory.read_only and writes else 0
-        for warning in memory.warnings[shown:]:
-            print(f"pi-hermes-memory: warning: {warning}", file=sys.stderr)
+        _print_warnings(memory.warnings[shown:])
         shown = max(shown, len(memory.warnings))
         try:
             return _run(memory, args, arguments, request)
@@ -942,8 +941,16 @@ def _main(argv: Sequence[str] | None) -> int:
             )
             return EXIT_FAILED
         finally:  # warnings of documents first read by the command itself (lazy open)
-            for warning in memory.warnings[shown:]:
-                print(f"pi-hermes-memory: warning: {warning}", file=sys.stderr)
+            _print_warnings(memory.warnings[shown:])
+
+
+def _print_warnings(warnings: Sequence[str]) -> None:
+    """The store's warnings on stderr, each once: one the log handler already printed (the
+    event log's, said while the store opened) is not repeated."""
+    log_lines = sys.modules.get("pi_hermes_memory.adapters.cli.log_lines")  # loaded by a log event
+    for warning in warnings:
+        if log_lines is None or not log_lines.printed(warning):
+            print(f"pi-hermes-memory: warning: {warning}", file=sys.stderr)
 
 
 def _run(memory: Any, args: argparse.Namespace, arguments: Any, request: str | None) -> int:

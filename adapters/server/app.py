@@ -37,6 +37,7 @@ from pi_hermes_memory.config.settings import KNOWLEDGE_PATHS_ENV
 from pi_hermes_memory.domain.echo import shown
 from pi_hermes_memory.domain.memory.model import FailureCategory, MemoryKind
 from pi_hermes_memory.errors import HermesMemoryError, ServeFailed, UnsafeBind
+from pi_hermes_memory.tools.registry import _json_type
 
 if TYPE_CHECKING:
     from pi_hermes_memory.adapters.server.readers import ReaderPool
@@ -358,7 +359,7 @@ def parse_body(body: bytes) -> dict[str, Any]:
     except (UnicodeDecodeError, ValueError) as exc:
         raise ApiError(400, f"the body is not valid JSON: {exc}") from None
     if not isinstance(value, dict):
-        raise ApiError(400, f"the body must be a JSON object, got {type(value).__name__}")
+        raise ApiError(400, f"the body must be a JSON object, got {_json_type(value)}")
     if _depth(value) > MAX_DEPTH:
         raise ApiError(400, f"the JSON body is nested too deeply (at most {MAX_DEPTH})")
     return value
@@ -487,6 +488,21 @@ def _int_param(request: Request, name: str, default: int, low: int, high: int) -
     return value
 
 
+_TRUE = frozenset({"1", "true", "yes"})
+_FALSE = frozenset({"", "0", "false", "no"})
+
+
+def _bool_param(request: Request, name: str) -> bool:
+    """A boolean query parameter: absent, or one of `_TRUE`/`_FALSE` (any case); anything
+    else is a 400, not a silent false."""
+    raw = _first(request.query, name)
+    if raw is None or raw.lower() in _FALSE:
+        return False
+    if raw.lower() in _TRUE:
+        return True
+    raise ApiError(400, f"{name} must be true or false (1/0, yes/no), got {shown(raw, 40)}")
+
+
 def _str_field(body: Mapping[str, Any], name: str, *, required: bool = False) -> str | None:
     value = body.get(name)
     if value is None:
@@ -494,7 +510,7 @@ def _str_field(body: Mapping[str, Any], name: str, *, required: bool = False) ->
             raise ApiError(400, f"{name} is required (a string)")
         return None
     if not isinstance(value, str):
-        raise ApiError(400, f"{name} must be a string, got {type(value).__name__}")
+        raise ApiError(400, f"{name} must be a string, got {_json_type(value)}")
     return value
 
 
@@ -653,7 +669,7 @@ class Rest:
         scope = _str_field(body, "scope")
         force = body.get("force", False)
         if not isinstance(force, bool):
-            raise ApiError(400, f"force must be a boolean, got {type(force).__name__}")
+            raise ApiError(400, f"force must be a boolean, got {_json_type(force)}")
         category, importance, kind = _seed_fields(body, failure=target == "failure")
 
         def add(memory: Any) -> dict[str, Any]:
@@ -678,7 +694,7 @@ class Rest:
         offset = _int_param(request, "offset", 0, 0, 10**9)
         target = _first(request.query, "target")
         scope = _first(request.query, "scope")
-        history = _first(request.query, "history") in ("1", "true", "yes")
+        history = _bool_param(request, "history")
         category = _first(request.query, "category")
         if category is not None and category not in _CATEGORIES:
             raise ApiError(

@@ -31,7 +31,21 @@ from pi_hermes_memory.domain.memory.document import MemoryDocument
 from pi_hermes_memory.domain.memory.events import Event
 from pi_hermes_memory.memory.mirror import plan_mirror
 
-__all__ = ["SnapshotDatabase", "open_snapshot"]
+__all__ = ["SnapshotDatabase", "event_log_problems", "open_snapshot"]
+
+
+def event_log_problems(db_path: Path) -> tuple[str, ...] | None:
+    """The damaged lines and left-out streams of the event log beside `db_path` (ADR 0118),
+    read without a lock or any write (a torn last line is a killed writer, not damage); None
+    when there is no log. OSError when it cannot be read. A log whose every checksum holds is
+    proved by its bytes (`EventLog.whole`); a line removed whole, which breaks no checksum, is
+    then not seen (a rebuild says so: the events after it are left out)."""
+    from pi_hermes_memory.adapters.sqlite.eventlog import EventLog, default_log_path
+
+    log = EventLog(default_log_path(db_path))
+    if not log.exists():
+        return None
+    return () if log.whole() else log.read().problems  # the checksums alone, when they hold
 
 
 def _connect(path: Path) -> apsw.Connection:

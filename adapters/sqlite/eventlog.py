@@ -30,7 +30,14 @@ import attrs
 from pi_hermes_memory.adapters.markdown.atomic import FileLock, atomic_write, stale_temp_files
 from pi_hermes_memory.adapters.sqlite.connection import PRIVATE_MODE, tighten
 
-__all__ = ["SCRUB_PENDING", "EventLog", "EventRecord", "LogContents", "default_log_path"]
+__all__ = [
+    "SCRUB_PENDING",
+    "EventLog",
+    "EventRecord",
+    "LogContents",
+    "default_log_path",
+    "same_event",
+]
 
 #: `store_meta` key set by a purge's redaction until the log was rewritten (ADR 0026): while it
 #: is set, the log holds events the database redacted, so nobody appends to it (the scrub
@@ -40,6 +47,8 @@ SCRUB_PENDING = "scrub_pending"
 _TAIL_BLOCK = 64 * 1024
 _SUM_CHARS = 16
 _COLUMNS = ("seq", "stream", "version", "tag", "at", "data")
+#: how `_line` closes a line: the checksum field after the body it sums
+_SUM_OPEN, _SUM_CLOSE = b',"sum":"', b'"}'
 
 
 def default_log_path(db_path: Path) -> Path:
@@ -160,7 +169,7 @@ class EventLog:
         with self.lock():
             tighten(self._lock_path)
             last = self._cut_torn_tail()
-            if last is not None and not _same_event(conn, last):
+            if last is not None and not same_event(conn, last):
                 aside = self.path.with_name(f"{self.path.name}.stale-{_stamp()}")
                 os.replace(self.path, aside)
                 warnings.append(
@@ -187,7 +196,7 @@ class EventLog:
             tighten(self._lock_path)
             if self.path.exists():
                 last = self._cut_torn_tail()
-                if last is not None and not _same_event(conn, last, data=False):
+                if last is not None and not same_event(conn, last, data=False):
                     return -1  # another history: left alone (catch_up moves it aside)
             rows = _events_after(conn, 0)
             data = b"".join(
@@ -287,6 +296,22 @@ class EventLog:
             problems=tuple(problems),
         )
 
+    def whole(self) -> bool:
+        """Whether every complete line's checksum holds, proved from the bytes alone (no JSON):
+        the doctor's quick check on a healthy log (ADR 0118). A line `_line` wrote ends in
+        `,"sum":"<sum>"}` after the body it sums, so the body is the line with that tail cut
+        and `}` put back. True: `read` finds no damaged line. False is no verdict (a line not
+        in our exact spelling may still be whole): `read` says what is wrong."""
+        tail = len(_SUM_OPEN) + _SUM_CHARS + len(_SUM_CLOSE)
+        for _, raw in self._lines():
+            if not raw.endswith(_SUM_CLOSE) or raw[-tail : -tail + len(_SUM_OPEN)] != _SUM_OPEN:
+                return False
+            body = raw[:-tail] + b"}"
+            declared = raw[-tail + len(_SUM_OPEN) : -len(_SUM_CLOSE)]
+            if hashlib.sha256(body).hexdigest()[:_SUM_CHARS].encode() != declared:
+                return False
+        return True
+
     def _lines(self) -> Iterator[tuple[int, bytes]]:
         with open(self.path, "rb") as f:
             for number, raw in enumerate(f, start=1):
@@ -331,7 +356,7 @@ def _contiguous(records: Sequence[EventRecord], problems: list[str]) -> Iterator
         )
 
 
-def _same_event(conn: apsw.Connection, record: EventRecord, *, data: bool = True) -> bool:
+def same_event(conn: apsw.Connection, record: EventRecord, *, data: bool = True) -> bool:
     """Whether the database holds this event; `data=False`: the same event up to its payload
     (a purge may have redacted it since it was appended)."""
     row = conn.execute(

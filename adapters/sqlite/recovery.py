@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import time
 from collections import defaultdict
 from collections.abc import Sequence
@@ -27,7 +28,12 @@ from pi_hermes_memory.adapters.sqlite.connection import (
     database_present,
     enable_wal,
 )
-from pi_hermes_memory.adapters.sqlite.eventlog import EventLog, EventRecord, fsync_directory
+from pi_hermes_memory.adapters.sqlite.eventlog import (
+    EventLog,
+    EventRecord,
+    fsync_directory,
+    same_event,
+)
 from pi_hermes_memory.adapters.sqlite.schema import check_ours, migrate
 from pi_hermes_memory.domain.memory.model import Target
 from pi_hermes_memory.errors import CorruptEvent
@@ -39,11 +45,13 @@ if TYPE_CHECKING:
     from pi_hermes_memory.domain.memory.events import Event
 
 __all__ = [
+    "LogRepair",
     "Rebuilt",
     "damaged",
     "move_aside",
     "read_events",
     "rebuild_from_log",
+    "repair_log",
     "restore_if_missing",
     "store_damage",
 ]
@@ -200,6 +208,50 @@ def rebuild_from_log(db_path: Path, log: EventLog) -> Rebuilt:
     fsync_directory(db_path.parent)
     entries = sum(1 for doc in documents for _ in doc.all_entries())
     return Rebuilt(events=len(records), entries=entries, problems=tuple(problems))
+
+
+@attrs.frozen(kw_only=True)
+class LogRepair:
+    """A damaged event log beside a sound database: what it lacked (`problems`), whether it was
+    written anew from the database (`events` it holds then) and where the old one is kept."""
+
+    problems: tuple[str, ...]
+    rewritten: bool
+    events: int = 0
+    kept: Path | None = None
+
+
+def repair_log(db_path: Path, log: EventLog) -> LogRepair | None:
+    """Write a damaged event log anew from a sound database (ADR 0118): None when the log reads
+    clean or is absent. The log never holds an event the database lacks, so the database's
+    journal is the whole log; the old file is copied to `<name>.damaged-<stamp>` first (never
+    deleted). Left alone, with its problems said, when it names another store or holds an
+    event the database does not: then it is not a damaged copy of this database's journal.
+    Call it under the store's lock, with a database `damaged` found sound."""
+    if not log.exists():
+        return None
+    found = log.read()
+    if not found.problems:
+        return None
+    conn = connect(db_path)
+    try:
+        try:
+            store = conn.execute("SELECT value FROM store_meta WHERE key = 'store_id'").fetchone()
+        except apsw.SQLError:  # a schema without store_meta
+            store = None
+        ours = found.meta.get("store_id") in (None, None if store is None else str(store[0]))
+        if not ours or any(not same_event(conn, r, data=False) for r in found.events):
+            return LogRepair(problems=found.problems, rewritten=False)
+        kept = log.path.with_name(f"{log.path.name}.damaged-{stamp()}")
+        with log.lock():
+            shutil.copy2(log.path, kept)
+        fsync_directory(log.path.parent)
+        events = log.rewrite(conn)
+    finally:
+        conn.close()
+    if events < 0:  # another history after all: left alone (the copy stays beside it)
+        return LogRepair(problems=found.problems, rewritten=False, kept=kept)
+    return LogRepair(problems=found.problems, rewritten=True, events=events, kept=kept)
 
 
 def restore_if_missing(db_path: Path, log: EventLog) -> list[str]:

@@ -16,6 +16,8 @@ class RecoveryReport:
     database was moved aside and rebuilt from the event log), `rebuilt-from-markdown` (moved
     aside, but no event log held events: the entries came back from Markdown, without their
     history). `moved_aside`: the new names of the damaged files (never deleted).
+    `log_rewritten`: the database was sound but its event log had damaged lines, and the log
+    was written anew from the database (ADR 0118; the old log is among `moved_aside`).
     """
 
     status: Status
@@ -26,6 +28,7 @@ class RecoveryReport:
     entries: int = 0
     problems: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
+    log_rewritten: bool = False
 
     @property
     def success(self) -> bool:
@@ -33,9 +36,15 @@ class RecoveryReport:
 
     @property
     def message(self) -> str:
+        moved = ", ".join(self.moved_aside) or "nothing"
+        if self.status == Status.HEALTHY and self.log_rewritten:
+            return (
+                f"{self.database} is sound; its event log had damaged lines, so the log was "
+                f"written anew from the database ({self.events} events). The old log was kept "
+                f"as {moved}."
+            )
         if self.status == Status.HEALTHY:
             return f"{self.database} is sound; nothing to recover."
-        moved = ", ".join(self.moved_aside) or "nothing"
         if self.status == Status.RECOVERED:
             return (
                 f"Recovered {self.database} from the event log: {self.events} events, "

@@ -250,12 +250,16 @@ def _name(key: str) -> str:
     return key if key.isidentifier() and text == repr(key) else text
 
 
-def _check_keys(args: Mapping[str, Any], allowed: set[str], where: str) -> None:
+def _check_keys(args: Mapping[str, Any], allowed: set[str], where: str, *, alone: str = "") -> None:
+    """Refuse arguments outside `allowed`, naming them and what is allowed; `alone` names one
+    more argument that is only taken by itself (the memory tool's `operations`)."""
     unknown = sorted(set(args) - allowed)
     if unknown:
         names = ", ".join(_name(k) for k in unknown[:5])
         more = f" and {len(unknown) - 5:,} more" if len(unknown) > 5 else ""
         expected = f"allowed: {', '.join(sorted(allowed))}" if allowed else "it takes none"
+        if alone:
+            expected += f"; or {alone} alone"
         raise ArgumentError(f"{where}unknown argument(s): {names}{more}; {expected}")
 
 
@@ -301,7 +305,7 @@ def parse_operation(args: Mapping[str, Any], *, where: str = "", batch: bool = F
         raise ArgumentError(
             f"{where}{args['action']} cannot run inside operations; call it on its own"
         )
-    _check_keys(args, allowed, where)
+    _check_keys(args, allowed, where, alone="" if batch else "operations")
     actions = ["add", "replace", "remove"] if batch else _ACTIONS
     action = _enum(args, "action", actions, where)
     if action is None:

@@ -343,6 +343,41 @@ def _gone_since_base(events: Iterable[Event], active: dict[str, MemoryEntry]) ->
     return {key for key in map(normalize_text, entered.values()) if key not in live}
 
 
+#: ids a warning names at most
+_NAMED_IDS = 5
+
+
+def _kept_unseen(
+    base: MemoryDocument, parsed: ParsedDocument, head: MemoryDocument, merge: _Merge
+) -> str | None:
+    """A warning for the entries written after `base` that the saved file lacks: the merge keeps
+    them (that buffer never showed them), but the same file is what a person saves who deleted
+    them from an up-to-date buffer, so the keep is said, with the command that deletes them."""
+    in_base = {e.id for e in base.active}
+    in_file = {
+        normalize_text(clean_entry_text(p.text)) for p in _split_on_separators(parsed.entries)
+    }
+    ids = [
+        e.stable_id
+        for e in head.active
+        if e.id not in in_base and e.key not in in_file and e.id in merge.active
+    ]
+    if not ids:
+        return None
+    named = ", ".join(ids[:_NAMED_IDS]) + (
+        f" and {len(ids) - _NAMED_IDS:,} more" if len(ids) > _NAMED_IDS else ""
+    )
+    first = ids[0]
+    return (
+        f"{merge.target.value}: the saved file lacks {len(ids):,} entr"
+        f"{'y' if len(ids) == 1 else 'ies'} written after the version it was loaded from "
+        f"({named}); kept, since that buffer never showed "
+        f"{'it' if len(ids) == 1 else 'them'}. If you meant to delete "
+        f"{'it' if len(ids) == 1 else 'them'}, run `pi-hermes-memory delete {first}`"
+        f"{' (one id at a time)' if len(ids) > 1 else ''}"
+    )
+
+
 def _has_metadata(p: ParsedEntry) -> bool:
     # our comment always carries created=; without it the person removed the comment, which
     # says nothing about the entry's attribution
@@ -430,6 +465,8 @@ def reconcile(
     for b in vanished:
         if b.id not in revised and b.id in merge.active:
             merge.remove(b.id)
+    if unseen := _kept_unseen(base, parsed, head, merge):
+        merge.warnings.append(unseen)
     return Reconciliation(
         events=stamp(head.stream, head.version, merge.events),
         warnings=tuple(merge.warnings),

@@ -123,6 +123,44 @@ def test_recover_on_a_sound_store_changes_nothing(root: Path) -> None:
     assert not list(_db(root).parent.glob("*.damaged-*"))
 
 
+def _damage_log_line(root: Path, number: int) -> None:
+    """Overwrite a few bytes inside line `number` (1-based) of the event log: bit rot."""
+    log = _db(root).parent / "sessions.journal.jsonl"
+    lines = log.read_bytes().split(b"\n")
+    lines[number - 1] = lines[number - 1][:40] + b"GARBAGE" + lines[number - 1][47:]
+    log.write_bytes(b"\n".join(lines))
+
+
+def test_a_damaged_event_log_line_is_a_doctor_problem_and_recover_rewrites_the_log(
+    root: Path,
+) -> None:
+    """The event log is what rebuilds a lost database: a damaged line there, beside a sound
+    database, was silent (every command and the doctor said nothing) until the database was
+    lost too, and then the history and ids of its stream were gone. The doctor names it, and
+    `recover` writes the log anew from the database (the old one kept beside it); a later
+    rebuild then has every event."""
+    before = history(root)
+    _damage_log_line(root, 2)
+    doctor = cli(root, "doctor")
+    assert doctor.returncode == 1, doctor.stdout
+    assert "sessions.journal.jsonl line 2 is damaged" in doctor.stdout
+    assert "pi-hermes-memory recover" in doctor.stdout
+    result = cli(root, "recover", "--json")
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["status"] == "healthy" and report["log_rewritten"] is True
+    assert "written anew from the database" in report["message"]
+    folder = _db(root).parent
+    (kept,) = folder.glob("sessions.journal.jsonl.damaged-*")  # the old log, never deleted
+    assert b"GARBAGE" in kept.read_bytes()
+    assert cli(root, "doctor").returncode == 0
+    again = json.loads(cli(root, "recover", "--json").stdout)
+    assert again["status"] == "healthy" and again["log_rewritten"] is False
+    # the database lost as well: rebuilt from the repaired log with every id and version
+    _db(root).unlink()
+    assert history(root) == before
+
+
 def test_a_deleted_database_is_rebuilt_with_history_and_says_so(root: Path) -> None:
     before = history(root)
     _db(root).unlink()

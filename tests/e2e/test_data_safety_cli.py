@@ -57,6 +57,47 @@ def test_stale_editor_buffer_keeps_the_agents_write(root: Path, memory_md: Path)
     assert len(texts(root)) == 3
 
 
+def test_a_hand_deletion_the_merge_keeps_is_named_with_the_command_that_deletes_it(
+    root: Path, memory_md: Path
+) -> None:
+    """Deleting the entry the agent wrote last and adding one in the same save reads, byte for
+    byte, like a buffer loaded before that write (ADR 0022, 0116): the entry is kept. That is
+    no longer silent: the warning names its id and `delete` (which works). Saving the same
+    deletion again is the same ambiguity (it equals the person's own last save) and warns
+    again."""
+    cli(root, "add", "alpha entry one")
+    cli(root, "add", "bravo entry two")
+    added = cli(root, "add", "charlie entry three", "--json")
+    charlie = json.loads(added.stdout)["entry_id"]
+
+    def delete_charlie_by_hand() -> subprocess.CompletedProcess[str]:
+        blocks = memory_md.read_text().rstrip("\n").split("\n§\n")
+        kept = [b for b in blocks if not b.startswith("charlie")]
+        if "hand added delta" not in memory_md.read_text():
+            kept.append("hand added delta")
+        memory_md.write_text("\n§\n".join(kept) + "\n")
+        return cli(root, "list", "--json")
+
+    for _ in range(2):
+        done = delete_charlie_by_hand()
+        assert done.returncode == 0, done.stderr
+        entries = [e["text"] for e in json.loads(done.stdout)]
+        # the merge itself is unchanged: the entry stays, the person's addition is imported
+        assert entries == [
+            "alpha entry one",
+            "bravo entry two",
+            "charlie entry three",
+            "hand added delta",
+        ]
+        warning = [line for line in done.stderr.splitlines() if charlie in line]
+        assert len(warning) == 1, done.stderr
+        assert warning[0].startswith("pi-hermes-memory: warning: memory: ")
+        assert f"pi-hermes-memory delete {charlie}" in warning[0]
+    deleted = cli(root, "delete", charlie)
+    assert deleted.returncode == 0, deleted.stderr
+    assert texts(root) == ["alpha entry one", "bravo entry two", "hand added delta"]
+
+
 def test_hand_deletion_can_be_restored(root: Path, memory_md: Path) -> None:
     cli(root, "add", "keep me around")
     cli(root, "add", "delete me by hand")

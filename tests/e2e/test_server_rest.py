@@ -135,6 +135,12 @@ def test_list_pagination(client: httpx.Client) -> None:
         (b'{"body": "x"}', "unknown field"),
         (b'{"text": 5}', "text must be a string"),
         (b'{"content": "x", "target": "nowhere"}', "target must be one of"),
+        # JSON's type names, as the tools answer, never Python's (int, list, NoneType)
+        (b'{"content": 5}', "content must be a string, got number"),
+        (b'{"content": ["x"]}', "content must be a string, got array"),
+        (b'{"content": "x", "force": "yes"}', "force must be a boolean, got string"),
+        (b"null", "the body must be a JSON object, got null"),
+        (b"[1, 2]", "the body must be a JSON object, got array"),
     ],
 )
 def test_bad_store_bodies_get_400(client: httpx.Client, body: bytes, needle: str) -> None:
@@ -142,6 +148,37 @@ def test_bad_store_bodies_get_400(client: httpx.Client, body: bytes, needle: str
         "/api/memory/store", content=body, headers={"content-type": "application/json"}
     )
     assert needle in _envelope(response, 400)["error"]
+
+
+@pytest.mark.parametrize("value", ["maybe", "2", "on-ish"])
+def test_a_history_flag_that_is_no_boolean_gets_400(client: httpx.Client, value: str) -> None:
+    """`history` is a boolean query parameter (the OpenAPI document says so): a value that is
+    neither true nor false is refused, not read as false."""
+    error = _envelope(client.get("/api/memory/list", params={"history": value}), 400)["error"]
+    assert "history" in error and value in error
+
+
+@pytest.mark.parametrize(("value", "shows_history"), [("true", True), ("1", True), ("0", False)])
+def test_a_boolean_history_flag_is_read(
+    client: httpx.Client, value: str, shows_history: bool
+) -> None:
+    project = {"X-Project": "history-flag"}
+    added = _envelope(
+        client.post("/api/memory/store", json={"content": "The flag fact v1"}, headers=project), 201
+    )["data"]
+    _envelope(
+        client.patch(
+            f"/api/memory/{added['entry_id']}",
+            json={"content": "The flag fact, second wording"},
+            headers=project,
+        ),
+        200,
+    )
+    listed = _envelope(
+        client.get("/api/memory/list", params={"history": value}, headers=project), 200
+    )["data"]
+    texts = {e["text"] for e in listed["entries"]}
+    assert ("The flag fact v1" in texts) is shows_history
 
 
 def test_bad_search_arguments_get_400(client: httpx.Client) -> None:

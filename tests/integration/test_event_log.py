@@ -10,6 +10,8 @@ from pathlib import Path
 import apsw
 import pi_hermes_memory
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pi_hermes_memory.adapters.sqlite import eventlog
 from pi_hermes_memory.adapters.sqlite.eventlog import EventLog, default_log_path
 from pi_hermes_memory.adapters.sqlite.storage import SqliteStorage
@@ -180,3 +182,43 @@ def test_a_looser_database_is_tightened_and_read_only_side_files_repaired(
             assert stat.S_IMODE(db.with_name(db.name + side).stat().st_mode) == 0o600
     finally:
         holder.close()
+
+
+_TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=40)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    texts=st.lists(_TEXT, min_size=1, max_size=8),
+    damage=st.one_of(
+        st.none(), st.tuples(st.integers(0, 10**6), st.integers(0, 10**6), st.binary(max_size=3))
+    ),
+)
+def test_the_doctors_byte_check_agrees_with_the_full_read(
+    tmp_path_factory: pytest.TempPathFactory,
+    texts: list[str],
+    damage: tuple[int, int, bytes] | None,
+) -> None:
+    """`EventLog.whole` (checksums from the bytes, ADR 0118) against `read` (JSON, the path a
+    rebuild takes), on a real file written as `_append` writes it: an untouched log is whole,
+    and a log `whole` passes holds no line `read` calls damaged."""
+    path = tmp_path_factory.mktemp("log") / "sessions.journal.jsonl"
+    log = EventLog(path)
+    records = [
+        eventlog.EventRecord(
+            seq=i, stream="memory:memory", version=i, tag="memory.added.v1", at="t", data=text
+        )
+        for i, text in enumerate(texts, start=1)
+    ]
+    log._append(records, {"store_id": "s"})
+    if damage is not None:
+        data = bytearray(path.read_bytes())
+        at = damage[0] % len(data)
+        cut = damage[1] % 4
+        data[at : at + cut] = damage[2]
+        path.write_bytes(bytes(data))
+    damaged = [p for p in log.read().problems if "is damaged" in p or "not an event" in p]
+    if damage is None:
+        assert log.whole() and not damaged
+    elif log.whole():
+        assert not damaged, damaged

@@ -7,6 +7,8 @@ from collections.abc import Iterator
 
 import pytest
 import structlog
+from hypothesis import given
+from hypothesis import strategies as st
 from pi_hermes_memory.log import LOGGER_NAME, library_logger
 
 
@@ -189,3 +191,14 @@ def test_a_debug_event_before_logging_loads_is_dropped_unless_a_handler_may_show
     assert done.returncode == 0, done.stderr
     expected = ["journal.published count=1", "sessions.indexed files=2"] if lowers else []
     assert done.stdout.strip() == repr((lowers, [*expected, 'disk.low free="1 MiB"']))
+
+
+@given(st.text())
+def test_the_cli_reads_an_event_log_warning_back_in_plain_words(detail: str) -> None:
+    """The CLI prints the storage's `eventlog.warning` as the warning itself: reading the
+    field back from the plain line inverts its quoting, whatever the text."""
+    from pi_hermes_memory.adapters.cli.log_lines import _unquoted
+    from pi_hermes_memory.log import plain_line
+
+    line = plain_line({"event": "eventlog.warning", "detail": detail})
+    assert _unquoted(line.removeprefix("eventlog.warning detail=")) == detail

@@ -126,3 +126,39 @@ def test_unattributed_project_rows_are_kept_as_is() -> None:
     result = reconcile(base=empty, parsed=parsed, head=empty, new_id=_ids(), at=AT)
     new = fold(empty, result.events)
     assert [(e.text, e.project) for e in new.active] == [("legacy line", None), ("owned", "web")]
+
+
+def test_entries_written_after_the_base_that_the_file_lacks_are_kept_and_named() -> None:
+    """The file lacks the entry the agent wrote after the base: kept (the buffer never showed
+    it), and a warning names its id and the command that deletes it, since a person who deleted
+    it from an up-to-date buffer saves the same file. Entries the file shows, or that the base
+    held, are not named."""
+    head = _doc(("alpha fact", D1), ("beta fact", D1), ("gamma fact", D2))
+    base = _doc(("alpha fact", D1), ("beta fact", D1))
+    parsed = _parsed(
+        ParsedEntry(text="alpha fact", created=D1),
+        ParsedEntry(text="beta fact", created=D1),
+        ParsedEntry(text="delta typed by hand"),
+    )
+    result = reconcile(base=base, parsed=parsed, head=head, new_id=_ids(), at=AT)
+    assert [e.text for e in fold(head, result.events).active] == [
+        "alpha fact",
+        "beta fact",
+        "gamma fact",
+        "delta typed by hand",
+    ]
+    (warning,) = [w for w in result.warnings if "lacks" in w]
+    assert warning.startswith("memory: the saved file lacks 1 entry written after the version")
+    assert "(b3)" in warning and "`pi-hermes-memory delete b3`" in warning
+    # the same file saved from the newest version: a deletion, and nothing to say
+    fresh = reconcile(base=head, parsed=parsed, head=head, new_id=_ids(), at=AT)
+    assert [e.text for e in fold(head, fresh.events).active] == [
+        "alpha fact",
+        "beta fact",
+        "delta typed by hand",
+    ]
+    assert not [w for w in fresh.warnings if "lacks" in w]
+    # the file shows the later entry: nothing the merge kept unseen
+    shown = _parsed(*parsed.entries, ParsedEntry(text="gamma fact", created=D2))
+    seen = reconcile(base=base, parsed=shown, head=head, new_id=_ids(), at=AT)
+    assert not [w for w in seen.warnings if "lacks" in w]

@@ -18,7 +18,7 @@ from pi_hermes_memory.adapters.inmemory.storage import InMemoryMarkdown, InMemor
 from pi_hermes_memory.api import Memory
 from pi_hermes_memory.errors import ArgumentError
 from pi_hermes_memory.search.search_tool import parse_search_arguments
-from pi_hermes_memory.tools.registry import parse_memory_arguments
+from pi_hermes_memory.tools.registry import MEMORY_TOOL_SCHEMA, parse_memory_arguments
 from pi_hermes_memory.tools.schemas import (
     FORMATS,
     STRICT_KEYWORDS,
@@ -370,3 +370,14 @@ def test_the_knowledge_tools_come_with_the_second_seeds_tool_set_too(tmp_path: P
         names = [t.name for t in memory.tool_definitions()]
     assert "memory" not in names and "memory_recall" in names
     assert names[-3:] == ["knowledge_search", "knowledge_index", "knowledge_stats"]
+
+
+def test_an_unknown_memory_argument_names_every_argument_the_schema_offers() -> None:
+    """The refusal lists what the caller may send, `operations` too (the schema offers it: a
+    batch goes alone), so a model that reads it can correct its call."""
+    with pytest.raises(ArgumentError) as refused:
+        parse_memory_arguments({"action": "add", "target": "memory", "content": "x", "extra": 1})
+    message = str(refused.value)
+    assert message.startswith("unknown argument(s): extra; allowed: ")
+    for name in MEMORY_TOOL_SCHEMA["properties"]:
+        assert name in message, (name, message)
