@@ -75,8 +75,8 @@ class ServerSettings:
     agent: str | None = None
     cwd: str | None = None
     cache_size: int = CACHE_SIZE
-    #: reader processes for searches, listings and gets (None: the default, 0 since ADR 0087;
-    #: 0: none, every call on the store's writer, ADR 0083)
+    #: reader processes for searches, listings and gets (None: the default, one where the
+    #: server may use 2 CPUs or more, ADR 0117; 0: none, every call on the store's writer)
     readers: int | None = None
     #: embedding, reranker, agent root from openclaw.json and the environment (ADR 0047)
     store: StoreOptions = attrs.field(factory=StoreOptions)
@@ -149,6 +149,20 @@ class StoreCache:
         size = default_readers() if size is None else size
         if size > 0 and self._readers is None:
             self._readers = ReaderPool(self._settings, size)
+
+    def warm_readers(self) -> None:
+        """Start the reader processes now, in the event loop, as the server starts listening:
+        they import the library while the first reads are answered on the writer (ADR 0117)."""
+        if self._readers is not None:
+            self._readers.start()
+
+    def reader_state(self) -> dict[str, int]:
+        """Reader processes asked for (`size`) and answering reads now (`ready`)."""
+        pool = self._readers
+        return {
+            "size": 0 if pool is None else pool.size,
+            "ready": 0 if pool is None else pool.ready,
+        }
 
     @property
     def settings(self) -> ServerSettings:
@@ -625,6 +639,7 @@ class Rest:
             "http": self.settings.http,
             "mcp": self.settings.mcp,
             "stores": self.stores.states(),
+            "readers": self.stores.reader_state(),
             "knowledge": {"folders": len(self.settings.store.knowledge_paths)},
             **self.stores.provider_state(),
         }
@@ -1202,6 +1217,7 @@ class App:
             while True:
                 message = await receive()
                 if message["type"] == "lifespan.startup":
+                    self.stores.warm_readers()
                     try:
                         if self.mcp is not None:
                             await stack.enter_async_context(self.mcp.run())
