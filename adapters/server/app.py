@@ -157,12 +157,12 @@ class StoreCache:
             self._readers.start()
 
     def reader_state(self) -> dict[str, int]:
-        """Reader processes asked for (`size`) and answering reads now (`ready`)."""
+        """Reader processes asked for (`size`), answering reads now (`ready`), and the reads
+        they answered since the server started (`answered`; the rest ran on the writer)."""
         pool = self._readers
-        return {
-            "size": 0 if pool is None else pool.size,
-            "ready": 0 if pool is None else pool.ready,
-        }
+        if pool is None:
+            return {"size": 0, "ready": 0, "answered": 0}
+        return {"size": pool.size, "ready": pool.ready, "answered": pool.answered}
 
     @property
     def settings(self) -> ServerSettings:

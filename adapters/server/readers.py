@@ -145,6 +145,8 @@ _cache: StoreCache | None = None
 WRITER = "writer"
 #: a reader's first message: imported and ready to answer (reads go to the writer before)
 READY = ("ready",)
+#: the request that opens a store in a reader before reads of it are sent there, and its answer
+WARM = "warm"
 
 
 def _read(project: str | None, agent: str | None, op: str, args: tuple[Any, ...]) -> Any:
@@ -155,6 +157,8 @@ def _read(project: str | None, agent: str | None, op: str, args: tuple[Any, ...]
     assert _cache is not None
 
     def work(memory: Any) -> Any:
+        if op == WARM:  # opened (a hand edit saved meanwhile imported, as any process would)
+            return (WARM,)
         if not memory.settled():
             return (WRITER,)
         return ("ok", Answer(OPERATIONS[op](memory, *args)))
@@ -216,6 +220,10 @@ class _Reader:
         self.ready = False
         #: the pipe closed or broke: the reader is gone
         self.dead = False
+        #: stores this reader opened (WARM answered): reads of them are sent here; reads of
+        #: any other store go to the writer while the reader opens it
+        self.stores: set[tuple[str | None, str | None]] = set()
+        self.warming: set[tuple[str | None, str | None]] = set()
         asyncio.get_running_loop().add_reader(self.conn.fileno(), self._answers)
         self.watched = True
 
@@ -293,6 +301,8 @@ class ReaderPool:
         self._size = size
         self._readers: list[_Reader] = []
         self._slots: asyncio.Semaphore | None = None
+        #: reads the readers answered (not sent back to the writer)
+        self.answered = 0
 
     def start(self) -> None:
         """Start the missing readers (in the event loop): they import the library while the
@@ -305,10 +315,36 @@ class ReaderPool:
         while len(self._readers) < self._size:
             self._readers.append(_Reader(self._settings))
 
-    def _pick(self) -> _Reader | None:
+    def _pick(self, key: tuple[str | None, str | None]) -> _Reader | None:
+        """The ready reader with `key` open and the fewest reads in flight; None when no
+        reader has it open yet (each ready one is asked to open it: the writer answers
+        meanwhile, so that no read waits for a reader to open a store)."""
         self.start()
         ready = [r for r in self._readers if r.ready and not r.dead]
-        return min(ready, key=lambda r: len(r.pending)) if ready else None
+        warm = [r for r in ready if key in r.stores]
+        if not warm:
+            for reader in ready:
+                self._warm(reader, key)
+            return None
+        return min(warm, key=lambda r: len(r.pending))
+
+    def _warm(self, reader: _Reader, key: tuple[str | None, str | None]) -> None:
+        if key in reader.warming or key in reader.stores:
+            return
+        request = pickle.dumps((*key, WARM, ()), protocol=pickle.HIGHEST_PROTOCOL)
+        try:
+            future = reader.send(request)
+        except OSError as exc:  # it died: the next read starts another
+            reader.fail(exc)
+            return
+        reader.warming.add(key)
+
+        def opened(done: asyncio.Future[Any]) -> None:
+            reader.warming.discard(key)
+            if not done.cancelled() and done.exception() is None and done.result() == (WARM,):
+                reader.stores.add(key)
+
+        future.add_done_callback(opened)
 
     @property
     def size(self) -> int:
@@ -322,27 +358,31 @@ class ReaderPool:
     async def read(
         self, project: str | None, agent: str | None, op: str, args: tuple[Any, ...]
     ) -> Any:
-        """The reader's answer tuple, or (WRITER,) when no reader is ready or its reader died
-        (it is started again; the store's writer answers)."""
-        if self._pick() is None:
+        """The reader's answer tuple, or (WRITER,) when no reader has the store open yet or
+        its reader died (it is started again; the store's writer answers)."""
+        key = (project, agent)
+        if self._pick(key) is None:
             return (WRITER,)
         request = pickle.dumps((project, agent, op, args), protocol=pickle.HIGHEST_PROTOCOL)
         assert self._slots is not None
         async with self._slots:
-            reader = self._pick()
+            reader = self._pick(key)
             while reader is not None and len(request) > SMALL and reader.pending:
                 await asyncio.sleep(0.002)  # rare: a body over 8 KiB waits for an idle reader
-                reader = self._pick()
+                reader = self._pick(key)
             if reader is None:  # it died meanwhile
                 return (WRITER,)
             try:
-                return await reader.send(request)
+                answer = await reader.send(request)
             except (EOFError, OSError) as exc:
                 if reader in self._readers:
                     self._readers.remove(reader)
                     reader.fail(exc)
                     reader.close(timeout=1)  # reaped, not left a zombie
                 return (WRITER,)
+            if answer[0] != WRITER:
+                self.answered += 1
+            return answer
 
     def close(self) -> None:
         readers, self._readers, self._slots = self._readers, [], None

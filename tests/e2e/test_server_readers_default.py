@@ -46,16 +46,6 @@ def _readers(pid: int) -> list[int]:
     return found
 
 
-def _open_files(pid: int) -> set[str]:
-    out = set()
-    for fd in Path(f"/proc/{pid}/fd").iterdir():
-        try:
-            out.add(os.readlink(fd))
-        except OSError:
-            continue
-    return out
-
-
 def _status(c: httpx.Client) -> dict[str, object]:
     r = c.get("/api/status")
     assert r.status_code == 200, r.text
@@ -63,10 +53,16 @@ def _status(c: httpx.Client) -> dict[str, object]:
     return data
 
 
+def _readers_state(c: httpx.Client) -> dict[str, int]:
+    state = _status(c)["readers"]
+    assert isinstance(state, dict)
+    return state
+
+
 def _wait_ready(c: httpx.Client, want: int) -> None:
     """Until the server says `want` readers answer reads (they import the library first)."""
     deadline = time.monotonic() + 60
-    while _status(c)["readers"] != {"size": want, "ready": want}:
+    while (_readers_state(c)["size"], _readers_state(c)["ready"]) != (want, want):
         assert time.monotonic() < deadline, _status(c)
         time.sleep(0.05)
 
@@ -119,8 +115,13 @@ def test_the_default_starts_one_reader_that_answers_searches_and_sees_every_writ
                     searching.post("/api/memory/search", json={"query": f"dflt{earlier}qz"})
                 )
                 assert any(f"dflt{earlier}qz" in h for h in found), (step, earlier, found)
-        store_files = {f for f in _open_files(reader) if f.startswith(str(srv.root))}
-        assert store_files, "the reader never opened the store: the writer answered every read"
+        # the reader answered reads, not only the writer; once it has the store open (the
+        # searches above), every search of a settled store is its
+        assert _readers_state(searching)["answered"] > 0, _status(searching)
+        before = _readers_state(searching)["answered"]
+        for step in range(12):
+            assert _hits(searching.post("/api/memory/search", json={"query": f"dflt{step}qz"}))
+        assert _readers_state(searching)["answered"] == before + 12
         assert _readers(srv.process.pid) == [reader]  # still the one reader, never restarted
 
         memory_md = srv.root / "pi-hermes-memory" / "MEMORY.md"
@@ -156,8 +157,7 @@ def test_the_first_search_is_answered_while_the_reader_starts(tmp_path: Path) ->
                 "zqearly" in h
                 for h in _hits(c.post("/api/memory/search", json={"query": "zqearly"}))
             )
-        readers = _status(c)["readers"]
-        assert isinstance(readers, dict) and readers["size"] == default_readers()
+        assert _readers_state(c)["size"] == default_readers()
 
 
 def test_readers_0_turns_the_default_off(tmp_path: Path) -> None:
@@ -172,7 +172,7 @@ def test_readers_0_turns_the_default_off(tmp_path: Path) -> None:
             )
             for _ in range(3):
                 assert _hits(c.post("/api/memory/search", json={"query": "zqoff"}))
-            assert _status(c)["readers"] == {"size": 0, "ready": 0}
+            assert _readers_state(c) == {"size": 0, "ready": 0, "answered": 0}
             assert _readers(srv.process.pid) == []
 
 
