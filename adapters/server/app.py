@@ -151,8 +151,9 @@ class StoreCache:
             self._readers = ReaderPool(self._settings, size)
 
     def warm_readers(self) -> None:
-        """Start the reader processes now, in the event loop, as the server starts listening:
-        they import the library while the first reads are answered on the writer (ADR 0117)."""
+        """Start the reader processes now, in the event loop, once the server listens: they
+        import the library while the first reads are answered on the writer (ADR 0117).
+        Without this call (an app served by another ASGI server) the first read starts them."""
         if self._readers is not None:
             self._readers.start()
 
@@ -1217,7 +1218,6 @@ class App:
             while True:
                 message = await receive()
                 if message["type"] == "lifespan.startup":
-                    self.stores.warm_readers()
                     try:
                         if self.mcp is not None:
                             await stack.enter_async_context(self.mcp.run())
@@ -1274,6 +1274,8 @@ def serve(settings: ServerSettings) -> None:
         async def startup(self, sockets: Any = None) -> None:
             await super().startup(sockets=sockets)
             if self.started:  # said once the port is really bound
+                # readers start once the port is ours (a busy port starts none, ADR 0117)
+                app.stores.warm_readers()
                 print(
                     f"pi-hermes-memory: serving on http://{settings.host}:{settings.port} "
                     f"(REST {'on' if settings.http else 'off'}, "

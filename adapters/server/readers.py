@@ -184,7 +184,10 @@ def _serve(conn: Connection, settings: ServerSettings) -> None:
     try:
         import pi_hermes_memory.bootstrap  # noqa: F401  (what opening a store needs first)
 
-        conn.send_bytes(pickle.dumps(READY, protocol=pickle.HIGHEST_PROTOCOL))
+        try:
+            conn.send_bytes(pickle.dumps(READY, protocol=pickle.HIGHEST_PROTOCOL))
+        except OSError:  # the server is gone already
+            return
         while True:
             try:
                 request = conn.recv_bytes()
