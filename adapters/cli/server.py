@@ -68,7 +68,8 @@ def _serve_options(parser: argparse.ArgumentParser) -> None:
         type=int,
         metavar="N",
         help="processes answering searches, listings and gets beside the one writer (default "
-        "0: every call in the server process, one at a time per store)",
+        "1 when the server may use 2 CPUs or more, else 0; 0: every call in the server "
+        "process, one at a time per store)",
     )
     parser.add_argument(
         "--config",

@@ -76,8 +76,8 @@ class ServerSettings:
     agent: str | None = None
     cwd: str | None = None
     cache_size: int = CACHE_SIZE
-    #: reader processes for searches, listings and gets (None: the default, 0 since ADR 0087;
-    #: 0: none, every call on the store's writer, ADR 0083)
+    #: reader processes for searches, listings and gets (None: the default, one where the
+    #: server may use 2 CPUs or more, ADR 0117; 0: none, every call on the store's writer)
     readers: int | None = None
     #: embedding, reranker, agent root from openclaw.json and the environment (ADR 0047)
     store: StoreOptions = attrs.field(factory=StoreOptions)
@@ -150,6 +150,21 @@ class StoreCache:
         size = default_readers() if size is None else size
         if size > 0 and self._readers is None:
             self._readers = ReaderPool(self._settings, size)
+
+    def warm_readers(self) -> None:
+        """Start the reader processes now, in the event loop, once the server listens: they
+        import the library while the first reads are answered on the writer (ADR 0117).
+        Without this call (an app served by another ASGI server) the first read starts them."""
+        if self._readers is not None:
+            self._readers.start()
+
+    def reader_state(self) -> dict[str, int]:
+        """Reader processes asked for (`size`), answering reads now (`ready`), and the reads
+        they answered since the server started (`answered`; the rest ran on the writer)."""
+        pool = self._readers
+        if pool is None:
+            return {"size": 0, "ready": 0, "answered": 0}
+        return {"size": pool.size, "ready": pool.ready, "answered": pool.answered}
 
     @property
     def settings(self) -> ServerSettings:
@@ -641,6 +656,7 @@ class Rest:
             "http": self.settings.http,
             "mcp": self.settings.mcp,
             "stores": self.stores.states(),
+            "readers": self.stores.reader_state(),
             "knowledge": {"folders": len(self.settings.store.knowledge_paths)},
             **self.stores.provider_state(),
         }
@@ -1274,6 +1290,8 @@ def serve(settings: ServerSettings) -> None:
         async def startup(self, sockets: Any = None) -> None:
             await super().startup(sockets=sockets)
             if self.started:  # said once the port is really bound
+                # readers start once the port is ours (a busy port starts none, ADR 0117)
+                app.stores.warm_readers()
                 print(
                     f"pi-hermes-memory: serving on http://{settings.host}:{settings.port} "
                     f"(REST {'on' if settings.http else 'off'}, "

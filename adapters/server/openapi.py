@@ -91,8 +91,8 @@ def document() -> dict[str, Any]:
             },
             "/api/status": {
                 "get": {
-                    "summary": "status, version, memory use, open stores, embedding and rerank "
-                    "settings, knowledge folder count",
+                    "summary": "status, version, memory use, open stores, reader processes, "
+                    "embedding and rerank settings, knowledge folder count",
                     "responses": _answers(200),
                 }
             },

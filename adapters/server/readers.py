@@ -30,11 +30,23 @@ if TYPE_CHECKING:
     from pi_hermes_memory.adapters.server.app import ServerSettings, StoreCache
 
 
-def default_readers() -> int:
-    """None unless asked for (ADR 0087): on the 2-core machine we measure on, readers cost a
-    single client ~30 % of its throughput and gave 16 clients none; `--readers N` turns them on
-    where more cores make the trade worth it."""
-    return 0
+def usable_cpus() -> int:
+    """The CPUs this process may run on: its affinity mask where the platform has one (a
+    container or `taskset` may allow fewer than the machine has), else the machine's count."""
+    import os
+
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):  # macOS and Windows have no affinity call
+        return os.cpu_count() or 1
+
+
+def default_readers(cpus: int | None = None) -> int:
+    """One reader where the server may use 2 CPUs or more, none on one (ADR 0117, superseding
+    ADR 0087's default). Measured on a quiet 2-core machine, one reader costs a single client
+    nothing and takes 16 clients from ~1.4x to ~2x one client's search throughput; on one
+    CPU a reader can only take turns with the server."""
+    return 1 if (usable_cpus() if cpus is None else cpus) >= 2 else 0
 
 
 class Answer:
@@ -131,6 +143,10 @@ _cache: StoreCache | None = None
 
 #: the answer when a read needs a write first (a hand edit to import, a render to finish)
 WRITER = "writer"
+#: a reader's first message: imported and ready to answer (reads go to the writer before)
+READY = ("ready",)
+#: the request that opens a store in a reader before reads of it are sent there, and its answer
+WARM = "warm"
 
 
 def _read(project: str | None, agent: str | None, op: str, args: tuple[Any, ...]) -> Any:
@@ -141,6 +157,8 @@ def _read(project: str | None, agent: str | None, op: str, args: tuple[Any, ...]
     assert _cache is not None
 
     def work(memory: Any) -> Any:
+        if op == WARM:  # opened (a hand edit saved meanwhile imported, as any process would)
+            return (WARM,)
         if not memory.settled():
             return (WRITER,)
         return ("ok", Answer(OPERATIONS[op](memory, *args)))
@@ -164,6 +182,12 @@ def _serve(conn: Connection, settings: ServerSettings) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C stops the server, which closes us
     _cache = StoreCache(settings)
     try:
+        import pi_hermes_memory.bootstrap  # noqa: F401  (what opening a store needs first)
+
+        try:
+            conn.send_bytes(pickle.dumps(READY, protocol=pickle.HIGHEST_PROTOCOL))
+        except OSError:  # the server is gone already
+            return
         while True:
             try:
                 request = conn.recv_bytes()
@@ -194,17 +218,23 @@ class _Reader:
         self.process.start()
         theirs.close()  # so that the reader reads end-of-file once the server closes its end
         self.pending: collections.deque[asyncio.Future[Any]] = collections.deque()
-        self.watched = False
+        #: READY arrived: the reader imported the library (reads go to the writer before,
+        #: so that no read waits for an interpreter to start)
+        self.ready = False
+        #: the pipe closed or broke: the reader is gone
+        self.dead = False
+        #: stores this reader opened (WARM answered): reads of them are sent here; reads of
+        #: any other store go to the writer while the reader opens it
+        self.stores: set[tuple[str | None, str | None]] = set()
+        self.warming: set[tuple[str | None, str | None]] = set()
+        asyncio.get_running_loop().add_reader(self.conn.fileno(), self._answers)
+        self.watched = True
 
     def send(self, request: bytes) -> asyncio.Future[Any]:
         """Send one pickled read; the future gets its answer. The next read may be sent before
         this one is answered, so that the reader never waits for the event loop between two."""
-        loop = asyncio.get_running_loop()
-        if not self.watched:
-            loop.add_reader(self.conn.fileno(), self._answers)
-            self.watched = True
         self.conn.send_bytes(request)
-        future: asyncio.Future[Any] = loop.create_future()
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self.pending.append(future)
         return future
 
@@ -214,6 +244,9 @@ class _Reader:
         try:
             while self.conn.poll(0):
                 answer = pickle.loads(self.conn.recv_bytes())  # EOFError once the reader died
+                if not self.ready:
+                    self.ready = answer == READY  # its first message, before any read
+                    continue
                 if not self.pending:
                     continue  # nothing waits for it (never sent: a reader answers requests)
                 future = self.pending.popleft()
@@ -223,6 +256,7 @@ class _Reader:
             self.fail(exc)
 
     def fail(self, exc: BaseException) -> None:
+        self.dead = True
         self.unwatch()
         while self.pending:
             future = self.pending.popleft()
@@ -260,43 +294,98 @@ SMALL = 8 * 1024
 
 
 class ReaderPool:
-    """`size` reader processes shared by every store, started on the first read. A read
-    goes to the reader with the fewest reads in flight; at most DEPTH each."""
+    """`size` reader processes shared by every store, started when the server starts
+    listening (`start`), or on the first read where nothing called it. A read goes to the
+    ready reader with the fewest reads in flight, at most DEPTH each; while none is ready
+    (still importing, or started again after it died) the store's writer answers."""
 
     def __init__(self, settings: ServerSettings, size: int) -> None:
         self._settings = settings
         self._size = size
         self._readers: list[_Reader] = []
         self._slots: asyncio.Semaphore | None = None
+        #: reads the readers answered (not sent back to the writer)
+        self.answered = 0
 
-    def _pick(self) -> _Reader:
+    def start(self) -> None:
+        """Start the missing readers (in the event loop): they import the library while the
+        server answers its first reads on the writer."""
         if self._slots is None:
             self._slots = asyncio.Semaphore(self._size * DEPTH)
+        for reader in [r for r in self._readers if r.dead]:
+            self._readers.remove(reader)
+            reader.close(timeout=1)  # reaped, not left a zombie
         while len(self._readers) < self._size:
             self._readers.append(_Reader(self._settings))
-        return min(self._readers, key=lambda r: len(r.pending))
+
+    def _pick(self, key: tuple[str | None, str | None]) -> _Reader | None:
+        """The ready reader with `key` open and the fewest reads in flight; None when no
+        reader has it open yet (each ready one is asked to open it: the writer answers
+        meanwhile, so that no read waits for a reader to open a store)."""
+        self.start()
+        ready = [r for r in self._readers if r.ready and not r.dead]
+        warm = [r for r in ready if key in r.stores]
+        if not warm:
+            for reader in ready:
+                self._warm(reader, key)
+            return None
+        return min(warm, key=lambda r: len(r.pending))
+
+    def _warm(self, reader: _Reader, key: tuple[str | None, str | None]) -> None:
+        if key in reader.warming or key in reader.stores:
+            return
+        request = pickle.dumps((*key, WARM, ()), protocol=pickle.HIGHEST_PROTOCOL)
+        try:
+            future = reader.send(request)
+        except OSError as exc:  # it died: the next read starts another
+            reader.fail(exc)
+            return
+        reader.warming.add(key)
+
+        def opened(done: asyncio.Future[Any]) -> None:
+            reader.warming.discard(key)
+            if not done.cancelled() and done.exception() is None and done.result() == (WARM,):
+                reader.stores.add(key)
+
+        future.add_done_callback(opened)
+
+    @property
+    def size(self) -> int:
+        return self._size
+
+    @property
+    def ready(self) -> int:
+        """Readers that answer reads now."""
+        return sum(r.ready and not r.dead for r in self._readers)
 
     async def read(
         self, project: str | None, agent: str | None, op: str, args: tuple[Any, ...]
     ) -> Any:
-        """The reader's answer tuple, or (WRITER,) when its reader died (it is started
-        again; the store's writer answers)."""
+        """The reader's answer tuple, or (WRITER,) when no reader has the store open yet or
+        its reader died (it is started again; the store's writer answers)."""
+        key = (project, agent)
+        if self._pick(key) is None:
+            return (WRITER,)
         request = pickle.dumps((project, agent, op, args), protocol=pickle.HIGHEST_PROTOCOL)
-        self._pick()
         assert self._slots is not None
         async with self._slots:
-            reader = self._pick()
-            while len(request) > SMALL and reader.pending:  # rare: a body over 8 KiB
-                await asyncio.sleep(0.002)
-                reader = self._pick()
+            reader = self._pick(key)
+            while reader is not None and len(request) > SMALL and reader.pending:
+                await asyncio.sleep(0.002)  # rare: a body over 8 KiB waits for an idle reader
+                reader = self._pick(key)
+            if reader is None:  # it died meanwhile
+                return (WRITER,)
             try:
-                return await reader.send(request)
+                answer = await reader.send(request)
             except (EOFError, OSError) as exc:
                 if reader in self._readers:
                     self._readers.remove(reader)
                     reader.fail(exc)
                     reader.close(timeout=1)  # reaped, not left a zombie
                 return (WRITER,)
+            if answer[0] != WRITER:
+                self.answered += 1
+            return answer
 
     def close(self) -> None:
         readers, self._readers, self._slots = self._readers, [], None

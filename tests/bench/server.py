@@ -17,6 +17,7 @@ import contextlib
 import itertools
 import json
 import os
+import shutil
 import statistics
 import tempfile
 import threading
@@ -27,6 +28,7 @@ from typing import Any
 
 import anyio
 import httpx
+from pi_hermes_memory.adapters.server.readers import default_readers, usable_cpus
 
 from tests.support.memory_server import running
 
@@ -401,7 +403,9 @@ def render_concurrency(figures: dict[str, Any]) -> list[str]:
         f"### REST search throughput, 1 vs {clients} clients (issue 29, ADR 0083)",
         "",
         f"Servers side by side, measured in turn; medians of {figures['repeats']} rounds. "
-        "Readers 0 is the path before ADR 0083 (every call on the store's writer).",
+        "Readers 0 is the path before ADR 0083 (every call on the store's writer). "
+        f"This machine's default (ADR 0117, {usable_cpus()} usable CPUs): "
+        f"{default_readers()} reader(s), the row marked **default**.",
         "",
         f"| readers | 1 client req/s | {clients} clients req/s | {clients} / 1 (target ≥ 2) | "
         f"vs readers 0 | over {PROJECTS} stores req/s | {PROJECTS} stores / 1 (target ≥ 1) | "
@@ -410,13 +414,122 @@ def render_concurrency(figures: dict[str, Any]) -> list[str]:
     ]
     for r in READERS:
         m = figures[f"readers_{r}"]
+        name = f"**{r} (default)**" if r == default_readers() else str(r)
         lines.append(
-            f"| {r} | {m['one']['req_per_s']:.0f} | {m['many']['req_per_s']:.0f} | "
+            f"| {name} | {m['one']['req_per_s']:.0f} | {m['many']['req_per_s']:.0f} | "
             f"{m['many_over_one']:.2f} | {m['many_over_readers_0']:.2f} | "
             f"{m['spread']['req_per_s']:.0f} | {m['spread_over_one_store']:.2f} | "
             f"{m['many']['server_cpu_ms_per_req']:.2f} + "
             f"{m['many']['readers_cpu_ms_per_req']:.2f} | "
             f"{m['many']['client_cpu_ms_per_req']:.2f} |"
+        )
+    default = default_readers()
+    if f"readers_{default}" in figures:
+        m = figures[f"readers_{default}"]
+        met = m["many_over_one"] >= 2 and m["spread_over_one_store"] >= 1
+        lines += [
+            "",
+            f"The default ({default} reader(s)): {clients} clients {m['many_over_one']:.2f}x one "
+            f"(target ≥ 2), {PROJECTS} stores {m['spread_over_one_store']:.2f}x one store "
+            f"(target ≥ 1): {'met' if met else 'not met'} in this run.",
+        ]
+    return lines
+
+
+# -- what a reader costs one client (ADR 0117) ------------------------------------------------
+
+
+def _rss(pid: int) -> int:
+    """Resident bytes of process `pid` from /proc (0 without /proc or once it exited)."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+def _tree_rss(pid: int) -> tuple[int, int]:
+    """Resident bytes of the server `pid` and of all its live children (readers and
+    multiprocessing's resource tracker, if any)."""
+    try:
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except OSError:
+        children = []
+    return _rss(pid), sum(_rss(int(c)) for c in children)
+
+
+#: reader settings compared by `first_reads` ("default": no --readers at all)
+FIRST_READ_MODES = ("0", "1", "default")
+
+
+def first_reads(seed_entries: int = 200, searches: int = 100, repeats: int = 3) -> dict[str, Any]:
+    """What one client meets: a fresh server on an existing store (seeded beforehand, then
+    stopped), the wall time of each of its first 5 searches, sent one after the other as soon
+    as /health answers, then `searches` more and the resident size of the server and its
+    children. Servers for the modes are started in turn, `repeats` rounds; medians."""
+    seed = _seed(seed_entries)
+    rows: dict[str, list[dict[str, Any]]] = {m: [] for m in FIRST_READ_MODES}
+    with tempfile.TemporaryDirectory() as tmp:
+        base = Path(tmp) / "seeded"
+        _roomy(base / "agent")
+        with running(base, "--readers", "0") as srv, httpx.Client(base_url=srv.url) as c:
+            for text in seed:
+                assert c.post("/api/memory/store", json={"content": text, "force": True}).is_success
+        for k in range(repeats):
+            for mode in FIRST_READ_MODES:
+                copy = Path(tmp) / f"{mode}-{k}"
+                shutil.copytree(base, copy, ignore=shutil.ignore_patterns("server.log"))
+                args = () if mode == "default" else ("--readers", mode)
+                with running(copy, *args) as srv, httpx.Client(base_url=srv.url, timeout=120) as c:
+                    firsts = []
+                    for i in range(5):
+                        t = time.perf_counter()
+                        _search(c, 0, i)
+                        firsts.append((time.perf_counter() - t) * 1000)
+                    for i in range(searches):
+                        _search(c, 0, i)
+                    main_rss, children_rss = _tree_rss(srv.process.pid)
+                    rows[mode].append(
+                        {
+                            "first_ms": firsts,
+                            "server_rss": main_rss,
+                            "children_rss": children_rss,
+                        }
+                    )
+    out: dict[str, Any] = {"seed_entries": seed_entries, "searches": searches, "repeats": repeats}
+    for mode, values in rows.items():
+        out[mode] = {
+            "first_ms": [
+                round(statistics.median(v["first_ms"][i] for v in values), 1) for i in range(5)
+            ],
+            "server_mib": round(statistics.median(v["server_rss"] for v in values) / 2**20, 1),
+            "children_mib": round(statistics.median(v["children_rss"] for v in values) / 2**20, 1),
+        }
+    return out
+
+
+def render_first_reads(figures: dict[str, Any]) -> list[str]:
+    lines = [
+        "",
+        "### One client: the first searches after `serve` starts, and resident size",
+        "",
+        f"Fresh server on a stopped store of {figures['seed_entries']} entries; wall ms of "
+        f"searches 1-5; resident MiB after {figures['searches']} more; medians of "
+        f"{figures['repeats']} rounds.",
+        "",
+        "| readers | search 1 | 2 | 3 | 4 | 5 | server MiB | children MiB | total MiB |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for mode in FIRST_READ_MODES:
+        m = figures[mode]
+        name = f"default ({default_readers()})" if mode == "default" else mode
+        lines.append(
+            f"| {name} | "
+            + " | ".join(f"{x:.0f}" for x in m["first_ms"])
+            + f" | {m['server_mib']:.1f} | {m['children_mib']:.1f} | "
+            f"{m['server_mib'] + m['children_mib']:.1f} |"
         )
     return lines
 
@@ -431,7 +544,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--reads-only", action="store_true", help="only the 1 vs many clients search figures"
     )
+    parser.add_argument(
+        "--first-read",
+        action="store_true",
+        help="only one client's first searches after start and the resident size, by readers",
+    )
     args = parser.parse_args(argv)
+    if args.first_read:
+        first = first_reads(args.seed_entries)
+        print("\n".join(render_first_reads(first)))
+        print(json.dumps(first, indent=2))
+        return 0
     if args.reads_only:
         reads = concurrency(args.clients, args.requests, args.seed_entries)
         print("\n".join(render_concurrency(reads)))

@@ -30,3 +30,16 @@ def test_tiny_concurrency_run_reports_every_figure() -> None:
     lines = server.render_concurrency(figures)
     assert any("target ≥ 2" in line for line in lines)
     assert len([line for line in lines if line.startswith("| ")]) == 1 + len(server.READERS)
+    assert sum("(default)" in line for line in lines) == 1  # this machine's default row
+
+
+def test_tiny_first_read_run_reports_every_mode() -> None:
+    figures = server.first_reads(seed_entries=5, searches=3, repeats=1)
+    for mode in server.FIRST_READ_MODES:
+        assert len(figures[mode]["first_ms"]) == 5 and all(x > 0 for x in figures[mode]["first_ms"])
+        assert figures[mode]["server_mib"] > 0
+    assert figures["0"]["children_mib"] == 0  # no reader, no other child
+    lines = server.render_first_reads(figures)
+    assert len([line for line in lines if line.startswith("| ")]) == 1 + len(
+        server.FIRST_READ_MODES
+    )

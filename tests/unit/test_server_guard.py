@@ -54,7 +54,7 @@ def test_defaults() -> None:
 
 
 def test_readers_from_the_command_line_or_the_environment() -> None:
-    assert cli_server.resolve_settings(_args(), {}).readers is None  # the default: 0
+    assert cli_server.resolve_settings(_args(), {}).readers is None  # default: by CPUs
     assert cli_server.resolve_settings(_args(), {"PI_MEMORY_READERS": "0"}).readers == 0
     assert cli_server.resolve_settings(_args(readers=3), {"PI_MEMORY_READERS": "1"}).readers == 3
     for args, env in (({}, {"PI_MEMORY_READERS": "many"}), ({"readers": -1}, {})):
