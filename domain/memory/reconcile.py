@@ -465,7 +465,10 @@ def reconcile(
     for b in vanished:
         if b.id not in revised and b.id in merge.active:
             merge.remove(b.id)
-    if unseen := _kept_unseen(base, parsed, head, merge):
+    # only a file the person changed was saved by them: one that shows the base unchanged is a
+    # render that lags the journal (a large file, a killed writer, a copied store), not a save
+    edited = new_entries or vanished or merge.counts["retagged"]
+    if edited and (unseen := _kept_unseen(base, parsed, head, merge)):
         merge.warnings.append(unseen)
     return Reconciliation(
         events=stamp(head.stream, head.version, merge.events),

@@ -128,6 +128,22 @@ def test_unattributed_project_rows_are_kept_as_is() -> None:
     assert [(e.text, e.project) for e in new.active] == [("legacy line", None), ("owned", "web")]
 
 
+def test_a_file_that_shows_its_base_unchanged_is_no_save_and_names_nothing() -> None:
+    """A file entry for entry its base (a render lagging the journal: a large file, a killed
+    writer, a store copied with new timestamps) changes nothing and warns of nothing, however
+    many entries the journal holds beyond it."""
+    head = _doc(("alpha fact", D1), ("beta fact", D1), ("gamma fact", D2))
+    base = _doc(("alpha fact", D1))
+    parsed = _parsed(ParsedEntry(text="alpha fact", created=D1))
+    result = reconcile(base=base, parsed=parsed, head=head, new_id=_ids(), at=AT)
+    assert result.events == ()
+    assert not [w for w in result.warnings if "lacks" in w]
+    # a metadata edit is a save: the entries it never showed are named
+    tagged = _parsed(ParsedEntry(text="alpha fact", created=D1, importance=0.9))
+    retagged = reconcile(base=base, parsed=tagged, head=head, new_id=_ids(), at=AT)
+    assert [w for w in retagged.warnings if "lacks 2 entries" in w]
+
+
 def test_entries_written_after_the_base_that_the_file_lacks_are_kept_and_named() -> None:
     """The file lacks the entry the agent wrote after the base: kept (the buffer never showed
     it), and a warning names its id and the command that deletes it, since a person who deleted
