@@ -24,7 +24,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pi_hermes_memory.adapters.markdown.codec import MarkdownFormat
 from pi_hermes_memory.adapters.markdown.store import MarkdownFiles, _copy_known, _remembered
+from pi_hermes_memory.adapters.sqlite import eventlog
 from pi_hermes_memory.adapters.sqlite.checked import StampCache, stamp_of
+from pi_hermes_memory.adapters.sqlite.eventlog import EventRecord
 from pi_hermes_memory.adapters.sqlite.storage import SqliteStorage
 from pi_hermes_memory.domain.memory.commands import AddMemory
 from pi_hermes_memory.domain.memory.model import Target
@@ -247,3 +249,72 @@ def test_target_of_is_the_inverse_of_stream_for() -> None:
     for target in Target:
         assert target_of(stream_for(target)) is target
         assert target_of("other:" + target.value) is target  # parsed as before
+
+
+def _last_record_before(path: Path, size: int) -> EventRecord | None:
+    """`EventLog._last_record` as it was before ADR 0119 (split the block, walk it back)."""
+    block = eventlog._TAIL_BLOCK
+    with open(path, "rb") as f:
+        while True:
+            start = max(0, size - block)
+            f.seek(start)
+            lines = f.read(size - start).split(b"\n")
+            if start > 0:
+                lines = lines[1:]
+            for raw in reversed(lines):
+                payload = eventlog._parse(raw) if raw else None
+                record = None if payload is None else eventlog._record(payload)
+                if record is not None:
+                    return record
+            if start == 0:
+                return None
+            block *= 4
+
+
+def _event_line(seq: int, data: str) -> bytes:
+    row = {"seq": seq, "stream": "memory:memory", "version": seq, "tag": "t", "at": "a"}
+    return eventlog._line({**row, "data": data})
+
+
+log_pieces = st.lists(
+    st.one_of(
+        st.builds(_event_line, st.integers(1, 10**6), st.text(max_size=40_000)),
+        st.binary(max_size=300),  # damaged lines, torn pieces, bare newlines
+        st.just(b"\n"),
+    ),
+    max_size=12,
+)
+
+
+@settings(max_examples=80, deadline=None)
+@given(pieces=log_pieces, cut=st.integers(0, 10**6))
+def test_the_last_valid_line_is_found_as_before(pieces: list[bytes], cut: int) -> None:
+    """On a real log file (valid lines up to ~120 KiB, so the 64 KiB block grows; damaged and
+    torn lines): the last event line found by cutting lines from the end is the one the
+    split found, whatever size the read stops at."""
+    folder = Path(tempfile.mkdtemp(prefix="phm-log-"))
+    try:
+        path = folder / "sessions.journal.jsonl"
+        data = b"".join(pieces)
+        path.write_bytes(data)
+        size = cut % (len(data) + 1)
+        log = eventlog.EventLog(path)
+        assert log._last_record(size) == _last_record_before(path, size)
+        assert log._last_record(len(data)) == _last_record_before(path, len(data))
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_a_block_starting_inside_a_damaged_line_skips_its_first_piece(tmp_path: Path) -> None:
+    """The 64 KiB block starts exactly where a valid event line sits after garbage on the same
+    line: that piece is the end of a longer, damaged line, never the last event."""
+    first = _event_line(1, "a")
+    bare = len(_event_line(2, ""))
+    second = _event_line(2, "b" * (eventlog._TAIL_BLOCK - bare))
+    assert len(second) == eventlog._TAIL_BLOCK
+    path = tmp_path / "sessions.journal.jsonl"
+    path.write_bytes(first + b"xx" + second)
+    log = eventlog.EventLog(path)
+    found = log._last_record(path.stat().st_size)
+    assert found == _last_record_before(path, path.stat().st_size)
+    assert found is not None and found.seq == 1
