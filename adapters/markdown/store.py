@@ -66,8 +66,19 @@ class _Hashed:
     those bytes alone (equal bytes, equal digest), true whatever a file holds now."""
 
     prefix: bytes
-    data: bytes
+    #: the bytes are `head + tail`, kept apart: no copy of a file's bytes is made to remember them
+    head: bytes
+    tail: bytes
     state: Any  # a hashlib sha256 object, copied before each use
+
+    def holds(self, prefix: bytes, data: bytes) -> bool:
+        """Whether these are exactly the bytes remembered, after the same prefix."""
+        return (
+            prefix == self.prefix
+            and len(data) == len(self.head) + len(self.tail)
+            and data.startswith(self.head)
+            and data.endswith(self.tail)
+        )
 
 
 def _copy_known(
@@ -79,7 +90,7 @@ def _copy_known(
     (compared byte for byte: the render this process just wrote), else computed (ADR 0119)."""
     chunk = source.read(_COPY_CHUNK)
     more = source.read(_COPY_CHUNK) if chunk else b""
-    if not more and known is not None and known.prefix == prefix and known.data == chunk:
+    if not more and known is not None and known.holds(prefix, chunk):
         digest = known.state.copy()
     else:
         digest = hashlib.sha256(prefix)
@@ -103,7 +114,7 @@ def _remembered(prefix: bytes, whole: bytes | None, tail: bytes, state: Any) -> 
     remembered when it fits in one read; None otherwise."""
     if whole is None or len(whole) + len(tail) > _COPY_CHUNK:
         return None
-    return _Hashed(prefix=prefix, data=whole + tail, state=state.copy())
+    return _Hashed(prefix=prefix, head=whole, tail=tail, state=state.copy())
 
 
 def sidecar_name(file_name: str) -> str:

@@ -147,7 +147,9 @@ def test_remembered_digests_equal_computed_ones(plan: list[tuple[str, object]]) 
     warm, cold = (_Store(root / name, forget=name == "cold") for name in ("warm", "cold"))
     try:
         assert warm.state() == cold.state()
-        for step in [*plan, ("add", "the last fact about pins")]:
+        # two adds first: the second appends (the first renders the empty file in full)
+        first = [("add", "the first fact about the build"), ("add", "a second about redis")]
+        for step in [*first, *plan, ("add", "the last fact about pins")]:
             warm.run(step)
             cold.run(step)
             assert warm.state() == cold.state(), step
@@ -200,7 +202,9 @@ def test_copy_known_answers_the_sha256_of_what_it_copied(
         digest.update(extra)
         fact = _remembered(prefix, whole, extra, digest)
         assert fact is not None
-        assert fact.state.hexdigest() == hashlib.sha256(fact.prefix + fact.data).hexdigest()
+        remembered = fact.prefix + fact.head + fact.tail
+        assert fact.state.hexdigest() == hashlib.sha256(remembered).hexdigest()
+        assert fact.holds(prefix, data + extra) and not fact.holds(prefix, data + extra + b"!")
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
