@@ -60,15 +60,61 @@ _GLOBAL_FILES = {
 _COPY_CHUNK = 1 << 20
 
 
-def _copy_hashing(source: BinaryIO, fd: int, *hashes: hashlib._Hash) -> tuple[int, bytes]:
-    """Copy the rest of `source` to the descriptor `fd`, feeding `hashes`: (bytes, last byte)."""
-    size, last = 0, b""
-    while chunk := source.read(_COPY_CHUNK):
-        for digest in hashes:
-            digest.update(chunk)
-        write_all(fd, chunk)
-        size, last = size + len(chunk), chunk[-1:]
-    return size, last
+@attrs.frozen
+class _Hashed:
+    """Bytes this process hashed after `prefix`, and the sha256 state after them: a fact about
+    those bytes alone (equal bytes, equal digest), true whatever a file holds now."""
+
+    prefix: bytes
+    #: the bytes are `head + tail`, kept apart: no copy of a file's bytes is made to remember them
+    head: bytes
+    tail: bytes
+    state: Any  # a hashlib sha256 object, copied before each use
+
+    def holds(self, prefix: bytes, data: bytes) -> bool:
+        """Whether these are exactly the bytes remembered, after the same prefix."""
+        return (
+            prefix == self.prefix
+            and len(data) == len(self.head) + len(self.tail)
+            and data.startswith(self.head)
+            and data.endswith(self.tail)
+        )
+
+
+def _copy_known(
+    source: BinaryIO, fd: int, prefix: bytes, known: _Hashed | None, *also: hashlib._Hash
+) -> tuple[Any, int, bytes, bytes | None]:
+    """Copy the rest of `source` to the descriptor `fd`, feeding `also`: (the sha256 of
+    `prefix` and the bytes copied, their size, the last byte, the bytes when they fit in one
+    read). That sha256 is `known`'s when `known` holds exactly these bytes after this prefix
+    (compared byte for byte: the render this process just wrote), else computed (ADR 0119)."""
+    chunk = source.read(_COPY_CHUNK)
+    more = source.read(_COPY_CHUNK) if chunk else b""
+    if not more and known is not None and known.holds(prefix, chunk):
+        digest = known.state.copy()
+    else:
+        digest = hashlib.sha256(prefix)
+        digest.update(chunk)
+    for other in also:
+        other.update(chunk)
+    write_all(fd, chunk)
+    size, last, whole = len(chunk), chunk[-1:], None if more else chunk
+    while more:
+        digest.update(more)
+        for other in also:
+            other.update(more)
+        write_all(fd, more)
+        size, last = size + len(more), more[-1:]
+        more = source.read(_COPY_CHUNK)
+    return digest, size, last, whole
+
+
+def _remembered(prefix: bytes, whole: bytes | None, tail: bytes, state: Any) -> _Hashed | None:
+    """What an append wrote (`whole` copied, then `tail`) with its sha256 `state`, to be
+    remembered when it fits in one read; None otherwise."""
+    if whole is None or len(whole) + len(tail) > _COPY_CHUNK:
+        return None
+    return _Hashed(prefix=prefix, head=whole, tail=tail, state=state.copy())
 
 
 def sidecar_name(file_name: str) -> str:
@@ -173,11 +219,32 @@ class MarkdownFiles:
     #: a folder -> its physical path, resolved once per process (ADR 0085): a file's own
     #: symlink is still seen by one lstat per use (`_physical`)
     _folders: dict[Path, Path] = attrs.field(factory=dict, init=False, repr=False, eq=False)
+    #: per target, the Markdown file's and the sidecar's bytes the last append wrote, with
+    #: their sha256 (ADR 0119): the next append that reads the same bytes back compares them
+    #: instead of hashing them again. At most one read chunk each (1 MiB)
+    _hashed: dict[Target, tuple[_Hashed | None, _Hashed | None]] = attrs.field(
+        factory=dict, init=False, repr=False, eq=False
+    )
+    #: a path whose folder is cached in `_folders` -> that folder / its name (the same join)
+    _located: dict[Path, Path] = attrs.field(factory=dict, init=False, repr=False, eq=False)
+    #: per target, its file and sidecar paths, built once (ADR 0119): both folders are fixed,
+    #: so each is the `Path` every call built anew; a `Path` keeps its own string
+    _paths: dict[Target, tuple[Path, Path]] = attrs.field(
+        factory=dict, init=False, repr=False, eq=False
+    )
+
+    def _paths_of(self, target: Target) -> tuple[Path, Path]:
+        known = self._paths.get(target)
+        if known is None:
+            if target is Target.PROJECT:
+                path = self.projects_dir / "MEMORY.md"
+            else:
+                path = self.memory_dir / _GLOBAL_FILES[target]
+            known = self._paths[target] = (path, path.with_name(sidecar_name(path.name)))
+        return known
 
     def path_for(self, target: Target) -> Path:
-        if target is Target.PROJECT:
-            return self.projects_dir / "MEMORY.md"
-        return self.memory_dir / _GLOBAL_FILES[target]
+        return self._paths_of(target)[0]
 
     def stamp(self, target: Target) -> object:
         """(mtime_ns, size, inode, ctime_ns), or None when the file does not exist."""
@@ -219,12 +286,16 @@ class MarkdownFiles:
             pass
         except OSError:
             return physical_path(path)
+        located = self._located.get(path)
+        if located is not None:
+            return located
         folder = self._folders.get(path.parent)
         if folder is None:
             if not path.parent.is_dir():
                 return physical_path(path)  # not cached until the folder exists
             folder = self._folders[path.parent] = physical_path(path.parent)
-        return folder / path.name
+        located = self._located[path] = folder / path.name
+        return located
 
     def layout_problem(self) -> str | None:
         """Why these documents cannot be kept apart (two of them are one physical file), or
@@ -252,8 +323,7 @@ class MarkdownFiles:
 
     def sidecar_for(self, target: Target) -> Path:
         """Where our version line and metadata live beside the file (ADR 0077)."""
-        path = self.path_for(target)
-        return path.with_name(sidecar_name(path.name))
+        return self._paths_of(target)[1]
 
     def read(self, target: Target) -> bytes | None:
         """The document's bytes in our format, or None when the file does not exist yet: the
@@ -508,26 +578,31 @@ class MarkdownFiles:
                 plan = extend(header, old_line, tail, target, self._edits.get(target))
                 if plan is None:
                     return None
-                shared_hash = hashlib.sha256()
+                shared_hash: Any = None
                 # the old bytes are not what the append was planned on: render in full
                 refused: list[str] = []
+                known_file, known_side = self._hashed.get(target, (None, None))
 
                 def fill_shared(fd: int) -> None:
-                    size, last = _copy_hashing(shared_in, fd, shared_hash)
+                    nonlocal shared_hash, known_file
+                    shared_hash, size, last, whole = _copy_known(shared_in, fd, b"", known_file)
                     if not size or last != b"\n" or shared_hash.hexdigest() != plan.old_sha:
                         refused.append("file")
                         return
                     write_all(fd, plan.shared_tail)
                     shared_hash.update(plan.shared_tail)
+                    known_file = _remembered(b"", whole, plan.shared_tail, shared_hash)
 
-                old_hash, new_hash = hashlib.sha256(old_line), hashlib.sha256(plan.line)
+                new_hash = hashlib.sha256(plan.line)
                 new_size = 0
 
                 def fill_side(fd: int) -> None:
-                    nonlocal new_size
+                    nonlocal new_size, known_side
                     write_all(fd, sidecar_header(shared_hash.hexdigest(), plan.listing))
                     write_all(fd, plan.line)
-                    size, last = _copy_hashing(side_in, fd, old_hash, new_hash)
+                    old_hash, size, last, whole = _copy_known(
+                        side_in, fd, old_line, known_side, new_hash
+                    )
                     # an old render without entries is its version line alone: the tail
                     # then starts the body, with no separator (render it in full)
                     if not size or last != b"\n" or old_hash.hexdigest() != rendered:
@@ -536,8 +611,13 @@ class MarkdownFiles:
                     write_all(fd, plan.full_tail)
                     new_hash.update(plan.full_tail)
                     new_size = len(plan.line) + size + len(plan.full_tail)
+                    known_side = _remembered(plan.line, whole, plan.full_tail, new_hash)
 
-                tmp = write_temp(real, fill_shared)
+                try:
+                    tmp = write_temp(real, fill_shared)
+                finally:
+                    # facts about bytes, not files: kept whatever happens to the write
+                    self._hashed[target] = (known_file, known_side)
                 if refused:
                     discard_temp(tmp)
                     return None
@@ -546,6 +626,8 @@ class MarkdownFiles:
                 except BaseException:
                     discard_temp(tmp)
                     raise
+                finally:
+                    self._hashed[target] = (known_file, known_side)
                 if refused:
                     discard_temp(tmp)
                     discard_temp(tmp_side)

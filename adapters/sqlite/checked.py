@@ -37,6 +37,7 @@ time in practice.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import os
@@ -105,6 +106,19 @@ class StampCache:
 
     def __init__(self) -> None:
         self._known: dict[str, tuple[_Key, str]] = {}
+        #: per file, the last sampled bytes hashed and their digest (ADR 0119): a stamp that
+        #: reads the very same bytes again has their digest without hashing them (equal bytes,
+        #: equal digest); the bytes are still read every time
+        self._sampled: dict[str, tuple[bytes, bytes, str]] = {}
+
+    def sampled(self, path: str, head: bytes, tail: bytes) -> str | None:
+        known = self._sampled.get(path)
+        if known is not None and known[0] == head and known[1] == tail:
+            return known[2]
+        return None
+
+    def hashed(self, path: str, head: bytes, tail: bytes, digest: str) -> None:
+        self._sampled[path] = (head, tail, digest)
 
     def holds(self, path: str) -> bool:
         return path in self._known
@@ -120,8 +134,7 @@ class StampCache:
             self._known.pop(path, None)
 
 
-def _file(path: Path, cache: StampCache | None = None) -> FileStamp | None:
-    name = str(path)
+def _file(name: str, cache: StampCache | None = None) -> FileStamp | None:
     try:
         if cache is not None and cache.holds(name):
             st = os.stat(name)
@@ -131,25 +144,39 @@ def _file(path: Path, cache: StampCache | None = None) -> FileStamp | None:
         began = time.time_ns()
         with open(name, "rb") as f:
             st = os.fstat(f.fileno())
-            digest = hashlib.blake2b(f.read(4096), digest_size=16)
+            head, tail = f.read(4096), b""
             if st.st_size > 4096:
                 f.seek(max(4096, st.st_size - _SAMPLE))
-                digest.update(f.read(_SAMPLE))
+                tail = f.read(_SAMPLE)
     except OSError:
         return None
-    hexdigest = digest.hexdigest()
+    hexdigest = None if cache is None else cache.sampled(name, head, tail)
+    if hexdigest is None:
+        digest = hashlib.blake2b(head, digest_size=16)
+        if tail:
+            digest.update(tail)
+        hexdigest = digest.hexdigest()
+        if cache is not None:
+            cache.hashed(name, head, tail, hexdigest)
     if cache is not None:
         cache.learn(name, st, began, hexdigest)
     return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, hexdigest)
 
 
+@functools.lru_cache(maxsize=64)
+def _names(db_path: Path) -> tuple[str, str]:
+    """The database's and its WAL's names, built once per path (four stamps per add)."""
+    return str(db_path), str(db_path.with_name(db_path.name + "-wal"))
+
+
 def stamp_of(db_path: Path, cache: StampCache | None = None) -> Stamp | None:
     """The stamp of the database and its WAL; None when the database cannot be read.
     `cache`: reuse the digest of a file whose stat proves it unchanged (ADR 0106)."""
-    main = _file(db_path, cache)
+    db_name, wal_name = _names(db_path)
+    main = _file(db_name, cache)
     if main is None:
         return None
-    wal = _file(db_path.with_name(db_path.name + "-wal"), cache)
+    wal = _file(wal_name, cache)
     # an empty WAL (created by the first connection, reset by a checkpoint) holds no data
     return main, (wal if wal is not None and wal[0] > 0 else None)
 
