@@ -103,6 +103,9 @@ class MemoryDocuments:
             new_id=self._ids.new_id,
             at=self._clock.now(),
             since_base=since,
+            # the entries after the last render written to the file were never in it (a file
+            # lagging its journal, ADR 0042): only a newer render could have shown them
+            later_render=based_on is not None and recorded is not None and recorded[0] > based_on,
         )
         warnings.extend(result.warnings)
         if purged_in_base and result.added:

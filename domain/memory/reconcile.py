@@ -392,12 +392,16 @@ def reconcile(
     new_id: Callable[[], str],
     at: datetime,
     since_base: Iterable[Event] = (),
+    later_render: bool = True,
 ) -> Reconciliation:
     """The events that apply the person's change (`base` → `parsed`) on top of `head`.
 
     `since_base`: the journal's events after `base` up to `head`. A text that appeared there
     and is no longer active (the agent removed or replaced it after an earlier save of the same
-    buffer) is not brought back by a file that still shows it."""
+    buffer) is not brought back by a file that still shows it. `later_render`: whether a render
+    newer than `base` was written to the file, so that a buffer may have shown entries written
+    after `base` (False: the file lagged the journal, and the entries it lacks were never in it,
+    so keeping them needs no word)."""
     target = head.target
     merge = _Merge(head, new_id, at, at.date())
     merge.warnings.extend(parsed.warnings)
@@ -468,7 +472,7 @@ def reconcile(
     # only a file the person changed was saved by them: one that shows the base unchanged is a
     # render that lags the journal (a large file, a killed writer, a copied store), not a save
     edited = new_entries or vanished or merge.counts["retagged"]
-    if edited and (unseen := _kept_unseen(base, parsed, head, merge)):
+    if later_render and edited and (unseen := _kept_unseen(base, parsed, head, merge)):
         merge.warnings.append(unseen)
     return Reconciliation(
         events=stamp(head.stream, head.version, merge.events),

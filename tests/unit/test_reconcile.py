@@ -174,6 +174,13 @@ def test_entries_written_after_the_base_that_the_file_lacks_are_kept_and_named()
         "delta typed by hand",
     ]
     assert not [w for w in fresh.warnings if "lacks" in w]
+    # the file lagged the journal (no render after the base was written to it): the entries it
+    # lacks were never in it, so they are kept without a word
+    lagged = reconcile(
+        base=base, parsed=parsed, head=head, new_id=_ids(), at=AT, later_render=False
+    )
+    assert lagged.events == result.events
+    assert not [w for w in lagged.warnings if "lacks" in w]
     # the file shows the later entry: nothing the merge kept unseen
     shown = _parsed(*parsed.entries, ParsedEntry(text="gamma fact", created=D2))
     seen = reconcile(base=base, parsed=shown, head=head, new_id=_ids(), at=AT)
