@@ -565,6 +565,7 @@ class MemoryService:
             streams = {d.stream: batch.uow.journal.read(d.stream) for d in docs.values()}
             idx = purges.index(streams)
             chain = purges.select(idx, target, query, self.settings.scope)
+            stable = {e.id: e.stable_id for d in docs.values() for e in d.all_entries()}
             if isinstance(chain, deciding.Decision) or dry_run:
                 outcome = chain if isinstance(chain, deciding.Decision) else _preview(idx, chain)
             else:
@@ -614,7 +615,10 @@ class MemoryService:
             status=Status.PREVIEW if dry_run else Status.PURGED,
             message=message,
             target=target.value,
-            entry_id=outcome.newest.id,
+            # the memory's stable id, as add, update and get name it (ADR 0074): every
+            # version holds it; a removed version is no row, so any version still a row says it
+            entry_id=next((stable[i] for i in ids if i in stable), outcome.newest.id),
+            version_id=outcome.newest.id,
             entry_ids=ids,
             versions=outcome.versions,
             leftovers=leftovers,
