@@ -371,7 +371,9 @@ def stats(memory: Memory) -> dict[str, Any]:
         targets[target.value] = {
             "active": len(doc.active),
             "superseded": len(doc.history),
-            "removed": len(doc.removed),
+            # what `restore` lists (every scope): `doc.removed` also holds the ids that moved
+            # to another target (promote, demote) or that a merge points at, no removals
+            "removed": len(service.removed(target, every_scope=True)),
             "chars": sum(len(e.text) for e in doc.active),
             "limit": service.settings.limits[target],
         }

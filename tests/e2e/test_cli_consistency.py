@@ -32,3 +32,39 @@ def test_purge_prints_the_memorys_stable_id_as_add_and_update_do(root: Path) -> 
     assert sorted(out["entry_ids"]) == sorted([memory_id, version_id])
     done = cli(root, "purge", memory_id, "--yes")
     assert done.returncode == 0 and _id_line(done.stdout) == memory_id
+
+
+# --- stats counts as removed what restore lists ------------------------------------------------
+
+
+def _removed(root: Path, *args: str) -> tuple[dict[str, int], dict[str, int]]:
+    """Per target: stats' removed count and the number of entries `restore` lists."""
+    stats = json.loads(cli(root, *args, "stats", "--json").stdout)["targets"]
+    counted = {t: stats[t]["removed"] for t in stats}
+    listed = {
+        t: len(json.loads(cli(root, *args, "restore", "--target", t, "--json").stdout))
+        for t in stats
+    }
+    return counted, listed
+
+
+def test_a_promote_then_demote_is_a_move_not_a_removal(root: Path) -> None:
+    web = ("--project", "web")
+    assert cli(root, *web, "add", "Deploy uses blue green", "--target", "project").returncode == 0
+    assert cli(root, *web, "promote", "blue green").returncode == 0
+    assert cli(root, *web, "demote", "blue green").returncode == 0
+    counted, listed = _removed(root, *web)
+    assert counted == listed == {"user": 0, "memory": 0, "project": 0, "failure": 0}
+    # a real removal is counted and listed, on the real store, and leaves the count on restore
+    assert cli(root, *web, "add", "Tabs are wider than spaces").returncode == 0
+    assert cli(root, *web, "add", "Builds use clang 18", "--target", "project").returncode == 0
+    removed = cli(
+        root, *web, "tool", "memory", '{"action": "remove", "target": "memory", "old_text": "Tabs"}'
+    )
+    assert removed.returncode == 0, removed.stdout
+    assert cli(root, *web, "promote", "clang").returncode == 0
+    counted, listed = _removed(root, *web)
+    assert counted == listed == {"user": 0, "memory": 1, "project": 0, "failure": 0}
+    assert cli(root, *web, "restore", "Tabs").returncode == 0
+    counted, listed = _removed(root, *web)
+    assert counted == listed == {"user": 0, "memory": 0, "project": 0, "failure": 0}
