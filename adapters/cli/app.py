@@ -462,6 +462,12 @@ def _print_json(value: Any) -> None:
     print(json.dumps(_jsonable(value), ensure_ascii=False, indent=2))
 
 
+def _entries_json(rows: Any) -> list[dict[str, Any]]:
+    """Entry views (list, get, history, restore) as JSON, each `scope` named as `--scope`,
+    `stats`, `export` and `delete-bulk` name it: a project's row is `project:<name>`."""
+    return [{**_jsonable(e), "scope": _scope_of(e)} for e in rows]
+
+
 def _sync_markdown(memory: Any, *, as_json: bool) -> int:
     report = memory.sync_markdown()
     if as_json:
@@ -634,7 +640,8 @@ def _by_id(memory: Any, args: argparse.Namespace) -> int:
     else:
         rows = memory.history(args.id)
     if args.json:
-        _print_json((rows[0] if rows else None) if args.command == "get" else rows)
+        shown = _entries_json(rows)
+        _print_json((shown[0] if shown else None) if args.command == "get" else shown)
     else:
         for e in rows:  # ID@N: the memory's stable id and this version's number (ADR 0074)
             print(f"{e.id}@{e.version}  {_entry_line(e)}")
@@ -672,7 +679,7 @@ def _restore(memory: Any, args: argparse.Namespace) -> int:
     if args.text_or_id is None:
         removed = memory.removed(args.target)
         if args.json:
-            _print_json(removed)
+            _print_json(_entries_json(removed))
         else:
             for e in removed:
                 print(f"{e.id}  {e.text}")
@@ -1006,7 +1013,7 @@ def _run(memory: Any, args: argparse.Namespace, arguments: Any, request: str | N
     end = None if args.limit is None else args.offset + args.limit
     entries = entries[args.offset : end]
     if args.json:
-        _print_json(entries)
+        _print_json(_entries_json(entries))
     else:
         for e in entries:
             print(f"{e.id}  {_entry_line(e)}")

@@ -68,3 +68,29 @@ def test_a_promote_then_demote_is_a_move_not_a_removal(root: Path) -> None:
     assert cli(root, *web, "restore", "Tabs").returncode == 0
     counted, listed = _removed(root, *web)
     assert counted == listed == {"user": 0, "memory": 0, "project": 0, "failure": 0}
+
+
+# --- one scope vocabulary ----------------------------------------------------------------------
+
+
+def test_json_rows_name_their_scope_as_list_scope_and_stats_do(root: Path) -> None:
+    web = ("--project", "web")
+    assert cli(root, *web, "add", "Deploys need a tag", "--target", "project").returncode == 0
+    assert cli(root, *web, "add", "Prefers short answers", "--target", "user").returncode == 0
+    rows = json.loads(cli(root, *web, "list", "--json").stdout)
+    scopes = {r["text"]: r["scope"] for r in rows}
+    assert scopes == {"Deploys need a tag": "project:web", "Prefers short answers": "global"}
+    stats = json.loads(cli(root, *web, "stats", "--json").stdout)
+    assert stats["scopes"] == {"global": 1, "project:web": 1}
+    for row in rows:  # a row's scope selects it again
+        again = json.loads(cli(root, *web, "list", "--scope", row["scope"], "--json").stdout)
+        assert [r["id"] for r in again] == [row["id"]]
+        got = json.loads(cli(root, *web, "get", row["id"], "--json").stdout)
+        assert got["scope"] == row["scope"]
+        (version,) = json.loads(cli(root, *web, "history", row["id"], "--json").stdout)
+        assert version["scope"] == row["scope"]
+    assert cli(root, *web, "delete", rows[0]["id"]).returncode == 0
+    (removed,) = json.loads(
+        cli(root, *web, "restore", "--target", rows[0]["target"], "--json").stdout
+    )
+    assert removed["scope"] == rows[0]["scope"]
