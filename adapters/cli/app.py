@@ -357,7 +357,8 @@ def _index_sessions(memory: Any, args: argparse.Namespace) -> int:
 
 
 def _session_search(memory: Any, args: argparse.Namespace, request: str | None) -> int:
-    """Exit 0 when the search ran (also without results), 1 for an invalid query/request."""
+    """Exit 0 when the search ran (also without results), 1 for a query without words (as
+    `search`), 2 for a request that is not one (a usage error, as a malformed JSON argument)."""
     from pi_hermes_memory.history.tool import anchors_json, legacy_json
 
     if request is not None:
@@ -374,7 +375,9 @@ def _session_search(memory: Any, args: argparse.Namespace, request: str | None) 
         print(f"pi-hermes-memory: {result.message}", file=sys.stderr)
     else:
         print(result.message)
-    return EXIT_FAILED if result.status == Status.INVALID_ARGUMENTS else EXIT_OK
+    if result.status != Status.INVALID_ARGUMENTS:
+        return EXIT_OK
+    return EXIT_USAGE if request is not None else EXIT_FAILED
 
 
 def _batch_size(value: str) -> int:
@@ -922,6 +925,8 @@ def _main(argv: Sequence[str] | None) -> int:
     finally:
         if args.command not in _COLLECTOR_OFF:
             gc.enable()
+    from pi_hermes_memory.adapters.cli.input_files import UnusableInput
+
     with memory:
         writes = (
             args.command in _WRITES
@@ -935,6 +940,9 @@ def _main(argv: Sequence[str] | None) -> int:
             return _run(memory, args, arguments, request)
         except BrokenPipeError:
             raise  # the reader went away: `main` ends quietly
+        except UnusableInput as exc:  # a file or argument it was given: a usage error
+            print(f"pi-hermes-memory: {exc}", file=sys.stderr)
+            return EXIT_USAGE
         except (HermesMemoryError, OSError) as exc:  # one line, never a traceback
             print(f"pi-hermes-memory: {exc}", file=sys.stderr)
             return EXIT_FAILED

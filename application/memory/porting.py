@@ -137,7 +137,11 @@ def read_export(lines: Iterable[str]) -> ExportFile:
             entry = from_record(data)
             if removal is not None:
                 removed[entry.id] = removal
-        except (json.JSONDecodeError, RecordError) as e:
+        except json.JSONDecodeError as e:
+            raise InvalidArgument(
+                f"line {number} is not JSON (column {e.colno}: {e.msg}); nothing was imported"
+            ) from None
+        except RecordError as e:
             raise InvalidArgument(f"line {number}: {e}; nothing was imported") from None
         except (TypeError, ValueError) as e:  # an attrs validator of a newer field
             raise InvalidArgument(f"line {number}: {e}; nothing was imported") from None

@@ -94,3 +94,71 @@ def test_json_rows_name_their_scope_as_list_scope_and_stats_do(root: Path) -> No
         cli(root, *web, "restore", "--target", rows[0]["target"], "--json").stdout
     )
     assert removed["scope"] == rows[0]["scope"]
+
+
+# --- a file or request it cannot use is a usage error (exit 2), said in plain words -----------
+
+#: every command that reads a file it is given, with the option naming it
+_READERS = (
+    ("import",),
+    ("migrate",),
+    ("interview", "--answers"),
+    ("learn-skill", "--file"),
+)
+
+
+def _unusable_files(tmp_path: Path) -> dict[str, tuple[Path, str]]:
+    """Files no command can read, each with the words its refusal must hold."""
+    folder = tmp_path / "a-folder"
+    folder.mkdir(parents=True)
+    binary = tmp_path / "latin1.txt"
+    binary.write_bytes("caf\xe9 notes\n".encode("latin-1"))
+    return {
+        "missing": (tmp_path / "no-such.jsonl", "no such file"),
+        "folder": (folder, "folder"),
+        "binary": (binary, "not UTF-8"),
+    }
+
+
+def test_a_file_that_cannot_be_read_exits_2_naming_it(root: Path, tmp_path: Path) -> None:
+    for command in _READERS:
+        for kind, (path, says) in _unusable_files(tmp_path / command[0]).items():
+            if command == ("migrate",) and kind == "folder":
+                says = "LanceDB"  # a folder is what migrate reads a LanceDB table from
+            done = cli(root, *command, str(path))
+            assert done.returncode == 2, (command, kind, done.stderr)
+            assert str(path) in done.stderr and says in done.stderr, (command, kind, done.stderr)
+            assert "Errno" not in done.stderr and "Traceback" not in done.stderr, done.stderr
+            as_json = json.loads(cli(root, *command, str(path), "--json").stdout)
+            assert as_json["status"] == "invalid_arguments" and says in as_json["message"]
+
+
+def test_content_that_is_not_what_the_command_reads_exits_2(root: Path, tmp_path: Path) -> None:
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"format": "pi-hermes-memory-export"\n')
+    for command in (("import",), ("migrate",), ("interview", "--answers")):
+        done = cli(root, *command, str(broken))
+        assert done.returncode == 2, (command, done.stderr)
+        assert "not JSON" in done.stderr and "Errno" not in done.stderr, (command, done.stderr)
+    assert cli(root, "tool", "memory", "{bad").returncode == 2
+    request = cli(root, "session-search", "--request", "all: flock")
+    assert request.returncode == 2 and "all: is a list" in request.stderr
+    as_json = cli(root, "session-search", "--request", "all: flock", "--json")
+    assert as_json.returncode == 2
+    assert json.loads(as_json.stdout)["status"] == "invalid_arguments"
+    # a query without words ran and found nothing to search for: exit 1, as `search`
+    assert cli(root, "session-search", "?!").returncode == 1
+    assert cli(root, "search", "?!").returncode == 1
+
+
+def test_an_export_path_that_cannot_be_written_exits_2_naming_it(
+    root: Path, tmp_path: Path
+) -> None:
+    for path, says in (
+        (tmp_path / "no-such-folder" / "out.jsonl", "folder does not exist"),
+        (tmp_path, "folder"),
+    ):
+        done = cli(root, "export", "--output", str(path))
+        assert done.returncode == 2 and f"cannot write {path}: " in done.stderr, done.stderr
+        assert says in done.stderr and "Errno" not in done.stderr, done.stderr
+    assert not list(tmp_path.glob("*.partial"))

@@ -172,7 +172,7 @@ def test_an_unknown_field_is_refused_by_name(tmp_path: Path) -> None:
     newer = tmp_path / "newer.jsonl"
     newer.write_text("\n".join(lines) + "\n")
     done = cli(_root(tmp_path, "b"), "import", str(newer))
-    assert done.returncode == 1 and "line 2" in done.stderr and "mood" in done.stderr
+    assert done.returncode == 2 and "line 2" in done.stderr and "mood" in done.stderr
 
 
 def test_stats_counts_per_target_scope_and_project(tmp_path: Path) -> None:
@@ -248,9 +248,9 @@ def test_import_takes_the_second_seeds_export_into_one_scope(tmp_path: Path) -> 
     assert {r["namespace"] for r in rows.values()} == {"custom:team"}, rows
     assert (rows["m1"]["kind"], rows["m2"]["kind"]) == (None, "entity")
     two = cli(root, "import", str(path), "--scope", "global", "custom:team")
-    assert two.returncode == 1 and "one --scope" in two.stderr
+    assert two.returncode == 2 and "one --scope" in two.stderr
     bad = cli(root, "migrate", str(path), "--scope", "nowhere:x")
-    assert bad.returncode == 1 and "nothing was imported" in bad.stderr
+    assert bad.returncode == 2 and "nothing was imported" in bad.stderr
     other = _root(tmp_path, "o")
     moved = cli(other, "migrate", str(path), "--scope", "project:web", "--json")
     assert moved.returncode == 0, moved.stderr
@@ -259,7 +259,7 @@ def test_import_takes_the_second_seeds_export_into_one_scope(tmp_path: Path) -> 
     broken = tmp_path / "broken.json"
     broken.write_text('{\n  "memories": [\n    {"id": "m9", "text": "cut off"\n')
     refused = cli(other, "import", str(broken))
-    assert refused.returncode == 1 and "line 1" in refused.stderr, refused.stderr
+    assert refused.returncode == 2 and "line 1" in refused.stderr, refused.stderr
     assert "nothing was imported" in refused.stderr and "Traceback" not in refused.stderr
 
 
