@@ -380,13 +380,16 @@ def _delete_bulk(memory: Any, args: argparse.Namespace) -> int:
     if not args.dry_run:
         for e, outcome in porting.remove_rows(memory, rows):
             if outcome.success:
-                removed.append(e.id)
+                removed.append(e.stable_id)
             else:
-                failed.append({"id": e.id, "message": outcome.message})
-    if args.json:
+                failed.append({"id": e.stable_id, "message": outcome.message})
+    if args.json:  # ids: the memory's stable id, as list, get and restore name it (ADR 0074)
         data = {
             "dry_run": args.dry_run,
-            "matched": [{"id": e.id, "target": e.target.value, "text": e.text} for e in rows],
+            "matched": [
+                {"id": e.stable_id, "version_id": e.id, "target": e.target.value, "text": e.text}
+                for e in rows
+            ],
             "removed": removed,
             "failed": failed,
             "not_visible": hidden,
@@ -395,7 +398,7 @@ def _delete_bulk(memory: Any, args: argparse.Namespace) -> int:
         print()
     else:
         for e in rows:
-            print(f"{e.id}  [{e.target.value} {porting.entry_scope(e)}] {e.text}")
+            print(f"{e.stable_id}  [{e.target.value} {porting.entry_scope(e)}] {e.text}")
         if args.dry_run:
             print(f"Would remove {len(rows)} entries (dry run: nothing changed).")
         else:

@@ -162,3 +162,18 @@ def test_an_export_path_that_cannot_be_written_exits_2_naming_it(
         assert done.returncode == 2 and f"cannot write {path}: " in done.stderr, done.stderr
         assert says in done.stderr and "Errno" not in done.stderr, done.stderr
     assert not list(tmp_path.glob("*.partial"))
+
+
+def test_delete_bulk_names_the_memorys_stable_id_as_list_does(root: Path) -> None:
+    memory_id = _id_line(cli(root, "add", "The build uses make").stdout)
+    assert cli(root, "update", memory_id, "The build uses ninja").returncode == 0
+    (listed,) = json.loads(cli(root, "list", "--json").stdout)
+    assert listed["id"] == memory_id != listed["version_id"]
+    preview = cli(root, "delete-bulk", "--scope", "global", "--dry-run")
+    assert preview.stdout.startswith(f"{memory_id}  [memory global] The build uses ninja")
+    done = json.loads(cli(root, "delete-bulk", "--scope", "global", "--json").stdout)
+    (matched,) = done["matched"]
+    assert (matched["id"], matched["version_id"]) == (memory_id, listed["version_id"])
+    assert done["removed"] == [memory_id]
+    (removed,) = json.loads(cli(root, "restore", "--json").stdout)
+    assert removed["id"] == memory_id
