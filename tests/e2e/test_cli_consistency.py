@@ -177,3 +177,13 @@ def test_delete_bulk_names_the_memorys_stable_id_as_list_does(root: Path) -> Non
     assert done["removed"] == [memory_id]
     (removed,) = json.loads(cli(root, "restore", "--json").stdout)
     assert removed["id"] == memory_id
+
+
+def test_a_malformed_skill_id_is_a_usage_error_in_every_skill_command(root: Path) -> None:
+    for command in (
+        ("skills", "view", "nope"),
+        ("skill-governance", "explain", "nope"),
+        ("skill-governance", "promote", "nope"),
+    ):
+        done = cli(root, *command)
+        assert done.returncode == 2 and "'nope' is not a skill id" in done.stderr, command
