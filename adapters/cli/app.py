@@ -925,7 +925,7 @@ def _main(argv: Sequence[str] | None) -> int:
     finally:
         if args.command not in _COLLECTOR_OFF:
             gc.enable()
-    from pi_hermes_memory.adapters.cli.input_files import UnusableInput
+    from pi_hermes_memory.errors import UnusableInput
 
     with memory:
         writes = (

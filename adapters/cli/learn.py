@@ -68,7 +68,7 @@ def _usage(message: str) -> int:
 
 
 def _read(path: str, what: str = "") -> str:
-    from pi_hermes_memory.adapters.cli.input_files import read_text
+    from pi_hermes_memory.adapters.files.input_files import read_text
 
     return read_text(path, limit=MAX_FILE_BYTES, what=what)
 
@@ -98,7 +98,7 @@ def _report(result: Any, *, as_json: bool) -> int:
 
 def _interview(memory: Any, args: argparse.Namespace) -> int:
     if args.answers is not None:
-        from pi_hermes_memory.adapters.cli.input_files import UnusableInput
+        from pi_hermes_memory.errors import UnusableInput
 
         try:
             answers = json.loads(_read(args.answers, "the answers file "))
@@ -126,7 +126,7 @@ def _interview(memory: Any, args: argparse.Namespace) -> int:
 
 def _learn(memory: Any, args: argparse.Namespace) -> int:
     if args.file is not None:
-        from pi_hermes_memory.adapters.cli.input_files import UnusableInput
+        from pi_hermes_memory.errors import UnusableInput
 
         try:
             source = _read(args.file)

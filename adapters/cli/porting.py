@@ -158,7 +158,7 @@ def run_unopened(args: argparse.Namespace) -> int:
 
 def run(memory: Any, args: argparse.Namespace) -> int:
     """Run one of COMMANDS on an open store; returns the exit code."""
-    from pi_hermes_memory.adapters.cli.input_files import UnusableInput
+    from pi_hermes_memory.errors import UnusableInput
     from pi_hermes_memory.memory import porting
 
     if args.command == "stats":
@@ -216,9 +216,8 @@ def run(memory: Any, args: argparse.Namespace) -> int:
 
 
 def _migrate(memory: Any, data: Any, args: argparse.Namespace, *, into: str | None) -> int:
-    from pi_hermes_memory.adapters.cli.input_files import UnusableInput
     from pi_hermes_memory.adapters.system import UlidFactory
-    from pi_hermes_memory.errors import InvalidArgument
+    from pi_hermes_memory.errors import InvalidArgument, UnusableInput
     from pi_hermes_memory.memory import porting
 
     with _embedding_progress("migrate") as progress:
@@ -335,8 +334,8 @@ def _reading(path: str) -> Iterator[Any]:
     """The export file (`-`: stdin) as text lines. A file that cannot be read (missing, a
     folder, not UTF-8) or whose content is not an export (a malformed line: the parser's
     InvalidArgument, raised before anything is written) is a usage error (exit 2, ADR 0120)."""
-    from pi_hermes_memory.adapters.cli.input_files import UnusableInput, cannot_read
-    from pi_hermes_memory.errors import InvalidArgument
+    from pi_hermes_memory.adapters.files.input_files import cannot_read
+    from pi_hermes_memory.errors import InvalidArgument, UnusableInput
 
     name = "stdin" if path == "-" else path
     try:
@@ -446,7 +445,8 @@ def _writing(path: str, temp: str) -> Any:
     missing, a folder itself, no permission) is a usage error, said in plain words."""
     import os
 
-    from pi_hermes_memory.adapters.cli.input_files import UnusableInput, why
+    from pi_hermes_memory.adapters.files.input_files import why
+    from pi_hermes_memory.errors import UnusableInput
 
     if os.path.isdir(path):
         raise UnusableInput(f"cannot write {path}: it is a folder, not a file")

@@ -110,7 +110,7 @@ def test_a_corrupt_line_is_named_and_nothing_is_written(tmp_path: Path) -> None:
     assert cli(target, "add", "Already here").returncode == 0
     before = _digest(target)
     done = cli(target, "import", str(broken))
-    assert done.returncode == 1
+    assert done.returncode == 2
     assert "line 4" in done.stderr and "nothing was imported" in done.stderr
     assert _digest(target) == before
     assert _ids(target) and len(_ids(target)) == 1
@@ -321,7 +321,7 @@ def test_importance_and_category_round_trip_and_bad_values_are_not_stored(
     bad = tmp_path / "bad.jsonl"
     bad.write_text("\n".join(lines[:2]) + "\n")
     refused = cli(_root(tmp_path, "c"), "import", str(bad))
-    assert refused.returncode == 1 and "line 2" in refused.stderr
+    assert refused.returncode == 2 and "line 2" in refused.stderr
     assert "importance must be a number from 0 to 1" in refused.stderr
     seed = tmp_path / "seed.json"
     seed.write_text(

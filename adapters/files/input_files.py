@@ -10,9 +10,7 @@ from __future__ import annotations
 import errno
 from pathlib import Path
 
-
-class UnusableInput(Exception):
-    """What the command was given cannot be used (exit 2); the message names it and why."""
+from pi_hermes_memory.errors import UnusableInput
 
 
 def why(exc: OSError | UnicodeDecodeError) -> str:
