@@ -503,7 +503,9 @@ class MemoryService:
         for export) and `restore` can bring back, most recently removed first (read from the
         journal)."""
         doc = self.document(target)
-        with self._storage.transaction() as uow:
+        # a read: the snapshot never waits for (nor blocks) a writer, as `stats` in a REST
+        # reader process calls this beside the writer (ADR 0120)
+        with self._storage.snapshot() as uow:
             events = uow.journal.read(doc.stream, upto=doc.version)
         scope = self.settings.scope
         return [
