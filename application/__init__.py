@@ -66,6 +66,7 @@ if TYPE_CHECKING:
         StoreReadOnly,
         StoreVersionError,
         UnsafeBind,
+        UnusableInput,
         VersionConflict,
         WriteRefused,
     )
@@ -131,6 +132,7 @@ __all__ = [
     "Target",
     "ToolDefinition",
     "UnsafeBind",
+    "UnusableInput",
     "VersionConflict",
     "WriteRefused",
     "WriteResult",
@@ -190,6 +192,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "StoreReadOnly": ("pi_hermes_memory.errors", "StoreReadOnly"),
     "StoreVersionError": ("pi_hermes_memory.errors", "StoreVersionError"),
     "UnsafeBind": ("pi_hermes_memory.errors", "UnsafeBind"),
+    "UnusableInput": ("pi_hermes_memory.errors", "UnusableInput"),
     "VersionConflict": ("pi_hermes_memory.errors", "VersionConflict"),
     "WriteRefused": ("pi_hermes_memory.errors", "WriteRefused"),
     "PurgeResult": ("pi_hermes_memory.memory.purging", "PurgeResult"),

@@ -74,6 +74,7 @@ __all__ = [
     "StoreReadOnly",
     "StoreVersionError",
     "UnsafeBind",
+    "UnusableInput",
     "VersionConflict",
     "WriteRefused",
 ]
@@ -81,6 +82,11 @@ __all__ = [
 
 class InvalidArgument(HermesMemoryError, ValueError):
     """An argument of a public call is out of range or of the wrong kind (also a ValueError)."""
+
+
+class UnusableInput(InvalidArgument):
+    """A file or argument given to the command line cannot be used (missing, a folder, not
+    UTF-8, not what the command reads): a usage error, exit 2 (ADR 0120)."""
 
 
 class CorruptData(HermesMemoryError):

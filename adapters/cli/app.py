@@ -357,7 +357,8 @@ def _index_sessions(memory: Any, args: argparse.Namespace) -> int:
 
 
 def _session_search(memory: Any, args: argparse.Namespace, request: str | None) -> int:
-    """Exit 0 when the search ran (also without results), 1 for an invalid query/request."""
+    """Exit 0 when the search ran (also without results), 1 for a query without words (as
+    `search`), 2 for a request that is not one (a usage error, as a malformed JSON argument)."""
     from pi_hermes_memory.history.tool import anchors_json, legacy_json
 
     if request is not None:
@@ -374,7 +375,9 @@ def _session_search(memory: Any, args: argparse.Namespace, request: str | None) 
         print(f"pi-hermes-memory: {result.message}", file=sys.stderr)
     else:
         print(result.message)
-    return EXIT_FAILED if result.status == Status.INVALID_ARGUMENTS else EXIT_OK
+    if result.status != Status.INVALID_ARGUMENTS:
+        return EXIT_OK
+    return EXIT_USAGE if request is not None else EXIT_FAILED
 
 
 def _batch_size(value: str) -> int:
@@ -460,6 +463,12 @@ def _jsonable(value: Any) -> Any:
 
 def _print_json(value: Any) -> None:
     print(json.dumps(_jsonable(value), ensure_ascii=False, indent=2))
+
+
+def _entries_json(rows: Any) -> list[dict[str, Any]]:
+    """Entry views (list, get, history, restore) as JSON, each `scope` named as `--scope`,
+    `stats`, `export` and `delete-bulk` name it: a project's row is `project:<name>`."""
+    return [{**_jsonable(e), "scope": _scope_of(e)} for e in rows]
 
 
 def _sync_markdown(memory: Any, *, as_json: bool) -> int:
@@ -634,7 +643,8 @@ def _by_id(memory: Any, args: argparse.Namespace) -> int:
     else:
         rows = memory.history(args.id)
     if args.json:
-        _print_json((rows[0] if rows else None) if args.command == "get" else rows)
+        shown = _entries_json(rows)
+        _print_json((shown[0] if shown else None) if args.command == "get" else shown)
     else:
         for e in rows:  # ID@N: the memory's stable id and this version's number (ADR 0074)
             print(f"{e.id}@{e.version}  {_entry_line(e)}")
@@ -672,7 +682,7 @@ def _restore(memory: Any, args: argparse.Namespace) -> int:
     if args.text_or_id is None:
         removed = memory.removed(args.target)
         if args.json:
-            _print_json(removed)
+            _print_json(_entries_json(removed))
         else:
             for e in removed:
                 print(f"{e.id}  {e.text}")
@@ -915,6 +925,8 @@ def _main(argv: Sequence[str] | None) -> int:
     finally:
         if args.command not in _COLLECTOR_OFF:
             gc.enable()
+    from pi_hermes_memory.errors import UnusableInput
+
     with memory:
         writes = (
             args.command in _WRITES
@@ -928,6 +940,9 @@ def _main(argv: Sequence[str] | None) -> int:
             return _run(memory, args, arguments, request)
         except BrokenPipeError:
             raise  # the reader went away: `main` ends quietly
+        except UnusableInput as exc:  # a file or argument it was given: a usage error
+            print(f"pi-hermes-memory: {exc}", file=sys.stderr)
+            return EXIT_USAGE
         except (HermesMemoryError, OSError) as exc:  # one line, never a traceback
             print(f"pi-hermes-memory: {exc}", file=sys.stderr)
             return EXIT_FAILED
@@ -1006,7 +1021,7 @@ def _run(memory: Any, args: argparse.Namespace, arguments: Any, request: str | N
     end = None if args.limit is None else args.offset + args.limit
     entries = entries[args.offset : end]
     if args.json:
-        _print_json(entries)
+        _print_json(_entries_json(entries))
     else:
         for e in entries:
             print(f"{e.id}  {_entry_line(e)}")

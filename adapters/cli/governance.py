@@ -60,6 +60,12 @@ def run(memory: Any, args: argparse.Namespace) -> int:
         return _usage(f"{action} takes no SKILL_ID")
     if args.force and action not in _FORCE:
         return _usage("--force applies only to promote and restore")
+    if skill_id:  # a malformed id is a usage error, as `skills view` and `skill-visibility` say
+        from pi_hermes_memory.adapters.cli.skills import bad_skill_id
+
+        problem = bad_skill_id(skill_id)
+        if problem is not None:
+            return _usage(problem)
     governance = memory.skill_governance
     if action == "status":
         result = governance.status()

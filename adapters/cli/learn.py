@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 from typing import Any
 
 #: the commands this module adds; those that write are also in WRITES
@@ -68,12 +67,10 @@ def _usage(message: str) -> int:
     return EXIT_USAGE
 
 
-def _read(path: str) -> str:
-    with Path(path).open("rb") as handle:
-        data = handle.read(MAX_FILE_BYTES + 1)
-    if len(data) > MAX_FILE_BYTES:
-        raise ValueError(f"{path} is larger than {MAX_FILE_BYTES} bytes")
-    return data.decode("utf-8")
+def _read(path: str, what: str = "") -> str:
+    from pi_hermes_memory.adapters.files.input_files import read_text
+
+    return read_text(path, limit=MAX_FILE_BYTES, what=what)
 
 
 def _ask(questions: list[dict[str, str]]) -> dict[str, str]:
@@ -101,10 +98,17 @@ def _report(result: Any, *, as_json: bool) -> int:
 
 def _interview(memory: Any, args: argparse.Namespace) -> int:
     if args.answers is not None:
+        from pi_hermes_memory.errors import UnusableInput
+
         try:
-            answers = json.loads(_read(args.answers))
-        except (OSError, ValueError) as exc:
-            return _usage(f"cannot read the answers file: {exc}")
+            answers = json.loads(_read(args.answers, "the answers file "))
+        except UnusableInput as exc:
+            return _usage(str(exc))
+        except json.JSONDecodeError as exc:
+            return _usage(
+                f"the answers file {args.answers} is not JSON (line {exc.lineno} column "
+                f"{exc.colno}: {exc.msg})"
+            )
         if not isinstance(answers, dict) or not all(isinstance(v, str) for v in answers.values()):
             return _usage("the answers file must hold a JSON object of question id -> answer")
         return _report(memory.interview(answers), as_json=args.json)
@@ -122,10 +126,12 @@ def _interview(memory: Any, args: argparse.Namespace) -> int:
 
 def _learn(memory: Any, args: argparse.Namespace) -> int:
     if args.file is not None:
+        from pi_hermes_memory.errors import UnusableInput
+
         try:
             source = _read(args.file)
-        except (OSError, ValueError) as exc:
-            return _usage(f"cannot read {args.file}: {exc}")
+        except UnusableInput as exc:
+            return _usage(str(exc))
     else:
         source = args.text
     if not source.strip():

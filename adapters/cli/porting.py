@@ -158,7 +158,7 @@ def run_unopened(args: argparse.Namespace) -> int:
 
 def run(memory: Any, args: argparse.Namespace) -> int:
     """Run one of COMMANDS on an open store; returns the exit code."""
-    from pi_hermes_memory.errors import InvalidArgument
+    from pi_hermes_memory.errors import UnusableInput
     from pi_hermes_memory.memory import porting
 
     if args.command == "stats":
@@ -168,14 +168,14 @@ def run(memory: Any, args: argparse.Namespace) -> int:
     if args.command == "export":
         return _export(memory, args)
     if args.command == "import":
-        with _open(args.file) as handle:
+        with _reading(args.file) as handle:
             first, rest = _first_line(handle)
             seed = _seed_document(first, rest)
             if seed is None:
                 read = porting.read_export(itertools.chain([first], rest))
         if seed is not None:  # a second-seed export: imported as `migrate` does
             if len(args.scope) > 1:
-                raise InvalidArgument(
+                raise UnusableInput(
                     "a pi-memory export (memories: [...]) is imported into one --scope;"
                     " nothing was imported"
                 )
@@ -199,32 +199,39 @@ def run(memory: Any, args: argparse.Namespace) -> int:
 
     if args.file != "-" and Path(args.file).is_dir():
         if not is_lancedb_dir(Path(args.file)):
-            raise InvalidArgument(
+            raise UnusableInput(
                 f"{args.file}: a folder without a LanceDB table memories.lance (give the "
                 "plugin's dbPath, or a JSON export file); nothing was imported"
             )
         return _migrate_lancedb(memory, Path(args.file), args)
-    with _open(args.file) as handle:
+    with _reading(args.file) as handle:
         try:
             data = json.load(handle)
         except json.JSONDecodeError as e:
-            raise InvalidArgument(f"{args.file}: not JSON ({e}); nothing was imported") from None
+            raise UnusableInput(
+                f"{args.file} is not JSON (line {e.lineno} column {e.colno}: {e.msg}); "
+                "nothing was imported"
+            ) from None
     return _migrate(memory, data, args, into=args.scope)
 
 
 def _migrate(memory: Any, data: Any, args: argparse.Namespace, *, into: str | None) -> int:
     from pi_hermes_memory.adapters.system import UlidFactory
+    from pi_hermes_memory.errors import InvalidArgument, UnusableInput
     from pi_hermes_memory.memory import porting
 
     with _embedding_progress("migrate") as progress:
-        report, mapping = porting.migrate_seed(
-            memory,
-            data,
-            new_id=UlidFactory().new_id,
-            dry_run=args.dry_run,
-            into_scope=into,
-            progress=progress,
-        )
+        try:
+            report, mapping = porting.migrate_seed(
+                memory,
+                data,
+                new_id=UlidFactory().new_id,
+                dry_run=args.dry_run,
+                into_scope=into,
+                progress=progress,
+            )
+        except InvalidArgument as exc:  # a malformed record or --scope, before any write
+            raise UnusableInput(str(exc)) from None
     return _report(report, mapping, as_json=args.json)
 
 
@@ -322,12 +329,25 @@ def _seed_document(first: str, rest: Any) -> Any:
     return None
 
 
-def _open(path: str) -> Any:
-    import contextlib
+@contextlib.contextmanager
+def _reading(path: str) -> Iterator[Any]:
+    """The export file (`-`: stdin) as text lines. A file that cannot be read (missing, a
+    folder, not UTF-8) or whose content is not an export (a malformed line: the parser's
+    InvalidArgument, raised before anything is written) is a usage error (exit 2, ADR 0120)."""
+    from pi_hermes_memory.adapters.files.input_files import cannot_read
+    from pi_hermes_memory.errors import InvalidArgument, UnusableInput
 
-    if path == "-":
-        return contextlib.nullcontext(sys.stdin)
-    return open(path, encoding="utf-8")
+    name = "stdin" if path == "-" else path
+    try:
+        if path == "-":
+            yield sys.stdin
+        else:
+            with open(path, encoding="utf-8") as handle:
+                yield handle
+    except (OSError, UnicodeDecodeError) as exc:
+        raise cannot_read(name, exc) from None
+    except InvalidArgument as exc:
+        raise UnusableInput(f"{name}: {exc}") from None
 
 
 def _stats(data: dict[str, Any], *, as_json: bool) -> int:
@@ -359,13 +379,16 @@ def _delete_bulk(memory: Any, args: argparse.Namespace) -> int:
     if not args.dry_run:
         for e, outcome in porting.remove_rows(memory, rows):
             if outcome.success:
-                removed.append(e.id)
+                removed.append(e.stable_id)
             else:
-                failed.append({"id": e.id, "message": outcome.message})
-    if args.json:
+                failed.append({"id": e.stable_id, "message": outcome.message})
+    if args.json:  # ids: the memory's stable id, as list, get and restore name it (ADR 0074)
         data = {
             "dry_run": args.dry_run,
-            "matched": [{"id": e.id, "target": e.target.value, "text": e.text} for e in rows],
+            "matched": [
+                {"id": e.stable_id, "version_id": e.id, "target": e.target.value, "text": e.text}
+                for e in rows
+            ],
             "removed": removed,
             "failed": failed,
             "not_visible": hidden,
@@ -374,7 +397,7 @@ def _delete_bulk(memory: Any, args: argparse.Namespace) -> int:
         print()
     else:
         for e in rows:
-            print(f"{e.id}  [{e.target.value} {porting.entry_scope(e)}] {e.text}")
+            print(f"{e.stable_id}  [{e.target.value} {porting.entry_scope(e)}] {e.text}")
         if args.dry_run:
             print(f"Would remove {len(rows)} entries (dry run: nothing changed).")
         else:
@@ -402,7 +425,7 @@ def _export(memory: Any, args: argparse.Namespace) -> int:
     count = -1  # the header is not an entry
     if args.output:
         temp = f"{args.output}.partial"
-        with open(temp, "w", encoding="utf-8") as out:
+        with _writing(args.output, temp) as out:
             for line in lines:
                 out.write(line + "\n")
                 count += 1
@@ -415,6 +438,23 @@ def _export(memory: Any, args: argparse.Namespace) -> int:
             sys.stdout.write(line + "\n")
             count += 1
     return EXIT_OK
+
+
+def _writing(path: str, temp: str) -> Any:
+    """`temp` (beside `path`) open for writing; a path that cannot be written (its folder
+    missing, a folder itself, no permission) is a usage error, said in plain words."""
+    import os
+
+    from pi_hermes_memory.adapters.files.input_files import why
+    from pi_hermes_memory.errors import UnusableInput
+
+    if os.path.isdir(path):
+        raise UnusableInput(f"cannot write {path}: it is a folder, not a file")
+    try:
+        return open(temp, "w", encoding="utf-8")
+    except OSError as exc:
+        reason = "its folder does not exist" if isinstance(exc, FileNotFoundError) else why(exc)
+        raise UnusableInput(f"cannot write {path}: {reason}") from None
 
 
 def _report(report: Any, mapping: dict[str, str], *, as_json: bool) -> int:

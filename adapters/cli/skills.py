@@ -144,7 +144,7 @@ def _since_days(value: str) -> int:
     return number
 
 
-def _bad_id(skill_id: str) -> str | None:
+def bad_skill_id(skill_id: str) -> str | None:
     """Why `skill_id` is not a skill id, or None."""
     from pi_hermes_memory.domain.skills.skill import parse_skill_id
     from pi_hermes_memory.errors import InvalidSkillId
@@ -237,7 +237,7 @@ def _view(memory: Any, skill_id: str, *, as_json: bool) -> int:
     from pi_hermes_memory.errors import InvalidSkillId
     from pi_hermes_memory.skills.tool import skill_json
 
-    problem = _bad_id(skill_id)
+    problem = bad_skill_id(skill_id)
     if problem is not None:
         return _usage(problem)
     service = memory.skills
@@ -321,7 +321,7 @@ def _visibility(memory: Any, args: argparse.Namespace) -> int:
     elif not args.skill_ids:
         return _usage(f"skill-visibility {args.action} needs at least one global SKILL_ID")
     for skill_id in args.skill_ids:
-        problem = _bad_id(skill_id)
+        problem = bad_skill_id(skill_id)
         if problem is not None:
             return _usage(problem)
     if service.telemetry is None:

@@ -137,7 +137,11 @@ def read_export(lines: Iterable[str]) -> ExportFile:
             entry = from_record(data)
             if removal is not None:
                 removed[entry.id] = removal
-        except (json.JSONDecodeError, RecordError) as e:
+        except json.JSONDecodeError as e:
+            raise InvalidArgument(
+                f"line {number} is not JSON (column {e.colno}: {e.msg}); nothing was imported"
+            ) from None
+        except RecordError as e:
             raise InvalidArgument(f"line {number}: {e}; nothing was imported") from None
         except (TypeError, ValueError) as e:  # an attrs validator of a newer field
             raise InvalidArgument(f"line {number}: {e}; nothing was imported") from None
@@ -371,7 +375,9 @@ def stats(memory: Memory) -> dict[str, Any]:
         targets[target.value] = {
             "active": len(doc.active),
             "superseded": len(doc.history),
-            "removed": len(doc.removed),
+            # what `restore` lists (every scope): `doc.removed` also holds the ids that moved
+            # to another target (promote, demote) or that a merge points at, no removals
+            "removed": len(service.removed(target, every_scope=True)),
             "chars": sum(len(e.text) for e in doc.active),
             "limit": service.settings.limits[target],
         }

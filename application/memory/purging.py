@@ -23,7 +23,10 @@ class PurgeResult:
     message: str
     target: str | None = None
     action: str = "purge"
+    #: the memory's stable id (ADR 0074), as every other command names it
     entry_id: str | None = None
+    #: the id of the chain's newest version (ADR 0074's `version_id`)
+    version_id: str | None = None
     #: every id of the purged supersede chain (one per version)
     entry_ids: tuple[str, ...] = ()
     versions: int = 0
@@ -43,6 +46,8 @@ class PurgeResult:
             out["target"] = self.target
         if self.entry_id is not None:
             out["entry_id"] = self.entry_id
+        if self.version_id is not None:
+            out["version_id"] = self.version_id
         if self.entry_ids:
             out["entry_ids"] = list(self.entry_ids)
             out["versions"] = self.versions

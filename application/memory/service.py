@@ -503,7 +503,9 @@ class MemoryService:
         for export) and `restore` can bring back, most recently removed first (read from the
         journal)."""
         doc = self.document(target)
-        with self._storage.transaction() as uow:
+        # a read: the snapshot never waits for (nor blocks) a writer, as `stats` in a REST
+        # reader process calls this beside the writer (ADR 0120)
+        with self._storage.snapshot() as uow:
             events = uow.journal.read(doc.stream, upto=doc.version)
         scope = self.settings.scope
         return [
@@ -565,6 +567,7 @@ class MemoryService:
             streams = {d.stream: batch.uow.journal.read(d.stream) for d in docs.values()}
             idx = purges.index(streams)
             chain = purges.select(idx, target, query, self.settings.scope)
+            stable = {e.id: e.stable_id for d in docs.values() for e in d.all_entries()}
             if isinstance(chain, deciding.Decision) or dry_run:
                 outcome = chain if isinstance(chain, deciding.Decision) else _preview(idx, chain)
             else:
@@ -614,7 +617,10 @@ class MemoryService:
             status=Status.PREVIEW if dry_run else Status.PURGED,
             message=message,
             target=target.value,
-            entry_id=outcome.newest.id,
+            # the memory's stable id, as add, update and get name it (ADR 0074): every
+            # version holds it; a removed version is no row, so any version still a row says it
+            entry_id=next((stable[i] for i in ids if i in stable), outcome.newest.id),
+            version_id=outcome.newest.id,
             entry_ids=ids,
             versions=outcome.versions,
             leftovers=leftovers,

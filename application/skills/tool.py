@@ -27,6 +27,8 @@ __all__ = ["SKILL_TOOL", "result_json", "run_skill_tool", "skill_json", "skill_s
 _ACTIONS = [a.value for a in SkillAction]
 #: an alias of view without skill_id (what a newcomer tries first)
 _LIST = "list"
+#: every action the tool takes, in one order: the schema's enum and both refusals name these
+_ALL_ACTIONS = [*_ACTIONS, _LIST]
 _VISIBILITY = ["list", "hide", "show", "reset"]
 
 SKILL_TOOL_DESCRIPTION = (
@@ -50,7 +52,7 @@ _STEPS = {"type": "array", "items": {"type": "string"}}
 SKILL_TOOL_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "action": {"type": "string", "enum": [*_ACTIONS, _LIST]},
+        "action": {"type": "string", "enum": list(_ALL_ACTIONS)},
         "skill_id": {"type": "string", "description": "global:<slug> or project:<p>:<slug>"},
         "scope": {"type": "string", "enum": ["global", "project"]},
         "name": {"type": "string", "description": "The skill's name (ASCII; becomes the slug)"},
@@ -160,9 +162,9 @@ def _run(service: SkillService, arguments: Any) -> ToolResult:
     arguments = json_object(arguments)
     args = present(arguments)
     _check_keys(args, set(SKILL_TOOL_SCHEMA["properties"]), "")
-    action = _enum(args, "action", [*_ACTIONS, _LIST], "")
+    action = _enum(args, "action", _ALL_ACTIONS, "")
     if action is None:
-        raise ArgumentError(f"action is required: one of {', '.join(_ACTIONS)}")
+        raise ArgumentError(f"action is required ({', '.join(_ALL_ACTIONS)})")
     skill_id = _string(args, "skill_id", "")
     if action == _LIST and skill_id is not None:
         raise ArgumentError("list takes no skill_id (view with skill_id shows one skill)")

@@ -110,7 +110,7 @@ def test_a_corrupt_line_is_named_and_nothing_is_written(tmp_path: Path) -> None:
     assert cli(target, "add", "Already here").returncode == 0
     before = _digest(target)
     done = cli(target, "import", str(broken))
-    assert done.returncode == 1
+    assert done.returncode == 2
     assert "line 4" in done.stderr and "nothing was imported" in done.stderr
     assert _digest(target) == before
     assert _ids(target) and len(_ids(target)) == 1
@@ -172,7 +172,7 @@ def test_an_unknown_field_is_refused_by_name(tmp_path: Path) -> None:
     newer = tmp_path / "newer.jsonl"
     newer.write_text("\n".join(lines) + "\n")
     done = cli(_root(tmp_path, "b"), "import", str(newer))
-    assert done.returncode == 1 and "line 2" in done.stderr and "mood" in done.stderr
+    assert done.returncode == 2 and "line 2" in done.stderr and "mood" in done.stderr
 
 
 def test_stats_counts_per_target_scope_and_project(tmp_path: Path) -> None:
@@ -248,9 +248,9 @@ def test_import_takes_the_second_seeds_export_into_one_scope(tmp_path: Path) -> 
     assert {r["namespace"] for r in rows.values()} == {"custom:team"}, rows
     assert (rows["m1"]["kind"], rows["m2"]["kind"]) == (None, "entity")
     two = cli(root, "import", str(path), "--scope", "global", "custom:team")
-    assert two.returncode == 1 and "one --scope" in two.stderr
+    assert two.returncode == 2 and "one --scope" in two.stderr
     bad = cli(root, "migrate", str(path), "--scope", "nowhere:x")
-    assert bad.returncode == 1 and "nothing was imported" in bad.stderr
+    assert bad.returncode == 2 and "nothing was imported" in bad.stderr
     other = _root(tmp_path, "o")
     moved = cli(other, "migrate", str(path), "--scope", "project:web", "--json")
     assert moved.returncode == 0, moved.stderr
@@ -259,7 +259,7 @@ def test_import_takes_the_second_seeds_export_into_one_scope(tmp_path: Path) -> 
     broken = tmp_path / "broken.json"
     broken.write_text('{\n  "memories": [\n    {"id": "m9", "text": "cut off"\n')
     refused = cli(other, "import", str(broken))
-    assert refused.returncode == 1 and "line 1" in refused.stderr, refused.stderr
+    assert refused.returncode == 2 and "line 1" in refused.stderr, refused.stderr
     assert "nothing was imported" in refused.stderr and "Traceback" not in refused.stderr
 
 
@@ -321,7 +321,7 @@ def test_importance_and_category_round_trip_and_bad_values_are_not_stored(
     bad = tmp_path / "bad.jsonl"
     bad.write_text("\n".join(lines[:2]) + "\n")
     refused = cli(_root(tmp_path, "c"), "import", str(bad))
-    assert refused.returncode == 1 and "line 2" in refused.stderr
+    assert refused.returncode == 2 and "line 2" in refused.stderr
     assert "importance must be a number from 0 to 1" in refused.stderr
     seed = tmp_path / "seed.json"
     seed.write_text(

@@ -101,7 +101,7 @@ def test_anchors_from_the_command_line_and_stdin(root: Path) -> None:
     assert (only["sessionId"], only["startLine"], only["endLine"]) == ("api1", 2, 3)
     assert only["score"] == 0 and "cwd" in only["reason"]
     bad = cli(root, "session-search", "--request", "all: flock")
-    assert bad.returncode == 1 and bad.stderr.startswith("pi-hermes-memory: line 1: all: is a list")
+    assert bad.returncode == 2 and bad.stderr.startswith("pi-hermes-memory: line 1: all: is a list")
 
 
 def test_usage_errors(root: Path) -> None:

@@ -195,6 +195,8 @@ ADAPTER_CROSS_IMPORTS: dict[str, set[str]] = {
         "files.external_skills",
         # migrate reads the second seed's LanceDB directory (ADR 0075)
         "files.lancedb_table",
+        # import, migrate, interview, learn-skill read the file they are given (ADR 0120)
+        "files.input_files",
         # `setup HOST` applies the plans of the host modules (issue 30)
         "hosts.base",
         # `bridge` runs the Pi extension's JSON-lines protocol (ADR 0091)

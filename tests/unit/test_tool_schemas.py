@@ -381,3 +381,17 @@ def test_an_unknown_memory_argument_names_every_argument_the_schema_offers() -> 
     assert message.startswith("unknown argument(s): extra; allowed: ")
     for name in MEMORY_TOOL_SCHEMA["properties"]:
         assert name in message, (name, message)
+
+
+def test_a_missing_and_an_unknown_action_name_the_schemas_actions(memory: Memory) -> None:
+    # one list per tool: the skill tool's missing-action refusal once left out `list`
+    for tool in memory.tool_definitions():
+        prop = tool.parameters["properties"].get("action")
+        if prop is None:
+            continue
+        actions = ", ".join(prop["enum"])
+        missing = memory.call_tool(tool.name, {})
+        unknown = memory.call_tool(tool.name, {"action": "bogus"})
+        assert missing["status"] == unknown["status"] == "invalid_arguments", tool.name
+        assert missing["message"] == f"action is required ({actions})", tool.name
+        assert f"action must be one of {actions}; got 'bogus'" in unknown["message"], tool.name
